@@ -1,0 +1,62 @@
+"""Schema facts, looked up by (domain, op_type, opset)."""
+
+from __future__ import annotations
+
+from .ops import (
+    AI_ONNX,
+    BLOCKED,
+    DOMAIN_NAMES,
+    MICROSOFT,
+    PER_AXIS,
+    PER_TENSOR,
+    QUARK,
+    SPECS,
+    OpSpec,
+    Param,
+)
+
+_INDEX: dict[tuple[str, str], list[OpSpec]] = {}
+for _s in SPECS:
+    _INDEX.setdefault((_s.domain, _s.op_type), []).append(_s)
+for _v in _INDEX.values():
+    _v.sort(key=lambda s: s.since)
+
+
+def normalize_domain(domain: str) -> str:
+    return "" if domain in ("", "ai.onnx") else domain
+
+
+def is_known_op(domain: str, op_type: str) -> bool:
+    return (normalize_domain(domain), op_type) in _INDEX
+
+
+def versions(domain: str, op_type: str) -> list[OpSpec]:
+    """Every version of one op, oldest first (empty if qlin does not know it)."""
+    return list(_INDEX.get((normalize_domain(domain), op_type), ()))
+
+
+def lookup(domain: str, op_type: str, opset: int) -> OpSpec | None:
+    """The schema in force: the highest version <= the imported opset."""
+    found = None
+    for spec in _INDEX.get((normalize_domain(domain), op_type), ()):
+        if spec.since <= opset:
+            found = spec
+    return found
+
+
+def known_ops() -> list[tuple[str, str]]:
+    return sorted(_INDEX)
+
+
+def twin(spec: OpSpec) -> str:
+    """The op_type of the other half of a Q/DQ pair in the same domain."""
+    if spec.kind == "quantize":
+        return spec.op_type.replace("Quantize", "Dequantize")
+    return spec.op_type.replace("Dequantize", "Quantize")
+
+
+__all__ = [
+    "AI_ONNX", "BLOCKED", "DOMAIN_NAMES", "MICROSOFT", "PER_AXIS", "PER_TENSOR", "QUARK",
+    "SPECS", "OpSpec", "Param", "is_known_op", "known_ops", "lookup", "normalize_domain",
+    "twin", "versions",
+]
