@@ -1,0 +1,37 @@
+# qlin: `make demo` and `make test` do all set-up on a fresh machine.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test bench fuzz lint fixtures clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	@echo "== qlin check on the bundled clean models (expect: no errors)"
+	$(BIN)/qlin check fixtures/models/clean
+	@echo
+	@echo "== qlin check on the bundled broken models (expect: errors, exit 1)"
+	$(BIN)/qlin check fixtures/models/broken; test $$? -eq 1
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+fuzz: $(STAMP)
+	QLIN_FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest -m fuzz -p no:randomly
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+fixtures: $(STAMP)
+	$(BIN)/python fixtures/make_fixtures.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,16 @@
+"""Errors qlin reports to the user as one line, never as a traceback."""
+
+from __future__ import annotations
+
+
+class QlinError(Exception):
+    """Something about an input file that stops qlin from handling it.
+
+    ``str(err)`` is ``"PATH: reason"``; the CLI prints ``qlin: error: `` before it
+    and exits with status 2.
+    """
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason

@@ -1,0 +1,1 @@
+"""Reading models: loading without weights, reading single tensors safely, walking graphs."""

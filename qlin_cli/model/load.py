@@ -1,0 +1,58 @@
+"""Load an ONNX model's structure without its external weights."""
+
+from __future__ import annotations
+
+import os
+
+import onnx
+from google.protobuf.message import DecodeError
+
+from ..errors import QlinError
+
+# protobuf refuses to parse messages above 2 GiB; so do we, with a clear message.
+PROTOBUF_LIMIT = 2**31 - 1
+
+
+def load_model(path: str) -> onnx.ModelProto:
+    """Parse ``path`` as a ModelProto, leaving external data on disk.
+
+    Raises QlinError for anything that is not a readable ONNX model.
+    """
+    if not os.path.lexists(path):
+        raise QlinError(path, "no such file")
+    if os.path.isdir(path):
+        raise QlinError(path, "is a directory, not a model file")
+    try:
+        size = os.path.getsize(path)
+    except OSError as e:
+        raise QlinError(path, f"cannot read: {e.strerror}") from None
+    if size == 0:
+        raise QlinError(path, "empty file, not an ONNX model")
+    if size > PROTOBUF_LIMIT:
+        raise QlinError(
+            path,
+            f"file is {size} bytes, over protobuf's 2 GiB limit for one message; "
+            "store the weights as external data",
+        )
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise QlinError(path, f"cannot read: {e.strerror or e}") from None
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeWarning, ValueError) as e:
+        raise QlinError(path, f"not a valid ONNX protobuf ({_short(e)})") from None
+    except RecursionError:
+        raise QlinError(path, "protobuf nesting too deep to parse") from None
+    if not model.HasField("graph"):
+        raise QlinError(path, "not an ONNX model: no graph in the file")
+    if model.ir_version <= 0:
+        raise QlinError(path, "not an ONNX model: ir_version is missing")
+    return model
+
+
+def _short(err: Exception) -> str:
+    text = str(err).strip().splitlines()
+    return text[0][:200] if text else type(err).__name__

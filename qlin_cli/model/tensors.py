@@ -1,0 +1,143 @@
+"""Read the value of one tensor, following external data only where it is safe.
+
+Only small tensors a rule needs (scales, zero points) are read; weights never are.
+External data must stay inside the model's folder: no absolute paths, no ``..``
+that escapes, no symbolic or hard links, and offsets and lengths that fit the
+file. Anything else is refused with an UnsafeData error naming the reason.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from ..schema import dtypes
+
+# Tensors larger than this are not read for value checks.
+MAX_VALUE_BYTES = 64 * 2**20
+
+
+class UnsafeData(ValueError):
+    """External data that qlin refuses to read; the message says why."""
+
+
+def external_info(tensor: onnx.TensorProto) -> dict[str, str]:
+    return {e.key: e.value for e in tensor.external_data}
+
+
+def is_external(tensor: onnx.TensorProto) -> bool:
+    return tensor.data_location == onnx.TensorProto.EXTERNAL
+
+
+def nbytes(tensor: onnx.TensorProto) -> int | None:
+    """Bytes the tensor's raw data must hold, or None for types without a fixed width."""
+    d = dtypes.BY_PROTO.get(tensor.data_type)
+    if d is None:
+        return None
+    count = math.prod(tensor.dims)
+    return (count * d.bits + 7) // 8
+
+
+def resolve_location(base_dir: str, location: str) -> str:
+    """The data file a location names, after checking it stays in ``base_dir``."""
+    if not location:
+        raise UnsafeData("external data has no location")
+    if "\x00" in location:
+        raise UnsafeData("external data location contains a NUL byte")
+    if os.path.isabs(location) or location.startswith(("/", "\\")) or ":" in location[:3]:
+        raise UnsafeData(f"external data location {location!r} is an absolute path")
+    norm = os.path.normpath(location)
+    if norm == ".." or norm.startswith(".." + os.sep) or norm.startswith("../"):
+        raise UnsafeData(f"external data location {location!r} escapes the model's folder")
+    base_real = os.path.realpath(base_dir or ".")
+    full = os.path.join(base_real, norm)
+    # Every component must be a real directory or file, never a symbolic link.
+    walked = base_real
+    for part in norm.split(os.sep):
+        walked = os.path.join(walked, part)
+        if os.path.islink(walked):
+            raise UnsafeData(f"external data location {location!r} goes through a symbolic link")
+    if os.path.commonpath([base_real, os.path.realpath(full)]) != base_real:
+        raise UnsafeData(f"external data location {location!r} escapes the model's folder")
+    try:
+        st = os.stat(full, follow_symlinks=False)
+    except FileNotFoundError:
+        raise UnsafeData(f"external data file {location!r} does not exist") from None
+    except OSError as e:
+        raise UnsafeData(f"external data file {location!r}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeData(f"external data file {location!r} is not a regular file")
+    if st.st_nlink > 1:
+        raise UnsafeData(f"external data file {location!r} is hard-linked ({st.st_nlink} links)")
+    return full
+
+
+def _int_field(info: dict[str, str], key: str, location: str) -> int | None:
+    if key not in info:
+        return None
+    try:
+        value = int(info[key])
+    except ValueError:
+        raise UnsafeData(f"external data {key} {info[key]!r} of {location!r} is not a number") from None
+    if value < 0:
+        raise UnsafeData(f"external data {key} {value} of {location!r} is negative")
+    return value
+
+
+def check_external(tensor: onnx.TensorProto, base_dir: str) -> tuple[str, int, int]:
+    """Validate a tensor's external data; returns (file, offset, bytes to read)."""
+    info = external_info(tensor)
+    location = info.get("location", "")
+    path = resolve_location(base_dir, location)
+    offset = _int_field(info, "offset", location) or 0
+    length = _int_field(info, "length", location)
+    size = os.path.getsize(path)
+    if offset > size:
+        raise UnsafeData(f"external data offset {offset} is past the end of {location!r} ({size} bytes)")
+    available = size - offset
+    if length is not None and length > available:
+        raise UnsafeData(
+            f"external data length {length} at offset {offset} runs past the end of "
+            f"{location!r} ({size} bytes)"
+        )
+    need = nbytes(tensor)
+    if need is None:
+        raise UnsafeData(f"tensor {tensor.name!r} has a type qlin cannot read from external data")
+    if need > (length if length is not None else available):
+        raise UnsafeData(
+            f"tensor {tensor.name!r} needs {need} bytes for dims {list(tensor.dims)} but "
+            f"{location!r} holds {length if length is not None else available} at offset {offset}"
+        )
+    return path, offset, need
+
+
+def read_value(tensor: onnx.TensorProto, base_dir: str) -> np.ndarray | None:
+    """The tensor as a numpy array, or None when it is too large to read for a check.
+
+    Raises UnsafeData for external data that is unsafe or lies about its size.
+    """
+    if any(d < 0 for d in tensor.dims):
+        raise UnsafeData(f"tensor {tensor.name!r} has a negative dimension {list(tensor.dims)}")
+    need = nbytes(tensor)
+    if need is None or need > MAX_VALUE_BYTES:
+        return None
+    if is_external(tensor):
+        path, offset, need = check_external(tensor, base_dir)
+        with open(path, "rb") as f:
+            f.seek(offset)
+            raw = f.read(need)
+        inline = onnx.TensorProto()
+        inline.CopyFrom(tensor)
+        del inline.external_data[:]
+        inline.data_location = onnx.TensorProto.DEFAULT
+        inline.raw_data = raw
+        tensor = inline
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as e:  # malformed inline data: wrong element count and similar
+        raise UnsafeData(f"tensor {tensor.name!r} cannot be read: {str(e).splitlines()[0][:160]}") from None

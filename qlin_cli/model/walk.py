@@ -1,0 +1,180 @@
+"""Reach every node: the main graph, If/Loop/Scan subgraphs at any depth, and
+model-local functions, each with the opset imports and the values in its scope.
+
+The walk uses an explicit stack, so a deeply nested model cannot exhaust
+Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import onnx
+from onnx import AttributeProto, helper
+
+Shape = tuple  # of int | None
+
+
+@dataclass
+class Scope:
+    path: str  # "main", "main/loop_1.body", "function local.Foo"
+    opsets: dict[str, int]
+    parent: Scope | None = None
+    values: dict[str, onnx.TensorProto] = field(default_factory=dict)
+    types: dict[str, tuple[int, Shape | None]] = field(default_factory=dict)
+    is_function: bool = False
+
+    def find_value(self, name: str) -> onnx.TensorProto | None:
+        s = self
+        while s is not None:
+            v = s.values.get(name)
+            if v is not None:
+                return v
+            s = s.parent
+        return None
+
+    def find_type(self, name: str) -> tuple[int, Shape | None] | None:
+        s = self
+        while s is not None:
+            t = s.types.get(name)
+            if t is not None:
+                return t
+            s = s.parent
+        return None
+
+
+def _shape_of(tp: onnx.TypeProto) -> tuple[int, Shape | None] | None:
+    if not tp.HasField("tensor_type"):
+        return None
+    tt = tp.tensor_type
+    if not tt.HasField("shape"):
+        return (tt.elem_type, None)
+    dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim)
+    return (tt.elem_type, dims)
+
+
+def _add_value_infos(scope: Scope, infos) -> None:
+    for vi in infos:
+        t = _shape_of(vi.type)
+        if t is not None and vi.name:
+            old = scope.types.get(vi.name)
+            # keep the more informative of two declarations
+            if old is None or (old[1] is None and t[1] is not None) or old[0] == 0:
+                scope.types[vi.name] = t
+
+
+def constant_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:
+    """The value a Constant node produces, as a TensorProto (None if not a plain value)."""
+    for a in node.attribute:
+        if a.name == "value" and a.type == AttributeProto.TENSOR:
+            return a.t
+        if a.name == "value_float" and a.type == AttributeProto.FLOAT:
+            return helper.make_tensor("", onnx.TensorProto.FLOAT, [], [a.f])
+        if a.name == "value_floats" and a.type == AttributeProto.FLOATS:
+            return helper.make_tensor("", onnx.TensorProto.FLOAT, [len(a.floats)], list(a.floats))
+        if a.name == "value_int" and a.type == AttributeProto.INT:
+            return helper.make_tensor("", onnx.TensorProto.INT64, [], [a.i])
+        if a.name == "value_ints" and a.type == AttributeProto.INTS:
+            return helper.make_tensor("", onnx.TensorProto.INT64, [len(a.ints)], list(a.ints))
+    return None
+
+
+def _fill(scope: Scope, nodes) -> None:
+    for node in nodes:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            t = constant_tensor(node)
+            if t is not None:
+                scope.values[node.output[0]] = t
+                scope.types.setdefault(node.output[0], (t.data_type, tuple(t.dims)))
+
+
+def graph_scope(
+    graph: onnx.GraphProto, path: str, opsets, parent: Scope | None, extra: dict | None = None
+) -> Scope:
+    scope = Scope(path, opsets, parent)
+    for init in graph.initializer:
+        scope.values[init.name] = init
+        scope.types[init.name] = (init.data_type, tuple(init.dims))
+    _add_value_infos(scope, graph.input)
+    _add_value_infos(scope, graph.value_info)
+    _add_value_infos(scope, graph.output)
+    _fill(scope, graph.node)
+    _add_extra(scope, extra)
+    return scope
+
+
+def _add_extra(scope: Scope, extra: dict | None) -> None:
+    """Fill types the model does not declare from shape inference's results."""
+    if not extra:
+        return
+    for name, t in extra.get(scope.path, {}).items():
+        old = scope.types.get(name)
+        if old is None or old[0] == 0 or (old[1] is None and t[1] is not None):
+            scope.types[name] = t
+
+
+def function_scope(fn: onnx.FunctionProto) -> Scope:
+    opsets = {o.domain: o.version for o in fn.opset_import}
+    scope = Scope(f"function {fn.domain}.{fn.name}", opsets, None, is_function=True)
+    _add_value_infos(scope, getattr(fn, "value_info", ()))
+    _fill(scope, fn.node)
+    return scope
+
+
+def node_label(node: onnx.NodeProto, index: int) -> str:
+    return node.name if node.name else f"#{index}"
+
+
+def subgraphs(node: onnx.NodeProto, index: int) -> Iterator[tuple[str, onnx.GraphProto]]:
+    label = node_label(node, index)
+    for a in node.attribute:
+        if a.type == AttributeProto.GRAPH:
+            yield f"{label}.{a.name}", a.g
+        elif a.type == AttributeProto.GRAPHS:
+            for i, g in enumerate(a.graphs):
+                yield f"{label}.{a.name}[{i}]", g
+
+
+def walk(
+    model: onnx.ModelProto, extra_types: dict | None = None
+) -> Iterator[tuple[Scope, int, onnx.NodeProto]]:
+    """Yield (scope, index in its graph, node) for every node: main graph first,
+    then each model-local function, each followed by its subgraphs.
+
+    ``extra_types`` maps a scope path to {name: (elem_type, shape)} found by
+    shape inference; they fill what the model itself does not declare.
+    """
+    opsets = {o.domain: o.version for o in model.opset_import}
+    stack: list[tuple[onnx.GraphProto, str, dict, Scope | None]] = []
+    main = graph_scope(model.graph, "main", opsets, None, extra_types)
+    yield from _walk_nodes(main, model.graph.node, stack)
+    yield from _drain(stack, extra_types)
+    for fn in model.functions:
+        scope = function_scope(fn)
+        yield from _walk_nodes(scope, fn.node, stack)
+        yield from _drain(stack, extra_types)
+
+
+def _drain(stack, extra_types):
+    while stack:
+        graph, path, ops, parent = stack.pop()
+        scope = graph_scope(graph, path, ops, parent, extra_types)
+        yield from _walk_nodes(scope, graph.node, stack)
+
+
+def scope_types(model: onnx.ModelProto) -> dict[str, dict]:
+    """{scope path: {name: (elem_type, shape)}} for every graph of a model."""
+    found: dict[str, dict] = {}
+    for scope, _, _ in walk(model):
+        found.setdefault(scope.path, scope.types)
+    return found
+
+
+def _walk_nodes(scope: Scope, nodes, stack):
+    pending = []
+    for i, node in enumerate(nodes):
+        yield scope, i, node
+        for sub_path, g in subgraphs(node, i):
+            pending.append((g, f"{scope.path}/{sub_path}", scope.opsets, scope))
+    stack.extend(reversed(pending))

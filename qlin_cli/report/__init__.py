@@ -1,0 +1,1 @@
+"""Output formats for `qlin check` results."""

@@ -1,0 +1,44 @@
+from .base import Rule, first_version, op_title
+
+
+class UnknownAttribute(Rule):
+    """
+    ## What it checks
+    That every attribute on the node is one the op's version in that domain
+    defines (for example `block_size` exists from ai.onnx QuantizeLinear 21,
+    `precision` from 23, `saturate` from 19, and com.microsoft has only `axis`).
+
+    ## Why is this bad?
+    onnx.checker and onnxruntime reject unknown attributes, and a converter that
+    lowers the opset without removing them leaves a model that does not load.
+    Worse, the attribute's intent (a block size, a division precision) is
+    silently lost on runtimes that ignore it.
+
+    ## Example
+    ```
+    opset 19: QuantizeLinear(x, s, zp, block_size=32)
+    ```
+
+    ## Fix
+    Remove the attribute, or raise the opset to a version that defines it
+    (`qlin convert --to-opset N`).
+    """
+
+    code = "QL102"
+    name = "unknown-attribute"
+    summary = "Attribute that the op's version in its domain does not define."
+
+    def check(self, n):
+        spec = n.spec
+        for name in n.attrs:
+            if name in spec.attributes:
+                continue
+            since = first_version(spec.domain, spec.op_type, lambda s, a=name: a in s.attributes)
+            hint = (
+                f"remove it, or raise the {spec.domain_name} opset to {since} or later"
+                if since and since > spec.since else "remove it"
+            )
+            yield (
+                f"node {n.where} ({op_title(n)}) has attribute '{name}', which this version "
+                f"does not define: {hint}"
+            )

@@ -1,0 +1,65 @@
+from ..schema import dtypes
+from .base import Rule, fmt_types, op_title
+
+
+def expected_output(n) -> str | None:
+    """The output type the schema implies from the inputs and attributes."""
+    spec = n.spec
+    if spec.kind == "quantize":
+        return n.quant_type
+    if "output_dtype" in spec.attributes and (n.attr_int("output_dtype") or 0):
+        return dtypes.name_of(n.attr_int("output_dtype"))
+    out_key = spec.outputs[0].types
+    if out_key == spec.inputs[1].types:  # output shares the scale's type
+        return n.in_type(1)
+    if len(spec.types[out_key]) == 1:
+        return next(iter(spec.types[out_key]))
+    return n.in_type(1)  # 23+: without output_dtype the output takes the scale's type
+
+
+class OutputType(Rule):
+    """
+    ## What it checks
+    That the declared type of the output (graph output or value_info) is the
+    type the schema implies: for QuantizeLinear the type of `output_dtype`, else
+    of the zero point, else uint8; for DequantizeLinear the `output_dtype`, else
+    the scale's type (float before opset 19).
+
+    ## Why is this bad?
+    A declared type that disagrees with what the node computes makes shape
+    inference fail and makes consumers of the tensor read the wrong bytes.
+
+    ## Example
+    ```
+    QuantizeLinear(x, s, zp: int8) -> y    with value_info y: uint8
+    ```
+
+    ## Fix
+    Declare the output with the implied type, or change the zero point /
+    `output_dtype` to the type you meant.
+    """
+
+    code = "QL202"
+    name = "output-type"
+    summary = "Declared output type differs from the type the node produces."
+
+    def check(self, n):
+        declared = n.out_type()
+        if declared is None:
+            return
+        spec = n.spec
+        allowed = spec.allowed(spec.outputs[0])
+        if declared not in allowed:
+            yield (
+                f"node {n.where} ({op_title(n)}): output '{n.node.output[0]}' is declared "
+                f"{declared}, which this version cannot produce (allowed: {fmt_types(allowed)}): "
+                f"fix the declaration"
+            )
+            return
+        expected = expected_output(n)
+        if expected is not None and expected != declared:
+            yield (
+                f"node {n.where} ({op_title(n)}): output '{n.node.output[0]}' is declared "
+                f"{declared} but the node produces {expected}: declare it {expected}, or change "
+                f"the zero point / output_dtype"
+            )

@@ -1,0 +1,53 @@
+from ..schema import dtypes
+from .base import Rule, fmt_types, op_title
+
+
+class OutputDtype(Rule):
+    """
+    ## What it checks
+    That a non-zero `output_dtype` names a type the op can produce, and for
+    QuantizeLinear that it equals the zero point's type when both are given
+    ("If both output_dtype and y_zero_point are specified, output_dtype must be
+    T3").
+
+    ## Why is this bad?
+    The output type is ambiguous or impossible: runtimes refuse the node, and
+    onnx.reference raises "Mismatched output data-types" at run time.
+
+    ## Example
+    ```
+    QuantizeLinear(x, s, zp: uint8, output_dtype=INT8)
+    ```
+
+    ## Fix
+    Drop `output_dtype` and let the zero point decide, or make the zero point
+    the same type.
+    """
+
+    code = "QL301"
+    name = "output-dtype"
+    summary = "output_dtype names an illegal type or disagrees with the zero point."
+
+    def check(self, n):
+        spec = n.spec
+        if "output_dtype" not in spec.attributes:
+            return
+        od = n.attr_int("output_dtype")
+        if not od:
+            return
+        name = dtypes.name_of(od)
+        allowed = spec.allowed(spec.outputs[0])
+        if name not in allowed:
+            yield (
+                f"node {n.where} ({op_title(n)}) has output_dtype {od} ({name}), which it cannot "
+                f"produce (allowed: {fmt_types(allowed)}): choose one of those"
+            )
+            return
+        if spec.kind == "quantize" and n.present(2):
+            zp = n.in_type(2)
+            if zp is not None and zp != name:
+                yield (
+                    f"node {n.where} ({op_title(n)}) has output_dtype {name} but its zero point "
+                    f"'{n.input_name(2)}' is {zp}; they must be equal: drop output_dtype or make "
+                    f"the zero point {name}"
+                )

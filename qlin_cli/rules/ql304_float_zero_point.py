@@ -1,0 +1,49 @@
+import numpy as np
+
+from ..check.diagnostic import WARNING
+from ..schema import dtypes
+from .base import Rule, op_title
+
+
+class FloatZeroPoint(Rule):
+    """
+    ## What it checks
+    That the zero point of a float8, float6 or float4 quantization is zero.
+
+    ## Why is this bad?
+    The spec says the zero point "is usually not used for quantization to float8
+    and 4bit types"; runtimes disagree on whether they add it at all
+    (onnx.reference ignores it for float8), so a non-zero value gives different
+    results on different runtimes.
+
+    ## Example
+    ```
+    QuantizeLinear(x, s, zp: float8e4m3fn = 1.0)
+    ```
+
+    ## Fix
+    Use a zero point of 0 (or omit it and set `output_dtype`), and fold any
+    offset into the graph before the quantization.
+    """
+
+    code = "QL304"
+    name = "float-zero-point"
+    severity = WARNING
+    summary = "Non-zero zero point for a float8/float6/float4 quantization."
+
+    def check(self, n):
+        qt = n.quant_type
+        if qt is None or not dtypes.is_low_precision_float(qt) or not n.present(2):
+            return
+        zp = n.in_value(2)
+        if zp is None:
+            return
+        values = zp.astype(np.float32)
+        bad = ~(values == 0)
+        if bad.any():
+            first = values.reshape(-1)[int(np.argmax(bad.reshape(-1)))]
+            yield (
+                f"node {n.where} ({op_title(n)}): zero point '{n.input_name(2)}' of the {qt} "
+                f"quantization holds {float(first)!r} ({int(bad.sum())} non-zero of {values.size}); "
+                f"runtimes disagree on adding it: use 0"
+            )

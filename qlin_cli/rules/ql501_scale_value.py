@@ -1,0 +1,48 @@
+import numpy as np
+
+from .base import Rule, op_title
+
+
+class ScaleValue(Rule):
+    """
+    ## What it checks
+    That every value of a scale known statically (an initializer, a Constant,
+    or a small external tensor) is finite and greater than zero.
+
+    ## Why is this bad?
+    A zero scale divides by zero (every output saturates or becomes NaN); a
+    negative scale flips the sign of the quantized values; NaN or Inf scales
+    poison the whole tensor. Calibration bugs produce exactly these, and no
+    runtime reports them.
+
+    ## Example
+    ```
+    y_scale = [0.02, 0.0, 0.05]
+    ```
+
+    ## Fix
+    Recalibrate, or replace the bad entries with a small positive scale (for an
+    all-zero channel any positive value quantizes to the zero point).
+    """
+
+    code = "QL501"
+    name = "scale-value"
+    summary = "A known scale value is zero, negative, NaN or infinite."
+
+    def check(self, n):
+        scale = n.in_value(1)
+        if scale is None or scale.size == 0:
+            return
+        values = scale.astype(np.float64).reshape(-1)
+        bad = ~(np.isfinite(values) & (values > 0))
+        if not bad.any():
+            return
+        idx = int(np.argmax(bad))
+        more = int(bad.sum()) - 1
+        extra = f" (and {more} more bad value{'s' if more > 1 else ''})" if more else ""
+        at = f" at index {idx}" if values.size > 1 else ""
+        yield (
+            f"node {n.where} ({op_title(n)}): scale '{n.input_name(1)}' holds "
+            f"{float(values[idx])!r}{at}{extra}; scales must be finite and > 0: recalibrate or replace "
+            f"the bad entries"
+        )
