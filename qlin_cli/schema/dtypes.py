@@ -88,3 +88,51 @@ def is_low_precision_float(name: str) -> bool:
     """float8, float6 and float4 outputs: zero points are not used for these."""
     d = BY_NAME.get(name)
     return d is not None and d.kind in ("float8", "float4")
+
+
+@dataclass(frozen=True)
+class FloatLayout:
+    """Bit layout of a floating type narrower than float32 (for bit-pattern rounding).
+
+    Codes are unsigned integers: sign bit on top, then exponent, then mantissa.
+    """
+
+    name: str
+    exponent_bits: int
+    mantissa_bits: int
+    bias: int
+    max_code: int  # positive largest finite value
+    nan_code: int | None  # positive NaN (None: the type has no NaN)
+    inf_code: int | None  # positive infinity (None: the type has no Inf)
+    unsigned_zero: bool = False  # "fnuz": no -0; the sign-bit-only code is the NaN
+
+    @property
+    def sign_shift(self) -> int:
+        return self.exponent_bits + self.mantissa_bits
+
+
+def _fl(name, e, m, bias, max_code, nan=None, inf=None, fnuz=False):
+    return FloatLayout(name, e, m, bias, max_code, nan, inf, fnuz)
+
+
+# Largest finite values: e4m3fn 448, e4m3fnuz 240, e5m2 and e5m2fnuz 57344,
+# float4e2m1 6, float6e2m3 7.5, float6e3m2 28, float16 65504.
+FLOAT_LAYOUTS: dict[str, FloatLayout] = {f.name: f for f in (
+    _fl("float8e4m3fn", 4, 3, 7, 0x7E, nan=0x7F),
+    _fl("float8e4m3fnuz", 4, 3, 8, 0x7F, nan=0x80, fnuz=True),
+    _fl("float8e5m2", 5, 2, 15, 0x7B, nan=0x7E, inf=0x7C),
+    _fl("float8e5m2fnuz", 5, 2, 16, 0x7F, nan=0x80, fnuz=True),
+    _fl("float4e2m1", 2, 1, 1, 0x7),
+    _fl("float6e2m3", 2, 3, 1, 0x1F),
+    _fl("float6e3m2", 3, 2, 3, 0x1F),
+    _fl("float16", 5, 10, 15, 0x7BFF, nan=0x7E00, inf=0x7C00),
+    _fl("bfloat16", 8, 7, 127, 0x7F7F, nan=0x7FC0, inf=0x7F80),
+)}
+
+BY_NUMPY: dict[np.dtype, DType] = {d.numpy: d for d in _ALL}
+
+
+def name_of_array(a: np.ndarray) -> str | None:
+    """ONNX type name of a numpy / ml_dtypes array, or None if qlin does not know it."""
+    d = BY_NUMPY.get(a.dtype)
+    return d.name if d is not None else None

@@ -1,0 +1,116 @@
+"""Chunked, threaded driver: run a kernel over cache-sized pieces of a job.
+
+A *job* is a tuple of arrays ``(x, out, *params)``: ``x`` and ``out`` have the
+same shape, each parameter broadcasts against it (its extent is either the same
+or 1 along every axis). The driver cuts the job along its first axis, and along
+the second when single rows are large, into pieces of about ``CHUNK`` elements,
+and gives the pieces to ``threads()`` workers in contiguous runs. Each worker
+owns a preallocated scratch buffers (``Scratch``), so the only memory beyond the
+output is a few chunks per worker. numpy releases the GIL inside its loops,
+which is what lets two workers use two cores.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+CHUNK = 1 << 15  # elements per piece: 128 KiB of float32, stays in L2
+_MIN_PARALLEL = 1 << 17  # below this many elements run in the calling thread
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def threads() -> int:
+    env = os.environ.get("QLIN_THREADS")
+    if env:
+        return max(1, int(env))
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def _executor(n: int) -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < n:  # noqa: SLF001
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="qlin-eval")
+        return _pool
+
+
+class Scratch:
+    """Per-worker buffers, reused for every piece; ``get(i, dtype, shape)``."""
+
+    def __init__(self) -> None:
+        self._bufs: dict[tuple[int, str], np.ndarray] = {}
+
+    def get(self, slot: int, dtype, shape) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64))
+        key = (slot, dtype.str)
+        buf = self._bufs.get(key)
+        if buf is None or buf.size < n:
+            buf = np.empty(max(n, CHUNK), dtype)
+            self._bufs[key] = buf
+        return buf[:n].reshape(shape)
+
+
+def _piece(a: np.ndarray, ref_shape: tuple[int, ...], idx: tuple[slice, ...]) -> np.ndarray:
+    """Slice a broadcastable parameter like the piece ``idx`` of the job."""
+    if a.ndim == 0:
+        return a
+    sl = tuple(s if a.shape[k] != 1 or ref_shape[k] == 1 else slice(None)
+               for k, s in enumerate(idx))
+    return a[sl]
+
+
+def pieces(shape: tuple[int, ...], chunk: int = CHUNK) -> Iterator[tuple[slice, ...]]:
+    if len(shape) == 0:
+        yield ()
+        return
+    row = int(np.prod(shape[1:], dtype=np.int64))
+    if len(shape) >= 2 and row > 2 * chunk:
+        inner = int(np.prod(shape[2:], dtype=np.int64))
+        step = max(1, chunk // max(inner, 1))
+        for i in range(shape[0]):
+            for j in range(0, shape[1], step):
+                yield (slice(i, i + 1), slice(j, min(j + step, shape[1])))
+        return
+    step = max(1, chunk // max(row, 1))
+    for i in range(0, shape[0], step):
+        yield (slice(i, min(i + step, shape[0])),)
+
+
+Kernel = Callable[[np.ndarray, np.ndarray, list, Scratch], None]
+
+
+def run(jobs: list[tuple], kernel: Kernel) -> None:
+    """Apply ``kernel(x_piece, out_piece, param_pieces, scratch)`` to every piece."""
+    work = []
+    for job in jobs:
+        x, out, *params = job
+        if x.size == 0:
+            continue
+        for idx in pieces(x.shape):
+            work.append((x, out, params, idx))
+    total = sum(j[0].size for j in jobs)
+    n = threads()
+    if n == 1 or total < _MIN_PARALLEL or len(work) < 2:
+        _run_list(work, kernel)
+        return
+    n = min(n, len(work))
+    bounds = [len(work) * k // n for k in range(n + 1)]
+    futures = [_executor(n).submit(_run_list, work[bounds[k]:bounds[k + 1]], kernel)
+               for k in range(n)]
+    for f in futures:
+        f.result()
+
+
+def _run_list(work: list, kernel: Kernel) -> None:
+    scratch = Scratch()
+    for x, out, params, idx in work:
+        xp = x[idx]
+        kernel(xp, out[idx], [_piece(p, x.shape, idx) for p in params], scratch)
