@@ -139,3 +139,8 @@ def show_rule(code):
         console.print(Markdown(text))
     else:
         click.echo(text)
+
+
+from .convert.command import convert  # noqa: E402
+
+main.add_command(convert)

@@ -1,0 +1,120 @@
+"""The `qlin convert` command. Heavy modules are imported inside the function."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
+DOMAINS = ("ai.onnx", "com.microsoft", "com.amd.quark")
+
+
+@click.command("convert")
+@click.argument("model", type=click.Path())
+@click.option("--to-opset", "to_opset", type=int, required=True, metavar="N",
+              help="Target ai.onnx opset (10 to the newest onnx.defs knows).")
+@click.option("--to-domain", type=click.Choice(DOMAINS), default=None,
+              help="Move every Q/DQ node to this domain (default: each keeps its own).")
+@click.option("-o", "--output", type=click.Path(), default=None, help="Where to write the result.")
+@click.option("--in-place", is_flag=True, help="Overwrite MODEL itself.")
+@click.option("--ir-version", type=int, default=None,
+              help="IR version to write (default: the lowest that carries the result).")
+@click.option("--lower", is_flag=True,
+              help="Rewrite nodes the target cannot express into primitive ops, where proven exact.")
+@click.option("--dry-run", is_flag=True, help="Report what would change or be refused; write nothing.")
+@click.option("--no-verify", is_flag=True, help="Skip the bit-for-bit proof of each rewrite.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, no_verify, fmt):
+    """Convert MODEL's Q/DQ nodes to another ai.onnx opset and/or domain.
+
+    Exit status: 0 converted (or would be, with --dry-run), 1 some node cannot be
+    expressed in the target (nothing written), 2 bad input.
+    """
+    import os
+
+    from ..errors import QlinError
+
+    if in_place and output:
+        _fail("--in-place and -o", "give one of them, not both")
+    if in_place:
+        output = model
+    if not output and not dry_run:
+        _fail("-o", "give an output path (-o OUT), --in-place or --dry-run")
+    try:
+        from ..model.load import load_model
+        from ..model.safety import validate_model_files
+        from . import write
+        from .report import render_json, render_text
+        from .run import Options, convert_model
+
+        if output and not dry_run:
+            write.check_target(output, model, in_place)
+        proto = load_model(model)
+        base_dir = os.path.dirname(os.path.abspath(model))
+        validate_model_files(proto, base_dir, model)
+        if ir_version is not None and ir_version < 3:
+            raise QlinError("--ir-version", f"{ir_version} is below 3, the first IR with opsets")
+        opts = Options(to_opset, _domain(to_domain), ir_version, lower, not no_verify)
+        with _progress(fmt) as progress:
+            result = convert_model(proto, base_dir, opts, progress)
+        written = None
+        if result.model is not None and not dry_run:
+            write.write_model(result.model, base_dir, output)
+            written = output
+    except QlinError as e:
+        click.echo(f"qlin: error: {e}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if fmt == "json":
+        click.echo(render_json(model, written, result, dry_run))
+    else:
+        render_text(model, written, result, dry_run)
+    sys.exit(EXIT_REFUSED if result.refused else EXIT_OK)
+
+
+def _domain(name):
+    if name is None:
+        return None
+    from .domains import NAMES
+
+    return NAMES[name]
+
+
+def _fail(what, why):
+    click.echo(f"qlin: error: {what}: {why}", err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+class _progress:
+    """A rich progress bar on a terminal when the proof takes more than a moment."""
+
+    def __init__(self, fmt):
+        self.fmt = fmt
+        self.bar = None
+        self.task = None
+        self.start = None
+
+    def __enter__(self):
+        import time
+
+        self.start = time.monotonic()
+        return self.update
+
+    def update(self, done: int, total: int) -> None:
+        import time
+
+        if self.bar is None:
+            if self.fmt != "text" or not sys.stderr.isatty() or time.monotonic() - self.start < 0.5:
+                return
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("verifying", total=total)
+        self.bar.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()
+        return False

@@ -1,0 +1,61 @@
+"""The convert report, for a person (text) and for machines (json)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .run import Result
+
+
+def summary(result: Result) -> dict:
+    return {
+        "converted": result.count("converted"),
+        "lowered": result.count("lowered"),
+        "verified": result.verified,
+        "other_ops_converted": result.count("other-op"),
+        "refused": len(result.refused),
+    }
+
+
+def render_json(path: str, written: str | None, result: Result, dry_run: bool) -> str:
+    return json.dumps({
+        "input": path,
+        "output": written,
+        "dry_run": dry_run,
+        "opsets": {"from": result.opsets_from, "to": result.opsets_to},
+        "ir_version": {"from": result.ir_from, "to": result.ir_to},
+        "summary": summary(result),
+        "nodes": [{"node": e.where, "op": e.op, "action": e.action, "changes": e.changes,
+                   "verified": e.verified} for e in result.entries],
+        "refused": [{"node": r.where, "op": r.op, "reason": r.reason, "ways_out": r.ways_out}
+                    for r in result.refused],
+    }, indent=2)
+
+
+def render_text(path: str, written: str | None, result: Result, dry_run: bool) -> None:
+    s = summary(result)
+    head = f"qlin convert: {path}"
+    if written:
+        head += f" -> {written}"
+    elif dry_run:
+        head += " (dry run, nothing written)"
+    elif result.refused:
+        head += " (refused, nothing written)"
+    click.echo(head)
+    if result.model is not None:
+        frm = ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(result.opsets_from.items()))
+        to = ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(result.opsets_to.items()))
+        click.echo(f"  opsets: {frm} -> {to}; IR {result.ir_from} -> {result.ir_to}")
+    click.echo(f"  {s['converted']} Q/DQ nodes converted, {s['lowered']} lowered, "
+               f"{s['verified']} verified bit for bit; {s['other_ops_converted']} other ops converted")
+    for e in result.entries:
+        mark = " (verified)" if e.verified else ""
+        click.echo(f"  {e.action:9} {e.where}  {e.op}: {'; '.join(e.changes)}{mark}")
+    if result.refused:
+        click.echo(f"refused ({len(result.refused)}): the target cannot express these nodes")
+        for r in result.refused:
+            click.echo(f"  {r.where}  {r.op}: {r.reason}")
+            if r.ways_out:
+                click.echo(f"      way out: {', '.join(r.ways_out)}")
