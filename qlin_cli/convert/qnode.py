@@ -70,6 +70,16 @@ def read(view: NodeView) -> QNode:
             attrs[a.name] = a.i
     x_type = view.in_type(0)
     scale_type = view.in_type(1)
+    q_type = view.quant_type
+    if spec.kind == "dequantize" and x_type is None and view.present(2):
+        x_type = q_type = view.in_type(2)  # x and the zero point share one type
+    if spec.kind == "quantize" and x_type is None:
+        # what the schema ties x to: the scale's type, or the only type it allows
+        x_param, s_param = spec.inputs[0], spec.inputs[1]
+        if x_param.types == s_param.types:
+            x_type = scale_type
+        elif len(spec.allowed(x_param)) == 1:
+            x_type = next(iter(spec.allowed(x_param)))
     if spec.kind == "dequantize":
         od = attrs.get("output_dtype", 0)
         out_type = schema.dtypes.name_of(od) if od else (
@@ -85,7 +95,7 @@ def read(view: NodeView) -> QNode:
         refs=refs,
         x_type=x_type,
         scale_type=scale_type,
-        q_type=view.quant_type,
+        q_type=q_type,
         out_type=out_type,
         scale_shape=view.in_shape(1),
         x_rank=view.x_rank,

@@ -170,6 +170,9 @@ def plan_qdq(site: Site, view: NodeView, opts: Options, base_dir: str, namer: Na
 def convert_model(model: onnx.ModelProto, base_dir: str, opts: Options,
                   progress: Callable[[int, int], None] | None = None) -> Result:
     """The converted model (None when something is refused) and what happened."""
+    if opts.to_domain is not None:  # "ai.onnx" or "" both mean the default domain
+        opts = Options(opts.to_opset, domains.NAMES.get(opts.to_domain, opts.to_domain),
+                       opts.ir_version, opts.lower, opts.verify)
     new = onnx.ModelProto()
     new.CopyFrom(model)
     opsets_from = {o.domain or AI_ONNX: o.version for o in model.opset_import}

@@ -212,6 +212,8 @@ def prove(case: Case) -> str | None:
 
 def _prove(case: Case) -> str | None:
     outputs = [o for o in case.before[0].output if o]
+    if case.q.q_type is None or (case.q.kind == "quantize" and case.q.x_type is None):
+        return "the node's input types are unknown, so no probe inputs can be made"
     for batch in feeds(case):
         try:
             before = run_nodes(case.before, case.before_opsets, batch)

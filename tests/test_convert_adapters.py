@@ -1,0 +1,129 @@
+"""Every ai.onnx Q/DQ version step, both directions, and the registry against onnx.defs."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from convert_builders import blocked_dq, dq_model, per_axis, q_model
+from onnx import TensorProto, defs
+
+from qlin_cli.check.engine import check_model
+from qlin_cli.convert import adapters
+from qlin_cli.convert.run import Options, convert_model
+
+OPS = ("QuantizeLinear", "DequantizeLinear")
+
+
+def _history(op: str) -> list[int]:
+    return sorted({s.since_version for s in defs.get_all_schemas_with_history()
+                   if s.name == op and s.domain == ""})
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_registry_covers_every_version_change_in_onnx_defs(op):
+    hist = _history(op)
+    for a, b in zip(hist, hist[1:], strict=False):
+        assert ("", op, a, b) in adapters.REGISTRY, f"no adapter {op} {a} -> {b}"
+        assert ("", op, b, a) in adapters.REGISTRY, f"no adapter {op} {b} -> {a}"
+    steps = {(k[2], k[3]) for k in adapters.REGISTRY if k[1] == op}
+    expected = {(a, b) for a, b in zip(hist, hist[1:], strict=False)}
+    assert steps == expected | {(b, a) for a, b in expected}
+
+
+def _convert(model, opset, **kw):
+    return convert_model(model, ".", Options(opset, **kw))
+
+
+def _valid(model):
+    onnx.checker.check_model(model, full_check=True)
+    errors = [d for d in check_model(model, ".") if d.severity == "error"]
+    assert errors == [], [d.message for d in errors]
+
+
+def _neighbours():
+    hist = _history("QuantizeLinear")
+    return list(zip(hist, hist[1:], strict=False))
+
+
+@pytest.mark.parametrize("low,high", _neighbours())
+@pytest.mark.parametrize("kind", ["q", "dq"])
+def test_every_step_both_directions(low, high, kind):
+    build = q_model if kind == "q" else dq_model
+    for a, b in ((low, high), (high, low)):
+        r = _convert(build(a), b)
+        assert not r.refused, r.refused
+        assert r.model is not None
+        assert {o.domain: o.version for o in r.model.opset_import}[""] == b
+        assert all(e.verified for e in r.entries)
+        _valid(r.model)
+
+
+def test_13_to_10_drops_axis_on_per_tensor_and_refuses_per_axis():
+    r = _convert(q_model(13, attrs={"axis": 1}), 10)
+    assert not r.refused and not r.model.graph.node[0].attribute
+    _valid(r.model)
+    r = _convert(per_axis("QuantizeLinear", 13), 10)
+    assert r.model is None and "per-axis" in r.refused[0].reason
+    assert "--to-opset 13" in r.refused[0].ways_out
+
+
+def test_21_to_19_output_dtype_becomes_zero_point():
+    m = q_model(21, zero_point=None, attrs={"output_dtype": TensorProto.INT8}, out_type="int8")
+    r = _convert(m, 19)
+    node = r.model.graph.node[0]
+    assert len(node.input) == 3 and not node.attribute
+    zp = next(t for t in r.model.graph.initializer if t.name == node.input[2])
+    assert zp.data_type == TensorProto.INT8 and onnx.numpy_helper.to_array(zp) == 0
+    assert r.entries[0].verified
+    _valid(r.model)
+
+
+def test_23_to_21_strips_precision_only_when_unchanged():
+    same = q_model(23, attrs={"precision": TensorProto.FLOAT})
+    r = _convert(same, 21)
+    assert not r.refused and not r.model.graph.node[0].attribute
+    _valid(r.model)
+    other = q_model(23, attrs={"precision": TensorProto.FLOAT16})
+    r = _convert(other, 21)
+    assert r.model is None and "precision" in r.refused[0].reason
+
+
+def test_23_to_21_dequantize_output_dtype():
+    same = dq_model(23, attrs={"output_dtype": TensorProto.FLOAT})
+    assert not _convert(same, 21).refused
+    other = dq_model(23, attrs={"output_dtype": TensorProto.FLOAT16}, out_type="float16")
+    assert _convert(other, 21).refused
+
+
+@pytest.mark.parametrize("q_type,opset,needs", [
+    ("int16", 19, 21), ("uint16", 13, 21), ("int4", 19, 21), ("uint4", 13, 21),
+    ("float8e4m3fn", 13, 19), ("float4e2m1", 21, 23), ("int2", 24, 25)])
+def test_types_refused_below_their_opset(q_type, opset, needs):
+    zp = np.zeros((), dtype=np.float32) if q_type.startswith("float") else np.int64(0)
+    m = dq_model(25, zero_point=zp, zp_type=q_type, x_type=q_type)
+    r = _convert(m, opset)
+    assert r.model is None, q_type
+    assert q_type in r.refused[0].reason
+    assert f"--to-opset {needs}" in r.refused[0].ways_out
+    assert _convert(m, needs).model is not None
+
+
+def test_float8e8m0_scale_refused_below_24():
+    m = dq_model(24, scale=np.float32(0.5), scale_type="float8e8m0")
+    m.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT
+    r = _convert(m, 23)
+    assert r.model is None and "float8e8m0" in r.refused[0].reason
+
+
+def test_blocked_refused_below_21_and_lowered_with_lower():
+    r = _convert(blocked_dq(21, "int8"), 19)
+    assert r.model is None and "blocked" in r.refused[0].reason and "--lower" in r.refused[0].ways_out
+    r = _convert(blocked_dq(21, "int8"), 19, lower=True)
+    assert r.model is not None and r.count("lowered") == 1 and r.verified == 1
+    _valid(r.model)
+
+
+def test_path_walks_through_every_version():
+    assert adapters.path(25, 13) == [(25, 24), (24, 23), (23, 21), (21, 19), (19, 13)]
+    assert adapters.path(10, 19) == [(10, 13), (13, 19)]

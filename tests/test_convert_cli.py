@@ -1,0 +1,191 @@
+"""The `qlin convert` command: exit codes, nothing written on refusal, safe writing, nothing lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from builders import make, tensor
+from click.testing import CliRunner
+from convert_builders import q_model
+from onnx import TensorProto, helper
+
+from qlin_cli.cli import main
+
+
+def _cli(*args):
+    return CliRunner().invoke(main, ["convert", *map(str, args)])
+
+
+@pytest.fixture
+def q21_int16(tmp_path):
+    p = tmp_path / "m.onnx"
+    onnx.save(q_model(21, zero_point=np.int16(5), zp_type="int16"), p)
+    return p
+
+
+def test_refusal_exits_1_lists_the_way_out_and_writes_nothing(q21_int16, tmp_path):
+    out = tmp_path / "out.onnx"
+    r = _cli(q21_int16, "--to-opset", 19, "-o", out)
+    assert r.exit_code == 1
+    assert "int16" in r.output and "'node0'" in r.output
+    assert "--to-domain com.microsoft" in r.output and "--lower" in r.output and "--to-opset 21" in r.output
+    assert not out.exists()
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx"]
+
+
+def test_dry_run_writes_nothing(q21_int16, tmp_path):
+    r = _cli(q21_int16, "--to-opset", 23, "--dry-run")
+    assert r.exit_code == 0 and "dry run" in r.output
+    r = _cli(q21_int16, "--to-opset", 13, "--dry-run")
+    assert r.exit_code == 1
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx"]
+
+
+def test_json_report(q21_int16, tmp_path):
+    r = _cli(q21_int16, "--to-opset", 13, "--to-domain", "com.microsoft", "-o", tmp_path / "o.onnx",
+             "--format", "json")
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["summary"]["converted"] == 1 and rep["summary"]["verified"] == 1
+    assert rep["opsets"]["to"] == {"": 13, "com.microsoft": 1}
+    assert rep["ir_version"]["to"] == 7
+
+
+def test_lower_writes_primitive_ops(q21_int16, tmp_path):
+    out = tmp_path / "low.onnx"
+    r = _cli(q21_int16, "--to-opset", 13, "--lower", "-o", out)
+    assert r.exit_code == 0, r.output
+    ops = [n.op_type for n in onnx.load(out).graph.node]
+    assert "QuantizeLinear" not in ops and "Round" in ops and ops[-1] == "Cast"
+    onnx.checker.check_model(str(out), full_check=True)
+
+
+def test_no_verify(q21_int16, tmp_path):
+    r = _cli(q21_int16, "--to-opset", 23, "--no-verify", "-o", tmp_path / "o.onnx")
+    assert r.exit_code == 0 and "0 verified" in r.output
+
+
+def test_symlink_output_refused(q21_int16, tmp_path):
+    target = tmp_path / "real.onnx"
+    target.write_bytes(b"keep")
+    link = tmp_path / "link.onnx"
+    link.symlink_to(target)
+    r = _cli(q21_int16, "--to-opset", 23, "-o", link)
+    assert r.exit_code == 2 and "symbolic link" in r.output
+    assert target.read_bytes() == b"keep"
+
+
+def test_output_that_is_the_input_needs_in_place(q21_int16, tmp_path):
+    before = q21_int16.read_bytes()
+    hard = tmp_path / "same.onnx"
+    os.link(q21_int16, hard)
+    for out in (q21_int16, hard):
+        r = _cli(q21_int16, "--to-opset", 23, "-o", out)
+        assert r.exit_code == 2 and "--in-place" in r.output
+    assert q21_int16.read_bytes() == before
+    os.unlink(hard)
+    r = _cli(q21_int16, "--to-opset", 23, "--in-place")
+    assert r.exit_code == 0, r.output
+    assert {o.domain: o.version for o in onnx.load(q21_int16).opset_import}[""] == 23
+
+
+def test_bad_input_exits_2_without_traceback(tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    r = _cli(bad, "--to-opset", 13, "-o", tmp_path / "o.onnx")
+    assert r.exit_code == 2 and "qlin: error:" in r.output and "Traceback" not in r.output
+    r = _cli(bad, "--to-opset", 13)
+    assert r.exit_code == 2
+
+
+def _rich_model(tmp_path):
+    """Weights as external data, a model-local function with Q/DQ, metadata everywhere."""
+    w = tensor("w", np.arange(64, dtype=np.int8).reshape(8, 8))
+    s = tensor("s", np.float32(0.05))
+    z = tensor("z", np.int8(0))
+    nodes = [
+        helper.make_node("DequantizeLinear", ["w", "s", "z"], ["wf"], name="dq_w", doc_string="weights"),
+        helper.make_node("MatMul", ["x", "wf"], ["m"], name="mm"),
+        helper.make_node("QDQ", ["m", "s", "z"], ["y"], name="call", domain="local"),
+    ]
+    nodes[0].metadata_props.add(key="origin", value="test")
+    fn = helper.make_function(
+        "local", "QDQ", ["a", "sc", "zp"], ["b"],
+        [helper.make_node("QuantizeLinear", ["a", "sc"], ["q"], name="fq",
+                          output_dtype=TensorProto.INT8),
+         helper.make_node("DequantizeLinear", ["q", "sc", "zp"], ["b"], name="fdq")],
+        [helper.make_opsetid("", 21)])
+    # a function body carries no types unless it declares them: qlin needs the scale's shape
+    fn.value_info.extend([helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 8]),
+                          helper.make_tensor_value_info("sc", TensorProto.FLOAT, []),
+                          helper.make_tensor_value_info("zp", TensorProto.INT8, []),
+                          helper.make_tensor_value_info("q", TensorProto.INT8, [2, 8])])
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])], initializer=[w, s, z],
+        value_info=[helper.make_tensor_value_info("m", TensorProto.FLOAT, [2, 8])], doc_string="graph doc")
+    model = make(graph, {"": 21, "local": 1}, functions=[fn])
+    model.producer_version = "9.9"
+    model.doc_string = "model doc"
+    model.metadata_props.add(key="author", value="qlin")
+    path = tmp_path / "rich.onnx"
+    onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+              location="rich.weights", size_threshold=16)
+    return path
+
+
+def test_nothing_lost_and_external_data_stays_external(tmp_path):
+    src = _rich_model(tmp_path)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    out = outdir / "r13.onnx"
+    r = _cli(src, "--to-opset", 13, "-o", out)
+    assert r.exit_code == 0, r.output
+    assert sorted(os.listdir(outdir)) == ["r13.onnx", "r13.onnx.data"]
+    m = onnx.load(out, load_external_data=False)
+    w = next(t for t in m.graph.initializer if t.name == "w")
+    assert w.data_location == TensorProto.EXTERNAL
+    assert {e.key: e.value for e in w.external_data}["location"] == "r13.onnx.data"
+    assert (m.producer_name, m.producer_version, m.doc_string) == ("qlin-fixtures", "9.9", "model doc")
+    assert {p.key: p.value for p in m.metadata_props} == {"author": "qlin"}
+    assert m.graph.doc_string == "graph doc" and [v.name for v in m.graph.value_info] == ["m"]
+    dq = m.graph.node[0]
+    assert dq.doc_string == "weights" and {p.key: p.value for p in dq.metadata_props} == {"origin": "test"}
+    fn = m.functions[0]
+    assert {o.domain: o.version for o in fn.opset_import} == {"": 13}
+    assert [n.op_type for n in fn.node] == ["Constant", "QuantizeLinear", "DequantizeLinear"]
+    assert not fn.node[1].attribute  # output_dtype became the Constant zero point
+    assert m.ir_version == 10  # opset 13 needs IR 7, functions 8, node metadata_props 10
+    onnx.checker.check_model(str(out), full_check=True)
+    full_in = onnx.load(src)
+    full_out = onnx.load(out)
+    wa = onnx.numpy_helper.to_array(next(t for t in full_in.graph.initializer if t.name == "w"))
+    wb = onnx.numpy_helper.to_array(next(t for t in full_out.graph.initializer if t.name == "w"))
+    assert wa.tobytes() == wb.tobytes()
+    import onnxruntime as ort
+
+    x = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    a = ort.InferenceSession(str(src), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    b = ort.InferenceSession(str(out), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert a[0].tobytes() == b[0].tobytes()
+
+
+def test_ir_version_override(q21_int16, tmp_path):
+    out = tmp_path / "o.onnx"
+    assert _cli(q21_int16, "--to-opset", 23, "--ir-version", 12, "-o", out).exit_code == 0
+    assert onnx.load(out).ir_version == 12
+
+
+def test_help_does_not_import_onnxruntime():
+    code = ("import sys; from click.testing import CliRunner; from qlin_cli.cli import main; "
+            "r = CliRunner().invoke(main, ['convert', '--help']); assert r.exit_code == 0, r.output; "
+            "assert 'onnxruntime' not in sys.modules and 'onnx' not in sys.modules, 'heavy import'")
+    subprocess.run([sys.executable, "-c", code], check=True)
