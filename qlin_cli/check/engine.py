@@ -11,8 +11,9 @@ from .. import rules as rule_registry
 from .. import schema
 from ..errors import QlinError
 from ..model.load import load_model
-from ..model.safety import validate_model_files
-from ..model.walk import scope_types, walk
+from ..model.safety import all_tensors, validate_model_files
+from ..model.tensors import is_external
+from ..model.walk import graph_paths, scope_types, walk
 from .diagnostic import ERROR, WARNING, Diagnostic
 from .node import NodeView
 
@@ -42,10 +43,21 @@ def selected(code: str, select: list[str] | None, ignore: list[str] | None) -> b
 
 
 def inferred_types(model: onnx.ModelProto) -> dict | None:
-    """Types and shapes from onnx shape inference, or None when it cannot run."""
+    """Types and shapes from onnx shape inference, or None when it cannot run.
+
+    Inference runs on a copy whose external tensors have their references
+    removed (dims and types stay): onnx's inference otherwise allocates room
+    for the external weights, gigabytes on a large model.
+    """
+    skeleton = onnx.ModelProto()
+    skeleton.CopyFrom(model)
+    for tensor in all_tensors(skeleton):
+        if is_external(tensor):
+            del tensor.external_data[:]
+            tensor.data_location = onnx.TensorProto.DEFAULT
     try:
         inferred = onnx.shape_inference.infer_shapes(
-            model, check_type=False, strict_mode=False, data_prop=True
+            skeleton, check_type=False, strict_mode=False, data_prop=False
         )
     except Exception:  # inference is a help, not a requirement
         return None
@@ -56,15 +68,19 @@ def check_model(
     model: onnx.ModelProto, base_dir: str, select=None, ignore=None
 ) -> list[Diagnostic]:
     active = [r for r in rule_registry.all_rules() if selected(r.code, select, ignore)]
+    spec_free = [r for r in active if not r.needs_spec]
     extra = inferred_types(model) if _has_qdq(model) else None
     found: list[Diagnostic] = []
+    clean: set[tuple] = set()  # signatures of nodes that raised nothing
     for scope, index, node in walk(model, extra):
         if not schema.is_known_op(node.domain, node.op_type):
             continue
         view = NodeView(node, index, scope, base_dir)
-        for rule in active:
-            if rule.needs_spec and view.spec is None:
-                continue
+        signature = view.signature()
+        if signature in clean:
+            continue
+        before = len(found)
+        for rule in active if view.spec is not None else spec_free:
             for message in rule.check(view):
                 found.append(
                     Diagnostic(
@@ -78,11 +94,17 @@ def check_model(
                         graph=scope.path,
                     )
                 )
+        if len(found) == before:
+            clean.add(signature)
     return found
 
 
 def _has_qdq(model: onnx.ModelProto) -> bool:
-    return any(schema.is_known_op(n.domain, n.op_type) for _, _, n in walk(model))
+    graphs = (g.node for _, g in graph_paths(model))
+    functions = (fn.node for fn in model.functions)
+    return any(
+        schema.is_known_op(n.domain, n.op_type) for nodes in (*graphs, *functions) for n in nodes
+    )
 
 
 def check_file(path: str, select=None, ignore=None) -> FileResult:

@@ -34,7 +34,13 @@ class NodeView:
             if self.domain and len(only) == 1:  # a vendor op with one version: check against it
                 self.spec = only[0]
         self.attrs = {a.name: a for a in node.attribute}
+        self.inputs = list(node.input)  # protobuf field access is slow; read it once
         self._values: dict[int, np.ndarray | None] = {}
+        # types and shapes of x, scale and zero point, looked up once
+        found = [scope.find_type(name) if name else None for name in self.inputs[:3]]
+        found += [None] * (3 - len(found))
+        self._types = [None if t is None or t[0] == 0 else dtypes.name_of(t[0]) for t in found]
+        self._shapes = [None if t is None else t[1] for t in found]
 
     # ---- naming -----------------------------------------------------------
     @property
@@ -54,23 +60,21 @@ class NodeView:
 
     # ---- inputs -------------------------------------------------------------
     def present(self, i: int) -> bool:
-        return i < len(self.node.input) and self.node.input[i] != ""
+        return i < len(self.inputs) and self.inputs[i] != ""
 
     def input_name(self, i: int) -> str:
-        return self.node.input[i] if self.present(i) else ""
+        return self.inputs[i] if self.present(i) else ""
 
     def in_type(self, i: int) -> str | None:
-        if not self.present(i):
-            return None
-        t = self.scope.find_type(self.node.input[i])
-        if t is None or t[0] == 0:
-            return None
-        return dtypes.name_of(t[0])
+        if i < 3:
+            return self._types[i]
+        t = self.scope.find_type(self.inputs[i]) if self.present(i) else None
+        return None if t is None or t[0] == 0 else dtypes.name_of(t[0])
 
     def in_shape(self, i: int) -> tuple | None:
-        if not self.present(i):
-            return None
-        t = self.scope.find_type(self.node.input[i])
+        if i < 3:
+            return self._shapes[i]
+        t = self.scope.find_type(self.inputs[i]) if self.present(i) else None
         return None if t is None else t[1]
 
     def in_rank(self, i: int) -> int | None:
@@ -78,15 +82,23 @@ class NodeView:
         return None if s is None else len(s)
 
     def in_value(self, i: int) -> np.ndarray | None:
-        """The input's value when it is an initializer or a Constant; None otherwise."""
+        """The input's value when it is an initializer or a Constant; None otherwise.
+
+        Values are cached per tensor, so a scale shared by a Q/DQ pair is read once.
+        """
         if i not in self._values:
             tensor = self.scope.find_value(self.input_name(i)) if self.present(i) else None
             value = None
             if tensor is not None:
-                try:
-                    value = read_value(tensor, self.base_dir)
-                except UnsafeData:
-                    value = None  # reported once per file by the engine
+                key = id(tensor)
+                if key in self.scope.read_cache:
+                    value = self.scope.read_cache[key]
+                else:
+                    try:
+                        value = read_value(tensor, self.base_dir)
+                    except UnsafeData:
+                        value = None  # the engine refuses unsafe files before rules run
+                    self.scope.read_cache[key] = value
             self._values[i] = value
         return self._values[i]
 
@@ -95,6 +107,27 @@ class NodeView:
             return None
         t = self.scope.find_type(self.node.output[0])
         return None if t is None or t[0] == 0 else dtypes.name_of(t[0])
+
+    def signature(self) -> tuple:
+        """Everything the rules read, except names: two nodes with one signature get
+        the same verdict, so a clean verdict is computed once per signature."""
+        attrs = tuple(
+            (a.name, a.type, a.i if a.type == AttributeProto.INT else a.SerializeToString())
+            for a in self.node.attribute
+        )
+        return (
+            self.domain, self.node.op_type, self.opset, self.imported, attrs,
+            tuple(bool(n) for n in self.inputs), len(self.node.output), self.out_type(),
+            tuple(self._types), tuple(self._shapes), self._value_key(1), self._value_key(2),
+        )
+
+    def _value_key(self, i: int):
+        tensor = self.scope.find_value(self.inputs[i]) if self.present(i) else None
+        if tensor is None:
+            return None
+        if tensor.raw_data and len(tensor.raw_data) <= 4096:
+            return (tensor.data_type, tuple(tensor.dims), tensor.raw_data)
+        return ("tensor", id(tensor))
 
     # ---- attributes ---------------------------------------------------------
     def has(self, name: str) -> bool:

@@ -54,12 +54,13 @@ def validate_model_files(model: onnx.ModelProto, base_dir: str, path: str) -> in
     Raises QlinError naming the model file and the first unsafe reference.
     """
     count = 0
+    cache: dict = {}
     for tensor in all_tensors(model):
         if not is_external(tensor):
             continue
         count += 1
         try:
-            check_external(tensor, base_dir)
+            check_external(tensor, base_dir, cache)
         except UnsafeData as e:
             raise QlinError(path, f"tensor {tensor.name!r}: {e}") from None
     return count

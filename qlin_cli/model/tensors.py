@@ -89,14 +89,24 @@ def _int_field(info: dict[str, str], key: str, location: str) -> int | None:
     return value
 
 
-def check_external(tensor: onnx.TensorProto, base_dir: str) -> tuple[str, int, int]:
-    """Validate a tensor's external data; returns (file, offset, bytes to read)."""
+def check_external(
+    tensor: onnx.TensorProto, base_dir: str, cache: dict | None = None
+) -> tuple[str, int, int]:
+    """Validate a tensor's external data; returns (file, offset, bytes to read).
+
+    ``cache`` (location -> (path, size)) saves resolving one data file per tensor.
+    """
     info = external_info(tensor)
     location = info.get("location", "")
-    path = resolve_location(base_dir, location)
+    if cache is not None and location in cache:
+        path, size = cache[location]
+    else:
+        path = resolve_location(base_dir, location)
+        size = os.path.getsize(path)
+        if cache is not None:
+            cache[location] = (path, size)
     offset = _int_field(info, "offset", location) or 0
     length = _int_field(info, "length", location)
-    size = os.path.getsize(path)
     if offset > size:
         raise UnsafeData(f"external data offset {offset} is past the end of {location!r} ({size} bytes)")
     available = size - offset
@@ -116,6 +126,21 @@ def check_external(tensor: onnx.TensorProto, base_dir: str) -> tuple[str, int, i
     return path, offset, need
 
 
+# Byte-aligned types whose raw_data numpy can view directly (little-endian).
+_PLAIN = {d.proto: d.numpy for d in dtypes.BY_NAME.values() if d.bits >= 8 and d.kind != "float8e8m0"}
+
+
+def _plain_array(tensor: onnx.TensorProto, need: int) -> np.ndarray | None:
+    """Fast path for the common case: inline raw_data of a byte-aligned type."""
+    if tensor.data_location != onnx.TensorProto.DEFAULT or tensor.data_type not in _PLAIN:
+        return None
+    raw = tensor.raw_data
+    if not raw or len(raw) != need:
+        return None
+    dt = np.dtype(_PLAIN[tensor.data_type]).newbyteorder("<")
+    return np.frombuffer(raw, dtype=dt).reshape(tuple(tensor.dims))
+
+
 def read_value(tensor: onnx.TensorProto, base_dir: str) -> np.ndarray | None:
     """The tensor as a numpy array, or None when it is too large to read for a check.
 
@@ -126,6 +151,9 @@ def read_value(tensor: onnx.TensorProto, base_dir: str) -> np.ndarray | None:
     need = nbytes(tensor)
     if need is None or need > MAX_VALUE_BYTES:
         return None
+    fast = _plain_array(tensor, need)
+    if fast is not None:
+        return fast
     if is_external(tensor):
         path, offset, need = check_external(tensor, base_dir)
         with open(path, "rb") as f:

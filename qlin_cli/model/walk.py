@@ -24,6 +24,24 @@ class Scope:
     values: dict[str, onnx.TensorProto] = field(default_factory=dict)
     types: dict[str, tuple[int, Shape | None]] = field(default_factory=dict)
     is_function: bool = False
+    read_cache: dict = field(default_factory=dict)  # id(tensor) -> value read by a rule
+    # Declared (then inferred) TypeProtos by name, parsed only when a rule asks:
+    # a large model has tens of thousands of value_infos and few are ever needed.
+    raw: dict[str, list] = field(default_factory=dict)
+    resolved: set = field(default_factory=set)
+
+    def local_type(self, name: str) -> tuple[int, Shape | None] | None:
+        if name in self.resolved:
+            return self.types.get(name)
+        best = self.types.get(name)
+        for tp in self.raw.get(name, ()):
+            if _complete(best):
+                break
+            best = _better(best, _shape_of(tp))
+        self.resolved.add(name)
+        if best is not None:
+            self.types[name] = best
+        return best
 
     def find_value(self, name: str) -> onnx.TensorProto | None:
         s = self
@@ -37,11 +55,24 @@ class Scope:
     def find_type(self, name: str) -> tuple[int, Shape | None] | None:
         s = self
         while s is not None:
-            t = s.types.get(name)
+            t = s.local_type(name)
             if t is not None:
                 return t
             s = s.parent
         return None
+
+
+def _complete(t) -> bool:
+    return t is not None and t[0] != 0 and t[1] is not None and None not in t[1]
+
+
+def _better(old, new):
+    """Keep the more informative of two (elem_type, shape) declarations."""
+    if new is None:
+        return old
+    if old is None or old[0] == 0 or (old[1] is None and new[1] is not None):
+        return new
+    return old
 
 
 def _shape_of(tp: onnx.TypeProto) -> tuple[int, Shape | None] | None:
@@ -55,13 +86,9 @@ def _shape_of(tp: onnx.TypeProto) -> tuple[int, Shape | None] | None:
 
 
 def _add_value_infos(scope: Scope, infos) -> None:
+    raw = scope.raw
     for vi in infos:
-        t = _shape_of(vi.type)
-        if t is not None and vi.name:
-            old = scope.types.get(vi.name)
-            # keep the more informative of two declarations
-            if old is None or (old[1] is None and t[1] is not None) or old[0] == 0:
-                scope.types[vi.name] = t
+        raw.setdefault(vi.name, []).append(vi.type)
 
 
 def constant_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:
@@ -105,13 +132,11 @@ def graph_scope(
 
 
 def _add_extra(scope: Scope, extra: dict | None) -> None:
-    """Fill types the model does not declare from shape inference's results."""
+    """Add shape inference's results after what the model declares."""
     if not extra:
         return
-    for name, t in extra.get(scope.path, {}).items():
-        old = scope.types.get(name)
-        if old is None or old[0] == 0 or (old[1] is None and t[1] is not None):
-            scope.types[name] = t
+    for name, types in extra.get(scope.path, {}).items():
+        scope.raw.setdefault(name, []).extend(types)
 
 
 def function_scope(fn: onnx.FunctionProto) -> Scope:
@@ -163,11 +188,33 @@ def _drain(stack, extra_types):
         yield from _walk_nodes(scope, graph.node, stack)
 
 
+def graph_paths(model: onnx.ModelProto) -> Iterator[tuple[str, onnx.GraphProto]]:
+    """(scope path, graph) for the main graph and every subgraph, named as walk() names them."""
+    yield from _graph_paths_from("main", model.graph)
+    for fn in model.functions:
+        for i, node in enumerate(fn.node):
+            for sub, sg in subgraphs(node, i):
+                yield from _graph_paths_from(f"function {fn.domain}.{fn.name}/{sub}", sg)
+
+
+def _graph_paths_from(path: str, graph: onnx.GraphProto):
+    stack = [(path, graph)]
+    while stack:
+        p, g = stack.pop()
+        yield p, g
+        for i, node in enumerate(g.node):
+            if node.attribute:
+                stack.extend((f"{p}/{sub}", sg) for sub, sg in subgraphs(node, i))
+
+
 def scope_types(model: onnx.ModelProto) -> dict[str, dict]:
-    """{scope path: {name: (elem_type, shape)}} for every graph of a model."""
+    """{scope path: {name: [TypeProto, ...]}} from every graph's value_info and outputs."""
     found: dict[str, dict] = {}
-    for scope, _, _ in walk(model):
-        found.setdefault(scope.path, scope.types)
+    for path, g in graph_paths(model):
+        scope = Scope(path, {})
+        _add_value_infos(scope, g.value_info)
+        _add_value_infos(scope, g.output)
+        found[path] = scope.raw
     return found
 
 
@@ -175,6 +222,6 @@ def _walk_nodes(scope: Scope, nodes, stack):
     pending = []
     for i, node in enumerate(nodes):
         yield scope, i, node
-        for sub_path, g in subgraphs(node, i):
+        for sub_path, g in subgraphs(node, i) if node.attribute else ():
             pending.append((g, f"{scope.path}/{sub_path}", scope.opsets, scope))
     stack.extend(reversed(pending))

@@ -1,0 +1,66 @@
+"""`qlin check` on 10,000 Q/DQ pairs with 3 GiB of (sparse) external weights,
+side by side with onnx.checker.check_model(path) in one process.
+
+Prints best-of-N times, their ratio, and the peak memory of each run in its own
+child process (ru_maxrss of the child).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import big_model  # noqa: E402
+
+ROUNDS = 3
+
+
+def best(fn) -> float:
+    times = []
+    for _ in range(ROUNDS):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def child_peak_mb(code: str) -> float:
+    """Peak RSS (MB) of a fresh Python running ``code``, as that child reports it."""
+    probe = code + "; import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
+    return int(out.stdout.strip().splitlines()[-1]) / 1024
+
+
+def main() -> None:
+    import onnx
+
+    from qlin_cli.check.engine import check_file
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = big_model.build(tmp, pairs=10_000, weight_bytes=3 * 2**30)
+        data = os.path.getsize(os.path.join(tmp, "weights.bin"))
+        result = check_file(path)
+        assert result.error is None, result.error
+        t_checker, t_qlin = [], []
+        for _ in range(ROUNDS):  # interleave, so both see the same machine load
+            t_checker.append(best(lambda: onnx.checker.check_model(path)))
+            t_qlin.append(best(lambda: check_file(path)))
+        checker, qlin = min(t_checker), min(t_qlin)
+        mem_qlin = child_peak_mb(
+            f"from qlin_cli.check.engine import check_file; check_file({path!r})")
+        mem_checker = child_peak_mb(f"import onnx; onnx.checker.check_model({path!r})")
+        print(f"model: 10,000 Q/DQ pairs, {len(result.diagnostics)} diagnostics, "
+              f"external data {data / 2**30:.1f} GiB (sparse)")
+        print(f"{'':28}{'time (best)':>12}{'peak RSS':>12}")
+        print(f"{'onnx.checker.check_model':28}{checker:>11.3f}s{mem_checker:>10.0f}MB")
+        print(f"{'qlin check':28}{qlin:>11.3f}s{mem_qlin:>10.0f}MB")
+        print(f"ratio qlin / checker: {qlin / checker:.1f}x time")
+
+
+if __name__ == "__main__":
+    main()
