@@ -45,11 +45,12 @@ Fast paths, each bit-identical to the plain computation:
   as a multiplication: x * 2**-k and x / 2**k are both the correctly rounded
   value of the same real number. No other scale uses the reciprocal.
 * Integer outputs of up to 16 bits from a float32-carried quotient: the
-  quotient is clamped to ``[lo - zp, hi - zp]`` (integer bounds, so clamping
-  before rounding is the same as after; fmax/fmin also send NaN to the lower
-  bound), rounded by adding ``1.5 * 2**23`` (the float32 addition itself rounds
-  to nearest even at unit precision), the zero point is added exactly in
-  float32, and the low bits of the bit pattern are the two's-complement result.
+  quotient is rounded by adding ``1.5 * 2**23`` plus the even part of the zero
+  point (the float32 addition itself rounds to nearest even at unit precision,
+  and adding an even integer keeps ties on the same side), the int32 bit
+  pattern is clamped (float bit patterns are ordered like the values), the odd
+  part of the zero point is added, and the low bits of the pattern are the
+  two's-complement result. One float pass, one integer clamp, one narrowing.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ from qlin_cli.schema.dtypes import BY_NAME, FLOAT_LAYOUTS, PRECISION_TYPES, name
 from . import chunks
 from .errors import EvaluationError
 from .granularity import Layout
-from .rounding import encode, round_to, to_narrow_float
+from .rounding import round_to, to_narrow_float
 
 X_TYPES = frozenset({"float", "float16", "bfloat16", "int32"})
 SCALE_TYPES = frozenset({"float", "float16", "bfloat16", "int32", "float8e8m0"})
@@ -225,27 +226,44 @@ def _quantize_int(x, layout, div, mul, zp, out, p, round_x, carrier):
     bits = out.bits
     codes = np.empty(x.shape, np.uint8 if bits < 8 else out.numpy)
     if carrier and bits <= 16:
-        lo_f = lo_b.astype(np.float32)
-        hi_f = hi_b.astype(np.float32)
-        zp_f = zp.astype(np.float32)
-        add_zp = bool(np.any(zp != 0))
+        # t = q + (M + ze) rounds q to an integer (ze: the even part of the zero
+        # point, so ties still go to even); bits(t) = bits(M) + ze + round(q) while
+        # t is in [2**23, 2**24), and bit patterns of floats are ordered like the
+        # floats outside it, so clamping the int32 pattern clamps the value.
+        # Negative NaNs are negative int32 and clamp to lo; positive NaNs, found
+        # by one max-reduction, are set to lo explicitly.
+        zo = np.bitwise_and(zp.astype(np.int64), 1)
+        ze = zp - zo
+        m_eff = (_MAGIC + ze).astype(np.float32)
+        mbits = int(_MAGIC.view(np.int32))
+        lo_i = (mbits + lo - zo).astype(np.int32)
+        hi_i = (mbits + hi - zo).astype(np.int32)
+        zo_i = zo.astype(np.int32)
+        add_zo = bool(np.any(zo))
         mask = np.uint8((1 << bits) - 1) if bits < 8 else None
+        lo_code = np.array(lo, np.int64).astype(codes.dtype) if bits >= 8 else \
+            np.uint8(lo & ((1 << bits) - 1))
 
         def kernel(xp, op, params, scratch):
-            d, lo_p, hi_p, zp_p = params
+            d, m_p, lo_p, hi_p, zo_p = params
             q = _quotient32(xp, d, mul, p, round_x, scratch)
-            np.fmax(q, lo_p, out=q)
-            np.fmin(q, hi_p, out=q)
-            np.add(q, _MAGIC, out=q)
-            if add_zp:
-                np.add(q, zp_p, out=q)
-            np.copyto(op, q.view(np.int32), casting="unsafe")
+            np.add(q, m_p, out=q)
+            qi = q.view(np.int32)
+            nan = None
+            if qi.max(initial=0) > 0x7F800000:
+                nan = np.isnan(q)
+            np.clip(qi, lo_p, hi_p, out=qi)
+            if add_zo:
+                np.add(qi, zo_p, out=qi)
+            np.copyto(op, qi, casting="unsafe")
             if mask is not None:
                 np.bitwise_and(op, mask, out=op)
+            if nan is not None:
+                op[nan] = lo_code
 
-        chunks.run(layout.jobs(x, codes, div, lo_f, hi_f, zp_f), kernel)
+        chunks.run(layout.jobs(x, codes, div, m_eff, lo_i, hi_i, zo_i), kernel)
     else:
-        def kernel(xp, op, params, scratch):
+        def kernel(xp, op, params, scratch):  # noqa: F811
             d, lo_p, hi_p, zp_p = params
             if carrier:
                 q = _quotient32(xp, d, mul, p, round_x, scratch).astype(np.float64)
@@ -288,11 +306,12 @@ def _quantize_float(x, layout, div, mul, zp, out, p, round_x, carrier, saturate,
             if add_zp:
                 np.add(q64, zp_p, out=q64)
             q = q64.astype(np.float32)
-        if layout_f.mantissa_bits <= 6:
-            tmp = scratch.get(1, np.uint32, q.shape)
-            to_narrow_float(np.ascontiguousarray(q), name, saturate, op, tmp)
+        if op.flags.c_contiguous:
+            to_narrow_float(q, name, saturate, op, scratch)
         else:
-            op[...] = encode(q, layout_f, saturate).reshape(op.shape)
+            tmp = scratch.get(2, op.dtype, op.shape)
+            to_narrow_float(q, name, saturate, tmp, scratch)
+            op[...] = tmp
 
     chunks.run(layout.jobs(x, codes, div, zp), kernel)
     return codes.view(out.numpy)

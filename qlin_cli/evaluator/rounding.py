@@ -11,11 +11,10 @@ arithmetic on the float32 bit patterns instead of a per-element cast:
   ``C = 2**(emin - m + 23)``: the ulp of C is the target's smallest subnormal, so
   the addition itself rounds to nearest even and ``bits(|x| + C) - bits(C)`` is
   the code.
-* For types with at most 6 mantissa bits the rounding bit is bit 17 or higher,
-  so the result depends only on the top 16 bits of the float32 pattern and on
-  whether any of the low 16 bits is set ("sticky"). ``to_narrow_float`` looks
-  the result up in a 2**17-entry table built once by ``encode``, which is exact
-  by construction and about twice as fast as the arithmetic.
+* ``to_narrow_float`` is the same arithmetic done in place on preallocated
+  buffers, with the rare cases (target subnormals, NaN) fixed up only on the
+  elements that need it. (A lookup table on the top 16 bits would be exact too,
+  but numpy's gather is slower than these integer passes.)
 
 Special values follow the ONNX Cast tables for float8 (quoted in
 tests/test_evaluator_spec.py): with ``saturate`` every overflow and +-Inf gives
@@ -28,8 +27,6 @@ becomes a zero whose sign is the opposite of the NaN's sign bit.
 """
 
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 
@@ -80,47 +77,72 @@ def encode(f32: np.ndarray, layout: FloatLayout, saturate: bool) -> np.ndarray:
     return (code | sign).astype(_code_dtype(layout))
 
 
-@functools.cache
-def sticky_table(name: str, saturate: bool) -> np.ndarray:
-    """Result codes indexed by ``(bits >> 16) << 1 | (bits & 0xFFFF != 0)``."""
-    layout = FLOAT_LAYOUTS[name]
-    assert layout.mantissa_bits <= 6
-    key = np.arange(1 << 17, dtype=np.uint32)
-    bits = ((key >> np.uint32(1)) << np.uint32(16)) | (key & np.uint32(1))
-    table = encode(bits.view(np.float32), layout, saturate)
-    table.flags.writeable = False
-    return table
-
-
 def to_narrow_float(f32: np.ndarray, name: str, saturate: bool, out: np.ndarray,
-                    scratch: np.ndarray | None = None) -> None:
+                    scratch=None) -> None:
     """Write the codes of float32 ``f32`` rounded to type ``name`` into ``out``.
 
-    ``out`` is a uint8 (float8/6/4) or uint16 (float16/bfloat16) array of the
-    same shape; ``scratch`` an optional uint32 buffer of at least ``f32.size``.
+    Same result as ``encode``, computed in place with few passes: ``out`` is a
+    contiguous uint8 (float8/6/4) or uint16 (float16/bfloat16) array of f32's
+    shape; ``scratch`` an optional ``chunks.Scratch``. The target-subnormal
+    range (rare in practice) is fixed up on the selected elements only, and
+    the NaN fix-up runs only when a NaN is present.
     """
     layout = FLOAT_LAYOUTS[name]
-    if layout.mantissa_bits > 6:
-        out[...] = encode(f32, layout, saturate).reshape(out.shape)
-        return
-    table = sticky_table(name, saturate)
+    f32 = np.ascontiguousarray(f32, dtype=np.float32).reshape(-1)
+    o = out.reshape(-1)
+    n = f32.size
+
+    def buf(slot, dtype):
+        if scratch is None:
+            return np.empty(n, dtype)
+        return scratch.get(slot, dtype, (n,))
+
     u = f32.view(np.uint32)
-    if scratch is None:
-        scratch = np.empty(u.size, np.uint32)
-    hi = scratch[: u.size].reshape(u.shape)
-    lo = np.bitwise_and(u, np.uint32(0xFFFF))
-    np.add(lo, np.uint32(0xFFFF), out=lo)
-    np.right_shift(lo, np.uint32(16), out=lo)
-    np.right_shift(u, np.uint32(15), out=hi)
-    np.bitwise_and(hi, np.uint32(0x1FFFE), out=hi)
-    np.bitwise_or(hi, lo, out=hi)
-    np.take(table, hi, out=out)
+    m = layout.mantissa_bits
+    sh = np.uint32(23 - m)
+    emin = 1 - layout.bias
+    a = buf(10, np.uint32)
+    t = buf(11, np.uint32)
+    np.bitwise_and(u, _ABS, out=a)
+    np.right_shift(a, sh, out=t)
+    np.bitwise_and(t, np.uint32(1), out=t)
+    np.add(t, a, out=t)
+    k = ((layout.bias - 127) << 23) + (1 << (22 - m)) - 1
+    np.add(t, np.uint32(k & 0xFFFFFFFF), out=t)
+    np.right_shift(t, sh, out=t)
+    small = buf(12, np.bool_)
+    np.less(a, np.uint32((emin + 127) << 23), out=small)
+    idx = np.flatnonzero(small)
+    if idx.size:
+        c = np.float32(2.0 ** (emin - m + 23))
+        t[idx] = (a[idx].view(np.float32) + c).view(np.uint32) - c.view(np.uint32)
+    has_nan = bool(a.max(initial=0) > _INF_BITS)
+    if saturate or layout.inf_code is None and layout.nan_code is None:
+        np.minimum(t, np.uint32(layout.max_code), out=t)
+    else:
+        over = layout.inf_code if layout.inf_code is not None else layout.nan_code
+        np.copyto(t, np.uint32(over), where=t > np.uint32(layout.max_code))
+    sign = buf(13, o.dtype)
+    np.right_shift(u, np.uint32(31 - layout.sign_shift), out=sign, casting="unsafe")
+    np.bitwise_and(sign, o.dtype.type(1 << layout.sign_shift), out=sign)
+    if has_nan:
+        nan = a > _INF_BITS
+        if layout.nan_code is not None:
+            t[nan] = layout.nan_code
+        else:  # no NaN encoding: a zero of the opposite sign (ml_dtypes' choice)
+            t[nan] = 0
+            sign[nan] ^= o.dtype.type(1 << layout.sign_shift)
+    np.copyto(o, t, casting="unsafe")
+    if layout.unsigned_zero:
+        np.copyto(sign, 0, where=o == 0)
+    np.bitwise_or(o, sign, out=o)
 
 
 def round_to(f32: np.ndarray, name: str) -> np.ndarray:
     """float32 values rounded (IEEE, overflow to Inf) to float16 or bfloat16, as float32."""
     if name == "float16":
         return f32.astype(np.float16).astype(np.float32)
-    layout = FLOAT_LAYOUTS[name]
-    codes = encode(f32, layout, saturate=False).astype(np.uint32)
+    codes = np.empty(f32.size, np.uint16)
+    to_narrow_float(f32, name, False, codes)
+    codes = codes.astype(np.uint32)
     return (codes << np.uint32(16)).view(np.float32).reshape(f32.shape)
