@@ -42,46 +42,79 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Report format.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]),
+              default="text", show_default=True, help="Report format.")
 @click.option("--select", multiple=True, metavar="CODES",
               help="Only these rule codes or prefixes (comma-separated, e.g. QL4,QL501).")
 @click.option("--ignore", multiple=True, metavar="CODES",
               help="Skip these rule codes or prefixes (comma-separated).")
-def check(paths, fmt, select, ignore):
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default=None,
+              help="Lowest severity that makes the exit status 1 [default: error, or fail-on "
+                   "in [tool.qlin]].")
+@click.option("--no-config", is_flag=True, help="Ignore [tool.qlin] in pyproject.toml.")
+def check(paths, fmt, select, ignore, fail_on, no_config):
     """Check every Q/DQ node of the models at PATHS (files or folders of *.onnx).
 
-    Exit status: 0 no errors, 1 errors found, 2 a file could not be checked.
+    Settings come from [tool.qlin] in the nearest pyproject.toml above the working
+    directory; flags given here win. Exit status: 0 nothing at or above --fail-on,
+    1 findings at or above it, 2 a file could not be checked.
     """
-    from .check.engine import check_file, summarize
+    from .check.engine import FileResult, check_file, selected, summarize
+    from .config import Config, ConfigError, load_config
+    from .progress import track
 
-    select_codes, ignore_codes = _codes(select), _codes(ignore)
-    _validate_codes(select_codes + ignore_codes)
+    try:
+        cfg = Config() if no_config else load_config()
+    except (ConfigError, OSError) as e:
+        click.echo(f"qlin: error: {e}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    select_codes = _codes(select) or cfg.select
+    ignore_codes = _codes(ignore) if ignore else cfg.ignore
+    _validate_codes((select_codes or []) + ignore_codes)
+    fail_on = fail_on or cfg.fail_on
+    files = expand_paths(paths)
     results = []
-    for path in expand_paths(paths):
+    for path in track(files, len(files), "Checking models"):
         if os.path.isdir(path):
-            from .check.engine import FileResult
-
             r = FileResult(path, error="directory holds no .onnx files")
         else:
             r = check_file(path, select_codes, ignore_codes)
+            extra = cfg.ignored_for(path)
+            if extra:
+                r.diagnostics = [d for d in r.diagnostics if selected(d.code, None, extra)]
         if r.error is not None:
             click.echo(f"qlin: error: {r.path}: {r.error}", err=True)
         results.append(r)
     summary = summarize(results)
+    _report(results, summary, fmt)
+    if any(r.error is not None for r in results):
+        sys.exit(EXIT_BAD_INPUT)
+    failing = summary["errors"] + (summary["warnings"] if fail_on == "warning" else 0)
+    sys.exit(EXIT_FINDINGS if failing else EXIT_OK)
+
+
+def _report(results, summary, fmt) -> None:
     if fmt == "json":
         from .report.json_report import render
 
         click.echo(render(results, summary))
+    elif fmt == "sarif":
+        from . import rules
+        from .report.sarif import render
+
+        click.echo(render(results, rules.all_rules()))
+    elif fmt == "github":
+        from .report.github import render
+
+        text = render(results)
+        if text:
+            click.echo(text)
     else:
         from rich.console import Console
 
         from .report.text import render
 
         render(results, summary, Console(highlight=False))
-    if any(r.error is not None for r in results):
-        sys.exit(EXIT_BAD_INPUT)
-    sys.exit(EXIT_FINDINGS if summary["errors"] else EXIT_OK)
 
 
 def _validate_codes(codes: list[str]) -> None:

@@ -1,0 +1,107 @@
+"""`[tool.qlin]` configuration in pyproject.toml, found by walking up from the
+working directory. Command-line flags win over it.
+
+    [tool.qlin]
+    select = ["QL"]                    # codes or prefixes to run (default: all)
+    ignore = ["QL409"]                 # codes or prefixes to skip
+    fail-on = "error"                  # "error" or "warning": what makes exit status 1
+    [tool.qlin.per-path-ignores]
+    "models/legacy/*.onnx" = ["QL403"] # globs relative to the pyproject.toml's folder
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+FAIL_ON = ("error", "warning")
+KEYS = {"select", "ignore", "fail-on", "per-path-ignores"}
+
+
+class ConfigError(ValueError):
+    """A pyproject.toml whose [tool.qlin] table qlin cannot use; the message says why."""
+
+
+@dataclass
+class Config:
+    path: str | None = None  # the pyproject.toml it came from
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    fail_on: str = "error"
+    per_path_ignores: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def root(self) -> str:
+        return os.path.dirname(self.path) if self.path else os.getcwd()
+
+    def ignored_for(self, model_path: str) -> list[str]:
+        """Codes ignored for one model by per-path-ignores."""
+        if not self.per_path_ignores:
+            return []
+        rel = os.path.relpath(os.path.abspath(model_path), self.root).replace(os.sep, "/")
+        codes: list[str] = []
+        for pattern, ignored in self.per_path_ignores.items():
+            if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern.rstrip("/") + "/*"):
+                codes.extend(ignored)
+        return codes
+
+
+def find_pyproject(start: str | None = None) -> str | None:
+    """The nearest pyproject.toml at or above ``start`` that has a [tool.qlin] table."""
+    d = os.path.abspath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(d, "pyproject.toml")
+        if os.path.isfile(candidate):
+            try:
+                with open(candidate, "rb") as f:
+                    if "qlin" in tomllib.load(f).get("tool", {}):
+                        return candidate
+            except (OSError, tomllib.TOMLDecodeError):
+                pass  # reported by load_config only if it is the one qlin uses
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def _codes(value, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+        raise ConfigError(f"{where} must be a list of rule codes")
+    return [c.strip().upper() for c in value]
+
+
+def load_config(start: str | None = None) -> Config:
+    path = find_pyproject(start)
+    if path is None:
+        return Config()
+    with open(path, "rb") as f:
+        table = tomllib.load(f)["tool"]["qlin"]
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.qlin] must be a table")
+    unknown = sorted(set(table) - KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: [tool.qlin] has unknown key {unknown[0]!r} "
+                          f"(known: {', '.join(sorted(KEYS))})")
+    cfg = Config(path=path)
+    if "select" in table:
+        cfg.select = _codes(table["select"], f"{path}: [tool.qlin] select")
+    if "ignore" in table:
+        cfg.ignore = _codes(table["ignore"], f"{path}: [tool.qlin] ignore")
+    if "fail-on" in table:
+        if table["fail-on"] not in FAIL_ON:
+            raise ConfigError(f"{path}: [tool.qlin] fail-on must be one of {', '.join(FAIL_ON)}, "
+                              f"not {table['fail-on']!r}")
+        cfg.fail_on = table["fail-on"]
+    ppi = table.get("per-path-ignores", {})
+    if not isinstance(ppi, dict):
+        raise ConfigError(f"{path}: [tool.qlin] per-path-ignores must be a table of glob = [codes]")
+    cfg.per_path_ignores = {
+        str(k): _codes(v, f"{path}: per-path-ignores {k!r}") for k, v in ppi.items()
+    }
+    return cfg
