@@ -17,6 +17,12 @@ demo: $(STAMP)
 	@echo
 	@echo "== qlin check on the bundled broken models (expect: errors, exit 1)"
 	$(BIN)/qlin check fixtures/models/broken; test $$? -eq 1
+	@echo
+	@echo "== qlin convert: opset 13 -> 21 and to com.microsoft, proven bit for bit (dry run)"
+	$(BIN)/qlin convert fixtures/models/clean/per_channel_chain.onnx --to-opset 21 --to-domain com.microsoft --dry-run
+	@echo
+	@echo "== qlin convert: int4 blocked weights cannot go to opset 19 (expect: refusal, exit 1)"
+	$(BIN)/qlin convert fixtures/models/clean/blocked_int4.onnx --to-opset 19 --dry-run; test $$? -eq 1
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
