@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 import onnx
 from google.protobuf.message import DecodeError
@@ -11,6 +12,10 @@ from ..errors import QlinError
 
 # protobuf refuses to parse messages above 2 GiB; so do we, with a clear message.
 PROTOBUF_LIMIT = 2**31 - 1
+_TOO_DEEP = (
+    "messages nested deeper than protobuf's limit of 100 levels (subgraphs too deeply nested); "
+    "cannot parse"
+)
 
 
 def load_model(path: str) -> onnx.ModelProto:
@@ -23,9 +28,14 @@ def load_model(path: str) -> onnx.ModelProto:
     if os.path.isdir(path):
         raise QlinError(path, "is a directory, not a model file")
     try:
-        size = os.path.getsize(path)
+        st = os.stat(path)
+    except FileNotFoundError:  # a dangling symbolic link
+        raise QlinError(path, "no such file (a symbolic link to nothing)") from None
     except OSError as e:
         raise QlinError(path, f"cannot read: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+        raise QlinError(path, "not a regular file")
+    size = st.st_size
     if size == 0:
         raise QlinError(path, "empty file, not an ONNX model")
     if size > PROTOBUF_LIMIT:
@@ -43,9 +53,11 @@ def load_model(path: str) -> onnx.ModelProto:
     try:
         model.ParseFromString(data)
     except (DecodeError, RuntimeWarning, ValueError) as e:
+        if "MaxDepth" in str(e) or "recursion" in str(e).lower():
+            raise QlinError(path, _TOO_DEEP) from None
         raise QlinError(path, f"not a valid ONNX protobuf ({_short(e)})") from None
     except RecursionError:
-        raise QlinError(path, "protobuf nesting too deep to parse") from None
+        raise QlinError(path, _TOO_DEEP) from None
     if not model.HasField("graph"):
         raise QlinError(path, "not an ONNX model: no graph in the file")
     if model.ir_version <= 0:

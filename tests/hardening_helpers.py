@@ -1,0 +1,183 @@
+"""Shared pieces of the hardening tests (tests/test_hardening_*.py).
+
+* ``inputs_unchanged``: an autouse fixture (import it into a test module) that
+  hashes the committed fixture models and every file a test registers with
+  ``guard.watch(...)`` before the test runs qlin, and fails the test if any of
+  them changed afterwards (content, size or inode).
+* ``cli`` / ``proc``: run qlin in-process (click's runner) or as a real process.
+* ``assert_bad_input``: exit status 2 and exactly one ``qlin: error: PATH: ...``
+  line on stderr, no traceback.
+* Builders for models with external data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from conftest import MODELS, ROOT
+from onnx import TensorProto, helper, numpy_helper
+
+from qlin_cli.cli import main
+
+SEEK_DATA = getattr(os, "SEEK_DATA", None)
+SEEK_HOLE = getattr(os, "SEEK_HOLE", None)
+
+
+def fingerprint(path: str) -> tuple:
+    """(inode, size, sha256 of the content); holes of a sparse file are skipped,
+    they read as zeros by definition, so a 3 GiB sparse file hashes at once."""
+    st = os.stat(path, follow_symlinks=False)
+    if stat.S_ISLNK(st.st_mode):
+        return ("link", os.readlink(path))
+    if not stat.S_ISREG(st.st_mode):
+        return ("other", stat.S_IFMT(st.st_mode))
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        fd = f.fileno()
+        pos = 0
+        while pos < st.st_size:
+            if SEEK_DATA is not None:
+                try:
+                    pos = os.lseek(fd, pos, SEEK_DATA)
+                    end = os.lseek(fd, pos, SEEK_HOLE)
+                except OSError:  # ENXIO: no data after pos
+                    break
+            else:
+                end = st.st_size
+            h.update(pos.to_bytes(8, "little"))
+            os.lseek(fd, pos, os.SEEK_SET)
+            while pos < end:
+                chunk = os.read(fd, min(8 * 2**20, end - pos))
+                if not chunk:
+                    break
+                h.update(chunk)
+                pos += len(chunk)
+    return (st.st_ino, st.st_size, h.hexdigest())
+
+
+class Guard:
+    def __init__(self):
+        self.before: dict[str, tuple] = {}
+
+    def watch(self, *paths) -> None:
+        """Remember these files (or every file under these folders) as they are now."""
+        for p in map(str, paths):
+            if os.path.isdir(p) and not os.path.islink(p):
+                for root, _, files in os.walk(p):
+                    for f in files:
+                        full = os.path.join(root, f)
+                        self.before[full] = fingerprint(full)
+            else:
+                self.before[p] = fingerprint(p)
+
+    def verify(self) -> None:
+        changed = []
+        for p, fp in self.before.items():
+            if not os.path.lexists(p):
+                changed.append(f"{p} was removed")
+            elif fingerprint(p) != fp:
+                changed.append(f"{p} was modified")
+        assert not changed, "qlin damaged its input: " + "; ".join(changed)
+
+
+@pytest.fixture(autouse=True)
+def guard():
+    g = Guard()
+    g.watch(MODELS)
+    yield g
+    g.verify()
+
+
+def cli(*args):
+    """qlin in-process; click's runner keeps stdout and stderr apart."""
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def proc(*args, cwd=None, timeout=120):
+    """qlin as a real process (python -m qlin_cli)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "qlin_cli", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def assert_bad_input(result, path, *words):
+    """Exit 2, one line ``qlin: error: PATH: reason`` on stderr naming ``words``, no traceback."""
+    code = getattr(result, "exit_code", getattr(result, "returncode", None))
+    err = result.stderr
+    out = getattr(result, "output", None) or result.stdout
+    assert code == 2, f"exit {code}\nstdout: {out}\nstderr: {err}"
+    exc = getattr(result, "exception", None)
+    assert exc is None or isinstance(exc, SystemExit), repr(exc)
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"qlin: error: {path}: "), lines[0]
+    assert "Traceback" not in err + out
+    for w in words:
+        assert w.lower() in lines[0].lower(), (w, lines[0])
+    return lines[0]
+
+
+def dq_graph(weight: TensorProto, dims) -> onnx.GraphProto:
+    """DequantizeLinear(weight, 0.5, 0) -> y."""
+    s = numpy_helper.from_array(np.float32(0.5), "s")
+    z = numpy_helper.from_array(np.int8(0), "z")
+    node = helper.make_node("DequantizeLinear", [weight.name, "s", "z"], ["y"], name="dq")
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(dims))
+    return helper.make_graph([node], "g", [], [y], initializer=[weight, s, z])
+
+
+def external_tensor(name, dims, location, offset=None, length=None, data_type=TensorProto.INT8):
+    t = TensorProto(name=name, data_type=data_type, dims=list(dims))
+    t.data_location = TensorProto.EXTERNAL
+    t.external_data.add(key="location", value=str(location))
+    if offset is not None:
+        t.external_data.add(key="offset", value=str(offset))
+    if length is not None:
+        t.external_data.add(key="length", value=str(length))
+    return t
+
+
+def model_of(graph, opset=21, functions=()) -> onnx.ModelProto:
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              functions=list(functions), producer_name="qlin-tests")
+    model.ir_version = 10
+    return model
+
+
+def save_raw(model: onnx.ModelProto, path) -> str:
+    """Write the proto as is (onnx.save would try to resolve external data)."""
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+    return str(path)
+
+
+def external_dq_model(folder, location="w.bin", *, dims=(16,), offset=None, length=None,
+                      data: bytes | None = None, name="m.onnx") -> str:
+    """folder/m.onnx: a DequantizeLinear of an int8 weight stored at ``location``;
+    ``data`` (default 16 bytes 1..16) is written to folder/w.bin when given or by default."""
+    folder = str(folder)
+    os.makedirs(folder, exist_ok=True)
+    if data is None:
+        data = bytes(range(1, 17))
+    if location == "w.bin":
+        with open(os.path.join(folder, "w.bin"), "wb") as f:
+            f.write(data)
+    w = external_tensor("w", dims, location, offset, length)
+    return save_raw(model_of(dq_graph(w, dims)), os.path.join(folder, name))
+
+
+def listing(folder) -> list[str]:
+    """Every name under folder, relative, sorted (hidden temp files included)."""
+    out = []
+    for root, dirs, files in os.walk(str(folder)):
+        for n in dirs + files:
+            out.append(os.path.relpath(os.path.join(root, n), str(folder)))
+    return sorted(out)
