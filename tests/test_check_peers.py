@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from quantizer import quantize
 
 from qlin_cli.check.engine import check_file, check_model
 
@@ -36,48 +35,10 @@ def test_onnx_backend_case_checks_clean(case):
     assert found == [], [d.message for d in found]
 
 
-def _float_model(path):
-    rng = np.random.default_rng(1)
-    w1 = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
-    w2 = rng.standard_normal((16 * 6 * 6, 10)).astype(np.float32)
-    nodes = [
-        helper.make_node("Conv", ["x", "w1"], ["c"], name="conv"),
-        helper.make_node("Relu", ["c"], ["r"], name="relu"),
-        helper.make_node("Flatten", ["r"], ["f"], name="flat"),
-        helper.make_node("MatMul", ["f", "w2"], ["y"], name="fc"),
-    ]
-    graph = helper.make_graph(
-        nodes, "small",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
-        initializer=[onnx.numpy_helper.from_array(w1, "w1"), onnx.numpy_helper.from_array(w2, "w2")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 9
-    onnx.save(model, path)
-
-
-class _Reader:
-    def __init__(self):
-        rng = np.random.default_rng(2)
-        self.data = iter([{"x": rng.standard_normal((1, 8, 8, 8)).astype(np.float32)}
-                          for _ in range(4)])
-
-    def get_next(self):
-        return next(self.data, None)
-
-
 @pytest.mark.parametrize("per_channel", [False, True])
 @pytest.mark.parametrize("extra", [{}, {"UseQDQContribOps": True}], ids=["ai.onnx", "com.microsoft"])
 def test_onnxruntime_quantizer_output_checks_clean(tmp_path, per_channel, extra):
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    src, dst = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
-    _float_model(src)
-    reader = type("R", (_Reader, CalibrationDataReader), {})()
-    quantize_static(src, dst, reader, quant_format=QuantFormat.QDQ, per_channel=per_channel,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                    extra_options=dict(extra))
+    dst = quantize(str(tmp_path), "q", per_channel, extra=extra)
     result = check_file(dst)
     assert result.error is None
     model = onnx.load(dst)
@@ -87,5 +48,20 @@ def test_onnxruntime_quantizer_output_checks_clean(tmp_path, per_channel, extra)
         assert {n.domain for n in qdq} == {"com.microsoft"}
     if per_channel:
         assert any(n.attribute for n in qdq)  # per-channel weights carry an axis
+    bad = [d for d in result.diagnostics if d.severity != "info"]
+    assert bad == [], [d.message for d in bad]
+
+
+@pytest.mark.parametrize("act, weight, extra", [
+    ("QUInt16", "QInt16", {"UseQDQContribOps": True}),
+    ("QInt16", "QInt16", {}),
+    ("QUInt8", "QInt4", {}),
+], ids=["16bit-com.microsoft", "16bit-ai.onnx", "int4-weights"])
+def test_wider_quantizer_outputs_check_clean(tmp_path, act, weight, extra):
+    dst = quantize(str(tmp_path), "q", True, act, weight, extra)
+    result = check_file(dst)
+    assert result.error is None
+    types = {i.data_type for i in onnx.load(dst).graph.initializer}
+    assert types & {onnx.TensorProto.INT16, onnx.TensorProto.UINT16, onnx.TensorProto.INT4}
     bad = [d for d in result.diagnostics if d.severity != "info"]
     assert bad == [], [d.message for d in bad]

@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import pytest
 from convert_builders import quark_chain
-from onnx import TensorProto, helper
+from quantizer import quantize
 
 from qlin_cli.check.engine import check_file
 from qlin_cli.convert.run import Options, convert_model
@@ -17,51 +17,14 @@ from qlin_cli.convert.write import write_model
 ort = pytest.importorskip("onnxruntime")
 
 
-def _float_model(path):
-    rng = np.random.default_rng(1)
-    w1 = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
-    w2 = rng.standard_normal((16 * 6 * 6, 10)).astype(np.float32)
-    nodes = [
-        helper.make_node("Conv", ["x", "w1"], ["c"], name="conv"),
-        helper.make_node("Relu", ["c"], ["r"], name="relu"),
-        helper.make_node("Flatten", ["r"], ["f"], name="flat"),
-        helper.make_node("MatMul", ["f", "w2"], ["y"], name="fc"),
-    ]
-    graph = helper.make_graph(
-        nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
-        initializer=[onnx.numpy_helper.from_array(w1, "w1"), onnx.numpy_helper.from_array(w2, "w2")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    onnx.save(model, path)
-
-
 def _feeds(n=3):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((1, 8, 8, 8)).astype(np.float32) * 3
     return [{"x": x * k} for k in (1.0, 0.01, 40.0)][:n]
 
 
-class _Reader:
-    def __init__(self):
-        rng = np.random.default_rng(2)
-        self.data = iter([{"x": rng.standard_normal((1, 8, 8, 8)).astype(np.float32)} for _ in range(4)])
-
-    def get_next(self):
-        return next(self.data, None)
-
-
 def _quantize(tmp, name, per_channel, act, weight, extra=None):
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    src, dst = str(tmp / "f.onnx"), str(tmp / f"{name}.onnx")
-    if not os.path.exists(src):
-        _float_model(src)
-    reader = type("R", (_Reader, CalibrationDataReader), {})()
-    quantize_static(src, dst, reader, quant_format=QuantFormat.QDQ, per_channel=per_channel,
-                    activation_type=getattr(QuantType, act), weight_type=getattr(QuantType, weight),
-                    extra_options=dict(extra or {}))
-    return dst
+    return quantize(str(tmp), name, per_channel, act, weight, extra)
 
 
 def _run(path, feeds):
