@@ -57,7 +57,7 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
             raise QlinError("--ir-version", f"{ir_version} is below 3, the first IR with opsets")
         opts = Options(to_opset, _domain(to_domain), ir_version, lower, not no_verify)
         with _progress(fmt) as progress:
-            result = convert_model(proto, base_dir, opts, progress)
+            result = convert_model(proto, base_dir, opts, progress, source=model)
         written = None
         if result.model is not None and not dry_run:
             write.write_model(result.model, base_dir, output)

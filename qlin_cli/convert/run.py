@@ -104,10 +104,7 @@ def _values(view: NodeView, base_dir: str) -> dict[str, np.ndarray]:
         if view.present(i):
             t = view.scope.find_value(view.node.input[i])
             if t is not None:
-                try:
-                    v = read_value(t, base_dir)
-                except UnsafeData as e:
-                    raise QlinError(base_dir, str(e)) from None
+                v = read_value(t, base_dir)  # UnsafeData: convert_model names the model
                 if v is not None:
                     found[view.node.input[i]] = v
     return found
@@ -168,8 +165,19 @@ def plan_qdq(site: Site, view: NodeView, opts: Options, base_dir: str, namer: Na
 
 
 def convert_model(model: onnx.ModelProto, base_dir: str, opts: Options,
-                  progress: Callable[[int, int], None] | None = None) -> Result:
-    """The converted model (None when something is refused) and what happened."""
+                  progress: Callable[[int, int], None] | None = None, source: str | None = None) -> Result:
+    """The converted model (None when something is refused) and what happened.
+
+    A tensor qlin cannot read raises QlinError naming ``source`` (the model file).
+    """
+    try:
+        return _convert(model, base_dir, opts, progress)
+    except UnsafeData as e:
+        raise QlinError(source or base_dir, str(e)) from None
+
+
+def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
+             progress: Callable[[int, int], None] | None) -> Result:
     if opts.to_domain is not None:  # "ai.onnx" or "" both mean the default domain
         opts = Options(opts.to_opset, domains.NAMES.get(opts.to_domain, opts.to_domain),
                        opts.ir_version, opts.lower, opts.verify)

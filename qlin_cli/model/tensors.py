@@ -98,6 +98,8 @@ def check_external(
     """
     info = external_info(tensor)
     location = info.get("location", "")
+    if any(d < 0 for d in tensor.dims):
+        raise UnsafeData(f"tensor {tensor.name!r} has a negative dimension {list(tensor.dims)}")
     if cache is not None and location in cache:
         path, size = cache[location]
     else:
