@@ -48,11 +48,76 @@ def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
                     yield from a.tensors
 
 
-def validate_model_files(model: onnx.ModelProto, base_dir: str, path: str) -> int:
-    """Check every external-data reference; returns how many there are.
+def _fn_key(domain: str, name: str, overload: str) -> tuple[str, str, str]:
+    return ("" if domain == "ai.onnx" else domain, name, overload)
 
-    Raises QlinError naming the model file and the first unsafe reference.
+
+def _fn_label(key: tuple[str, str, str]) -> str:
+    domain, name, overload = key
+    return f"{domain}.{name}" + (f":{overload}" if overload else "")
+
+
+def function_cycle(model: onnx.ModelProto) -> list[str] | None:
+    """The first cycle of calls among model-local functions, as ["d.F", "d.G", "d.F"], or None.
+
+    Calls inside a function's subgraphs count. Both the call graph and the
+    depth-first search are walked with explicit stacks: a chain of a hundred
+    thousand functions cannot exhaust Python's recursion limit.
     """
+    if not model.functions:
+        return None
+    calls: dict[tuple, list[tuple]] = {}
+    for fn in model.functions:
+        calls.setdefault(_fn_key(fn.domain, fn.name, fn.overload), [])
+    for fn in model.functions:
+        callees = calls[_fn_key(fn.domain, fn.name, fn.overload)]
+        stack = [fn.node]
+        while stack:
+            for node in stack.pop():
+                key = _fn_key(node.domain, node.op_type, node.overload)
+                if key in calls:
+                    callees.append(key)
+                for a in node.attribute:
+                    if a.type == AttributeProto.GRAPH:
+                        stack.append(a.g.node)
+                    elif a.type == AttributeProto.GRAPHS:
+                        stack.extend(g.node for g in a.graphs)
+    done: set = set()
+    for root in calls:
+        if root in done:
+            continue
+        path, on_path, todo = [root], {root}, [iter(calls[root])]
+        while todo:
+            nxt = next(todo[-1], None)
+            if nxt is None:
+                done.add(path[-1])
+                on_path.discard(path.pop())
+                todo.pop()
+            elif nxt in on_path:
+                return [_fn_label(k) for k in path[path.index(nxt):]] + [_fn_label(nxt)]
+            elif nxt not in done:
+                path.append(nxt)
+                on_path.add(nxt)
+                todo.append(iter(calls[nxt]))
+    return None
+
+
+def validate_model_files(model: onnx.ModelProto, base_dir: str, path: str) -> int:
+    """Refuse what qlin must not process, before anything reads or infers:
+    model-local functions that call each other in a cycle (functions are
+    expanded inline: recursion never finishes, and onnx's inliner and
+    onnxruntime overflow their stacks on it), and unsafe external data.
+    Returns how many external-data references there are.
+
+    Raises QlinError naming the model file and the first problem.
+    """
+    cycle = function_cycle(model)
+    if cycle:
+        raise QlinError(
+            path,
+            "model-local functions call each other in a cycle: " + " -> ".join(cycle)
+            + " (functions are expanded inline, so recursion can never finish)",
+        )
     count = 0
     cache: dict = {}
     for tensor in all_tensors(model):
