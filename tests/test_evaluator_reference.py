@@ -21,7 +21,7 @@ each case and quotes the spec) the comparison is arranged so the spec decides:
 * DequantizeLinear: onnx.reference ignores float8 and float4 zero points, so
   they are zero here.
 
-Examples: ``QLIN_FUZZ_EXAMPLES`` (default 60 per test; ``make fuzz`` runs 5000).
+Examples: ``QLIN_FUZZ_EXAMPLES`` (default 200 per test; ``make fuzz`` runs 5000).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from qlin_cli import schema
 from qlin_cli.evaluator import evaluate
 from qlin_cli.schema.dtypes import BY_NAME
 
-EXAMPLES = int(os.environ.get("QLIN_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("QLIN_FUZZ_EXAMPLES", "200"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 200,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 pytestmark = pytest.mark.fuzz
