@@ -134,7 +134,9 @@ def quantize(x, scale, zero_point=None, *, axis: int | None = None, block_size: 
     value for sub-byte types) with x's shape. Raises EvaluationError on invalid
     types or shapes.
     """
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x)
+    if not x.flags.c_contiguous:
+        x = x.copy(order="C")
     scale = np.asarray(scale)
     x_t = _type_of(x, "x")
     s_t = _type_of(scale, "scale")
