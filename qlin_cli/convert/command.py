@@ -60,7 +60,7 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
             result = convert_model(proto, base_dir, opts, progress, source=model)
         written = None
         if result.model is not None and not dry_run:
-            write.write_model(result.model, base_dir, output)
+            write.write_model(result.model, base_dir, output, source=model, in_place=in_place)
             written = output
     except QlinError as e:
         click.echo(f"qlin: error: {e}", err=True)
