@@ -129,3 +129,45 @@ def test_check_reports_the_other_files_of_the_run(tmp_path, guard):  # noqa: F81
     # the text report names the good files too
     r = cli("check", folder)
     assert r.exit_code == 2 and "QL405" in r.stdout and "a_bad_rule" in r.stdout
+
+
+def test_invalid_utf8_in_a_name_is_one_line(tmp_path, guard):  # noqa: F811
+    """protobuf decodes strings lazily: a bad one surfaces wherever qlin first reads it."""
+    import onnx
+
+    m = onnx.load(os.path.join(MODELS, "rules", "QL405-bad.onnx"))
+    m.graph.node[0].input[0] = "Q_in"
+    m.graph.input[0].name = "Q_in"
+    data = m.SerializeToString().replace(b"Q_in", b"\xf3_in")
+    p = tmp_path / "m.onnx"
+    p.write_bytes(data)
+    guard.watch(p)
+    assert_bad_input(cli("check", p), p, "UTF-8")
+    assert_bad_input(cli("convert", p, "--to-opset", 23, "-o", tmp_path / "o.onnx"), p, "UTF-8")
+    assert not (tmp_path / "o.onnx").exists()
+
+
+def test_an_unforeseen_crash_is_one_line_and_the_run_goes_on(tmp_path, guard, monkeypatch):  # noqa: F811
+    """The last line of defence: a bug in a rule becomes `internal error` for that file only."""
+    from qlin_cli import rules
+
+    rule = rules.get("QL405")
+    real = type(rule).check
+
+    def check(self, view):
+        if "crash" in view.base_dir:
+            raise ZeroDivisionError("a bug")
+        return real(self, view)
+
+    monkeypatch.setattr(type(rule), "check", check)
+    (tmp_path / "crash").mkdir()
+    bad = tmp_path / "crash" / "m.onnx"
+    shutil.copy(os.path.join(MODELS, "rules", "QL405-bad.onnx"), bad)
+    other = os.path.join(MODELS, "rules", "QL405-bad.onnx")
+    guard.watch(bad)
+    r = cli("check", "--format", "json", bad, other)
+    assert r.exit_code == 2
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"qlin: error: {bad}: internal error (ZeroDivisionError")
+    files = json.loads(r.stdout)["files"]
+    assert [d["code"] for d in files[1]["diagnostics"]] == ["QL405"]

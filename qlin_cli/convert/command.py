@@ -65,6 +65,11 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
     except QlinError as e:
         click.echo(f"qlin: error: {e}", err=True)
         sys.exit(EXIT_BAD_INPUT)
+    except Exception as e:  # never a traceback; nothing was written (write_model cleans up)
+        from ..check.engine import unexpected
+
+        click.echo(f"qlin: error: {model}: {unexpected(e)}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     if fmt == "json":
         click.echo(render_json(model, written, result, dry_run))
     else:

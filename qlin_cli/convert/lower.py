@@ -68,6 +68,12 @@ def static_reason(q: QNode, view: NodeView, opset: int) -> str | None:
         return "the scale's shape is unknown"
     if q.granularity == PER_AXIS and view.x_rank is None:
         return "x's rank is unknown"
+    if q.granularity in (PER_AXIS, BLOCKED):
+        axis, rank = q.axis_in_force(), view.x_rank
+        if axis is None:
+            return "the node has no axis for its per-axis or blocked scale"
+        if rank is not None and not -rank <= axis < rank:
+            return f"axis {axis} is outside x's rank {rank}"
     if q.granularity == BLOCKED and (view.in_shape(0) is None or
                                      any(not isinstance(v, int) or v <= 0 for v in view.in_shape(0))):
         return "x's shape is not static"
@@ -114,8 +120,11 @@ def lower(q: QNode, view: NodeView, opts, namer, values: dict) -> Lowered | Refu
     def tmp(tag: str) -> str:
         return namer(f"{base}_{tag}")
 
-    S = const("scale", _expand(values[s_name], q, view).astype(np.float32))
-    Z = const("zero_point", _expand(values[z_name], q, view).astype(np.float32)) if z_name else ""
+    try:
+        S = const("scale", _expand(values[s_name], q, view).astype(np.float32))
+        Z = const("zero_point", _expand(values[z_name], q, view).astype(np.float32)) if z_name else ""
+    except (ValueError, IndexError, TypeError) as e:  # a scale that does not fit x (qlin check QL4xx)
+        return Refusal(f"the scale or zero point does not fit x ({str(e).splitlines()[0][:120]})")
     x, y = node.input[0], node.output[0]
     ops: list[onnx.NodeProto] = []
     if q.kind == "quantize":

@@ -214,7 +214,11 @@ def _prove(case: Case) -> str | None:
     outputs = [o for o in case.before[0].output if o]
     if case.q.q_type is None or (case.q.kind == "quantize" and case.q.x_type is None):
         return "the node's input types are unknown, so no probe inputs can be made"
-    for batch in feeds(case):
+    try:
+        batches = feeds(case)
+    except Exception as e:  # a scale or zero point that does not fit x (see qlin check QL4xx)
+        return f"no probe inputs fit the node's scale and zero point ({str(e).splitlines()[0][:160]})"
+    for batch in batches:
         try:
             before = run_nodes(case.before, case.before_opsets, batch)
         except Exception as e:  # the node itself cannot run: nothing to compare against

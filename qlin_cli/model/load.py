@@ -6,12 +6,14 @@ import os
 import stat
 
 import onnx
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 
 from ..errors import QlinError
 
 # protobuf refuses to parse messages above 2 GiB; so do we, with a clear message.
 PROTOBUF_LIMIT = 2**31 - 1
+_STRING, _MESSAGE = FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE
 _TOO_DEEP = (
     "messages nested deeper than protobuf's limit of 100 levels (subgraphs too deeply nested); "
     "cannot parse"
@@ -58,11 +60,40 @@ def load_model(path: str) -> onnx.ModelProto:
         raise QlinError(path, f"not a valid ONNX protobuf ({_short(e)})") from None
     except RecursionError:
         raise QlinError(path, _TOO_DEEP) from None
+    bad = invalid_string(model)
+    if bad is not None:
+        raise QlinError(path, f"a string ({bad}) is not valid UTF-8: a corrupt or hostile file")
     if not model.HasField("graph"):
         raise QlinError(path, "not an ONNX model: no graph in the file")
     if model.ir_version <= 0:
         raise QlinError(path, "not an ONNX model: ir_version is missing")
     return model
+
+
+def invalid_string(model: onnx.ModelProto) -> str | None:
+    """The name of the first string field that is not valid UTF-8, or None.
+
+    protobuf does not validate strings of a proto2 file when parsing; in Python
+    a bad one reads back as ``bytes`` instead of ``str``, and code far away then
+    fails on it. Every message is visited (an explicit stack, no recursion);
+    about 7 microseconds per message.
+    """
+    stack: list = [model]
+    while stack:
+        msg = stack.pop()
+        for fd, value in msg.ListFields():
+            if fd.type == _STRING:
+                if fd.is_repeated:
+                    if any(type(v) is bytes for v in value):
+                        return fd.full_name
+                elif type(value) is bytes:
+                    return fd.full_name
+            elif fd.type == _MESSAGE:
+                if fd.is_repeated:
+                    stack.extend(value)
+                else:
+                    stack.append(value)
+    return None
 
 
 def _short(err: Exception) -> str:
