@@ -119,9 +119,16 @@ class Layout:
         return parts
 
     def split_param(self, p: np.ndarray) -> list[np.ndarray]:
-        """Views of a scale-shaped array that broadcast against ``split`` parts."""
-        if self.kind == PER_TENSOR:
-            return [p.reshape(())]
+        """Views of a scale-shaped array that broadcast against ``split`` parts.
+
+        A 0-d array (a parameter that is the same everywhere) broadcasts as is.
+        """
+        if self.kind == PER_TENSOR or p.ndim == 0:
+            n = 1
+            if self.kind == BLOCKED:
+                full, rem = divmod(self._dims()[1], self.block)
+                n = (1 if full else 0) + (1 if rem else 0)
+            return [p.reshape(())] * n
         outer, d, inner = self._dims()
         if self.kind == PER_AXIS:
             return [p.reshape(1, d) if inner == 1 else p.reshape(1, d, 1)]

@@ -99,12 +99,24 @@ def _scale_in(p: str, scale: np.ndarray) -> np.ndarray:
 
 
 def _exact_reciprocal(s: np.ndarray) -> np.ndarray | None:
-    """1 / s where every s is a power of two with a float32 reciprocal, else None."""
-    with np.errstate(all="ignore"):
-        r = np.float32(1) / s
-        mant, _ = np.frexp(s)
-        ok = (np.abs(mant) == 0.5) & np.isfinite(r) & (r * s == 1)
-    return r if bool(np.all(ok)) else None
+    """1 / s where every s is a power of two with a float32 reciprocal, else None.
+
+    s = +-2**k with a normal float32 s (exponent field 1..254) has the exact
+    reciprocal 2**-k (normal or subnormal), and x * 2**-k == x / 2**k for every
+    x: both are the correctly rounded value of the same real number.
+    """
+    s = np.ascontiguousarray(s, dtype=np.float32)
+    b = s.reshape(-1).view(np.uint32)
+    if b.size == 0:
+        return None
+
+    def ok(v):
+        e = (v >> np.uint32(23)) & np.uint32(0xFF)
+        return ((v & np.uint32(0x7FFFFF)) == 0) & (e >= 1) & (e <= 254)
+
+    if not bool(ok(b[:1])[0]) or not bool(np.all(ok(b))):
+        return None
+    return (np.float32(1) / s).astype(np.float32)
 
 
 def quantize(x, scale, zero_point=None, *, axis: int | None = None, block_size: int = 0,
@@ -160,11 +172,12 @@ def quantize(x, scale, zero_point=None, *, axis: int | None = None, block_size: 
                     None if zero_point is None else zero_point.shape)
     s = _scale_in(p, scale)
     if zero_point is None:
-        zp = np.zeros(scale.shape, np.float64 if out.kind == "int" else np.float32)
+        zp = np.zeros((), np.float64 if out.kind == "int" else np.float32)
     elif out.kind == "int":
         zp = zero_point.astype(np.float64)
     else:
         zp = zero_point.astype(np.float32)
+    zp = _uniform(zp)
     if p == "float16" and x_t != "float16" or p == "bfloat16" and x_t != "bfloat16":
         round_x = p
     else:
@@ -182,8 +195,27 @@ def quantize(x, scale, zero_point=None, *, axis: int | None = None, block_size: 
 
 # ---- per-piece helpers -------------------------------------------------------
 
+def _uniform(a: np.ndarray) -> np.ndarray:
+    """A 0-d array if every element of ``a`` is the same (bit for bit), else ``a``."""
+    if a.ndim and a.size:
+        first = a.reshape(-1)[:1]
+        u = np.dtype(f"u{a.dtype.itemsize}")
+        if np.all(a.reshape(-1).view(u) == first.view(u)):
+            return first.reshape(())
+    return a
+
+
+def _dense(d: np.ndarray, shape) -> np.ndarray:
+    """Blocks along the last axis broadcast a (rows, 1, 1) scale over (rows, B, 1):
+    numpy's inner loop would be B long, so repeat it into a dense piece instead."""
+    if d.ndim >= 3 and d.shape[-2] == 1 and shape[-2] > 1 and shape[-1] == 1:
+        return np.repeat(d, shape[-2], axis=-2)
+    return d
+
+
 def _quotient32(xp, div, mul, p, round_x, scratch, slot=0):
     """float32 quotient x / s in precision p (float32, float16 or bfloat16)."""
+    div = _dense(div, xp.shape)
     q = scratch.get(slot, np.float32, xp.shape)
     if xp.dtype == np.float32:
         src = xp
@@ -242,6 +274,8 @@ def _quantize_int(x, layout, div, mul, zp, out, p, round_x, carrier):
         hi_i = (mbits + hi - zo).astype(np.int32)
         zo_i = zo.astype(np.int32)
         add_zo = bool(np.any(zo))
+        # the same zero point everywhere (the usual case): scalars broadcast fastest
+        m_eff, lo_i, hi_i, zo_i = (_uniform(a) for a in (m_eff, lo_i, hi_i, zo_i))
         mask = np.uint8((1 << bits) - 1) if bits < 8 else None
         lo_code = np.array(lo, np.int64).astype(codes.dtype) if bits >= 8 else \
             np.uint8(lo & ((1 << bits) - 1))

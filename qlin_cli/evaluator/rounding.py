@@ -28,6 +28,8 @@ becomes a zero whose sign is the opposite of the NaN's sign bit.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from qlin_cli.schema.dtypes import FLOAT_LAYOUTS, FloatLayout
@@ -77,6 +79,30 @@ def encode(f32: np.ndarray, layout: FloatLayout, saturate: bool) -> np.ndarray:
     return (code | sign).astype(_code_dtype(layout))
 
 
+@functools.cache
+def _overflow_bits(name: str) -> int:
+    """The smallest float32 magnitude pattern whose rounded code exceeds max_code."""
+    layout = FLOAT_LAYOUTS[name]
+    lo, hi = 0, 0x7F800000  # encode(lo) fits, encode(hi) (Inf) does not
+
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _exceeds(mid, layout):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _exceeds(bits: int, layout: FloatLayout) -> bool:
+    """Does |x| with this float32 pattern round past the largest finite value?"""
+    m = layout.mantissa_bits
+    shift = 23 - m
+    k = ((layout.bias - 127) << 23) + (1 << (shift - 1)) - 1
+    code = (bits + k + ((bits >> shift) & 1)) >> shift
+    return code > layout.max_code
+
+
 def to_narrow_float(f32: np.ndarray, name: str, saturate: bool, out: np.ndarray,
                     scratch=None) -> None:
     """Write the codes of float32 ``f32`` rounded to type ``name`` into ``out``.
@@ -116,9 +142,12 @@ def to_narrow_float(f32: np.ndarray, name: str, saturate: bool, out: np.ndarray,
     if idx.size:
         c = np.float32(2.0 ** (emin - m + 23))
         t[idx] = (a[idx].view(np.float32) + c).view(np.uint32) - c.view(np.uint32)
-    has_nan = bool(a.max(initial=0) > _INF_BITS)
+    amax = a.max(initial=0)
+    has_nan = bool(amax > _INF_BITS)
     if saturate or layout.inf_code is None and layout.nan_code is None:
-        np.minimum(t, np.uint32(layout.max_code), out=t)
+        # codes are monotone in |x|: skip the clamp when the largest fits
+        if has_nan or amax >= _overflow_bits(name):
+            np.clip(t, np.uint32(0), np.uint32(layout.max_code), out=t)
     else:
         over = layout.inf_code if layout.inf_code is not None else layout.nan_code
         np.copyto(t, np.uint32(over), where=t > np.uint32(layout.max_code))
