@@ -2,8 +2,9 @@
 
 16M-element float32 inputs (4096 x 4096), QuantizeLinear at opset 21, scale and
 zero point in initializers, onnxruntime with graph optimizations disabled.
-Times are the best of N runs of each engine's model-level entry point. Every
-output is compared bit for bit with qlin's before it is timed.
+Times are the best of N runs of each engine's model-level entry point; the
+engines run one after the other over all cases (onnxruntime's threads spin
+after a run). Every output is compared bit for bit with qlin's.
 
     python bench/bench_evaluator.py [--repeat N] [--markdown]
 """
@@ -99,25 +100,34 @@ def main() -> None:
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(SHAPE, dtype=np.float32) * 3).astype(np.float32)
     feeds = {"x": x}
-    rows = []
-    for name, m in cases(rng):
-        ours = evaluate(m, feeds)[0]
-        t_q = best(lambda m=m: evaluate(m, feeds), args.repeat)
+    # One engine at a time over all cases: onnxruntime's worker threads keep
+    # spinning after a run and would steal the cores from whatever runs next.
+    todo = cases(rng)
+    ours, t_q = {}, {}
+    for name, m in todo:
+        ours[name] = evaluate(m, feeds)[0]
+        t_q[name] = best(lambda m=m: evaluate(m, feeds), args.repeat)
+    t_r, notes = {}, {}
+    for name, m in todo:
         ref = ReferenceEvaluator(m)
         with np.errstate(all="ignore"):
             r = ref.run(None, feeds)[0]
-            t_r = best(lambda ref=ref: ref.run(None, feeds), max(2, args.repeat // 2))
-        note = "" if same_bits(ours, r, x) else " (ref differs)"
+            t_r[name] = best(lambda ref=ref: ref.run(None, feeds), max(2, args.repeat // 2))
+        notes[name] = "" if same_bits(ours[name], r, x) else " (ref differs)"
+    rows = []
+    for name, m in todo:
+        note = notes[name]
         try:
             sess = ort_session(m)
             o = sess.run(None, feeds)[0]
             t_o = best(lambda sess=sess: sess.run(None, feeds), args.repeat)
-            if not same_bits(ours, o.view(ours.dtype) if o.dtype != ours.dtype else o, x):
+            mine = ours[name]
+            if not same_bits(mine, o.view(mine.dtype) if o.dtype != mine.dtype else o, x):
                 note += " (ort differs)"
         except Exception as e:  # onnxruntime cannot return some types to Python
             t_o = float("nan")
             note += f" (ort: {type(e).__name__})"
-        rows.append((name, t_q, t_r, t_o, note))
+        rows.append((name, t_q[name], t_r[name], t_o, note))
 
     head = ("case", "qlin ms", "onnx.reference ms", "onnxruntime ms",
             "reference / qlin", "onnxruntime / qlin")

@@ -289,9 +289,10 @@ def _quantize_int(x, layout, div, mul, zp, out, p, round_x, carrier):
             if qi.max(initial=0) > 0x7F800000:
                 nan = np.isnan(q)
             np.clip(qi, lo_p, hi_p, out=qi)
-            if add_zo:
-                np.add(qi, zo_p, out=qi)
-            np.copyto(op, qi, casting="unsafe")
+            if add_zo:  # the odd part of the zero point, fused with the narrowing
+                np.add(qi, zo_p, out=op, casting="unsafe")
+            else:
+                np.copyto(op, qi, casting="unsafe")
             if mask is not None:
                 np.bitwise_and(op, mask, out=op)
             if nan is not None:
