@@ -91,11 +91,8 @@ main(sys.argv[3:])
 """
 
 
-@pytest.mark.parametrize("phase", ["copy", "data-written", "model-written"])
-def test_sigkill_mid_write_leaves_the_old_output_whole(phase, setup, tmp_path):
-    src, out = setup
-    before = {p: fingerprint(os.path.join(out.parent, p)) for p in listing(out.parent)}
-    ready = tmp_path / "ready"
+def _kill_mid_write(src, out, phase, ready):
+    """Run `qlin convert src -o out` in a child, SIGKILL it when it reaches ``phase``."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, FIXTURES]))
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(ready), phase, "convert", src,
                               "--to-opset", "23", "-o", str(out)], env=env,
@@ -112,6 +109,13 @@ def test_sigkill_mid_write_leaves_the_old_output_whole(phase, setup, tmp_path):
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+@pytest.mark.parametrize("phase", ["copy", "data-written", "model-written"])
+def test_sigkill_mid_write_leaves_the_old_output_whole(phase, setup, tmp_path):
+    src, out = setup
+    before = {p: fingerprint(os.path.join(out.parent, p)) for p in listing(out.parent)}
+    _kill_mid_write(src, out, phase, tmp_path / "ready")
     after = {p: fingerprint(os.path.join(out.parent, p)) for p in listing(out.parent)}
     assert after == before  # old model and data untouched, and no temporary file left
     r = cli("check", out)  # and still a readable model
@@ -127,6 +131,16 @@ def temp_mode(request, monkeypatch):
     if request.param == "named":
         monkeypatch.setattr(w, "_unnamed_file", lambda folder: -1)
     return request.param
+
+
+@pytest.mark.parametrize("phase", ["copy", "model-written"])
+def test_sigkill_mid_write_without_an_old_output_leaves_nothing(phase, tmp_path, guard):  # noqa: F811
+    src = _source(tmp_path / "in")
+    guard.watch(tmp_path / "in")
+    out = tmp_path / "out" / "o.onnx"
+    out.parent.mkdir()
+    _kill_mid_write(src, out, phase, tmp_path / "ready")
+    assert listing(out.parent) == []
 
 
 def test_interrupt_mid_write_cleans_up(setup, monkeypatch, temp_mode):

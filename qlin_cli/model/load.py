@@ -75,8 +75,8 @@ def invalid_string(model: onnx.ModelProto) -> str | None:
 
     protobuf does not validate strings of a proto2 file when parsing; in Python
     a bad one reads back as ``bytes`` instead of ``str``, and code far away then
-    fails on it. Every message is visited (an explicit stack, no recursion);
-    about 7 microseconds per message.
+    fails on it. Every message is visited (an explicit stack, no recursion):
+    0.2 s for 30,000 nodes and 30,000 initializers.
     """
     stack: list = [model]
     while stack:
