@@ -25,7 +25,7 @@ demo: $(STAMP)
 	$(BIN)/qlin convert fixtures/models/clean/blocked_int4.onnx --to-opset 19 --dry-run; test $$? -eq 1
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
