@@ -4,7 +4,7 @@ A *job* is a tuple of arrays ``(x, out, *params)``: ``x`` and ``out`` have the
 same shape, each parameter broadcasts against it (its extent is either the same
 or 1 along every axis). The driver cuts the job along its first axis, and along
 the second when single rows are large, into pieces of about ``CHUNK`` elements,
-and gives the pieces to ``threads()`` workers in contiguous runs. Each worker
+and ``threads()`` workers take them one by one from a shared counter. Each worker
 owns preallocated scratch buffers (``Scratch``), so the only memory beyond the
 output is a few chunks per worker. numpy releases the GIL inside its loops,
 which is what lets two workers use two cores.
@@ -12,6 +12,7 @@ which is what lets two workers use two cores.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import threading
@@ -108,17 +109,22 @@ def run(jobs: list[tuple], kernel: Kernel, chunk: int = CHUNK) -> None:
         _run_list(work, kernel)
         return
     n = min(n, len(work))
-    bounds = [len(work) * k // n for k in range(n + 1)]
-    futures = [_executor(n).submit(_run_list, work[bounds[k]:bounds[k + 1]], kernel)
-               for k in range(n)]
+    # Workers take the next piece from a shared counter (next() on it is atomic
+    # under the GIL): on a shared machine a worker whose core is busy elsewhere
+    # does fewer pieces instead of holding up the others.
+    counter = itertools.count()
+    futures = [_executor(n).submit(_run_list, work, kernel, counter) for _ in range(n)]
     for f in futures:
         f.result()
 
 
-def _run_list(work: list, kernel: Kernel) -> None:
+def _run_list(work: list, kernel: Kernel, counter=None) -> None:
     scratch = Scratch()
+    order = range(len(work)) if counter is None else counter
     # overflow to Inf, Inf - Inf and NaN inputs are part of the semantics here
     with np.errstate(all="ignore"):
-        for x, out, params, idx in work:
-            xp = x[idx]
-            kernel(xp, out[idx], [_piece(p, x.shape, idx) for p in params], scratch)
+        for i in order:
+            if i >= len(work):
+                break
+            x, out, params, idx = work[i]
+            kernel(x[idx], out[idx], [_piece(p, x.shape, idx) for p in params], scratch)

@@ -56,7 +56,8 @@ def encode(f32: np.ndarray, layout: FloatLayout, saturate: bool) -> np.ndarray:
     code >>= np.uint32(shift)
     # subnormal range of the target: one float32 addition rounds to the quantum
     c = np.float32(2.0 ** (emin - m + 23))
-    sub = (a.view(np.float32) + c).view(np.uint32) - c.view(np.uint32)
+    with np.errstate(all="ignore"):  # NaN lanes; replaced below
+        sub = (a.view(np.float32) + c).view(np.uint32) - c.view(np.uint32)
     small = a < np.uint32((emin + 127) << 23)
     code = np.where(small, sub, code)
     nan = a > _INF_BITS
