@@ -29,10 +29,21 @@ def best(fn) -> float:
     return min(times)
 
 
+PEAK = (
+    "\nfor line in open('/proc/self/status'):\n"
+    "    if line.startswith('VmHWM:'):\n"
+    "        print(int(line.split()[1]))\n"
+)
+
+
 def child_peak_mb(code: str) -> float:
-    """Peak RSS (MB) of a fresh Python running ``code``, as that child reports it."""
-    probe = code + "; import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
-    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
+    """Peak RSS (MB) of a fresh Python running ``code``.
+
+    Read from the child's own VmHWM: ru_maxrss would also count the parent's
+    peak, which Linux carries across fork and exec.
+    """
+    out = subprocess.run([sys.executable, "-c", code + PEAK], check=True, capture_output=True,
+                         text=True)
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
