@@ -236,7 +236,8 @@ def test_quantize_matches_reference(case):
     p = precision or BY_NAME_NP[scale.dtype]
     if p == "float8e8m0":
         p = "float"
-    x_p = x if p == "double" else x.astype(BY_NAME[p].numpy)
+    with np.errstate(all="ignore"):
+        x_p = x if p == "double" else x.astype(BY_NAME[p].numpy)
     if version < 23 and x_p.dtype != x.dtype:
         return  # x must keep T1 = scale type there; covered by the spec tests
     m_ref = make_model("QuantizeLinear", version, [("x", x_p), ("s", scale), ("z", zp)],
