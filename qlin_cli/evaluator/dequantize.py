@@ -27,15 +27,15 @@ import functools
 
 import numpy as np
 
-from qlin_cli.schema import PER_TENSOR
+from qlin_cli.schema import PER_TENSOR, all_types
 from qlin_cli.schema.dtypes import BY_NAME, name_of_array
 
 from . import chunks
 from .errors import EvaluationError
 from .granularity import Layout
 
-OUT_TYPES = frozenset({"float", "float16", "bfloat16"})
-SCALE_TYPES = frozenset({"float", "float16", "bfloat16", "float8e8m0"})
+OUT_TYPES = all_types("dequantize", "y")  # float, float16, bfloat16
+SCALE_TYPES = all_types("dequantize", "scale")  # those and float8e8m0
 _LUT_MIN = 4096  # below this many elements compute directly
 
 

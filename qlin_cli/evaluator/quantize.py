@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from qlin_cli.schema import all_types
 from qlin_cli.schema.dtypes import BY_NAME, FLOAT_LAYOUTS, PRECISION_TYPES, name_of_array
 
 from . import chunks
@@ -64,8 +65,8 @@ from .errors import EvaluationError
 from .granularity import Layout
 from .rounding import round_to, to_narrow_float
 
-X_TYPES = frozenset({"float", "float16", "bfloat16", "int32"})
-SCALE_TYPES = frozenset({"float", "float16", "bfloat16", "int32", "float8e8m0"})
+X_TYPES = all_types("quantize", "x")  # float, float16, bfloat16, int32
+SCALE_TYPES = all_types("quantize", "scale")  # those and float8e8m0
 _MAGIC = np.float32(12582912.0)  # 1.5 * 2**23
 _F32 = frozenset({"float", "float16", "bfloat16"})  # carried in float32
 

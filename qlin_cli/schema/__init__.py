@@ -48,6 +48,20 @@ def known_ops() -> list[tuple[str, str]]:
     return sorted(_INDEX)
 
 
+_ROLES = {"x": 0, "scale": 1, "zero_point": 2}
+
+
+def all_types(kind: str, role: str) -> frozenset[str]:
+    """Every type any version or domain allows for one role ("x", "scale",
+    "zero_point" or "y") of a quantize or dequantize op."""
+    found: set[str] = set()
+    for spec in SPECS:
+        if spec.kind == kind:
+            param = spec.outputs[0] if role == "y" else spec.inputs[_ROLES[role]]
+            found |= spec.allowed(param)
+    return frozenset(found)
+
+
 def twin(spec: OpSpec) -> str:
     """The op_type of the other half of a Q/DQ pair in the same domain."""
     if spec.kind == "quantize":
@@ -57,6 +71,6 @@ def twin(spec: OpSpec) -> str:
 
 __all__ = [
     "AI_ONNX", "BLOCKED", "DOMAIN_NAMES", "MICROSOFT", "PER_AXIS", "PER_TENSOR", "QUARK",
-    "SPECS", "OpSpec", "Param", "is_known_op", "known_ops", "lookup", "normalize_domain",
+    "SPECS", "OpSpec", "Param", "all_types", "is_known_op", "known_ops", "lookup", "normalize_domain",
     "twin", "versions",
 ]
