@@ -1,4 +1,4 @@
-from .base import Rule, op_title
+from .base import Rule, first_version, op_title
 
 
 class SharedTypeMismatch(Rule):
@@ -38,10 +38,13 @@ class SharedTypeMismatch(Rule):
                 j, other = seen[param.types]
                 if other != t:
                     a, b = spec.inputs[j].name, param.name
+                    since = first_version(
+                        spec.domain, spec.op_type,
+                        lambda s, i=i, j=j: s.inputs[i].types != s.inputs[j].types,
+                    )
                     hint = (
-                        " or raise the opset to 23, where they may differ"
-                        if spec.domain == "" and spec.kind == "quantize" and spec.since < 23
-                        else ""
+                        f" or raise the opset to {since}, where they may differ"
+                        if since and since > spec.since else ""
                     )
                     yield (
                         f"node {n.where} ({op_title(n)}): '{a}' is {other} but '{b}' is {t}; "
