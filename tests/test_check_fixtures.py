@@ -60,3 +60,44 @@ def test_committed_fixtures_match_the_generator(tmp_path):
     with open(tmp_path / "manifest.json") as f:
         assert json.load(f) == MANIFEST
     assert os.path.exists(os.path.join(FIXTURES, "make_fixtures.py"))
+
+
+# What each bad fixture's message must say: the values involved and the way out.
+MESSAGES = {
+    "QL101": ["4 inputs", "2 to 3"],
+    "QL102": ["'block_size'", "opset to 21"],
+    "QL103": ["com.microsoft", "version: 1"],
+    "QL104": ["opset 9", "opset 10"],
+    "QL105": ["FLOAT", "INT"],
+    "QL201": ["int4", "opset to 21"],
+    "QL202": ["declared uint8", "produces int8"],
+    "QL203": ["float16", "opset to 23"],
+    "QL301": ["output_dtype int8", "uint8"],
+    "QL302": ["precision 3 (int8)"],
+    "QL303": ["saturate=0", "int8"],
+    "QL304": ["1.0", "use 0"],
+    "QL401": ["axis 1 (the default)", "[-1, 0]"],
+    "QL402": ["default is 1", "uses 0"],
+    "QL403": ["per-axis", "opset to 13"],
+    "QL404": ["no axis", "add axis"],
+    "QL405": ["length 4", "3 along axis 1"],
+    "QL406": ["block_size 16", "[32, 63]", "set block_size to 32"],
+    "QL407": ["rank 2", "no block_size"],
+    "QL408": ["[3]", "[2]"],
+    "QL409": ["shape [1]", "scalars"],
+    "QL501": ["0.0 at index 1", "1 more"],
+    "QL502": ["int32", "non-zero zero point"],
+}
+
+
+@pytest.mark.parametrize("code", sorted(MESSAGES))
+def test_message_names_node_values_and_fix(code):
+    result = check_file(os.path.join(MODELS, f"rules/{code}-bad.onnx"))
+    message = next(d.message for d in result.diagnostics if d.code == code)
+    assert "'node0'" in message
+    for words in MESSAGES[code]:
+        assert words in message, (code, words, message)
+
+
+def test_every_rule_has_a_message_test():
+    assert set(MESSAGES) == {r.code for r in rules.all_rules()}

@@ -40,7 +40,7 @@ class SharedTypeMismatch(Rule):
                     a, b = spec.inputs[j].name, param.name
                     since = first_version(
                         spec.domain, spec.op_type,
-                        lambda s, i=i, j=j: s.inputs[i].types != s.inputs[j].types,
+                        lambda s, i=i, j=j: s.since > spec.since and s.inputs[i].types != s.inputs[j].types,
                     )
                     hint = (
                         f" or raise the opset to {since}, where they may differ"
