@@ -81,10 +81,19 @@ def invalid_string(model: onnx.ModelProto) -> str | None:
     stack: list = [model]
     while stack:
         msg = stack.pop()
+        if type(msg) is onnx.TensorProto:
+            # Tensors are most of a model: read only their string fields, never
+            # ListFields(), which would copy every inline weight's raw bytes.
+            if type(msg.name) is bytes or type(msg.doc_string) is bytes:
+                return "onnx.TensorProto.name"
+            for entry in msg.external_data:
+                if type(entry.key) is bytes or type(entry.value) is bytes:
+                    return "onnx.StringStringEntryProto.value"
+            continue
         for fd, value in msg.ListFields():
             if fd.type == _STRING:
                 if fd.is_repeated:
-                    if any(type(v) is bytes for v in value):
+                    if bytes in map(type, value):
                         return fd.full_name
                 elif type(value) is bytes:
                     return fd.full_name
