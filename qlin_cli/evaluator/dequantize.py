@@ -28,22 +28,16 @@ import functools
 import numpy as np
 
 from qlin_cli.schema import PER_TENSOR, all_types
-from qlin_cli.schema.dtypes import BY_NAME, name_of_array
+from qlin_cli.schema.dtypes import BY_NAME
 
 from . import chunks
 from .errors import EvaluationError
 from .granularity import Layout
+from .inputs import prepare, type_of
 
 OUT_TYPES = all_types("dequantize", "y")  # float, float16, bfloat16
 SCALE_TYPES = all_types("dequantize", "scale")  # those and float8e8m0
 _LUT_MIN = 4096  # below this many elements compute directly
-
-
-def _type_of(a: np.ndarray, what: str) -> str:
-    name = name_of_array(a)
-    if name is None:
-        raise EvaluationError(f"{what} has unsupported dtype {a.dtype}")
-    return name
 
 
 def dequantize(x, scale, zero_point=None, *, axis: int | None = None, block_size: int = 0,
@@ -63,20 +57,13 @@ def dequantize(x, scale, zero_point=None, *, axis: int | None = None, block_size
     Returns an array of x's shape and the output dtype. Raises EvaluationError
     on invalid types or shapes.
     """
-    x = np.asarray(x)
-    if not x.flags.c_contiguous:
-        x = x.copy(order="C")
-    scale = np.asarray(scale)
-    x_t = _type_of(x, "x")
-    s_t = _type_of(scale, "scale")
-    if s_t not in SCALE_TYPES:
-        raise EvaluationError(f"scale of type {s_t} is not allowed")
+    x, scale, x_t, s_t = prepare(x, scale, SCALE_TYPES)
     x_d = BY_NAME[x_t]
     if x_d.kind == "float8e8m0" or x_t in ("float", "double", "int64"):
         raise EvaluationError(f"x of type {x_t} is not a quantized type")
     if zero_point is not None:
         zero_point = np.asarray(zero_point)
-        zp_t = _type_of(zero_point, "zero point")
+        zp_t = type_of(zero_point, "zero point")
         if zp_t != x_t:
             raise EvaluationError(f"zero point type {zp_t} differs from x type {x_t}")
     if out_type is None:

@@ -58,24 +58,18 @@ from __future__ import annotations
 import numpy as np
 
 from qlin_cli.schema import all_types
-from qlin_cli.schema.dtypes import BY_NAME, FLOAT_LAYOUTS, PRECISION_TYPES, name_of_array
+from qlin_cli.schema.dtypes import BY_NAME, FLOAT_LAYOUTS, PRECISION_TYPES
 
 from . import chunks
 from .errors import EvaluationError
 from .granularity import Layout
+from .inputs import prepare, type_of
 from .rounding import round_to, to_narrow_float
 
 X_TYPES = all_types("quantize", "x")  # float, float16, bfloat16, int32
 SCALE_TYPES = all_types("quantize", "scale")  # those and float8e8m0
 _MAGIC = np.float32(12582912.0)  # 1.5 * 2**23
 _F32 = frozenset({"float", "float16", "bfloat16"})  # carried in float32
-
-
-def _type_of(a: np.ndarray, what: str) -> str:
-    name = name_of_array(a)
-    if name is None:
-        raise EvaluationError(f"{what} has unsupported dtype {a.dtype}")
-    return name
 
 
 def precision_of(scale_type: str, precision: str | None) -> str:
@@ -94,7 +88,7 @@ def _scale_in(p: str, scale: np.ndarray) -> np.ndarray:
     if p == "int32":
         return scale.astype(np.int64)
     s = scale.astype(np.float32)
-    if p != "float" and _type_of(scale, "scale") != p:
+    if p != "float" and type_of(scale, "scale") != p:
         s = round_to(s, p)
     return s
 
@@ -147,19 +141,12 @@ def quantize(x, scale, zero_point=None, *, axis: int | None = None, block_size: 
     value for sub-byte types) with x's shape. Raises EvaluationError on invalid
     types or shapes.
     """
-    x = np.asarray(x)
-    if not x.flags.c_contiguous:
-        x = x.copy(order="C")
-    scale = np.asarray(scale)
-    x_t = _type_of(x, "x")
-    s_t = _type_of(scale, "scale")
+    x, scale, x_t, s_t = prepare(x, scale, SCALE_TYPES)
     if x_t not in X_TYPES:
         raise EvaluationError(f"x of type {x_t} cannot be quantized")
-    if s_t not in SCALE_TYPES:
-        raise EvaluationError(f"scale of type {s_t} is not allowed")
     if zero_point is not None:
         zero_point = np.asarray(zero_point)
-        zp_t = _type_of(zero_point, "zero point")
+        zp_t = type_of(zero_point, "zero point")
         if out_type is not None and out_type != zp_t:
             raise EvaluationError(f"output type {out_type} differs from zero point type {zp_t}")
         out_type = zp_t
