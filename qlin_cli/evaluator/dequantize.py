@@ -30,7 +30,7 @@ import numpy as np
 from qlin_cli.schema import PER_TENSOR, all_types
 from qlin_cli.schema.dtypes import BY_NAME
 
-from . import chunks
+from . import alloc, chunks
 from .errors import EvaluationError
 from .granularity import Layout
 from .inputs import prepare, type_of
@@ -79,7 +79,7 @@ def dequantize(x, scale, zero_point=None, *, axis: int | None = None, block_size
         zp = np.zeros(scale.shape, np.int64 if wide else np.float32)
     else:
         zp = zero_point.astype(np.int64 if wide else np.float32)
-    y = np.empty(x.shape, out_dt)
+    y = alloc.empty(x.shape, out_dt)
 
     n_codes = 1 << (8 * x.dtype.itemsize)
     # numpy casts integers to float32 faster than a gather; ml_dtypes' float8 /

@@ -60,7 +60,7 @@ import numpy as np
 from qlin_cli.schema import all_types
 from qlin_cli.schema.dtypes import BY_NAME, FLOAT_LAYOUTS, PRECISION_TYPES
 
-from . import chunks
+from . import alloc, chunks
 from .errors import EvaluationError
 from .granularity import Layout
 from .inputs import prepare, type_of
@@ -240,7 +240,7 @@ def _quantize_int(x, layout, div, mul, zp, out, p, round_x, carrier):
     lo_b = (lo - zp)
     hi_b = (hi - zp)
     bits = out.bits
-    codes = np.empty(x.shape, np.uint8 if bits < 8 else out.numpy)
+    codes = alloc.empty(x.shape, np.uint8 if bits < 8 else out.numpy)
     if carrier and bits <= 16:
         # t = q + (M + ze) rounds q to an integer (ze: the even part of the zero
         # point, so ties still go to even); bits(t) = bits(M) + ze + round(q) while
@@ -309,7 +309,7 @@ def _quantize_float(x, layout, div, mul, zp, out, p, round_x, carrier, saturate,
         saturate = True
     elif out.kind == "float4":
         saturate = True
-    codes = np.empty(x.shape, np.uint8 if layout_f.sign_shift < 8 else np.uint16)
+    codes = alloc.empty(x.shape, np.uint8 if layout_f.sign_shift < 8 else np.uint16)
     add_zp = has_zp
 
     def kernel(xp, op, params, scratch):
