@@ -185,8 +185,9 @@ def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
     new.CopyFrom(model)
     opsets_from = {o.domain or AI_ONNX: o.version for o in model.opset_import}
     newest = ir.newest_opset()
-    if not 10 <= opts.to_opset <= newest:
-        raise QlinError("--to-opset", f"{opts.to_opset} is outside 10..{newest}")
+    oldest = schema.versions(AI_ONNX, "QuantizeLinear")[0].since
+    if not oldest <= opts.to_opset <= newest:
+        raise QlinError("--to-opset", f"{opts.to_opset} is outside {oldest}..{newest}")
     extra = inferred_types(new)
     namer = Namer(all_names(new))
     pending: list[_Pending] = []
