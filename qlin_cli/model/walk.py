@@ -75,7 +75,22 @@ def _better(old, new):
     return old
 
 
+_PARSED: dict[bytes, tuple | None] = {}  # serialized TypeProto -> (elem_type, shape)
+
+
 def _shape_of(tp: onnx.TypeProto) -> tuple[int, Shape | None] | None:
+    """(elem_type, dims) of a tensor type; None for other types. Most value_infos
+    of a model repeat a few types, so parsed results are kept by their bytes."""
+    key = tp.SerializeToString()
+    if key in _PARSED:
+        return _PARSED[key]
+    found = _parse_type(tp)
+    if len(_PARSED) < 65536:
+        _PARSED[key] = found
+    return found
+
+
+def _parse_type(tp: onnx.TypeProto) -> tuple[int, Shape | None] | None:
     if not tp.HasField("tensor_type"):
         return None
     tt = tp.tensor_type
