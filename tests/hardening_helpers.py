@@ -125,6 +125,21 @@ def assert_bad_input(result, path, *words):
     return lines[0]
 
 
+def assert_both_refuse(path, *words, out=None, opset=23, run=None):
+    """`qlin check` and `qlin convert` both refuse PATH as bad input naming ``words``.
+
+    With ``out`` (a file path) convert writes nowhere: ``out`` does not exist after;
+    without it convert runs with --dry-run. Returns check's error line.
+    """
+    run = run or cli
+    line = assert_bad_input(run("check", path), path, *words)
+    target = ["-o", out] if out is not None else ["--dry-run"]
+    assert_bad_input(run("convert", path, "--to-opset", opset, *target), path, *words)
+    if out is not None:
+        assert not os.path.exists(out)
+    return line
+
+
 def dq_graph(weight: TensorProto, dims) -> onnx.GraphProto:
     """DequantizeLinear(weight, 0.5, 0) -> y."""
     s = numpy_helper.from_array(np.float32(0.5), "s")
