@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from onnx import numpy_helper
+from test_evaluator_reference import bits
 
 import qlin_cli
 
@@ -29,11 +30,6 @@ CASES = _cases()
 
 def _array(v) -> np.ndarray:
     return numpy_helper.to_array(v) if hasattr(v, "HasField") else np.asarray(v)
-
-
-def bits(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    return a.view(np.dtype(f"u{a.dtype.itemsize}"))
 
 
 def test_cases_found():
