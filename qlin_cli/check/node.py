@@ -14,8 +14,6 @@ from ..model.walk import Scope, node_label
 from ..schema import dtypes
 from ..schema.ops import DEFAULT_QUANT_TYPE
 
-ATTR_TYPE_NAMES = {v: k for k, v in AttributeProto.AttributeType.items()}
-
 
 class NodeView:
     def __init__(self, node: onnx.NodeProto, index: int, scope: Scope, base_dir: str):

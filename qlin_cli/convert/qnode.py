@@ -40,10 +40,6 @@ class QNode:
     new_zero_point: NewZeroPoint | None = None
     changes: list[str] = field(default_factory=list)
 
-    @property
-    def where_domain(self) -> str:
-        return self.spec.domain_name
-
     def has_zero_point(self) -> bool:
         return (len(self.inputs) > 2 and self.inputs[2] != "") or self.new_zero_point is not None
 

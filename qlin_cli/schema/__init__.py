@@ -44,10 +44,6 @@ def lookup(domain: str, op_type: str, opset: int) -> OpSpec | None:
     return found
 
 
-def known_ops() -> list[tuple[str, str]]:
-    return sorted(_INDEX)
-
-
 _ROLES = {"x": 0, "scale": 1, "zero_point": 2}
 
 
@@ -62,15 +58,8 @@ def all_types(kind: str, role: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def twin(spec: OpSpec) -> str:
-    """The op_type of the other half of a Q/DQ pair in the same domain."""
-    if spec.kind == "quantize":
-        return spec.op_type.replace("Quantize", "Dequantize")
-    return spec.op_type.replace("Dequantize", "Quantize")
-
-
 __all__ = [
     "AI_ONNX", "BLOCKED", "DOMAIN_NAMES", "MICROSOFT", "PER_AXIS", "PER_TENSOR", "QUARK",
-    "SPECS", "OpSpec", "Param", "all_types", "is_known_op", "known_ops", "lookup", "normalize_domain",
-    "twin", "versions",
+    "SPECS", "OpSpec", "Param", "all_types", "is_known_op", "lookup", "normalize_domain",
+    "versions",
 ]

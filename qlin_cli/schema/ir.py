@@ -39,10 +39,6 @@ def newest_opset() -> int:
     return max(row[2] for row in helper.VERSION_TABLE)
 
 
-def newest_ir() -> int:
-    return max(row[1] for row in helper.VERSION_TABLE)
-
-
 def ir_needed(opsets: dict[str, int], types: set[str], has_functions: bool, has_node_metadata: bool) -> int:
     """The lowest IR that carries the ai.onnx opset, every type used, and the features used."""
     need = ir_for_opset(opsets.get(AI_ONNX, 1)) if AI_ONNX in opsets else OLDEST_IR

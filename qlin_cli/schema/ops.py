@@ -69,10 +69,6 @@ class OpSpec:
     def min_inputs(self) -> int:
         return sum(1 for p in self.inputs if not p.optional)
 
-    @property
-    def zero_point_optional(self) -> bool:
-        return self.inputs[2].optional
-
     def allowed(self, param: Param) -> frozenset[str]:
         return self.types[param.types]
 
@@ -110,7 +106,6 @@ MS_HIGH = _set("float", "float16")
 MS_Q = _set("int8", "uint8", "int16", "uint16", "int4", "uint4")
 QUARK_Q = _set("int32", "int16", "int8", "uint32", "uint16", "uint8", "float16", "bfloat16")
 
-X, S, Z, Y = "x", "scale", "zero_point", "y"
 
 
 def _q(domain, op, since, x_t, s_t, y_t, attrs, grans, *, scale_shares_x=False, notes=()):
