@@ -1,16 +1,16 @@
 """The ai.onnx version steps of QuantizeLinear / DequantizeLinear, one entry each.
 
-Every step between two neighbouring versions is registered in both directions
-for both ops, keyed by (domain, op_type, from_since, to_since). Each adapter is
-``retarget`` to the neighbour's schema; the table says what the step changes, so
-the report and docs/convert.md can say it too. tests/test_convert_adapters.py
-holds the registry against the version history in onnx.defs.
+Every step between two neighbouring versions of the schema table is registered
+in both directions for both ops, keyed by (domain, op_type, from_since,
+to_since). Each adapter is ``retarget`` to the neighbour's schema, so what a
+step rewrites or refuses follows from the two schemas (docs/convert.md lists
+it). tests/test_convert_adapters.py holds the registry against the version
+history in onnx.defs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from .. import schema
 from ..schema import AI_ONNX
@@ -18,30 +18,6 @@ from .qnode import QNode
 from .retarget import Refusal, retarget
 
 Adapter = Callable[[QNode], "QNode | Refusal"]
-
-
-@dataclass(frozen=True)
-class Step:
-    low: int
-    high: int
-    up: str  # what going up changes
-    down: str  # what going down checks or rewrites
-
-
-STEPS: tuple[Step, ...] = (
-    Step(10, 13, "nothing to rewrite (axis appears, default 1)",
-         "per-axis refused; axis dropped on per-tensor nodes"),
-    Step(13, 19, "nothing to rewrite (saturate appears; float16/bfloat16 become possible)",
-         "float8, float16/bfloat16 x or scale refused; saturate dropped where it has no effect"),
-    Step(19, 21, "nothing to rewrite (blocked, 16-bit and 4-bit types appear)",
-         "blocked, int16/uint16/int4/uint4 refused; output_dtype becomes an explicit zero point"),
-    Step(21, 23, "nothing to rewrite (precision, float4e2m1; scale type may differ from x)",
-         "precision stripped only when equal to the scale's type; float4e2m1 refused"),
-    Step(23, 24, "nothing to rewrite (float8e8m0 scales appear)", "float8e8m0 scales refused"),
-    Step(24, 25, "nothing to rewrite (int2/uint2 appear)", "int2/uint2 refused"),
-    Step(25, 28, "nothing to rewrite (float6 types appear)", "float6e2m3/float6e3m2 refused"),
-)
-
 OPS = ("QuantizeLinear", "DequantizeLinear")
 
 
@@ -55,16 +31,22 @@ def _to(op_type: str, since: int) -> Adapter:
     return adapter
 
 
+def _since(op_type: str) -> list[int]:
+    return [s.since for s in schema.versions(AI_ONNX, op_type)]
+
+
 REGISTRY: dict[tuple[str, str, int, int], Adapter] = {}
 for _op in OPS:
-    for _s in STEPS:
-        REGISTRY[(AI_ONNX, _op, _s.low, _s.high)] = _to(_op, _s.high)
-        REGISTRY[(AI_ONNX, _op, _s.high, _s.low)] = _to(_op, _s.low)
+    _v = _since(_op)
+    for _low, _high in zip(_v, _v[1:], strict=False):
+        REGISTRY[(AI_ONNX, _op, _low, _high)] = _to(_op, _high)
+        REGISTRY[(AI_ONNX, _op, _high, _low)] = _to(_op, _low)
 
 
 def path(from_since: int, to_since: int) -> list[tuple[int, int]]:
-    """The steps from one version to another, through every version between."""
-    versions = sorted({s.low for s in STEPS} | {s.high for s in STEPS})
+    """The steps from one version to another, through every version between
+    (QuantizeLinear and DequantizeLinear change at the same opsets)."""
+    versions = sorted({v for op in OPS for v in _since(op)})
     if from_since == to_since:
         return []
     i, j = versions.index(from_since), versions.index(to_since)
