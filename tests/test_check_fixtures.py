@@ -101,3 +101,24 @@ def test_message_names_node_values_and_fix(code):
 
 def test_every_rule_has_a_message_test():
     assert set(MESSAGES) == {r.code for r in rules.all_rules()}
+
+
+def _blocked(**kw):
+    import numpy as np
+    from builders import qdq_model
+
+    return qdq_model(x_shape=(4, 64), scale=np.full((4, 2), 0.1, np.float32),
+                     zero_point=np.zeros((4, 2)), zp_type="int8", **kw)
+
+
+@pytest.mark.parametrize("kw, code, hint", [
+    ({"opset": 19, "attrs": {"axis": 1}}, "QL407", "raise the opset to 21"),
+    ({"domain": "com.microsoft", "attrs": {"axis": 1}}, "QL407", "use ai.onnx opset 21 or later"),
+    ({"op": "ExtendedQuantizeLinear", "domain": "com.amd.quark",
+      "attrs": {"axis": 1, "block_size": 32}}, "QL403", "convert the node to ai.onnx opset 21"),
+])
+def test_blocked_scale_where_the_version_or_domain_has_none_points_to_ai_onnx(kw, code, hint):
+    from qlin_cli.check.engine import check_model
+
+    found = {d.code: d.message for d in check_model(_blocked(**kw), ".")}
+    assert hint in found[code], found

@@ -47,6 +47,13 @@ def first_version(domain: str, op_type: str, pred) -> int | None:
     return None
 
 
+def first_ai_onnx(kind: str, pred) -> int | None:
+    """The first ai.onnx version of the quantize or dequantize op satisfying ``pred``:
+    where a vendor node's missing feature can be found."""
+    op = "QuantizeLinear" if kind == "quantize" else "DequantizeLinear"
+    return first_version(schema.AI_ONNX, op, pred)
+
+
 def fmt_types(types) -> str:
     return ", ".join(sorted(types))
 

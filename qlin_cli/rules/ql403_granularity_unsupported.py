@@ -1,5 +1,5 @@
 from .. import schema
-from .base import Rule, first_version, op_title
+from .base import Rule, first_ai_onnx, first_version, op_title
 from .base_shapes import fmt_shape, one_element_vector
 
 
@@ -39,7 +39,9 @@ class GranularityUnsupported(Rule):
         if since:
             hint = f"raise the {spec.domain_name} opset to {since} or later"
         else:
-            hint = "convert the node to ai.onnx opset 21 or later (qlin convert --to-domain ai.onnx)"
+            onnx_since = first_ai_onnx(spec.kind, lambda s: g in s.granularities)
+            hint = (f"convert the node to ai.onnx opset {onnx_since} or later "
+                    f"(qlin convert --to-domain ai.onnx)")
         yield (
             f"node {n.where} ({op_title(n)}) has a {g} scale (shape "
             f"{fmt_shape(n.in_shape(1))}), which this version does not support: {hint}"

@@ -1,4 +1,4 @@
-from .base import Rule, op_title
+from .base import Rule, first_ai_onnx, op_title
 from .base_shapes import fmt_shape
 
 
@@ -33,9 +33,10 @@ class BlockSize(Rule):
         if "block_size" not in n.spec.attributes and n.block_size == 0:
             r = n.scale_rank
             if r is not None and r >= 2:
+                since = first_ai_onnx(n.spec.kind, lambda s: "block_size" in s.attributes)
                 hint = (
-                    "raise the opset to 21 for blocked quantization" if n.domain == ""
-                    else "use ai.onnx opset 21 or later for blocked quantization"
+                    f"raise the opset to {since} for blocked quantization" if n.domain == ""
+                    else f"use ai.onnx opset {since} or later for blocked quantization"
                 )
                 yield (
                     f"node {n.where} ({op_title(n)}) has a scale of rank {r} "
