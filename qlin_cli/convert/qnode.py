@@ -11,8 +11,9 @@ from .. import schema
 from ..check.node import NodeView
 from ..schema import OpSpec
 
-# The attributes qlin understands; anything else on a Q/DQ node is kept verbatim.
-KNOWN_ATTRS = ("axis", "saturate", "block_size", "output_dtype", "precision")
+# The attributes qlin understands (any version's schema defines them); anything
+# else on a Q/DQ node is kept verbatim.
+KNOWN_ATTRS = frozenset(name for spec in schema.SPECS for name in spec.attributes)
 
 
 @dataclass

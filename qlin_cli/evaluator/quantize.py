@@ -59,6 +59,7 @@ import numpy as np
 
 from qlin_cli.schema import all_types
 from qlin_cli.schema.dtypes import BY_NAME, FLOAT_LAYOUTS, PRECISION_TYPES
+from qlin_cli.schema.ops import DEFAULT_QUANT_TYPE
 
 from . import alloc, chunks
 from .errors import EvaluationError
@@ -68,6 +69,7 @@ from .rounding import round_to, to_narrow_float
 
 X_TYPES = all_types("quantize", "x")  # float, float16, bfloat16, int32
 SCALE_TYPES = all_types("quantize", "scale")  # those and float8e8m0
+Y_TYPES = all_types("quantize", "y")  # every domain's quantized output types
 _MAGIC = np.float32(12582912.0)  # 1.5 * 2**23
 _F32 = frozenset({"float", "float16", "bfloat16"})  # carried in float32
 
@@ -150,11 +152,10 @@ def quantize(x, scale, zero_point=None, *, axis: int | None = None, block_size: 
         if out_type is not None and out_type != zp_t:
             raise EvaluationError(f"output type {out_type} differs from zero point type {zp_t}")
         out_type = zp_t
-    out_type = out_type or "uint8"
-    out = BY_NAME.get(out_type)
-    if out is None or out.kind not in ("int", "float8", "float4", "float") or out_type in (
-            "double", "float", "int64"):
+    out_type = out_type or DEFAULT_QUANT_TYPE
+    if out_type not in Y_TYPES:
         raise EvaluationError(f"{out_type} is not a quantized type")
+    out = BY_NAME[out_type]
     p = precision_of(s_t, precision)
     layout = Layout(x.shape, scale.shape, axis, block_size, granularities,
                     None if zero_point is None else zero_point.shape)
