@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import onnx
 
-from ..model.walk import Scope, function_scope, graph_scope, subgraphs
+from ..model.walk import Scope, graph_paths, walk_owned
 
 
 @dataclass
@@ -23,21 +23,9 @@ class Site:
 
 
 def sites(model: onnx.ModelProto, extra: dict | None = None) -> Iterator[Site]:
-    """Main graph and its subgraphs, then each function and its subgraphs (no recursion)."""
-    opsets = {o.domain: o.version for o in model.opset_import}
-    roots: list = [(model.graph, graph_scope(model.graph, "main", opsets, None, extra))]
-    roots += [(fn, function_scope(fn)) for fn in model.functions]
-    for owner, scope in roots:
-        stack = [(owner, scope)]
-        while stack:
-            own, sc = stack.pop()
-            pending = []
-            for i, node in enumerate(own.node):
-                yield Site(sc, own, i, node)
-                for sub_path, g in subgraphs(node, i):
-                    path = f"{sc.path}/{sub_path}"
-                    pending.append((g, graph_scope(g, path, sc.opsets, sc, extra)))
-            stack.extend(reversed(pending))
+    """Every node with its scope and owner, in walk order (no recursion)."""
+    for scope, owner, index, node in walk_owned(model, extra):
+        yield Site(scope, owner, index, node)
 
 
 def all_names(model: onnx.ModelProto) -> set[str]:
@@ -47,13 +35,9 @@ def all_names(model: onnx.ModelProto) -> set[str]:
         names.update(site.node.input)
         names.update(site.node.output)
         names.add(site.node.name)
-    stack = [model.graph]
-    while stack:
-        g = stack.pop()
+    for _, g in graph_paths(model):
         names.update(t.name for t in g.initializer)
         names.update(v.name for v in list(g.input) + list(g.output) + list(g.value_info))
-        for n in g.node:
-            stack.extend(sg for _, sg in subgraphs(n, 0))
     for fn in model.functions:
         names.update(fn.input)
         names.update(fn.output)

@@ -9,25 +9,13 @@ from onnx import AttributeProto
 
 from ..errors import QlinError
 from .tensors import UnsafeData, check_external, is_external
+from .walk import graph_paths
 
 
 def all_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
     """The main graph and every subgraph, in functions too (no recursion)."""
-    stack: list = [model.graph]
-    node_lists = [fn.node for fn in model.functions]
-    while stack or node_lists:
-        if stack:
-            g = stack.pop()
-            yield g
-            nodes = g.node
-        else:
-            nodes = node_lists.pop()
-        for node in nodes:
-            for a in node.attribute:
-                if a.type == AttributeProto.GRAPH:
-                    stack.append(a.g)
-                elif a.type == AttributeProto.GRAPHS:
-                    stack.extend(a.graphs)
+    for _, graph in graph_paths(model):
+        yield graph
 
 
 def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:

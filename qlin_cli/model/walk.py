@@ -176,31 +176,42 @@ def subgraphs(node: onnx.NodeProto, index: int) -> Iterator[tuple[str, onnx.Grap
                 yield f"{label}.{a.name}[{i}]", g
 
 
+Owner = "onnx.GraphProto | onnx.FunctionProto"
+
+
+def walk_owned(
+    model: onnx.ModelProto, extra_types: dict | None = None
+) -> Iterator[tuple[Scope, Owner, int, onnx.NodeProto]]:
+    """Yield (scope, owner, index in the owner, node) for every node: the main
+    graph first, then each model-local function, each followed by its subgraphs.
+    The owner is the GraphProto or FunctionProto that holds the node.
+
+    ``extra_types`` maps a scope path to {name: [TypeProto, ...]} found by shape
+    inference; they fill what the model itself does not declare.
+    """
+    opsets = {o.domain: o.version for o in model.opset_import}
+    roots: list = [(model.graph, graph_scope(model.graph, "main", opsets, None, extra_types))]
+    roots += [(fn, function_scope(fn)) for fn in model.functions]
+    for root in roots:
+        stack = [root]
+        while stack:
+            owner, scope = stack.pop()
+            pending = []
+            for i, node in enumerate(owner.node):
+                yield scope, owner, i, node
+                for sub, g in subgraphs(node, i) if node.attribute else ():
+                    pending.append((g, f"{scope.path}/{sub}", scope))
+            # subgraph scopes are built when reached, first subgraph first
+            stack.extend((g, graph_scope(g, path, parent.opsets, parent, extra_types))
+                         for g, path, parent in reversed(pending))
+
+
 def walk(
     model: onnx.ModelProto, extra_types: dict | None = None
 ) -> Iterator[tuple[Scope, int, onnx.NodeProto]]:
-    """Yield (scope, index in its graph, node) for every node: main graph first,
-    then each model-local function, each followed by its subgraphs.
-
-    ``extra_types`` maps a scope path to {name: (elem_type, shape)} found by
-    shape inference; they fill what the model itself does not declare.
-    """
-    opsets = {o.domain: o.version for o in model.opset_import}
-    stack: list[tuple[onnx.GraphProto, str, dict, Scope | None]] = []
-    main = graph_scope(model.graph, "main", opsets, None, extra_types)
-    yield from _walk_nodes(main, model.graph.node, stack)
-    yield from _drain(stack, extra_types)
-    for fn in model.functions:
-        scope = function_scope(fn)
-        yield from _walk_nodes(scope, fn.node, stack)
-        yield from _drain(stack, extra_types)
-
-
-def _drain(stack, extra_types):
-    while stack:
-        graph, path, ops, parent = stack.pop()
-        scope = graph_scope(graph, path, ops, parent, extra_types)
-        yield from _walk_nodes(scope, graph.node, stack)
+    """Yield (scope, index in its graph, node) for every node, as walk_owned does."""
+    for scope, _, index, node in walk_owned(model, extra_types):
+        yield scope, index, node
 
 
 def graph_paths(model: onnx.ModelProto) -> Iterator[tuple[str, onnx.GraphProto]]:
@@ -232,11 +243,3 @@ def scope_types(model: onnx.ModelProto) -> dict[str, dict]:
         found[path] = scope.raw
     return found
 
-
-def _walk_nodes(scope: Scope, nodes, stack):
-    pending = []
-    for i, node in enumerate(nodes):
-        yield scope, i, node
-        for sub_path, g in subgraphs(node, i) if node.attribute else ():
-            pending.append((g, f"{scope.path}/{sub_path}", scope.opsets, scope))
-    stack.extend(reversed(pending))
