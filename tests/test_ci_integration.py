@@ -203,3 +203,13 @@ def test_progress_only_on_a_terminal(monkeypatch):
 def test_check_shows_no_progress_when_not_a_terminal():
     code, out, err = run("check", os.path.join(MODELS, "scopes"))
     assert "Checking models" not in err + out
+
+
+def test_per_path_ignores_match_globs_and_folders(tmp_path):
+    from qlin_cli.config import Config
+
+    cfg = Config(path=str(tmp_path / "pyproject.toml"),
+                 per_path_ignores={"models/legacy/": ["QL403"], "*/old_*.onnx": ["QL409"]})
+    assert cfg.ignored_for(str(tmp_path / "models" / "legacy" / "a.onnx")) == ["QL403"]
+    assert cfg.ignored_for(str(tmp_path / "models" / "old_b.onnx")) == ["QL409"]
+    assert cfg.ignored_for(str(tmp_path / "models" / "new.onnx")) == []

@@ -167,3 +167,24 @@ def test_an_unforeseen_crash_is_one_line_and_the_run_goes_on(tmp_path, guard, mo
     assert len(lines) == 1 and lines[0].startswith(f"qlin: error: {bad}: internal error (ZeroDivisionError")
     files = json.loads(r.stdout)["files"]
     assert [d["code"] for d in files[1]["diagnostics"]] == ["QL405"]
+
+
+@pytest.mark.parametrize("field", ["initializer-name", "external-location"])
+def test_invalid_utf8_in_a_tensor_is_one_line(field, tmp_path, guard):  # noqa: F811
+    """Tensors' strings are scanned on their own path (their payload is never copied)."""
+    import onnx
+
+    m = onnx.load(os.path.join(MODELS, "rules", "QL405-bad.onnx"))
+    init = m.graph.initializer[0]
+    if field == "external-location":
+        init.data_location = onnx.TensorProto.EXTERNAL
+        init.external_data.add(key="location", value="Q_in.bin")
+    else:
+        old = init.name
+        init.name = "Q_in"
+        for n in m.graph.node:
+            n.input[:] = ["Q_in" if i == old else i for i in n.input]
+    p = tmp_path / "m.onnx"
+    p.write_bytes(m.SerializeToString().replace(b"Q_in", b"\xf3_in"))
+    guard.watch(p)
+    assert_both_refuse(p, "UTF-8", out=tmp_path / "o.onnx")
