@@ -33,7 +33,6 @@ class NodeView:
                 self.spec = only[0]
         self.attrs = {a.name: a for a in node.attribute}
         self.inputs = list(node.input)  # protobuf field access is slow; read it once
-        self._values: dict[int, np.ndarray | None] = {}
         # types and shapes of x, scale and zero point, looked up once
         found = [scope.find_type(name) if name else None for name in self.inputs[:3]]
         found += [None] * (3 - len(found))
@@ -82,23 +81,19 @@ class NodeView:
     def in_value(self, i: int) -> np.ndarray | None:
         """The input's value when it is an initializer or a Constant; None otherwise.
 
-        Values are cached per tensor, so a scale shared by a Q/DQ pair is read once.
+        Values are cached per tensor in the scope, so a scale shared by a Q/DQ pair,
+        or read by several rules, is read once.
         """
-        if i not in self._values:
-            tensor = self.scope.find_value(self.input_name(i)) if self.present(i) else None
-            value = None
-            if tensor is not None:
-                key = id(tensor)
-                if key in self.scope.read_cache:
-                    value = self.scope.read_cache[key]
-                else:
-                    try:
-                        value = read_value(tensor, self.base_dir)
-                    except UnsafeData:
-                        value = None  # the engine refuses unsafe files before rules run
-                    self.scope.read_cache[key] = value
-            self._values[i] = value
-        return self._values[i]
+        tensor = self.scope.find_value(self.inputs[i]) if self.present(i) else None
+        if tensor is None:
+            return None
+        cache = self.scope.read_cache
+        if id(tensor) not in cache:
+            try:
+                cache[id(tensor)] = read_value(tensor, self.base_dir)
+            except UnsafeData:
+                cache[id(tensor)] = None  # the engine refuses unsafe files before rules run
+        return cache[id(tensor)]
 
     def out_type(self) -> str | None:
         if not self.node.output or not self.node.output[0]:
