@@ -1,8 +1,9 @@
-"""A rich progress bar on stderr, shown only when stderr is a terminal."""
+"""Rich progress bars on stderr, shown only when stderr is a terminal."""
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
@@ -13,19 +14,61 @@ def stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
 
 
+class Meter:
+    """A bar fed by ``update(done, total)``. It appears only on a terminal (or on
+    the console given), and only once the work has taken ``delay`` seconds.
+
+        with Meter("verifying") as update:
+            update(3, 10)
+    """
+
+    def __init__(self, description: str, *, delay: float = 0.5, console=None,
+                 enabled: bool = True):
+        self.description = description
+        self.delay = delay
+        self.console = console
+        self.enabled = enabled and (console is not None or stderr_is_terminal())
+        self.bar = None
+        self.task = None
+        self.start = 0.0
+
+    def __enter__(self):
+        self.start = time.monotonic()
+        return self.update
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if not self.enabled or time.monotonic() - self.start < self.delay:
+                return
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=self.console or Console(stderr=True),
+                                transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.description, total=total)
+        self.bar.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc) -> bool:
+        if self.bar is not None:
+            self.bar.stop()
+        return False
+
+
 def track(items: Iterable[T], total: int, description: str, *, min_items: int = 2,
           console=None) -> Iterator[T]:
     """Yield ``items``; with a terminal (or a given console) and enough items, show progress."""
-    if console is None and (total < min_items or not stderr_is_terminal()):
+    if console is None and total < min_items:
         yield from items
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    console = console or Console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task(description, total=total)
-        for item in items:
+    with Meter(description, delay=0, console=console) as update:
+        for done, item in enumerate(items, 1):
             yield item
-            bar.advance(task)
+            update(done, total)

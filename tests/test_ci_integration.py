@@ -213,3 +213,28 @@ def test_per_path_ignores_match_globs_and_folders(tmp_path):
     assert cfg.ignored_for(str(tmp_path / "models" / "legacy" / "a.onnx")) == ["QL403"]
     assert cfg.ignored_for(str(tmp_path / "models" / "old_b.onnx")) == ["QL409"]
     assert cfg.ignored_for(str(tmp_path / "models" / "new.onnx")) == []
+
+
+def test_meter_shows_only_on_a_terminal_after_its_delay(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from qlin_cli import progress
+
+    def run(**kw):
+        buf = io.StringIO()
+        with progress.Meter("verifying", console=Console(file=buf, force_terminal=True, width=80),
+                            **kw) as update:
+            update(1, 4)
+            update(4, 4)
+        return buf.getvalue()
+
+    assert "verifying" in run(delay=0)
+    assert run(delay=60) == ""  # quick work shows nothing
+    assert run(delay=0, enabled=False) == ""  # e.g. --format json
+    monkeypatch.setattr(progress, "stderr_is_terminal", lambda: False)
+    meter = progress.Meter("verifying", delay=0)
+    with meter as update:  # no terminal: never starts
+        update(1, 2)
+    assert meter.bar is None

@@ -56,7 +56,9 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
         if ir_version is not None and ir_version < 3:
             raise QlinError("--ir-version", f"{ir_version} is below 3, the first IR with opsets")
         opts = Options(to_opset, _domain(to_domain), ir_version, lower, not no_verify)
-        with _progress(fmt) as progress:
+        from ..progress import Meter
+
+        with Meter("verifying", enabled=fmt == "text") as progress:
             result = convert_model(proto, base_dir, opts, progress, source=model)
         written = None
         if result.model is not None and not dry_run:
@@ -88,38 +90,3 @@ def _domain(name):
 def _fail(what, why):
     click.echo(f"qlin: error: {what}: {why}", err=True)
     sys.exit(EXIT_BAD_INPUT)
-
-
-class _progress:
-    """A rich progress bar on a terminal when the proof takes more than a moment."""
-
-    def __init__(self, fmt):
-        self.fmt = fmt
-        self.bar = None
-        self.task = None
-        self.start = None
-
-    def __enter__(self):
-        import time
-
-        self.start = time.monotonic()
-        return self.update
-
-    def update(self, done: int, total: int) -> None:
-        import time
-
-        if self.bar is None:
-            if self.fmt != "text" or not sys.stderr.isatty() or time.monotonic() - self.start < 0.5:
-                return
-            from rich.console import Console
-            from rich.progress import Progress
-
-            self.bar = Progress(console=Console(stderr=True), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("verifying", total=total)
-        self.bar.update(self.task, completed=done, total=total)
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.stop()
-        return False
