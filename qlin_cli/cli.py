@@ -7,7 +7,7 @@ import sys
 
 import click
 
-EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+from .errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK
 
 
 def _codes(values: tuple[str, ...]) -> list[str]:

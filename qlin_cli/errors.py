@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# Exit statuses of every command: 0 fine; 1 findings (check) or refused nodes
+# (convert); 2 something could not be read or handled.
+EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+
 
 class QlinError(Exception):
     """Something about an input file that stops qlin from handling it.

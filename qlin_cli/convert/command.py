@@ -6,8 +6,10 @@ import sys
 
 import click
 
-EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
-DOMAINS = ("ai.onnx", "com.microsoft", "com.amd.quark")
+from ..errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK
+from ..schema.ops import DOMAIN_NAMES
+
+DOMAINS = tuple(DOMAIN_NAMES.values())
 
 
 @click.command("convert")
@@ -55,7 +57,7 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
         validate_model_files(proto, base_dir, model)
         if ir_version is not None and ir_version < 3:
             raise QlinError("--ir-version", f"{ir_version} is below 3, the first IR with opsets")
-        opts = Options(to_opset, _domain(to_domain), ir_version, lower, not no_verify)
+        opts = Options(to_opset, to_domain, ir_version, lower, not no_verify)
         from ..progress import Meter
 
         with Meter("verifying", enabled=fmt == "text") as progress:
@@ -76,15 +78,7 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
         click.echo(render_json(model, written, result, dry_run))
     else:
         render_text(model, written, result, dry_run)
-    sys.exit(EXIT_REFUSED if result.refused else EXIT_OK)
-
-
-def _domain(name):
-    if name is None:
-        return None
-    from .domains import NAMES
-
-    return NAMES[name]
+    sys.exit(EXIT_FINDINGS if result.refused else EXIT_OK)
 
 
 def _fail(what, why):

@@ -10,12 +10,12 @@ means per-tensor), Quark's page says 1 and its kernel uses 0, so qlin writes
 from __future__ import annotations
 
 from .. import schema
-from ..schema import AI_ONNX, MICROSOFT, QUARK, OpSpec
+from ..schema import AI_ONNX, QUARK, OpSpec
 from . import adapters
 from .qnode import QNode
 from .retarget import Refusal, retarget
 
-NAMES = {"ai.onnx": AI_ONNX, "com.microsoft": MICROSOFT, "com.amd.quark": QUARK}
+NAMES = {name: domain for domain, name in schema.DOMAIN_NAMES.items()}  # "ai.onnx" -> ""
 
 
 def op_for(domain: str, kind: str) -> str:
