@@ -149,6 +149,25 @@ class NodeView:
         return DEFAULT_QUANT_TYPE
 
     @cached_property
+    def implied_out_type(self) -> str | None:
+        """The output type the schema implies: for quantize the quantized type; for
+        dequantize ``output_dtype``, else the scale's type ("If output_dtype is not
+        supplied then the output type is the same as x_scale"), or the one fixed
+        type of versions without a choice."""
+        spec = self.spec
+        if spec is None:
+            return None
+        if spec.kind == "quantize":
+            return self.quant_type
+        od = self.attr_int("output_dtype") if "output_dtype" in spec.attributes else 0
+        if od:
+            return dtypes.name_of(od)
+        out_types = spec.types[spec.outputs[0].types]
+        if len(out_types) == 1:
+            return next(iter(out_types))
+        return self.in_type(1)
+
+    @cached_property
     def axis(self) -> int | None:
         """The axis in force (explicit or the schema default); None when there is none."""
         return self.attr_int("axis")

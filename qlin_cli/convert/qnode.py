@@ -77,12 +77,7 @@ def read(view: NodeView) -> QNode:
             x_type = scale_type
         elif len(spec.allowed(x_param)) == 1:
             x_type = next(iter(spec.allowed(x_param)))
-    if spec.kind == "dequantize":
-        od = attrs.get("output_dtype", 0)
-        out_type = schema.dtypes.name_of(od) if od else (
-            scale_type if spec.outputs[0].types == spec.inputs[1].types else view.out_type())
-    else:
-        out_type = view.quant_type
+    out_type = view.implied_out_type
     return QNode(
         kind=spec.kind,
         spec=spec,

@@ -1,20 +1,4 @@
-from ..schema import dtypes
 from .base import Rule, fmt_types, op_title
-
-
-def expected_output(n) -> str | None:
-    """The output type the schema implies from the inputs and attributes."""
-    spec = n.spec
-    if spec.kind == "quantize":
-        return n.quant_type
-    if "output_dtype" in spec.attributes and (n.attr_int("output_dtype") or 0):
-        return dtypes.name_of(n.attr_int("output_dtype"))
-    out_key = spec.outputs[0].types
-    if out_key == spec.inputs[1].types:  # output shares the scale's type
-        return n.in_type(1)
-    if len(spec.types[out_key]) == 1:
-        return next(iter(spec.types[out_key]))
-    return n.in_type(1)  # 23+: without output_dtype the output takes the scale's type
 
 
 class OutputType(Rule):
@@ -56,7 +40,7 @@ class OutputType(Rule):
                 f"fix the declaration"
             )
             return
-        expected = expected_output(n)
+        expected = n.implied_out_type
         if expected is not None and expected != declared:
             yield (
                 f"node {n.where} ({op_title(n)}): output '{n.node.output[0]}' is declared "
