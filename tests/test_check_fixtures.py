@@ -122,3 +122,21 @@ def test_blocked_scale_where_the_version_or_domain_has_none_points_to_ai_onnx(kw
 
     found = {d.code: d.message for d in check_model(_blocked(**kw), ".")}
     assert hint in found[code], found
+
+
+@pytest.mark.parametrize("output_dtype, codes", [(None, {"QL301"}), (1, set())])
+def test_dequantize_with_e8m0_scale_needs_output_dtype(output_dtype, codes):
+    """"If output_dtype is not supplied then the output type is the same as x_scale";
+    float8e8m0 is not an output type, so such a node must say which float it makes."""
+    import numpy as np
+    from builders import qdq_model
+
+    from qlin_cli.check.engine import check_model
+
+    attrs = {"output_dtype": output_dtype} if output_dtype else {}
+    model = qdq_model(op="DequantizeLinear", opset=24, x_type="int8", scale=np.float32(2.0),
+                      scale_type="float8e8m0", attrs=attrs, out_type="float")
+    found = [d for d in check_model(model, ".")]
+    assert {d.code for d in found} == codes, [d.message for d in found]
+    if codes:
+        assert "float8e8m0" in found[0].message and "set output_dtype" in found[0].message

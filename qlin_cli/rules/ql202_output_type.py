@@ -41,7 +41,7 @@ class OutputType(Rule):
             )
             return
         expected = n.implied_out_type
-        if expected is not None and expected != declared:
+        if expected is not None and expected in allowed and expected != declared:
             yield (
                 f"node {n.where} ({op_title(n)}): output '{n.node.output[0]}' is declared "
                 f"{declared} but the node produces {expected}: declare it {expected}, or change "

@@ -5,7 +5,10 @@ from .base import Rule, fmt_types, op_title
 class OutputDtype(Rule):
     """
     ## What it checks
-    That a non-zero `output_dtype` names a type the op can produce, and for
+    That a non-zero `output_dtype` names a type the op can produce; that a
+    DequantizeLinear without it does not take an output type it cannot produce
+    from its scale ("If output_dtype is not supplied then the output type is the
+    same as x_scale", so a float8e8m0 scale needs `output_dtype`); and for
     QuantizeLinear that it equals the zero point's type when both are given
     ("If both output_dtype and y_zero_point are specified, output_dtype must be
     T3").
@@ -33,10 +36,17 @@ class OutputDtype(Rule):
         if "output_dtype" not in spec.attributes:
             return
         od = n.attr_int("output_dtype")
+        allowed = spec.allowed(spec.outputs[0])
         if not od:
+            implied = n.implied_out_type
+            if spec.kind == "dequantize" and implied is not None and implied not in allowed:
+                yield (
+                    f"node {n.where} ({op_title(n)}) has no output_dtype, so its output takes the "
+                    f"scale's type {implied}, which it cannot produce (allowed: "
+                    f"{fmt_types(allowed)}): set output_dtype"
+                )
             return
         name = dtypes.name_of(od)
-        allowed = spec.allowed(spec.outputs[0])
         if name not in allowed:
             yield (
                 f"node {n.where} ({op_title(n)}) has output_dtype {od} ({name}), which it cannot "
