@@ -21,6 +21,7 @@ import sys
 import numpy as np
 import onnx
 import pytest
+from builders import make
 from click.testing import CliRunner
 from conftest import MODELS, ROOT
 from onnx import TensorProto, helper, numpy_helper
@@ -161,10 +162,7 @@ def external_tensor(name, dims, location, offset=None, length=None, data_type=Te
 
 
 def model_of(graph, opset=21, functions=()) -> onnx.ModelProto:
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                              functions=list(functions), producer_name="qlin-tests")
-    model.ir_version = 10
-    return model
+    return make(graph, {"": opset}, functions)
 
 
 def save_raw(model: onnx.ModelProto, path) -> str:
