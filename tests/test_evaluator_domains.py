@@ -263,3 +263,20 @@ def test_pieces_cover_every_element_once():
         for idx in chunks.pieces(shape, chunk=1000):
             seen[idx] += 1
         assert (seen == 1).all()
+
+
+@pytest.mark.parametrize("attr, value, want", [
+    ("value_float", 0.5, [2, 4, -5]),
+    ("value_floats", [0.5, 0.25, 1.0], [2, 7, -2]),
+])
+def test_constant_scale_from_scalar_attributes(attr, value, want):
+    x = np.array([0.4, 1.6, -3.0], np.float32)
+    axis = {"axis": 0} if isinstance(value, list) else {}
+    z = np.int8(1) if not axis else np.array([1, 1, 1], np.int8)
+    nodes = [helper.make_node("Constant", [], ["s"], **{attr: value}),
+             helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], **axis)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                          [helper.make_tensor_value_info("q", TensorProto.INT8, [3])],
+                          [numpy_helper.from_array(z, "z")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    assert evaluate(m, {"x": x})[0].tolist() == want

@@ -6,6 +6,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from qlin_cli.model.walk import constant_tensor
 from qlin_cli.schema import normalize_domain
 from qlin_cli.schema.dtypes import BY_PROTO, name_of
 
@@ -14,18 +15,10 @@ from .node import run_node
 
 
 def _constant(node: onnx.NodeProto) -> np.ndarray:
-    for a in node.attribute:
-        if a.name == "value":
-            return numpy_helper.to_array(a.t)
-        if a.name == "value_float":
-            return np.array(a.f, np.float32)
-        if a.name == "value_floats":
-            return np.array(list(a.floats), np.float32)
-        if a.name == "value_int":
-            return np.array(a.i, np.int64)
-        if a.name == "value_ints":
-            return np.array(list(a.ints), np.int64)
-    raise EvaluationError(f"Constant {node.name!r} has no supported value attribute")
+    tensor = constant_tensor(node)
+    if tensor is None:
+        raise EvaluationError(f"Constant {node.name!r} has no supported value attribute")
+    return numpy_helper.to_array(tensor)
 
 
 def evaluate(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
