@@ -52,7 +52,7 @@ def test_json_contract():
     assert doc["version"] == 1
     assert [os.path.basename(f["path"]) for f in doc["files"]] == ["QL501-bad.onnx", "QL501-ok.onnx"]
     d = doc["files"][0]["diagnostics"][0]
-    assert set(d) == {"code", "severity", "message", "node", "op_type", "domain", "opset", "graph"}
+    assert set(d) == {"code", "severity", "message", "node", "op_type", "domain", "opset", "graph", "fix"}
     assert (d["code"], d["severity"], d["node"], d["op_type"], d["domain"], d["opset"], d["graph"]) == (
         "QL501", "error", "node0", "QuantizeLinear", "ai.onnx", 21, "main")
     assert doc["files"][0]["error"] is None

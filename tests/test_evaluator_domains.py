@@ -56,7 +56,7 @@ def test_microsoft_float16_and_int4_and_dequantize():
     assert y.dtype == ml_dtypes.int4 and y.astype(int).tolist() == [2, 2, -8, 7]
     d = run_node(node("DequantizeLinear", MICROSOFT), 1, [y, np.float16(0.5), None])
     assert d.dtype == np.float16 and d.tolist() == [1.0, 1.0, -4.0, 3.5]
-    with pytest.raises(EvaluationError, match="must have the type"):
+    with pytest.raises(EvaluationError, match="needs them to have one type"):
         run_node(node("QuantizeLinear", MICROSOFT), 1, [x, np.float32(1), np.uint8(0)])
 
 
@@ -176,7 +176,7 @@ def test_unknown_op_and_version():
     ((np.zeros((2, 3), np.float32), np.ones(3, np.float32), np.zeros(2, np.uint8)),
      {"axis": 1}, "zero point shape"),
     ((np.zeros(3, np.float32), np.float32(1), np.int8(0)), {"output_dtype": 2}, "differs"),
-    ((np.zeros(3, np.float64), np.float32(1), None), {}, "type"),
+    ((np.zeros(3, np.float64), np.float32(1), None), {}, "is double, which this version does not allow"),
     ((np.zeros(3, np.float32), np.float32(1), None), {"precision": TensorProto.INT8},
      "precision"),
 ])
@@ -190,11 +190,11 @@ def test_version_rules_enforced():
     x = np.zeros((2, 3), np.float32)
     with pytest.raises(EvaluationError, match="needs an axis"):  # 10: per-tensor only
         run_node(node("QuantizeLinear"), 10, [x, np.ones(3, np.float32), np.zeros(3, np.uint8)])
-    with pytest.raises(EvaluationError, match="T1"):  # 19/21: scale shares x's type
+    with pytest.raises(EvaluationError, match="one type"):  # 19/21: scale shares x's type
         run_node(node("QuantizeLinear"), 21, [x, np.float16(1), None])
-    with pytest.raises(EvaluationError, match="has type int2, allowed"):
+    with pytest.raises(EvaluationError, match="is int2, which this version does not allow"):
         run_node(node("QuantizeLinear"), 21, [x, np.float32(1), np.array(0, ml_dtypes.int2)])
-    with pytest.raises(EvaluationError, match="no attribute"):
+    with pytest.raises(EvaluationError, match="not defined by this version"):
         run_node(node("QuantizeLinear", block_size=2), 19, [x, np.float32(1), None])
     assert run_node(node("QuantizeLinear", output_dtype=TensorProto.INT2), 25,
                     [np.array([1.0, -3.0], np.float32), np.float32(1), None]).astype(

@@ -10,12 +10,14 @@ import onnx
 from .. import rules as rule_registry
 from .. import schema
 from ..errors import QlinError
+from ..model.facts import NodeFacts, read_facts
+from ..model.graphs import all_nodes
+from ..model.infer import inferred_types
 from ..model.load import load_model
-from ..model.safety import all_tensors, validate_model_files
-from ..model.tensors import is_external
-from ..model.walk import graph_paths, scope_types, walk
+from ..model.safety import validate_model_files
+from ..model.walk import walk
+from ..rules.base import Violation
 from .diagnostic import ERROR, WARNING, Diagnostic
-from .node import NodeView
 
 
 @dataclass
@@ -42,69 +44,46 @@ def selected(code: str, select: list[str] | None, ignore: list[str] | None) -> b
     return not (ignore and any(code.startswith(p.upper()) for p in ignore))
 
 
-def inferred_types(model: onnx.ModelProto) -> dict | None:
-    """Types and shapes from onnx shape inference, or None when it cannot run.
-
-    Inference runs on a copy whose external tensors have their references
-    removed (dims and types stay): onnx's inference otherwise allocates room
-    for the external weights, gigabytes on a large model.
-    """
-    skeleton = onnx.ModelProto()
-    skeleton.CopyFrom(model)
-    for tensor in all_tensors(skeleton):
-        if is_external(tensor):
-            del tensor.external_data[:]
-            tensor.data_location = onnx.TensorProto.DEFAULT
-    try:
-        inferred = onnx.shape_inference.infer_shapes(
-            skeleton, check_type=False, strict_mode=False, data_prop=False
-        )
-    except Exception:  # inference is a help, not a requirement
-        return None
-    return scope_types(inferred)
-
-
 def check_model(
-    model: onnx.ModelProto, base_dir: str, select=None, ignore=None
+    model: onnx.ModelProto, base_dir: str, select=None, ignore=None, *, cache: bool = True
 ) -> list[Diagnostic]:
+    """Every finding of the selected rules on every known quantization node.
+
+    ``cache``: a node whose facts equal those of a node that raised nothing is not
+    checked again (facts leave names out, so the verdict is the same).
+    """
     active = [r for r in rule_registry.all_rules() if selected(r.code, select, ignore)]
     spec_free = [r for r in active if not r.needs_spec]
     extra = inferred_types(model) if _has_qdq(model) else None
     found: list[Diagnostic] = []
-    clean: set[tuple] = set()  # signatures of nodes that raised nothing
+    clean: set[NodeFacts] = set()
     for scope, index, node in walk(model, extra):
         if not schema.is_known_op(node.domain, node.op_type):
             continue
-        view = NodeView(node, index, scope, base_dir)
-        signature = view.signature()
-        if signature in clean:
+        facts = read_facts(node, index, scope, base_dir)
+        if cache and facts in clean:
             continue
         before = len(found)
-        for rule in active if view.spec is not None else spec_free:
-            for message in rule.check(view):
-                found.append(
-                    Diagnostic(
-                        code=rule.code,
-                        severity=rule.severity,
-                        message=message,
-                        node=view.label,
-                        op_type=node.op_type,
-                        domain=view.domain_name,
-                        opset=view.opset or 0,
-                        graph=scope.path,
-                    )
-                )
+        for rule in active if facts.spec is not None else spec_free:
+            for v in rule.violations(facts):
+                found.append(diagnostic(rule, v, facts))
         if len(found) == before:
-            clean.add(signature)
+            clean.add(facts)
     return found
 
 
-def _has_qdq(model: onnx.ModelProto) -> bool:
-    graphs = (g.node for _, g in graph_paths(model))
-    functions = (fn.node for fn in model.functions)
-    return any(
-        schema.is_known_op(n.domain, n.op_type) for nodes in (*graphs, *functions) for n in nodes
+def diagnostic(rule, v: Violation, f: NodeFacts) -> Diagnostic:
+    """A rule's violation placed on its node."""
+    loc = f.location
+    return Diagnostic(
+        code=rule.code, severity=rule.severity, message=f"node {loc.where} ({f.title}): {v.message}",
+        node=loc.label, op_type=f.op, domain=f.domain_name, opset=f.opset or 0, graph=loc.graph,
+        fix=v.fix,
     )
+
+
+def _has_qdq(model: onnx.ModelProto) -> bool:
+    return any(schema.is_known_op(n.domain, n.op_type) for n in all_nodes(model))
 
 
 def check_file(path: str, select=None, ignore=None) -> FileResult:

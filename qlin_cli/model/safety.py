@@ -8,27 +8,22 @@ import onnx
 from onnx import AttributeProto
 
 from ..errors import QlinError
+from ..schema import normalize_domain
+from .graphs import bodies
 from .tensors import UnsafeData, check_external, is_external
-from .walk import graph_paths
-
-
-def all_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
-    """The main graph and every subgraph, in functions too (no recursion)."""
-    for _, graph in graph_paths(model):
-        yield graph
 
 
 def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
     """Every TensorProto that can carry data: initializers and tensor attributes."""
-    graphs = list(all_graphs(model))
-    node_lists = [g.node for g in graphs] + [fn.node for fn in model.functions]
-    for g in graphs:
-        yield from g.initializer
-        for sp in g.sparse_initializer:
-            yield sp.values
-            yield sp.indices
-    for nodes in node_lists:
-        for node in nodes:
+    owners = [b.owner for b in bodies(model)]
+    for g in owners:
+        if isinstance(g, onnx.GraphProto):
+            yield from g.initializer
+            for sp in g.sparse_initializer:
+                yield sp.values
+                yield sp.indices
+    for owner in owners:
+        for node in owner.node:
             for a in node.attribute:
                 if a.type == AttributeProto.TENSOR:
                     yield a.t
@@ -37,7 +32,7 @@ def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
 
 
 def _fn_key(domain: str, name: str, overload: str) -> tuple[str, str, str]:
-    return ("" if domain == "ai.onnx" else domain, name, overload)
+    return (normalize_domain(domain), name, overload)
 
 
 def _fn_label(key: tuple[str, str, str]) -> str:
@@ -57,19 +52,21 @@ def function_cycle(model: onnx.ModelProto) -> list[str] | None:
     calls: dict[tuple, list[tuple]] = {}
     for fn in model.functions:
         calls.setdefault(_fn_key(fn.domain, fn.name, fn.overload), [])
-    for fn in model.functions:
-        callees = calls[_fn_key(fn.domain, fn.name, fn.overload)]
-        stack = [fn.node]
-        while stack:
-            for node in stack.pop():
-                key = _fn_key(node.domain, node.op_type, node.overload)
-                if key in calls:
-                    callees.append(key)
-                for a in node.attribute:
-                    if a.type == AttributeProto.GRAPH:
-                        stack.append(a.g.node)
-                    elif a.type == AttributeProto.GRAPHS:
-                        stack.extend(g.node for g in a.graphs)
+    caller: dict[str, tuple | None] = {}  # body path -> the function it belongs to
+    for body in bodies(model):
+        if body.parent is None:
+            fn = body.owner
+            caller[body.path] = (_fn_key(fn.domain, fn.name, fn.overload) if body.is_function
+                                 else None)
+        else:
+            caller[body.path] = caller[body.parent]
+        key_of = caller[body.path]
+        if key_of is None:
+            continue
+        for node in body.owner.node:
+            key = _fn_key(node.domain, node.op_type, node.overload)
+            if key in calls:
+                calls[key_of].append(key)
     done: set = set()
     for root in calls:
         if root in done:

@@ -13,6 +13,11 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import AttributeProto, helper
 
+from ..schema import normalize_domain
+from .graphs import bodies, function_path
+
+Owner = "onnx.GraphProto | onnx.FunctionProto"
+
 Shape = tuple  # of int | None
 
 
@@ -124,7 +129,7 @@ def constant_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:
 
 def _fill(scope: Scope, nodes) -> None:
     for node in nodes:
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+        if node.op_type == "Constant" and normalize_domain(node.domain) == "" and node.output:
             t = constant_tensor(node)
             if t is not None:
                 scope.values[node.output[0]] = t
@@ -156,54 +161,34 @@ def _add_extra(scope: Scope, extra: dict | None) -> None:
 
 def function_scope(fn: onnx.FunctionProto) -> Scope:
     opsets = {o.domain: o.version for o in fn.opset_import}
-    scope = Scope(f"function {fn.domain}.{fn.name}", opsets, None, is_function=True)
+    scope = Scope(function_path(fn), opsets, None, is_function=True)
     _add_value_infos(scope, getattr(fn, "value_info", ()))
     _fill(scope, fn.node)
     return scope
 
 
-def node_label(node: onnx.NodeProto, index: int) -> str:
-    return node.name if node.name else f"#{index}"
-
-
-def subgraphs(node: onnx.NodeProto, index: int) -> Iterator[tuple[str, onnx.GraphProto]]:
-    label = node_label(node, index)
-    for a in node.attribute:
-        if a.type == AttributeProto.GRAPH:
-            yield f"{label}.{a.name}", a.g
-        elif a.type == AttributeProto.GRAPHS:
-            for i, g in enumerate(a.graphs):
-                yield f"{label}.{a.name}[{i}]", g
-
-
-Owner = "onnx.GraphProto | onnx.FunctionProto"
-
-
 def walk_owned(
     model: onnx.ModelProto, extra_types: dict | None = None
 ) -> Iterator[tuple[Scope, Owner, int, onnx.NodeProto]]:
-    """Yield (scope, owner, index in the owner, node) for every node: the main
-    graph first, then each model-local function, each followed by its subgraphs.
-    The owner is the GraphProto or FunctionProto that holds the node.
+    """Yield (scope, owner, index in the owner, node) for every node of every body
+    (``graphs.bodies``: main graph, training graphs, functions, subgraphs). The
+    owner is the GraphProto or FunctionProto that holds the node.
 
     ``extra_types`` maps a scope path to {name: [TypeProto, ...]} found by shape
     inference; they fill what the model itself does not declare.
     """
     opsets = {o.domain: o.version for o in model.opset_import}
-    roots: list = [(model.graph, graph_scope(model.graph, "main", opsets, None, extra_types))]
-    roots += [(fn, function_scope(fn)) for fn in model.functions]
-    for root in roots:
-        stack = [root]
-        while stack:
-            owner, scope = stack.pop()
-            pending = []
-            for i, node in enumerate(owner.node):
-                yield scope, owner, i, node
-                for sub, g in subgraphs(node, i) if node.attribute else ():
-                    pending.append((g, f"{scope.path}/{sub}", scope))
-            # subgraph scopes are built when reached, first subgraph first
-            stack.extend((g, graph_scope(g, path, parent.opsets, parent, extra_types))
-                         for g, path, parent in reversed(pending))
+    scopes: dict[str, Scope] = {}
+    for body in bodies(model):
+        if body.is_function:
+            scope = function_scope(body.owner)
+        else:
+            parent = scopes.get(body.parent) if body.parent else None
+            scope = graph_scope(body.owner, body.path, parent.opsets if parent else opsets,
+                                parent, extra_types)
+        scopes[body.path] = scope
+        for i, node in enumerate(body.owner.node):
+            yield scope, body.owner, i, node
 
 
 def walk(
@@ -215,22 +200,10 @@ def walk(
 
 
 def graph_paths(model: onnx.ModelProto) -> Iterator[tuple[str, onnx.GraphProto]]:
-    """(scope path, graph) for the main graph and every subgraph, named as walk() names them."""
-    yield from _graph_paths_from("main", model.graph)
-    for fn in model.functions:
-        for i, node in enumerate(fn.node):
-            for sub, sg in subgraphs(node, i):
-                yield from _graph_paths_from(f"function {fn.domain}.{fn.name}/{sub}", sg)
-
-
-def _graph_paths_from(path: str, graph: onnx.GraphProto):
-    stack = [(path, graph)]
-    while stack:
-        p, g = stack.pop()
-        yield p, g
-        for i, node in enumerate(g.node):
-            if node.attribute:
-                stack.extend((f"{p}/{sub}", sg) for sub, sg in subgraphs(node, i))
+    """(scope path, graph) for every graph body, named as walk() names them."""
+    for b in bodies(model):
+        if not b.is_function:
+            yield b.path, b.owner
 
 
 def scope_types(model: onnx.ModelProto) -> dict[str, dict]:

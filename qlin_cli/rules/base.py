@@ -1,14 +1,72 @@
-"""The Rule base class and the helpers rules share."""
+"""The Rule base class, what rules yield (violations with optional fixes), and helpers.
+
+A rule reads one ``NodeFacts`` and yields ``Violation``s: a message that says what
+is wrong with the values involved and the way out, without naming the node (the
+check engine adds the location), and optionally a ``Fix``: a precise model edit.
+"""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from .. import schema
-from ..check.diagnostic import ERROR
 
+ERROR, WARNING, INFO = "error", "warning", "info"
+SEVERITIES = (ERROR, WARNING, INFO)
 SECTIONS = ("What it checks", "Why is this bad?", "Example", "Fix")
+
+
+# ---- fixes: precise edits of the node a finding is about ---------------------------
+@dataclass(frozen=True)
+class SetAttribute:
+    name: str
+    value: int
+
+    def describe(self) -> str:
+        return f"set attribute {self.name}={self.value}"
+
+
+@dataclass(frozen=True)
+class RemoveAttribute:
+    name: str
+
+    def describe(self) -> str:
+        return f"remove attribute {self.name}"
+
+
+@dataclass(frozen=True)
+class ReshapeConstant:
+    input_index: int  # which input of the node
+    shape: tuple
+
+    def describe(self) -> str:
+        return f"store input {self.input_index} with shape {list(self.shape)}"
+
+
+@dataclass(frozen=True)
+class AddOpsetImport:
+    domain: str
+    version: int
+
+    def describe(self) -> str:
+        return f"import {schema.domain_name(self.domain)} version {self.version}"
+
+
+@dataclass(frozen=True)
+class Fix:
+    """Edits that make the finding go away. ``safe``: they cannot change any result."""
+
+    title: str
+    edits: tuple
+    safe: bool = True
+
+
+@dataclass(frozen=True)
+class Violation:
+    message: str
+    fix: Fix | None = None
 
 
 class Rule:
@@ -24,34 +82,36 @@ class Rule:
     summary: str = ""
     needs_spec: bool = True  # run only when the node's schema is known
 
-    def check(self, n) -> Iterable[str]:  # pragma: no cover - interface
-        """Yield one message per problem found on NodeView ``n``."""
+    def check(self, n) -> Iterable[Violation | str]:  # pragma: no cover - interface
+        """Yield one Violation (or a plain message) per problem found on NodeFacts ``n``."""
         raise NotImplementedError
+
+    def violations(self, n) -> list[Violation]:
+        return [v if isinstance(v, Violation) else Violation(v) for v in self.check(n)]
 
     @classmethod
     def doc(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")
 
-
-def op_title(n) -> str:
-    """'QuantizeLinear-21 (ai.onnx)' for a node view with a known schema."""
-    s = n.spec
-    return f"{s.op_type}-{s.since} ({s.domain_name})"
-
-
-def first_version(domain: str, op_type: str, pred) -> int | None:
-    """The first version of an op in a domain whose schema satisfies ``pred``."""
-    for spec in schema.versions(domain, op_type):
-        if pred(spec):
-            return spec.since
-    return None
+    @classmethod
+    def has_fix(cls) -> bool:
+        return "## Fix" in (cls.__doc__ or "") and getattr(cls, "fixable", False)
 
 
 def first_ai_onnx(kind: str, pred) -> int | None:
     """The first ai.onnx version of the quantize or dequantize op satisfying ``pred``:
     where a vendor node's missing feature can be found."""
-    op = "QuantizeLinear" if kind == "quantize" else "DequantizeLinear"
-    return first_version(schema.AI_ONNX, op, pred)
+    return schema.first_version(schema.AI_ONNX, schema.op_for(schema.AI_ONNX, kind), pred)
+
+
+def raise_hint(n, pred, otherwise: str) -> str:
+    """'raise the DOMAIN opset to V or later' when a later version of the node's op
+    satisfies ``pred``, else ``otherwise``."""
+    spec = n.spec
+    since = schema.first_version(spec.domain, spec.op_type, pred)
+    if since and since > spec.since:
+        return f"raise the {spec.domain_name} opset to {since} or later"
+    return otherwise
 
 
 def fmt_types(types) -> str:

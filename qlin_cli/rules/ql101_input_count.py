@@ -1,4 +1,5 @@
-from .base import Rule, op_title
+from ..schema import semantics
+from .base import Rule
 
 
 class InputCount(Rule):
@@ -27,23 +28,18 @@ class InputCount(Rule):
 
     def check(self, n):
         spec = n.spec
-        names = [p.name for p in spec.inputs]
-        count = len(n.node.input)
-        if count > len(spec.inputs):
+        for p in n.problems():
+            if p.kind != semantics.INPUT_COUNT:
+                continue
+            if p.index is None:
+                extra = len(n.present) - len(spec.inputs)
+                names = ", ".join(q.name for q in spec.inputs)
+                yield (f"{p.text} ({names}): remove the extra input{'s' if extra > 1 else ''}")
+            else:
+                yield f"{p.text}: connect it"
+        outs = sum(n.out_present)
+        if len(n.out_present) != 1 or outs != 1:
             yield (
-                f"node {n.where} ({op_title(n)}) has {count} inputs; it takes "
-                f"{spec.min_inputs} to {len(spec.inputs)} ({', '.join(names)}): remove the extra "
-                f"input{'s' if count - len(spec.inputs) > 1 else ''}"
-            )
-        for i, p in enumerate(spec.inputs):
-            if not p.optional and not n.present(i):
-                yield (
-                    f"node {n.where} ({op_title(n)}) is missing its required input "
-                    f"'{p.name}' (input {i}): connect it"
-                )
-        outs = [o for o in n.node.output if o]
-        if len(n.node.output) != 1 or len(outs) != 1:
-            yield (
-                f"node {n.where} ({op_title(n)}) has {len(outs)} outputs; it has exactly one "
-                f"('{spec.outputs[0].name}'): give it one output"
+                f"{outs} outputs; the op has exactly one ('{spec.outputs[0].name}'): give it one "
+                f"output"
             )

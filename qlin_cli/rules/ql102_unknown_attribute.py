@@ -1,4 +1,5 @@
-from .base import Rule, first_version, op_title
+from ..schema import semantics
+from .base import Rule, raise_hint
 
 
 class UnknownAttribute(Rule):
@@ -29,16 +30,9 @@ class UnknownAttribute(Rule):
     summary = "Attribute that the op's version in its domain does not define."
 
     def check(self, n):
-        spec = n.spec
-        for name in n.attrs:
-            if name in spec.attributes:
-                continue
-            since = first_version(spec.domain, spec.op_type, lambda s, a=name: a in s.attributes)
-            hint = (
-                f"remove it, or raise the {spec.domain_name} opset to {since} or later"
-                if since and since > spec.since else "remove it"
-            )
-            yield (
-                f"node {n.where} ({op_title(n)}) has attribute '{name}', which this version "
-                f"does not define: {hint}"
-            )
+        for p in n.problems():
+            if p.kind == semantics.ATTRIBUTE:
+                hint = raise_hint(n, lambda s, a=p.subject: a in s.attributes, "remove it")
+                if hint != "remove it":
+                    hint = f"remove it, or {hint}"
+                yield f"attribute '{p.subject}' is not defined by this version: {hint}"

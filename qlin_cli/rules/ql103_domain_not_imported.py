@@ -1,5 +1,5 @@
 from .. import schema
-from .base import Rule
+from .base import AddOpsetImport, Fix, Rule, Violation
 
 
 class DomainNotImported(Rule):
@@ -29,13 +29,15 @@ class DomainNotImported(Rule):
     summary = "Node's domain is not in the model's (or function's) opset imports."
     needs_spec = False
 
+    fixable = True
+
     def check(self, n):
         if n.imported:
             return
-        latest = schema.versions(n.domain, n.node.op_type)[-1].since
-        where = "function" if n.scope.is_function else "model"
-        yield (
-            f"node {n.where} ({n.node.op_type}) uses domain {n.domain_name}, which the {where} "
-            f"does not import: add opset_import {{domain: '{n.domain or 'ai.onnx'}', "
-            f"version: {latest}}}"
+        version = schema.versions(n.domain, n.op)[-1].since
+        owner = "function" if n.location.in_function else "model"
+        yield Violation(
+            f"its domain {n.domain_name} is one the {owner} does not import: add opset_import "
+            f"{{domain: '{n.domain_name}', version: {version}}}",
+            Fix(f"import {n.domain_name} version {version}", (AddOpsetImport(n.domain, version),)),
         )

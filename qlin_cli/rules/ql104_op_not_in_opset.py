@@ -30,8 +30,8 @@ class OpNotInOpset(Rule):
     def check(self, n):
         if not n.imported or n.spec is not None:
             return
-        first = schema.versions(n.domain, n.node.op_type)[0].since
+        first = schema.versions(n.domain, n.op)[0].since
         yield (
-            f"node {n.where} ({n.node.op_type}) is not defined at {n.domain_name} opset "
-            f"{n.opset}; it first appears in opset {first}: raise the opset to {first} or later"
+            f"not defined at {n.domain_name} opset {n.opset}; it first appears in opset {first}: "
+            f"raise the opset to {first} or later"
         )

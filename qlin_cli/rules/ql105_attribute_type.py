@@ -1,6 +1,6 @@
 from onnx import AttributeProto
 
-from .base import Rule, op_title
+from .base import Rule
 
 
 class AttributeType(Rule):
@@ -27,10 +27,9 @@ class AttributeType(Rule):
     summary = "Attribute defined by the schema but not of type INT."
 
     def check(self, n):
-        for name, a in n.attrs.items():
-            if name in n.spec.attributes and a.type != AttributeProto.INT:
-                kind = AttributeProto.AttributeType.Name(a.type)
+        for name, kind in n.attr_types.items():
+            if name in n.spec.attributes and kind != AttributeProto.INT and name not in n.refs:
                 yield (
-                    f"node {n.where} ({op_title(n)}) has attribute '{name}' of type {kind}; it "
+                    f"attribute '{name}' is of type {AttributeProto.AttributeType.Name(kind)}; it "
                     f"must be INT: write it as an integer"
                 )

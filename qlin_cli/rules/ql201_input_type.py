@@ -1,4 +1,5 @@
-from .base import Rule, first_version, fmt_types, op_title
+from ..schema import semantics
+from .base import Rule, raise_hint
 
 
 class InputType(Rule):
@@ -30,24 +31,13 @@ class InputType(Rule):
     summary = "x, scale or zero point has a type the version/domain does not allow."
 
     def check(self, n):
-        spec = n.spec
-        for i, param in enumerate(spec.inputs):
-            t = n.in_type(i)
-            if t is None:
+        for p in n.problems():
+            if p.kind != semantics.INPUT_TYPE:
                 continue
-            allowed = spec.allowed(param)
-            if t in allowed:
-                continue
-            since = first_version(
-                spec.domain, spec.op_type,
-                lambda s, i=i, t=t: i < len(s.inputs) and t in s.allowed(s.inputs[i]),
-            )
-            if since and since > spec.since:
-                hint = f"raise the {spec.domain_name} opset to {since} or later, or change the type"
-            else:
-                hint = "change the type"
-            yield (
-                f"node {n.where} ({op_title(n)}): input '{param.name}' "
-                f"('{n.input_name(i)}') is {t}, which this version does not allow "
-                f"(allowed: {fmt_types(allowed)}): {hint}"
-            )
+            i, t = p.index, p.value
+            hint = raise_hint(n, lambda s: i < len(s.inputs) and t in s.allowed(s.inputs[i]),
+                              "change the type")
+            if hint != "change the type":
+                hint += ", or change the type"
+            named = p.text.replace(f"'{p.subject}' is", f"'{p.subject}' ('{n.input_name(i)}') is", 1)
+            yield f"{named}: {hint}"

@@ -1,4 +1,4 @@
-from .base import Rule, fmt_types, op_title
+from .base import Rule, fmt_types
 
 
 class OutputType(Rule):
@@ -28,22 +28,20 @@ class OutputType(Rule):
     summary = "Declared output type differs from the type the node produces."
 
     def check(self, n):
-        declared = n.out_type()
+        declared = n.out_type
         if declared is None:
             return
-        spec = n.spec
-        allowed = spec.allowed(spec.outputs[0])
+        allowed = n.spec.allowed(n.spec.outputs[0])
+        out = n.outputs[0]
         if declared not in allowed:
             yield (
-                f"node {n.where} ({op_title(n)}): output '{n.node.output[0]}' is declared "
-                f"{declared}, which this version cannot produce (allowed: {fmt_types(allowed)}): "
-                f"fix the declaration"
+                f"output '{out}' is declared {declared}, which this version cannot produce "
+                f"(allowed: {fmt_types(allowed)}): fix the declaration"
             )
             return
         expected = n.implied_out_type
         if expected is not None and expected in allowed and expected != declared:
             yield (
-                f"node {n.where} ({op_title(n)}): output '{n.node.output[0]}' is declared "
-                f"{declared} but the node produces {expected}: declare it {expected}, or change "
-                f"the zero point / output_dtype"
+                f"output '{out}' is declared {declared} but the node produces {expected}: declare "
+                f"it {expected}, or change the zero point / output_dtype"
             )

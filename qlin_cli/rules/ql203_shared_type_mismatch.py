@@ -1,4 +1,5 @@
-from .base import Rule, first_version, op_title
+from ..schema import semantics
+from .base import Rule, raise_hint
 
 
 class SharedTypeMismatch(Rule):
@@ -29,26 +30,12 @@ class SharedTypeMismatch(Rule):
 
     def check(self, n):
         spec = n.spec
-        seen: dict[str, tuple[int, str]] = {}
-        for i, param in enumerate(spec.inputs):
-            t = n.in_type(i)
-            if t is None:
+        for p in n.problems():
+            if p.kind != semantics.SHARED_TYPE:
                 continue
-            if param.types in seen:
-                j, other = seen[param.types]
-                if other != t:
-                    a, b = spec.inputs[j].name, param.name
-                    since = first_version(
-                        spec.domain, spec.op_type,
-                        lambda s, i=i, j=j: s.since > spec.since and s.inputs[i].types != s.inputs[j].types,
-                    )
-                    hint = (
-                        f" or raise the opset to {since}, where they may differ"
-                        if since and since > spec.since else ""
-                    )
-                    yield (
-                        f"node {n.where} ({op_title(n)}): '{a}' is {other} but '{b}' is {t}; "
-                        f"this version needs them to have one type: cast one of them{hint}"
-                    )
-            else:
-                seen[param.types] = (i, t)
+            i = p.index
+            j = next(k for k, q in enumerate(spec.inputs) if q.types == spec.inputs[i].types)
+            hint = raise_hint(n, lambda s: s.since > spec.since and s.inputs[i].types != s.inputs[j].types, "")
+            if hint:
+                hint = " or " + hint.replace(" or later", ", where they may differ")
+            yield f"{p.text}: cast one of them{hint}"

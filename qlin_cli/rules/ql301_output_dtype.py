@@ -1,5 +1,5 @@
 from ..schema import dtypes
-from .base import Rule, fmt_types, op_title
+from .base import Rule, fmt_types
 
 
 class OutputDtype(Rule):
@@ -41,23 +41,22 @@ class OutputDtype(Rule):
             implied = n.implied_out_type
             if spec.kind == "dequantize" and implied is not None and implied not in allowed:
                 yield (
-                    f"node {n.where} ({op_title(n)}) has no output_dtype, so its output takes the "
-                    f"scale's type {implied}, which it cannot produce (allowed: "
-                    f"{fmt_types(allowed)}): set output_dtype"
+                    f"no output_dtype, so its output takes the scale's type {implied}, which it "
+                    f"cannot produce (allowed: {fmt_types(allowed)}): set output_dtype"
                 )
             return
         name = dtypes.name_of(od)
         if name not in allowed:
             yield (
-                f"node {n.where} ({op_title(n)}) has output_dtype {od} ({name}), which it cannot "
-                f"produce (allowed: {fmt_types(allowed)}): choose one of those"
+                f"output_dtype {od} ({name}) is a type it cannot produce (allowed: "
+                f"{fmt_types(allowed)}): choose one of those"
             )
             return
-        if spec.kind == "quantize" and n.present(2):
-            zp = n.in_type(2)
-            if zp is not None and zp != name:
+        zp = n.zero_point_index
+        if spec.kind == "quantize" and n.present_at(zp):
+            zt = n.in_type(zp)
+            if zt is not None and zt != name:
                 yield (
-                    f"node {n.where} ({op_title(n)}) has output_dtype {name} but its zero point "
-                    f"'{n.input_name(2)}' is {zp}; they must be equal: drop output_dtype or make "
-                    f"the zero point {name}"
+                    f"output_dtype {name} but its zero point '{n.input_name(zp)}' is {zt}; they "
+                    f"must be equal: drop output_dtype or make the zero point {name}"
                 )

@@ -1,5 +1,5 @@
 from ..schema import dtypes
-from .base import Rule, fmt_types, op_title
+from .base import Rule, fmt_types
 
 
 class Precision(Rule):
@@ -38,7 +38,6 @@ class Precision(Rule):
         name = dtypes.name_of(p)
         if name not in dtypes.PRECISION_TYPES:
             yield (
-                f"node {n.where} ({op_title(n)}) has precision {p} ({name}), which cannot hold "
-                f"the quotient x / y_scale (allowed: {fmt_types(dtypes.PRECISION_TYPES)}): use "
-                f"one of those or remove precision"
+                f"precision {p} ({name}) cannot hold the quotient x / y_scale (allowed: "
+                f"{fmt_types(dtypes.PRECISION_TYPES)}): use one of those or remove precision"
             )

@@ -1,6 +1,5 @@
-from ..check.diagnostic import WARNING
 from ..schema import dtypes
-from .base import Rule, op_title
+from .base import WARNING, Fix, RemoveAttribute, Rule, Violation
 
 
 class SaturateNoEffect(Rule):
@@ -28,13 +27,16 @@ class SaturateNoEffect(Rule):
     severity = WARNING
     summary = "saturate is set on a node whose output is not float8."
 
+    fixable = True
+
     def check(self, n):
-        if "saturate" not in n.attrs or "saturate" not in n.spec.attributes:
+        if not n.has("saturate") or "saturate" not in n.spec.attributes:
             return
         qt = n.quant_type
         if qt is None or qt in dtypes.SATURATE_APPLIES:
             return
-        yield (
-            f"node {n.where} ({op_title(n)}) sets saturate={n.attr_int('saturate')}, which has no "
-            f"effect on {qt} outputs (it applies only to float8 outputs): remove it"
+        yield Violation(
+            f"saturate={n.attr_int('saturate')} has no effect on {qt} outputs (it applies only to "
+            f"float8 outputs): remove it",
+            Fix("remove saturate", (RemoveAttribute("saturate"),)),
         )

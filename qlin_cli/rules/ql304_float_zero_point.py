@@ -1,8 +1,7 @@
 import numpy as np
 
-from ..check.diagnostic import WARNING
 from ..schema import dtypes
-from .base import Rule, op_title
+from .base import WARNING, Rule
 
 
 class FloatZeroPoint(Rule):
@@ -33,17 +32,17 @@ class FloatZeroPoint(Rule):
 
     def check(self, n):
         qt = n.quant_type
-        if qt is None or not dtypes.is_low_precision_float(qt) or not n.present(2):
+        zp = n.zero_point_index
+        if qt is None or not dtypes.is_low_precision_float(qt) or not n.present_at(zp):
             return
-        zp = n.in_value(2)
-        if zp is None:
+        value = n.value(zp)
+        if value is None:
             return
-        values = zp.astype(np.float32)
+        values = value.astype(np.float32)
         bad = ~(values == 0)
         if bad.any():
             first = values.reshape(-1)[int(np.argmax(bad.reshape(-1)))]
             yield (
-                f"node {n.where} ({op_title(n)}): zero point '{n.input_name(2)}' of the {qt} "
-                f"quantization holds {float(first)!r} ({int(bad.sum())} non-zero of {values.size}); "
-                f"runtimes disagree on adding it: use 0"
+                f"zero point '{n.input_name(zp)}' of the {qt} quantization holds {float(first)!r} "
+                f"({int(bad.sum())} non-zero of {values.size}); runtimes disagree on adding it: use 0"
             )

@@ -1,5 +1,5 @@
 from .. import schema
-from .base import Rule, op_title
+from .base import Rule
 
 
 class AxisRange(Rule):
@@ -29,12 +29,12 @@ class AxisRange(Rule):
     def check(self, n):
         if n.granularity not in (schema.PER_AXIS, schema.BLOCKED):
             return
-        if n.axis is None or n.x_rank is None or n.in_shape(1) == (1,):
+        if n.axis is None or n.x_rank is None:
             return
         r = n.x_rank
         if not -r <= n.axis <= r - 1:
             how = "" if n.has("axis") else " (the default)"
             yield (
-                f"node {n.where} ({op_title(n)}) has axis {n.axis}{how}, outside [{-r}, {r - 1}] "
-                f"for x of rank {r}: set axis to the dimension the scale runs along"
+                f"axis {n.axis}{how} is outside [{-r}, {r - 1}] for x of rank {r}: set axis to the "
+                f"dimension the scale runs along"
             )

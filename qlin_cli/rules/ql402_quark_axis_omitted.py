@@ -1,8 +1,5 @@
 from .. import schema
-from ..check.diagnostic import WARNING
-from ..schema.ops import QUARK_KERNEL_AXIS_DEFAULT
-from .base import Rule, op_title
-from .base_shapes import one_element_vector
+from .base import WARNING, Fix, Rule, SetAttribute, Violation
 
 
 class QuarkAxisOmitted(Rule):
@@ -31,13 +28,17 @@ class QuarkAxisOmitted(Rule):
     severity = WARNING
     summary = "Per-axis com.amd.quark node without an explicit axis."
 
+    fixable = True
+
     def check(self, n):
-        if n.domain != schema.QUARK or n.has("axis"):
+        spec = n.spec
+        if spec.kernel_axis_default is None or n.has("axis"):
             return
-        if n.granularity != schema.PER_AXIS or one_element_vector(n):
+        if n.granularity != schema.PER_AXIS:
             return
-        yield (
-            f"node {n.where} ({op_title(n)}) is per-axis without an explicit axis: Quark's page "
-            f"says the default is {n.spec.axis_default}, its kernel uses "
-            f"{QUARK_KERNEL_AXIS_DEFAULT}: write axis explicitly"
+        yield Violation(
+            f"per-axis without an explicit axis: {spec.domain_name}'s page says the default is "
+            f"{spec.axis_default}, its kernel uses {spec.kernel_axis_default}: write axis explicitly",
+            Fix(f"write axis={spec.axis_default} (the documented default)",
+                (SetAttribute("axis", spec.axis_default),)),
         )

@@ -1,6 +1,6 @@
-from .. import schema
-from .base import Rule, first_ai_onnx, first_version, op_title
-from .base_shapes import fmt_shape, one_element_vector
+from ..schema import semantics
+from .base import Rule, first_ai_onnx, raise_hint
+from .base_shapes import fmt_shape
 
 
 class GranularityUnsupported(Rule):
@@ -29,20 +29,16 @@ class GranularityUnsupported(Rule):
     summary = "Per-axis or blocked scale where the version/domain does not have it."
 
     def check(self, n):
-        g = n.granularity
         spec = n.spec
-        if g is None or g in spec.granularities:
-            return
-        if g == schema.PER_AXIS and one_element_vector(n):
-            return  # reported as QL409
-        since = first_version(spec.domain, spec.op_type, lambda s: g in s.granularities)
-        if since:
-            hint = f"raise the {spec.domain_name} opset to {since} or later"
-        else:
+        for p in n.problems():
+            if p.kind != semantics.GRANULARITY:
+                continue
+            g = p.subject
             onnx_since = first_ai_onnx(spec.kind, lambda s: g in s.granularities)
-            hint = (f"convert the node to ai.onnx opset {onnx_since} or later "
-                    f"(qlin convert --to-domain ai.onnx)")
-        yield (
-            f"node {n.where} ({op_title(n)}) has a {g} scale (shape "
-            f"{fmt_shape(n.in_shape(1))}), which this version does not support: {hint}"
-        )
+            hint = raise_hint(n, lambda s: g in s.granularities,
+                              f"convert the node to ai.onnx opset {onnx_since} or later "
+                              f"(qlin convert --to-domain ai.onnx)")
+            yield (
+                f"a {g} scale (shape {fmt_shape(n.scale_shape)}), which this version does not "
+                f"support: {hint}"
+            )

@@ -1,6 +1,6 @@
 from .. import schema
-from .base import Rule, op_title
-from .base_shapes import fmt_shape, one_element_vector
+from .base import Rule
+from .base_shapes import fmt_shape
 
 
 class MissingAxis(Rule):
@@ -29,12 +29,12 @@ class MissingAxis(Rule):
     summary = "com.microsoft node with a 1-D scale and no axis."
 
     def check(self, n):
-        if n.domain != schema.MICROSOFT or n.has("axis"):
+        spec = n.spec
+        if spec.axis_absent != schema.AXIS_ABSENT_PER_TENSOR or n.has("axis"):
             return
-        if n.scale_rank != 1 or one_element_vector(n):
+        if n.in_rank(n.scale_index) != 1 or n.granularity is not None:
             return
         yield (
-            f"node {n.where} ({op_title(n)}) has a 1-D scale (shape {fmt_shape(n.in_shape(1))}) "
-            f"but no axis; com.microsoft has no default axis: add axis, or use scalar scale "
-            f"and zero point"
+            f"a 1-D scale (shape {fmt_shape(n.scale_shape)}) but no axis; {spec.domain_name} has no "
+            f"default axis: add axis, or use scalar scale and zero point"
         )

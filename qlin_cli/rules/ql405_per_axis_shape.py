@@ -1,6 +1,6 @@
 from .. import schema
-from .base import Rule, op_title
-from .base_shapes import dim, fmt_shape, one_element_vector
+from .base import Rule
+from .base_shapes import dim, fmt_shape
 
 
 class PerAxisShape(Rule):
@@ -29,17 +29,17 @@ class PerAxisShape(Rule):
     summary = "Per-axis scale whose length is not x's size along the axis."
 
     def check(self, n):
-        if n.granularity != schema.PER_AXIS or one_element_vector(n):
+        if n.granularity != schema.PER_AXIS:
             return
         axis = n.normalized_axis()
-        if axis is None or (n.domain == schema.MICROSOFT and not n.has("axis")):
+        if axis is None:
             return
         want = dim(n.in_shape(0), axis)
-        got = dim(n.in_shape(1), 0)
+        got = dim(n.scale_shape, 0)
         if want is None or got is None or want == got:
             return
         yield (
-            f"node {n.where} ({op_title(n)}): per-axis scale '{n.input_name(1)}' has length {got} "
-            f"but x {fmt_shape(n.in_shape(0))} has {want} along axis {n.axis}: give the scale "
-            f"{want} elements or fix axis"
+            f"per-axis scale '{n.input_name(n.scale_index)}' has length {got} but x "
+            f"{fmt_shape(n.in_shape(0))} has {want} along axis {n.axis}: give the scale {want} "
+            f"elements or fix axis"
         )

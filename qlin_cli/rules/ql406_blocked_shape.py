@@ -1,5 +1,5 @@
 from .. import schema
-from .base import Rule, ceil_div, op_title
+from .base import Rule, ceil_div
 from .base_shapes import fmt_shape
 
 
@@ -33,10 +33,10 @@ class BlockedShape(Rule):
     def check(self, n):
         if n.granularity != schema.BLOCKED or n.block_size <= 0:
             return
-        xs, ss = n.in_shape(0), n.in_shape(1)
+        xs, ss = n.in_shape(0), n.scale_shape
         if xs is None or ss is None:
             return
-        head = f"node {n.where} ({op_title(n)}): blocked scale '{n.input_name(1)}' {fmt_shape(ss)}"
+        head = f"blocked scale '{n.input_name(n.scale_index)}' {fmt_shape(ss)}"
         if len(xs) != len(ss):
             yield (
                 f"{head} has rank {len(ss)} but x {fmt_shape(xs)} has rank {len(xs)}: a blocked "

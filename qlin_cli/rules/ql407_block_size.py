@@ -1,4 +1,5 @@
-from .base import Rule, first_ai_onnx, op_title
+from .. import schema
+from .base import Rule, first_ai_onnx
 from .base_shapes import fmt_shape
 
 
@@ -30,34 +31,31 @@ class BlockSize(Rule):
     summary = "block_size negative, missing on a blocked scale, or set on a scalar scale."
 
     def check(self, n):
+        r = n.in_rank(n.scale_index)
+        shape = fmt_shape(n.scale_shape)
         if "block_size" not in n.spec.attributes and n.block_size == 0:
-            r = n.scale_rank
             if r is not None and r >= 2:
                 since = first_ai_onnx(n.spec.kind, lambda s: "block_size" in s.attributes)
                 hint = (
-                    f"raise the opset to {since} for blocked quantization" if n.domain == ""
+                    f"raise the opset to {since} for blocked quantization"
+                    if n.domain == schema.AI_ONNX
                     else f"use ai.onnx opset {since} or later for blocked quantization"
                 )
                 yield (
-                    f"node {n.where} ({op_title(n)}) has a scale of rank {r} "
-                    f"{fmt_shape(n.in_shape(1))}; this version takes only scalar or 1-D scales: "
+                    f"a scale of rank {r} {shape}; this version takes only scalar or 1-D scales: "
                     f"use a 1-D scale, or {hint}"
                 )
             return
-        b, r = n.block_size, n.scale_rank
+        b = n.block_size
         if b < 0:
-            yield (
-                f"node {n.where} ({op_title(n)}) has block_size {b}; it must be positive for "
-                f"blocked quantization or 0 otherwise"
-            )
+            yield f"block_size {b}; it must be positive for blocked quantization or 0 otherwise"
         elif b == 0 and r is not None and r >= 2:
             yield (
-                f"node {n.where} ({op_title(n)}) has a scale of rank {r} "
-                f"{fmt_shape(n.in_shape(1))} but no block_size: set block_size for blocked "
+                f"a scale of rank {r} {shape} but no block_size: set block_size for blocked "
                 f"quantization"
             )
         elif b > 0 and r == 0:
             yield (
-                f"node {n.where} ({op_title(n)}) has block_size {b} with a scalar scale: remove "
-                f"block_size, or give a blocked scale of x's rank"
+                f"block_size {b} with a scalar scale: remove block_size, or give a blocked scale "
+                f"of x's rank"
             )

@@ -1,4 +1,5 @@
-from .base import Rule, op_title
+from ..schema import semantics
+from .base import Rule
 from .base_shapes import fmt_shape
 
 
@@ -30,21 +31,18 @@ class ScaleZeroPointShape(Rule):
     summary = "Scale and zero point shapes differ."
 
     def check(self, n):
-        if not n.present(2):
+        zi = n.zero_point_index
+        if not n.present_at(zi):
             return
-        s, z = n.in_shape(1), n.in_shape(2)
-        if s in ((), (1,)) and z in ((), (1,)):
+        s, z = n.scale_shape, n.in_shape(zi)
+        one = (lambda t: t == () or semantics.is_one_element(t))
+        if one(s) and one(z):
             return  # one element each: QL409
-        if s is None or z is None or len(s) != len(z):
-            if s is not None and z is not None:
-                yield self._msg(n, s, z)
+        if s is None or z is None:
             return
-        if any(a is not None and b is not None and a != b for a, b in zip(s, z, strict=True)):
-            yield self._msg(n, s, z)
-
-    @staticmethod
-    def _msg(n, s, z):
-        return (
-            f"node {n.where} ({op_title(n)}): scale '{n.input_name(1)}' has shape {fmt_shape(s)} "
-            f"but zero point '{n.input_name(2)}' has shape {fmt_shape(z)}: give them one shape"
-        )
+        if len(s) != len(z) or any(
+                a is not None and b is not None and a != b for a, b in zip(s, z, strict=True)):
+            yield (
+                f"scale '{n.input_name(n.scale_index)}' has shape {fmt_shape(s)} but zero point "
+                f"'{n.input_name(zi)}' has shape {fmt_shape(z)}: give them one shape"
+            )

@@ -1,6 +1,5 @@
-from ..check.diagnostic import INFO
-from .base import Rule, op_title
-from .base_shapes import dim
+from ..schema import semantics
+from .base import INFO, Fix, ReshapeConstant, Rule, Violation
 
 
 class OneElementScale(Rule):
@@ -30,20 +29,25 @@ class OneElementScale(Rule):
     severity = INFO
     summary = "Scale of shape [1] used where a scalar is meant."
 
+    fixable = True
+
     def check(self, n):
-        if n.in_shape(1) == () and n.in_shape(2) == (1,):
-            yield (
-                f"node {n.where} ({op_title(n)}): zero point '{n.input_name(2)}' has shape [1] "
-                f"while the scale is a scalar: store the zero point as a scalar (shape [])"
+        si, zi = n.scale_index, n.zero_point_index
+        s, z = n.scale_shape, n.in_shape(zi)
+        if s == () and semantics.is_one_element(z):
+            yield Violation(
+                f"zero point '{n.input_name(zi)}' has shape [1] while the scale is a scalar: store "
+                f"the zero point as a scalar (shape [])",
+                Fix("store the zero point as a scalar", (ReshapeConstant(zi, ()),)),
             )
             return
-        if n.in_shape(1) != (1,):
+        if not semantics.is_one_element(s) or n.block_size > 0:
             return
-        axis = n.normalized_axis()
-        along = dim(n.in_shape(0), axis) if axis is not None else None
-        if along == 1 and n.has("axis"):
-            return  # a genuine per-axis scale over a dimension of size 1
-        yield (
-            f"node {n.where} ({op_title(n)}): scale '{n.input_name(1)}' has shape [1] and is used "
-            f"as a per-tensor scale: store scale and zero point as scalars (shape [])"
+        edits = [ReshapeConstant(si, ())]
+        if n.present_at(zi):
+            edits.append(ReshapeConstant(zi, ()))
+        yield Violation(
+            f"scale '{n.input_name(si)}' has shape [1] and is used as a per-tensor scale: store "
+            f"scale and zero point as scalars (shape [])",
+            Fix("store scale and zero point as scalars", tuple(edits)),
         )

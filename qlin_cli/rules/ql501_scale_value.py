@@ -1,6 +1,6 @@
 import numpy as np
 
-from .base import Rule, op_title
+from .base import Rule
 
 
 class ScaleValue(Rule):
@@ -30,7 +30,8 @@ class ScaleValue(Rule):
     summary = "A known scale value is zero, negative, NaN or infinite."
 
     def check(self, n):
-        scale = n.in_value(1)
+        si = n.scale_index
+        scale = n.value(si)
         if scale is None or scale.size == 0:
             return
         values = scale.astype(np.float64).reshape(-1)
@@ -42,7 +43,6 @@ class ScaleValue(Rule):
         extra = f" (and {more} more bad value{'s' if more > 1 else ''})" if more else ""
         at = f" at index {idx}" if values.size > 1 else ""
         yield (
-            f"node {n.where} ({op_title(n)}): scale '{n.input_name(1)}' holds "
-            f"{float(values[idx])!r}{at}{extra}; scales must be finite and > 0: recalibrate or replace "
-            f"the bad entries"
+            f"scale '{n.input_name(si)}' holds {float(values[idx])!r}{at}{extra}; scales must be "
+            f"finite and > 0: recalibrate or replace the bad entries"
         )

@@ -1,7 +1,6 @@
 import numpy as np
 
-from ..check.diagnostic import WARNING
-from .base import Rule, op_title
+from .base import WARNING, Rule
 
 
 class Int32ZeroPoint(Rule):
@@ -30,13 +29,14 @@ class Int32ZeroPoint(Rule):
     summary = "Non-zero zero point when dequantizing int32."
 
     def check(self, n):
-        if n.spec.kind != "dequantize" or n.in_type(0) != "int32" or not n.present(2):
+        zi = n.zero_point_index
+        if n.spec.kind != "dequantize" or n.in_type(0) != "int32" or not n.present_at(zi):
             return
-        zp = n.in_value(2)
+        zp = n.value(zi)
         if zp is None or not np.any(zp != 0):
             return
         yield (
-            f"node {n.where} ({op_title(n)}): int32 input dequantized with non-zero zero point "
-            f"'{n.input_name(2)}' ({int(np.count_nonzero(zp))} non-zero of {zp.size}); int32 "
-            f"has no zero point: fold it into the values and drop it"
+            f"int32 input dequantized with non-zero zero point '{n.input_name(zi)}' "
+            f"({int(np.count_nonzero(zp))} non-zero of {zp.size}); int32 has no zero point: fold it "
+            f"into the values and drop it"
         )

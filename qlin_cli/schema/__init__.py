@@ -1,16 +1,29 @@
-"""Schema facts, looked up by (domain, op_type, opset)."""
+"""Schema facts, looked up by (domain, op_type, opset), and the domain facts around them.
+
+``ops.py`` holds the table; this module answers lookups (which schema is in force,
+which op a domain uses for a family, which opset a scope imports for a domain);
+``semantics.py`` derives what a node means from its schema (granularity, axis,
+types) and validates a node against a schema.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from .ops import (
     AI_ONNX,
+    AXIS_ABSENT_PER_TENSOR,
     BLOCKED,
+    DEFAULT_QUANT_TYPE,
+    DOMAIN_ALIASES,
     DOMAIN_NAMES,
     MICROSOFT,
     PER_AXIS,
     PER_TENSOR,
     QUARK,
+    SCALE,
     SPECS,
+    ZERO_POINT,
     OpSpec,
     Param,
 )
@@ -23,7 +36,39 @@ for _v in _INDEX.values():
 
 
 def normalize_domain(domain: str) -> str:
-    return "" if domain in ("", "ai.onnx") else domain
+    """The domain as the table keys it: "" for ai.onnx however it is spelled."""
+    return DOMAIN_ALIASES.get(domain, domain)
+
+
+def domain_name(domain: str) -> str:
+    """How messages name a domain: "ai.onnx", "com.microsoft" ..."""
+    d = normalize_domain(domain)
+    return DOMAIN_NAMES.get(d, d)
+
+
+def domain_from_name(name: str) -> str | None:
+    """The table's key for a domain named by a user (None: qlin knows no such domain)."""
+    d = normalize_domain(name)
+    return d if d in DOMAIN_NAMES else None
+
+
+def opset_of(opsets: Mapping[str, int], domain: str) -> int | None:
+    """The version an opset_import map gives a domain (either spelling of ai.onnx)."""
+    d = normalize_domain(domain)
+    for key, version in opsets.items():
+        if normalize_domain(key) == d:
+            return version
+    return None
+
+
+def vendor_domains() -> list[str]:
+    return [d for d in DOMAIN_NAMES if d != AI_ONNX]
+
+
+def domain_version(domain: str) -> int:
+    """The newest opset version qlin knows for a domain (what to import it at)."""
+    d = normalize_domain(domain)
+    return max(s.since for s in SPECS if s.domain == d)
 
 
 def is_known_op(domain: str, op_type: str) -> bool:
@@ -44,7 +89,35 @@ def lookup(domain: str, op_type: str, opset: int) -> OpSpec | None:
     return found
 
 
-_ROLES = {"x": 0, "scale": 1, "zero_point": 2}
+def op_for(domain: str, kind: str) -> str:
+    """The op a domain uses for a kind ("quantize" / "dequantize")."""
+    for spec in SPECS:
+        if spec.domain == normalize_domain(domain) and spec.kind == kind:
+            return spec.op_type
+    raise KeyError((domain, kind))
+
+
+def spec_for(domain: str, kind: str, ai_opset: int) -> OpSpec | None:
+    """The schema a node of ``kind`` gets in ``domain`` when the model imports ai.onnx
+    at ``ai_opset`` (vendor domains: their newest version)."""
+    op = op_for(domain, kind)
+    d = normalize_domain(domain)
+    if d == AI_ONNX:
+        return lookup(AI_ONNX, op, ai_opset)
+    return versions(d, op)[-1]
+
+
+def first_version(domain: str, op_type: str, pred) -> int | None:
+    """The first version of an op in a domain whose schema satisfies ``pred``."""
+    for spec in versions(domain, op_type):
+        if pred(spec):
+            return spec.since
+    return None
+
+
+def oldest_opset() -> int:
+    """The first ai.onnx opset with a QuantizeLinear (the lowest target qlin converts to)."""
+    return min(s.since for s in SPECS if s.domain == AI_ONNX)
 
 
 def all_types(kind: str, role: str) -> frozenset[str]:
@@ -53,13 +126,15 @@ def all_types(kind: str, role: str) -> frozenset[str]:
     found: set[str] = set()
     for spec in SPECS:
         if spec.kind == kind:
-            param = spec.outputs[0] if role == "y" else spec.inputs[_ROLES[role]]
-            found |= spec.allowed(param)
+            params = spec.outputs if role == "y" else [p for p in spec.inputs if p.role == role]
+            for p in params:
+                found |= spec.allowed(p)
     return frozenset(found)
 
 
 __all__ = [
-    "AI_ONNX", "BLOCKED", "DOMAIN_NAMES", "MICROSOFT", "PER_AXIS", "PER_TENSOR", "QUARK",
-    "SPECS", "OpSpec", "Param", "all_types", "is_known_op", "lookup", "normalize_domain",
-    "versions",
+    "AI_ONNX", "AXIS_ABSENT_PER_TENSOR", "BLOCKED", "DEFAULT_QUANT_TYPE", "DOMAIN_NAMES", "MICROSOFT",
+    "PER_AXIS", "PER_TENSOR", "QUARK", "SCALE", "SPECS", "ZERO_POINT", "OpSpec", "Param", "all_types",
+    "domain_from_name", "domain_name", "domain_version", "first_version", "is_known_op", "lookup",
+    "normalize_domain", "oldest_opset", "op_for", "opset_of", "spec_for", "vendor_domains", "versions",
 ]

@@ -36,9 +36,23 @@ QUARK = "com.amd.quark"
 
 DOMAIN_NAMES = {AI_ONNX: "ai.onnx", MICROSOFT: "com.microsoft", QUARK: "com.amd.quark"}
 
+# Vendor domains' aliases: the spelling onnx uses for the default domain.
+DOMAIN_ALIASES = {"ai.onnx": AI_ONNX}
+
 PER_TENSOR = "per-tensor"
 PER_AXIS = "per-axis"
 BLOCKED = "blocked"
+
+# Families: ops that share one meaning and one implementation across domains.
+LINEAR_QUANTIZE = "linear-quantize"
+LINEAR_DEQUANTIZE = "linear-dequantize"
+
+# Parameter roles: what each input or output is to the quantization.
+X, SCALE, ZERO_POINT, Y = "x", "scale", "zero_point", "y"
+
+# What a node without an `axis` attribute means.
+AXIS_DEFAULT = "default"  # the schema's default axis applies
+AXIS_ABSENT_PER_TENSOR = "per-tensor"  # no axis means per-tensor (com.microsoft)
 
 
 @dataclass(frozen=True)
@@ -46,9 +60,11 @@ class Param:
     name: str
     types: str  # key into OpSpec.types; inputs sharing a key must share a type
     optional: bool = False
+    role: str = X
+    group: int = 0  # which scale / zero point group the parameter belongs to
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per schema: compared by identity
 class OpSpec:
     domain: str
     op_type: str
@@ -60,6 +76,18 @@ class OpSpec:
     attributes: dict[str, int | None]  # name -> default (None: no default)
     granularities: frozenset[str]
     notes: tuple[str, ...] = field(default=())
+    family: str = ""
+    axis_absent: str = AXIS_DEFAULT
+    # The axis the vendor's own kernel uses when `axis` is absent, where it differs
+    # from the documented default (None: no known difference).
+    kernel_axis_default: int | None = None
+
+    def role_index(self, role: str, group: int = 0) -> int | None:
+        """The input position of a role in a group (None: the op has no such input)."""
+        for i, p in enumerate(self.inputs):
+            if p.role == role and p.group == group:
+                return i
+        return None
 
     @property
     def domain_name(self) -> str:
@@ -107,8 +135,7 @@ MS_Q = _set("int8", "uint8", "int16", "uint16", "int4", "uint4")
 QUARK_Q = _set("int32", "int16", "int8", "uint32", "uint16", "uint8", "float16", "bfloat16")
 
 
-
-def _q(domain, op, since, x_t, s_t, y_t, attrs, grans, *, scale_shares_x=False, notes=()):
+def _q(domain, op, since, x_t, s_t, y_t, attrs, grans, *, scale_shares_x=False, notes=(), **kw):
     """A quantize entry: inputs x, y_scale, optional y_zero_point; output y."""
     types = {"T1": x_t, "T3": y_t}
     scale_key = "T1" if scale_shares_x else "T2"
@@ -116,13 +143,14 @@ def _q(domain, op, since, x_t, s_t, y_t, attrs, grans, *, scale_shares_x=False, 
         types["T2"] = s_t
     return OpSpec(
         domain, op, since, "quantize",
-        (Param("x", "T1"), Param("y_scale", scale_key), Param("y_zero_point", "T3", True)),
-        (Param("y", "T3"),),
-        types, attrs, frozenset(grans), tuple(notes),
+        (Param("x", "T1"), Param("y_scale", scale_key, role=SCALE),
+         Param("y_zero_point", "T3", True, role=ZERO_POINT)),
+        (Param("y", "T3", role=Y),),
+        types, attrs, frozenset(grans), tuple(notes), LINEAR_QUANTIZE, **kw,
     )
 
 
-def _dq(domain, op, since, x_t, s_t, y_t, attrs, grans, *, out_is_scale=True, notes=()):
+def _dq(domain, op, since, x_t, s_t, y_t, attrs, grans, *, out_is_scale=True, notes=(), **kw):
     """A dequantize entry: inputs x, x_scale, optional x_zero_point; output y."""
     types = {"T1": x_t, "T2": s_t}
     out_key = "T2" if out_is_scale else "T3"
@@ -130,9 +158,10 @@ def _dq(domain, op, since, x_t, s_t, y_t, attrs, grans, *, out_is_scale=True, no
         types["T3"] = y_t
     return OpSpec(
         domain, op, since, "dequantize",
-        (Param("x", "T1"), Param("x_scale", "T2"), Param("x_zero_point", "T1", True)),
-        (Param("y", out_key),),
-        types, attrs, frozenset(grans), tuple(notes),
+        (Param("x", "T1"), Param("x_scale", "T2", role=SCALE),
+         Param("x_zero_point", "T1", True, role=ZERO_POINT)),
+        (Param("y", out_key, role=Y),),
+        types, attrs, frozenset(grans), tuple(notes), LINEAR_DEQUANTIZE, **kw,
     )
 
 
@@ -170,18 +199,17 @@ SPECS: tuple[OpSpec, ...] = (
     _dq(AI_ONNX, DQL, 28, Q_28 | {"int32"}, SCALE_24_DQ, SCALE_19_DQ, D23, TAB, out_is_scale=False),
     # ---- com.microsoft (onnxruntime contrib ops) ---------------------------
     _q(MICROSOFT, QL, 1, MS_HIGH, None, MS_Q, {"axis": None}, TA, scale_shares_x=True,
-       notes=("axis has no default: absent means per-tensor",)),
+       notes=("axis has no default: absent means per-tensor",), axis_absent=AXIS_ABSENT_PER_TENSOR),
     _dq(MICROSOFT, DQL, 1, MS_Q | {"int32"}, MS_HIGH, None, {"axis": None}, TA,
-        notes=("axis has no default: absent means per-tensor",)),
+        notes=("axis has no default: absent means per-tensor",), axis_absent=AXIS_ABSENT_PER_TENSOR),
     # ---- com.amd.quark (AMD Quark custom ops) ------------------------------
+    # The page gives axis 1 as the default; Quark's kernel uses 0 (measured, see
+    # ../shared/seeds/README.md), recorded as kernel_axis_default.
     _q(QUARK, "ExtendedQuantizeLinear", 1, FLOAT, FLOAT, QUARK_Q, {"axis": 1}, TA,
-       notes=("the page says axis defaults to 1; Quark's kernel uses 0",)),
+       notes=("the page says axis defaults to 1; Quark's kernel uses 0",), kernel_axis_default=0),
     _dq(QUARK, "ExtendedDequantizeLinear", 1, QUARK_Q, FLOAT, FLOAT, {"axis": 1}, TA,
-        notes=("mirror of ExtendedQuantizeLinear; no page of its own",)),
+        notes=("mirror of ExtendedQuantizeLinear; no page of its own",), kernel_axis_default=0),
 )
-
-# Behaviour that differs from the page and matters to rules and the converter.
-QUARK_KERNEL_AXIS_DEFAULT = 0
 # ai.onnx QuantizeLinear's default output type when neither output_dtype nor a
 # zero point is given ("If neither ... are supplied, output data type is uint8").
 DEFAULT_QUANT_TYPE = "uint8"

@@ -1,0 +1,314 @@
+"""Node facts: everything check, convert, the evaluator and targets read about one node.
+
+``read_facts`` builds one frozen ``NodeFacts`` per node from its scope: op,
+domain, the schema in force, input presence, resolved types and shapes, known
+constant values of scale and zero point inputs, attributes, and (derived through
+``qlin_cli.schema.semantics``) granularity, axis, block size and the implied
+types. Rules read only facts; the converter and the evaluator build them too.
+
+Equality and hashing cover every field that can change a verdict and none that
+names the node (names, location): two nodes with equal facts get the same
+findings, which is what the check engine's clean-verdict cache relies on. A field
+added here is part of that key automatically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import onnx
+from onnx import AttributeProto
+
+from .. import schema
+from ..schema import OpSpec, dtypes, semantics
+from .graphs import node_label
+from .tensors import UnsafeData, read_value
+
+SMALL = 4096  # bytes: constants up to this size are compared by content
+
+
+@dataclass(frozen=True)
+class Location:
+    graph: str  # the scope path: "main", "main/loop.body", "function local.F"
+    index: int  # position in its graph or function
+    name: str  # the node's name ("" when unnamed)
+    in_function: bool = False
+
+    @property
+    def label(self) -> str:
+        """The node's name, or #index in its graph."""
+        return self.name if self.name else f"#{self.index}"
+
+    @property
+    def where(self) -> str:
+        """How a message names the node: 'q1', or #3 in main/loop.body."""
+        return f"'{self.name}'" if self.name else f"#{self.index} in {self.graph}"
+
+
+class Const:
+    """A constant input (initializer or Constant node), read on first use.
+
+    Two constants are equal when their contents are (small tensors) or when they
+    are the same tensor (large ones).
+    """
+
+    __slots__ = ("_tensor", "_base_dir", "_cache", "_key")
+
+    def __init__(self, tensor: onnx.TensorProto, base_dir: str, cache: dict):
+        self._tensor, self._base_dir, self._cache = tensor, base_dir, cache
+        if tensor.raw_data and len(tensor.raw_data) <= SMALL:
+            self._key = (tensor.data_type, tuple(tensor.dims), tensor.raw_data)
+        elif not tensor.raw_data and tensor.ByteSize() <= SMALL:
+            self._key = ("proto", tensor.SerializeToString(deterministic=True))
+        else:
+            self._key = ("tensor", id(tensor))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Const) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def array(self) -> np.ndarray | None:
+        """The value, or None when it cannot be read safely (the engine refuses such files)."""
+        key = id(self._tensor)
+        if key not in self._cache:
+            try:
+                self._cache[key] = read_value(self._tensor, self._base_dir)
+            except UnsafeData:
+                self._cache[key] = None
+        return self._cache[key]
+
+
+class ArrayConst(Const):
+    """A value given as an array (the evaluator's inputs)."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array: np.ndarray):
+        self._array = array
+        self._key = ("array", id(array))
+
+    def array(self) -> np.ndarray | None:
+        return self._array
+
+
+def _attr_item(a: AttributeProto) -> tuple:
+    if a.ref_attr_name:
+        return (a.name, a.type, ("ref", a.ref_attr_name))
+    if a.type == AttributeProto.INT:
+        return (a.name, a.type, a.i)
+    return (a.name, a.type, a.SerializeToString(deterministic=True))
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    op: str
+    domain: str  # normalized: "" for ai.onnx
+    opset: int | None  # the version the scope imports for the domain
+    imported: bool  # the scope imports the domain
+    spec: OpSpec | None  # the schema in force (None: qlin knows none)
+    present: tuple[bool, ...]  # per input position
+    in_types: tuple[str | None, ...]
+    in_shapes: tuple[tuple | None, ...]
+    out_present: tuple[bool, ...]
+    out_types: tuple[str | None, ...]  # as declared or inferred
+    attr_items: tuple[tuple, ...]  # (name, AttributeProto type, int / bytes / ("ref", name))
+    values: tuple[Const | None, ...]  # known constants of the scale and zero point inputs
+    inputs: tuple[str, ...] = field(compare=False)
+    outputs: tuple[str, ...] = field(compare=False)
+    location: Location = field(compare=False)
+
+    # ---- naming -----------------------------------------------------------------
+    @property
+    def domain_name(self) -> str:
+        return schema.domain_name(self.domain)
+
+    @property
+    def title(self) -> str:
+        """'QuantizeLinear-21 (ai.onnx)' when the schema is known, else the op type."""
+        s = self.spec
+        return f"{s.op_type}-{s.since} ({s.domain_name})" if s else self.op
+
+    # ---- inputs -----------------------------------------------------------------
+    def present_at(self, i: int) -> bool:
+        return i < len(self.present) and self.present[i]
+
+    def input_name(self, i: int) -> str:
+        return self.inputs[i] if self.present_at(i) else ""
+
+    def in_type(self, i: int) -> str | None:
+        return self.in_types[i] if i < len(self.in_types) else None
+
+    def in_shape(self, i: int) -> tuple | None:
+        return self.in_shapes[i] if i < len(self.in_shapes) else None
+
+    def in_rank(self, i: int) -> int | None:
+        s = self.in_shape(i)
+        return None if s is None else len(s)
+
+    def value(self, i: int) -> np.ndarray | None:
+        """The input's value when it is a known constant of a scale or zero point role."""
+        c = self.values[i] if i < len(self.values) else None
+        return None if c is None else c.array()
+
+    @property
+    def out_type(self) -> str | None:
+        """The declared (or inferred) type of the first output."""
+        return self.out_types[0] if self.out_types else None
+
+    # ---- attributes ---------------------------------------------------------------
+    @cached_property
+    def attrs(self) -> dict[str, int]:
+        """Explicit integer attributes (not references to function attributes)."""
+        return {n: v for n, t, v in self.attr_items if t == AttributeProto.INT and isinstance(v, int)}
+
+    @cached_property
+    def attr_names(self) -> tuple[str, ...]:
+        return tuple(n for n, _, _ in self.attr_items)
+
+    @cached_property
+    def attr_types(self) -> dict[str, int]:
+        return {n: t for n, t, _ in self.attr_items}
+
+    @cached_property
+    def refs(self) -> tuple[str, ...]:
+        """Attributes that refer to a function's attributes (their value is the caller's)."""
+        return tuple(n for n, _, v in self.attr_items if isinstance(v, tuple))
+
+    def has(self, name: str) -> bool:
+        return name in self.attr_types
+
+    def attr_int(self, name: str) -> int | None:
+        """The explicit integer value, else the schema default; None for a non-integer."""
+        if name in self.attr_types:
+            return self.attrs.get(name)
+        return self.spec.attributes.get(name) if self.spec else None
+
+    # ---- meaning (schema.semantics) -------------------------------------------------
+    @cached_property
+    def resolved_types(self) -> tuple[str | None, ...]:
+        """Input types, the unknown ones filled where the schema decides them."""
+        if self.spec is None:
+            return self.in_types
+        return semantics.resolve_types(self.spec, self.in_types, self.present)
+
+    @cached_property
+    def axis(self) -> int | None:
+        return semantics.axis_in_force(self.spec, self.attrs) if self.spec else None
+
+    @cached_property
+    def block_size(self) -> int:
+        return semantics.block_size(self.spec, self.attrs) if self.spec else 0
+
+    @cached_property
+    def granularity(self) -> str | None:
+        if self.spec is None:
+            return None
+        return semantics.granularity(self.spec, self.attrs, self.scale_shape)
+
+    @cached_property
+    def quant_type(self) -> str | None:
+        if self.spec is None:
+            return None
+        return semantics.quantized_type(self.spec, self.attrs, self.resolved_types, self.present)
+
+    @cached_property
+    def implied_out_type(self) -> str | None:
+        if self.spec is None:
+            return None
+        return semantics.implied_out_type(self.spec, self.attrs, self.in_types, self.present)
+
+    @property
+    def scale_index(self) -> int | None:
+        return self.spec.role_index(schema.SCALE) if self.spec else None
+
+    @property
+    def zero_point_index(self) -> int | None:
+        return self.spec.role_index(schema.ZERO_POINT) if self.spec else None
+
+    @property
+    def scale_shape(self) -> tuple | None:
+        i = self.scale_index
+        return None if i is None else self.in_shape(i)
+
+    @property
+    def x_rank(self) -> int | None:
+        return self.in_rank(0)
+
+    def normalized_axis(self) -> int | None:
+        return semantics.normalized_axis(self.axis, self.x_rank)
+
+    def problems(self, spec: OpSpec | None = None):
+        """``schema.semantics.validate`` against ``spec`` (default: the schema in force)."""
+        spec = spec or self.spec
+        return [] if spec is None else semantics.validate(self, spec)
+
+
+def _spec_for(domain: str, op: str, opset: int | None, imported: bool) -> OpSpec | None:
+    spec = schema.lookup(domain, op, opset) if opset else None
+    if spec is None and not imported:
+        only = schema.versions(domain, op)
+        if domain and len(only) == 1:  # a vendor op with one version: check against it
+            spec = only[0]
+    return spec
+
+
+def _type_name(t) -> str | None:
+    return None if t is None or t[0] == 0 else dtypes.name_of(t[0])
+
+
+def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str) -> NodeFacts:
+    """The facts of one node in a ``model.walk.Scope``."""
+    domain = schema.normalize_domain(node.domain)
+    opset = schema.opset_of(scope.opsets, domain)
+    imported = opset is not None
+    spec = _spec_for(domain, node.op_type, opset, imported)
+    inputs = tuple(node.input)
+    outputs = tuple(node.output)
+    found = [scope.find_type(n) if n else None for n in inputs]
+    out_found = [scope.find_type(n) if n else None for n in outputs[:1]]
+    const_roles = (schema.SCALE, schema.ZERO_POINT)
+    values = []
+    for i, name in enumerate(inputs):
+        c = None
+        if spec is not None and name and i < len(spec.inputs) and spec.inputs[i].role in const_roles:
+            tensor = scope.find_value(name)
+            if tensor is not None:
+                c = Const(tensor, base_dir, scope.read_cache)
+        values.append(c)
+    return NodeFacts(
+        op=node.op_type, domain=domain, opset=opset, imported=imported, spec=spec,
+        present=tuple(bool(n) for n in inputs),
+        in_types=tuple(_type_name(t) for t in found),
+        in_shapes=tuple(None if t is None else t[1] for t in found),
+        out_present=tuple(bool(n) for n in outputs),
+        out_types=tuple(_type_name(t) for t in out_found),
+        attr_items=tuple(_attr_item(a) for a in node.attribute),
+        values=tuple(values),
+        inputs=inputs, outputs=outputs,
+        location=Location(scope.path, index, node.name, scope.is_function),
+    )
+
+
+def array_facts(node: onnx.NodeProto, opset: int, arrays: list) -> NodeFacts:
+    """The facts of one node whose inputs are given as arrays (None: absent)."""
+    domain = schema.normalize_domain(node.domain)
+    spec = schema.lookup(domain, node.op_type, opset)
+    present = tuple(a is not None for a in arrays)
+    return NodeFacts(
+        op=node.op_type, domain=domain, opset=opset, imported=True, spec=spec,
+        present=present,
+        in_types=tuple(None if a is None else dtypes.name_of_array(a) for a in arrays),
+        in_shapes=tuple(None if a is None else tuple(a.shape) for a in arrays),
+        out_present=tuple(bool(n) for n in node.output), out_types=(),
+        attr_items=tuple(_attr_item(a) for a in node.attribute),
+        values=tuple(None if a is None else ArrayConst(a) for a in arrays),
+        inputs=tuple(node.input), outputs=tuple(node.output),
+        location=Location("", 0, node.name),
+    )
+
+
+__all__ = ["Const", "Location", "NodeFacts", "array_facts", "node_label", "read_facts"]

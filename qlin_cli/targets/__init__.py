@@ -1,0 +1,1 @@
+"""Deployment targets: what each runtime accepts, as data with sources."""

@@ -1,0 +1,218 @@
+"""onnxruntime CPU execution provider: which kernels exist, read from a generated table.
+
+The tables live in ``qlin_cli/targets/data/onnxruntime_cpu_<version>.json`` and are
+produced by ``python tools/gen_ort_kernels.py`` from the kernel registry of an
+installed onnxruntime.  This module only reads JSON; it never imports onnxruntime,
+so a check can target a runtime that is not installed.
+
+How a node is matched to a kernel (``OrtTable.kernel``)
+-------------------------------------------------------
+onnxruntime does not compare the model's opset with a kernel's range directly.  It
+first resolves the node against its own operator schemas, which gives the
+*schema version in force*: the largest ``since_version`` of that operator that is
+<= the opset the model imports for the node's domain.  A kernel registered for
+``since..until`` then matches when either
+
+* ``since == schema_version`` (the usual case), or
+* ``since < schema_version <= until`` and ``until`` is a real bound.
+
+A kernel registered open-ended (``until`` is null in the JSON, INT_MAX inside
+onnxruntime) matches only the schema version it starts at.  Example from 1.31.1:
+GlobalLpPool has one CPU kernel, ``since=2, until=null``; its schema versions are
+1, 2 and 22.  Opset 21 resolves to schema 2 and runs; opset 22 resolves to schema
+22, for which no kernel exists, and onnxruntime reports "Could not find an
+implementation" even though 22 lies inside ``2..open``.  ``kernel`` reproduces
+this, so it needs the schema versions, which the table records.
+
+One (op, since, until) range is usually registered several times with different
+type constraints (e.g. one registration per quantized type).  ``Kernel`` groups
+them: ``Kernel.registrations`` keeps each registration's constraints, because
+onnxruntime requires *one* registration to accept all the node's types at once.
+
+What the table cannot tell
+--------------------------
+* ``kernel`` returning None does not always mean the node fails: when an
+  operator's ONNX schema has a function body, onnxruntime inlines it (e.g.
+  HardSwish and Mish have no CPU kernel yet run).
+* A kernel that accepts the node's types can still fail at run time for reasons
+  the registry does not express (mixed x / scale types, attribute values, shapes);
+  see docs/targets-onnxruntime-notes.md.
+* The ONNX schema's own type constraints still apply; a kernel only narrows them.
+* Whether the model loads at all: compare the model's ai.onnx opset with
+  ``max_opset`` and its IR version with ``max_ir`` separately.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+
+__all__ = ["Kernel", "OrtTable", "available_versions", "from_json", "load", "normalise_type"]
+
+_DATA_PACKAGE = "qlin_cli.targets.data"
+_FILE_RE = re.compile(r"^onnxruntime_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*)\.json$")
+_SUPPORTED_FORMAT = 1
+
+
+def normalise_domain(domain: str) -> str:
+    return "" if domain in ("", "ai.onnx") else domain
+
+
+def normalise_type(type_name: str) -> str:
+    """Accept "float" or "tensor(float)"; other type strings are returned unchanged."""
+    if type_name.startswith("tensor(") and type_name.endswith(")"):
+        return type_name[len("tensor(") : -1]
+    return type_name
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """All CPU registrations of one operator for one ``since..until`` range.
+
+    ``until`` is inclusive; None means onnxruntime registered it open-ended.
+    ``registrations`` holds one mapping per registration: constraint name ->
+    frozenset of type names ("float", "int8", "float8e4m3fn", "seq(tensor(float))").
+    """
+
+    domain: str
+    op: str
+    since: int
+    until: int | None
+    registrations: tuple[Mapping[str, frozenset[str]], ...] = field(repr=False)
+
+    @property
+    def constraints(self) -> dict[str, tuple[str, ...]]:
+        """Union over registrations: every type some registration accepts, per name."""
+        merged: dict[str, set[str]] = {}
+        for reg in self.registrations:
+            for name, types in reg.items():
+                merged.setdefault(name, set()).update(types)
+        return {name: tuple(sorted(types)) for name, types in sorted(merged.items())}
+
+    def constrains(self, constraint_name: str) -> bool:
+        """True if some registration lists types for this name (onnxruntime checks only those)."""
+        return any(constraint_name in reg for reg in self.registrations)
+
+    def accepts(self, types: Mapping[str, str]) -> bool:
+        """True if one registration accepts all of ``types`` together.
+
+        ``types`` maps constraint names to the node's type for that name; leave out
+        names bound only to absent optional inputs (onnxruntime skips those).  A name
+        a registration does not constrain is not checked by onnxruntime either.
+        """
+        wanted = {name: normalise_type(t) for name, t in types.items()}
+        return any(
+            all(name not in reg or t in reg[name] for name, t in wanted.items())
+            for reg in self.registrations
+        )
+
+
+class OrtTable:
+    """One generated table: limits of the runtime plus its CPU kernels."""
+
+    def __init__(self, data: Mapping):
+        fmt = data.get("format")
+        if fmt != _SUPPORTED_FORMAT:
+            raise ValueError(f"unsupported onnxruntime table format {fmt!r}")
+        self.version: str = data["onnxruntime_version"]
+        self.provider: str = data["provider"]
+        self.max_opset: int = int(data["max_opset"])
+        self.max_ir: int = int(data["max_ir"])
+        self.source: str = data["source"]
+
+        self._schemas: dict[tuple[str, str], tuple[int, ...]] = {
+            (normalise_domain(s["domain"]), s["op"]): tuple(sorted(s["versions"])) for s in data["schemas"]
+        }
+        grouped: dict[tuple[str, str, int, int | None], list[Mapping[str, frozenset[str]]]] = {}
+        for k in data["kernels"]:
+            key = (normalise_domain(k["domain"]), k["op"], int(k["since"]), k["until"])
+            reg = MappingProxyType({name: frozenset(ts) for name, ts in k["constraints"].items()})
+            grouped.setdefault(key, []).append(reg)
+        self._kernels: dict[tuple[str, str], list[Kernel]] = {}
+        for (domain, op, since, until), regs in grouped.items():
+            self._kernels.setdefault((domain, op), []).append(Kernel(domain, op, since, until, tuple(regs)))
+        for kernels in self._kernels.values():
+            kernels.sort(key=lambda k: k.since)
+
+    def __repr__(self) -> str:
+        return f"OrtTable(version={self.version!r}, max_opset={self.max_opset}, max_ir={self.max_ir})"
+
+    def schema_versions(self, domain: str, op: str) -> tuple[int, ...]:
+        """The operator's schema ``since_version`` values known to this onnxruntime."""
+        return self._schemas.get((normalise_domain(domain), op), ())
+
+    def schema_version(self, domain: str, op: str, opset: int) -> int | None:
+        """The schema version in force for ``op`` when the model imports ``domain`` at ``opset``."""
+        in_force = [v for v in self.schema_versions(domain, op) if v <= opset]
+        return max(in_force) if in_force else None
+
+    def kernels(self, domain: str, op: str) -> tuple[Kernel, ...]:
+        return tuple(self._kernels.get((normalise_domain(domain), op), ()))
+
+    def kernel(self, domain: str, op: str, opset: int) -> Kernel | None:
+        """The CPU kernel onnxruntime would pick for a node of ``op`` under ``opset``.
+
+        ``opset`` is the version the model imports for ``domain`` (for com.microsoft
+        usually 1).  See the module docstring for the matching rule.  Types are not
+        considered here; use ``allows`` / ``Kernel.accepts`` on the result.
+        """
+        schema = self.schema_version(domain, op, opset)
+        if schema is None:
+            return None
+        for k in self.kernels(domain, op):
+            if k.since == schema or (k.until is not None and k.since < schema <= k.until):
+                return k
+        return None
+
+    def allows(self, kernel: Kernel, constraint_name: str, type_name: str) -> bool:
+        """True if some registration of ``kernel`` accepts ``type_name`` for ``constraint_name``.
+
+        This looks at one constraint alone.  When the node binds several names (T1
+        and T2 of QLinearConv, say), use ``kernel.accepts({...})``: onnxruntime needs
+        a single registration that accepts every type together.  A name the kernel
+        does not constrain returns True, as onnxruntime does not check it (the ONNX
+        schema still does).
+        """
+        return kernel.accepts({constraint_name: type_name})
+
+
+def _data_files() -> dict[str, object]:
+    found = {}
+    for entry in resources.files(_DATA_PACKAGE).iterdir():
+        m = _FILE_RE.match(entry.name)
+        if m:
+            found[m.group("version")] = entry
+    return found
+
+
+def _version_key(version: str) -> tuple:
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.+-]", version))
+
+
+def available_versions() -> list[str]:
+    """onnxruntime versions with a bundled table, oldest first."""
+    return sorted(_data_files(), key=_version_key)
+
+
+@lru_cache(maxsize=None)
+def load(version: str | None = None) -> OrtTable:
+    """Load the table for ``version`` (e.g. "1.31.1"); None picks the newest bundled one."""
+    files = _data_files()
+    if not files:
+        raise FileNotFoundError("no onnxruntime tables are bundled with qlin_cli.targets")
+    if version is None:
+        version = max(files, key=_version_key)
+    if version not in files:
+        have = ", ".join(available_versions())
+        raise LookupError(f"no onnxruntime table for version {version!r} (available: {have})")
+    return OrtTable(json.loads(files[version].read_text(encoding="utf-8")))
+
+
+def from_json(text: str | bytes) -> OrtTable:
+    """Build a table from JSON text (for tables kept outside the package)."""
+    return OrtTable(json.loads(text))
