@@ -18,3 +18,15 @@ class QlinError(Exception):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+def unexpected(e: BaseException) -> str:
+    """One line for an exception qlin did not foresee while reading a model."""
+    if isinstance(e, UnicodeDecodeError):
+        return "a name or string in the model is not valid UTF-8 (a corrupt or hostile file)"
+    if isinstance(e, RecursionError):
+        return "the model is nested too deeply to process"
+    if isinstance(e, MemoryError):
+        return "out of memory while processing the model"
+    text = str(e).strip().splitlines()
+    return f"internal error ({type(e).__name__}: {text[0][:160] if text else ''}); please report it"

@@ -125,5 +125,5 @@ def test_blocked_refused_below_21_and_lowered_with_lower():
 
 
 def test_path_walks_through_every_version():
-    assert adapters.path(25, 13) == [(25, 24), (24, 23), (23, 21), (21, 19), (19, 13)]
-    assert adapters.path(10, 19) == [(10, 13), (13, 19)]
+    assert adapters.path("", "QuantizeLinear", 25, 13) == [(25, 24), (24, 23), (23, 21), (21, 19), (19, 13)]
+    assert adapters.path("", "DequantizeLinear", 10, 19) == [(10, 13), (13, 19)]

@@ -150,10 +150,13 @@ def test_an_unforeseen_crash_is_one_line_and_the_run_goes_on(tmp_path, guard, mo
     rule = rules.get("QL405")
     real = type(rule).check
 
-    def check(self, view):
-        if "crash" in view.base_dir:
+    calls = []
+
+    def check(self, facts):  # the first file checked (the copy in crash/) meets a bug
+        calls.append(facts)
+        if len(calls) == 1:
             raise ZeroDivisionError("a bug")
-        return real(self, view)
+        return real(self, facts)
 
     monkeypatch.setattr(type(rule), "check", check)
     (tmp_path / "crash").mkdir()

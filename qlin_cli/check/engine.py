@@ -9,7 +9,7 @@ import onnx
 
 from .. import rules as rule_registry
 from .. import schema
-from ..errors import QlinError
+from ..errors import QlinError, unexpected
 from ..model.facts import NodeFacts, read_facts
 from ..model.graphs import all_nodes
 from ..model.infer import inferred_types
@@ -98,18 +98,6 @@ def check_file(path: str, select=None, ignore=None) -> FileResult:
     except Exception as e:  # never a traceback, and the other files of the run are still checked
         result.error = unexpected(e)
     return result
-
-
-def unexpected(e: BaseException) -> str:
-    """One line for an exception qlin did not foresee while reading a model."""
-    if isinstance(e, UnicodeDecodeError):
-        return "a name or string in the model is not valid UTF-8 (a corrupt or hostile file)"
-    if isinstance(e, RecursionError):
-        return "the model is nested too deeply to process"
-    if isinstance(e, MemoryError):
-        return "out of memory while processing the model"
-    text = str(e).strip().splitlines()
-    return f"internal error ({type(e).__name__}: {text[0][:160] if text else ''}); please report it"
 
 
 def summarize(results: list[FileResult]) -> dict:

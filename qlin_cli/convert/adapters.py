@@ -1,11 +1,11 @@
-"""The ai.onnx version steps of QuantizeLinear / DequantizeLinear, one entry each.
+"""Version steps of the Q/DQ ops, one adapter each, keyed by (domain, op, from, to).
 
-Every step between two neighbouring versions of the schema table is registered
-in both directions for both ops, keyed by (domain, op_type, from_since,
-to_since). Each adapter is ``retarget`` to the neighbour's schema, so what a
-step rewrites or refuses follows from the two schemas (docs/convert.md lists
-it). tests/test_convert_adapters.py holds the registry against the version
-history in onnx.defs.
+Every step between two neighbouring versions of one op in the schema table is
+registered in both directions. The default adapter is ``retarget`` to the
+neighbour's schema, so what a step rewrites or refuses follows from the two
+schemas (docs/convert.md lists it). A hand-written adapter registers with
+``@register(domain, op, from_since, to_since)`` and replaces the default.
+tests/test_convert_adapters.py holds the registry against onnx.defs.
 """
 
 from __future__ import annotations
@@ -13,40 +13,45 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import schema
-from ..schema import AI_ONNX
 from .qnode import QNode
 from .retarget import Refusal, retarget
 
 Adapter = Callable[[QNode], "QNode | Refusal"]
-OPS = ("QuantizeLinear", "DequantizeLinear")
+REGISTRY: dict[tuple[str, str, int, int], Adapter] = {}
 
 
-def _to(op_type: str, since: int) -> Adapter:
-    target = next(s for s in schema.versions(AI_ONNX, op_type) if s.since == since)
+def register(domain: str, op_type: str, from_since: int, to_since: int):
+    """Register a hand-written adapter for one step (it replaces the default)."""
+    def add(fn: Adapter) -> Adapter:
+        REGISTRY[(schema.normalize_domain(domain), op_type, from_since, to_since)] = fn
+        return fn
+    return add
 
+
+def _to(target: schema.OpSpec) -> Adapter:
     def adapter(q: QNode) -> QNode | Refusal:
         return retarget(q, target)
 
-    adapter.__name__ = f"{op_type}_to_{since}"
+    adapter.__name__ = f"{target.op_type}_to_{target.since}"
     return adapter
 
 
-def _since(op_type: str) -> list[int]:
-    return [s.since for s in schema.versions(AI_ONNX, op_type)]
+def _defaults() -> None:
+    for spec in schema.SPECS:
+        chain = schema.versions(spec.domain, spec.op_type)
+        if spec is not chain[0]:
+            continue
+        for low, high in zip(chain, chain[1:], strict=False):
+            REGISTRY.setdefault((spec.domain, spec.op_type, low.since, high.since), _to(high))
+            REGISTRY.setdefault((spec.domain, spec.op_type, high.since, low.since), _to(low))
 
 
-REGISTRY: dict[tuple[str, str, int, int], Adapter] = {}
-for _op in OPS:
-    _v = _since(_op)
-    for _low, _high in zip(_v, _v[1:], strict=False):
-        REGISTRY[(AI_ONNX, _op, _low, _high)] = _to(_op, _high)
-        REGISTRY[(AI_ONNX, _op, _high, _low)] = _to(_op, _low)
+_defaults()
 
 
-def path(from_since: int, to_since: int) -> list[tuple[int, int]]:
-    """The steps from one version to another, through every version between
-    (QuantizeLinear and DequantizeLinear change at the same opsets)."""
-    versions = sorted({v for op in OPS for v in _since(op)})
+def path(domain: str, op_type: str, from_since: int, to_since: int) -> list[tuple[int, int]]:
+    """The steps of one op from one of its versions to another, through each version between."""
+    versions = [s.since for s in schema.versions(domain, op_type)]
     if from_since == to_since:
         return []
     i, j = versions.index(from_since), versions.index(to_since)
@@ -55,13 +60,14 @@ def path(from_since: int, to_since: int) -> list[tuple[int, int]]:
 
 
 def convert(q: QNode, to_opset: int) -> QNode | Refusal:
-    """An ai.onnx Q/DQ node moved to the version in force at ``to_opset``, step by step."""
-    target = schema.lookup(AI_ONNX, q.spec.op_type, to_opset)
+    """A node moved to the version of its op in force at ``to_opset``, step by step."""
+    spec = q.spec
+    target = schema.lookup(spec.domain, spec.op_type, to_opset)
     if target is None:
-        return Refusal(f"{q.spec.op_type} does not exist before opset "
-                       f"{schema.versions(AI_ONNX, q.spec.op_type)[0].since}")
-    for a, b in path(q.spec.since, target.since):
-        result = REGISTRY[(AI_ONNX, q.spec.op_type, a, b)](q)
+        return Refusal(f"{spec.op_type} does not exist before opset "
+                       f"{schema.versions(spec.domain, spec.op_type)[0].since}")
+    for a, b in path(spec.domain, spec.op_type, spec.since, target.since):
+        result = REGISTRY[(spec.domain, spec.op_type, a, b)](q)
         if isinstance(result, Refusal):
             return Refusal(f"{result.reason} (step {a} -> {b})", result.ways_out)
         q = result

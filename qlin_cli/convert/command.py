@@ -70,7 +70,7 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
         click.echo(f"qlin: error: {e}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     except Exception as e:  # never a traceback; nothing was written (write_model cleans up)
-        from ..check.engine import unexpected
+        from ..errors import unexpected
 
         click.echo(f"qlin: error: {model}: {unexpected(e)}", err=True)
         sys.exit(EXIT_BAD_INPUT)

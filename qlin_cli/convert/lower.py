@@ -18,7 +18,6 @@ import numpy as np
 import onnx
 from onnx import TensorProto, defs, helper, numpy_helper
 
-from ..check.node import NodeView
 from ..schema import BLOCKED, PER_AXIS, PER_TENSOR, dtypes
 from .qnode import QNode
 from .retarget import Refusal
@@ -43,7 +42,7 @@ def _schema_has_type(op: str, opset: int, constraint: str, type_name: str) -> bo
     return False
 
 
-def static_reason(q: QNode, view: NodeView, opset: int) -> str | None:
+def static_reason(q: QNode, opset: int) -> str | None:
     """Why this node cannot be lowered at ``opset`` (None: it can be tried)."""
     d = dtypes.BY_NAME.get(q.q_type or "")
     if d is None or d.kind != "int" or d.bits > 16:
@@ -66,46 +65,44 @@ def static_reason(q: QNode, view: NodeView, opset: int) -> str | None:
             return f"Cast from {q.q_type} does not exist at opset {opset}"
     if q.granularity is None:
         return "the scale's shape is unknown"
-    if q.granularity == PER_AXIS and view.x_rank is None:
+    if q.granularity == PER_AXIS and q.x_rank is None:
         return "x's rank is unknown"
     if q.granularity in (PER_AXIS, BLOCKED):
-        axis, rank = q.axis_in_force(), view.x_rank
+        axis, rank = q.axis_in_force(), q.x_rank
         if axis is None:
             return "the node has no axis for its per-axis or blocked scale"
         if rank is not None and not -rank <= axis < rank:
             return f"axis {axis} is outside x's rank {rank}"
-    if q.granularity == BLOCKED and (view.in_shape(0) is None or
-                                     any(not isinstance(v, int) or v <= 0 for v in view.in_shape(0))):
+    if q.granularity == BLOCKED and (q.facts.in_shape(0) is None or
+                                     any(not isinstance(v, int) or v <= 0 for v in q.facts.in_shape(0))):
         return "x's shape is not static"
     return None
 
 
-def can_lower(q: QNode, view: NodeView, opts) -> bool:
-    return static_reason(q, view, opts.to_opset) is None and view.present(1) and (
-        view.scope.find_value(view.node.input[1]) is not None)
+def can_lower(q: QNode, opts) -> bool:
+    return static_reason(q, opts.to_opset) is None and q.facts.value(q.facts.scale_index) is not None
 
 
-def _expand(value: np.ndarray, q: QNode, view: NodeView) -> np.ndarray:
+def _expand(value: np.ndarray, q: QNode) -> np.ndarray:
     v = np.asarray(value)
     if q.granularity == PER_TENSOR or v.ndim == 0:
         return v.reshape(())
-    rank = view.x_rank
+    rank = q.x_rank
     axis = q.axis_in_force() % rank
     if q.granularity == PER_AXIS:
         shape = [1] * rank
         shape[axis] = v.shape[0]
         return v.reshape(shape)
-    dim = view.in_shape(0)[axis]
+    dim = q.facts.in_shape(0)[axis]
     return np.repeat(v, q.attrs["block_size"], axis=axis).take(range(dim), axis=axis)
 
 
-def lower(q: QNode, view: NodeView, opts, namer, values: dict) -> Lowered | Refusal:
-    why = static_reason(q, view, opts.to_opset)
+def lower(q: QNode, node, opts, namer, values: dict) -> Lowered | Refusal:
+    why = static_reason(q, opts.to_opset)
     if why:
         return Refusal(why)
-    node = view.node
     s_name = node.input[1]
-    z_name = node.input[2] if view.present(2) else ""
+    z_name = node.input[2] if q.facts.present_at(2) else ""
     if s_name not in values or (z_name and z_name not in values):
         return Refusal("the scale and zero point must be constants")
     d = dtypes.BY_NAME[q.q_type]
@@ -121,8 +118,8 @@ def lower(q: QNode, view: NodeView, opts, namer, values: dict) -> Lowered | Refu
         return namer(f"{base}_{tag}")
 
     try:
-        S = const("scale", _expand(values[s_name], q, view).astype(np.float32))
-        Z = const("zero_point", _expand(values[z_name], q, view).astype(np.float32)) if z_name else ""
+        S = const("scale", _expand(values[s_name], q).astype(np.float32))
+        Z = const("zero_point", _expand(values[z_name], q).astype(np.float32)) if z_name else ""
     except (ValueError, IndexError, TypeError) as e:  # a scale that does not fit x (qlin check QL4xx)
         return Refusal(f"the scale or zero point does not fit x ({str(e).splitlines()[0][:120]})")
     x, y = node.input[0], node.output[0]

@@ -8,8 +8,8 @@ import onnx
 from onnx import AttributeProto, helper
 
 from .. import schema
-from ..check.node import NodeView
-from ..schema import OpSpec
+from ..model.facts import NodeFacts
+from ..schema import OpSpec, semantics
 
 # The attributes qlin understands (any version's schema defines them); anything
 # else on a Q/DQ node is kept verbatim.
@@ -27,10 +27,11 @@ class NewZeroPoint:
 class QNode:
     kind: str  # "quantize" | "dequantize"
     spec: OpSpec  # the schema in force
+    facts: NodeFacts  # what the node was before any rewrite
     inputs: list[str]
     outputs: list[str]
     attrs: dict[str, int]  # explicit integer attributes
-    refs: dict[str, AttributeProto]  # attributes that refer to a function's attributes
+    refs: dict[str, str]  # attribute name -> the function attribute it refers to
     x_type: str | None
     scale_type: str | None
     q_type: str | None  # the quantized side's type
@@ -45,7 +46,7 @@ class QNode:
         return (len(self.inputs) > 2 and self.inputs[2] != "") or self.new_zero_point is not None
 
     def axis_in_force(self) -> int | None:
-        return self.attrs.get("axis", self.spec.axis_default)
+        return semantics.axis_in_force(self.spec, self.attrs)
 
     def copy(self) -> QNode:
         return replace(
@@ -54,52 +55,31 @@ class QNode:
         )
 
 
-def read(view: NodeView) -> QNode:
-    """The facts of one Q/DQ node whose schema is known (``view.spec`` is set)."""
-    spec = view.spec
-    node = view.node
-    attrs: dict[str, int] = {}
-    refs: dict[str, AttributeProto] = {}
-    for a in node.attribute:
-        if a.ref_attr_name:
-            refs[a.name] = a
-        elif a.type == AttributeProto.INT:
-            attrs[a.name] = a.i
-    x_type = view.in_type(0)
-    scale_type = view.in_type(1)
-    q_type = view.quant_type
-    if spec.kind == "dequantize" and x_type is None and view.present(2):
-        x_type = q_type = view.in_type(2)  # x and the zero point share one type
-    if spec.kind == "quantize" and x_type is None:
-        # what the schema ties x to: the scale's type, or the only type it allows
-        x_param, s_param = spec.inputs[0], spec.inputs[1]
-        if x_param.types == s_param.types:
-            x_type = scale_type
-        elif len(spec.allowed(x_param)) == 1:
-            x_type = next(iter(spec.allowed(x_param)))
-    out_type = view.implied_out_type
+def read(facts: NodeFacts) -> QNode:
+    """The rewrite state of one Q/DQ node whose schema is known (``facts.spec`` is set)."""
+    spec = facts.spec
+    attrs = dict(facts.attrs)
+    refs = {}
+    for name, _, value in facts.attr_items:
+        if isinstance(value, tuple):  # a reference to a function attribute
+            refs[name] = value[1]
+    types = facts.resolved_types
     return QNode(
         kind=spec.kind,
         spec=spec,
-        inputs=list(node.input),
-        outputs=list(node.output),
+        facts=facts,
+        inputs=list(facts.inputs),
+        outputs=list(facts.outputs),
         attrs=attrs,
         refs=refs,
-        x_type=x_type,
-        scale_type=scale_type,
-        q_type=q_type,
-        out_type=out_type,
-        scale_shape=view.in_shape(1),
-        x_rank=view.x_rank,
-        granularity=_granularity(view, attrs),
+        x_type=types[0] if types else None,
+        scale_type=facts.in_type(facts.scale_index),
+        q_type=facts.quant_type,
+        out_type=facts.implied_out_type,
+        scale_shape=facts.scale_shape,
+        x_rank=facts.x_rank,
+        granularity=facts.granularity,
     )
-
-
-def _granularity(view: NodeView, attrs: dict[str, int]) -> str | None:
-    # com.microsoft reads per-tensor from an absent axis, whatever the shapes say
-    if view.spec.domain == schema.MICROSOFT and "axis" not in attrs and view.granularity is None:
-        return schema.PER_TENSOR
-    return view.granularity
 
 
 def emit(q: QNode, original: onnx.NodeProto) -> onnx.NodeProto:

@@ -14,7 +14,6 @@ from .dequantize import dequantize
 from .errors import EvaluationError
 from .quantize import quantize
 
-
 # What the evaluator refuses before computing: the schema problems that make the
 # node meaningless. Granularity and shapes are judged by the Layout, with the values.
 _REFUSED = (semantics.ATTRIBUTE, semantics.INPUT_COUNT, semantics.INPUT_TYPE, semantics.SHARED_TYPE,

@@ -35,7 +35,7 @@ class InputType(Rule):
             if p.kind != semantics.INPUT_TYPE:
                 continue
             i, t = p.index, p.value
-            hint = raise_hint(n, lambda s: i < len(s.inputs) and t in s.allowed(s.inputs[i]),
+            hint = raise_hint(n, lambda s, i=i, t=t: i < len(s.inputs) and t in s.allowed(s.inputs[i]),
                               "change the type")
             if hint != "change the type":
                 hint += ", or change the type"

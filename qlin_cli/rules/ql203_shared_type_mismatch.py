@@ -35,7 +35,8 @@ class SharedTypeMismatch(Rule):
                 continue
             i = p.index
             j = next(k for k, q in enumerate(spec.inputs) if q.types == spec.inputs[i].types)
-            hint = raise_hint(n, lambda s: s.since > spec.since and s.inputs[i].types != s.inputs[j].types, "")
+            hint = raise_hint(
+                n, lambda s, i=i, j=j: s.since > spec.since and s.inputs[i].types != s.inputs[j].types, "")
             if hint:
                 hint = " or " + hint.replace(" or later", ", where they may differ")
             yield f"{p.text}: cast one of them{hint}"

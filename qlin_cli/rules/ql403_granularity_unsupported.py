@@ -34,8 +34,8 @@ class GranularityUnsupported(Rule):
             if p.kind != semantics.GRANULARITY:
                 continue
             g = p.subject
-            onnx_since = first_ai_onnx(spec.kind, lambda s: g in s.granularities)
-            hint = raise_hint(n, lambda s: g in s.granularities,
+            onnx_since = first_ai_onnx(spec.kind, lambda s, g=g: g in s.granularities)
+            hint = raise_hint(n, lambda s, g=g: g in s.granularities,
                               f"convert the node to ai.onnx opset {onnx_since} or later "
                               f"(qlin convert --to-domain ai.onnx)")
             yield (

@@ -35,8 +35,7 @@ class ScaleZeroPointShape(Rule):
         if not n.present_at(zi):
             return
         s, z = n.scale_shape, n.in_shape(zi)
-        one = (lambda t: t == () or semantics.is_one_element(t))
-        if one(s) and one(z):
+        if _one(s) and _one(z):
             return  # one element each: QL409
         if s is None or z is None:
             return
@@ -46,3 +45,7 @@ class ScaleZeroPointShape(Rule):
                 f"scale '{n.input_name(n.scale_index)}' has shape {fmt_shape(s)} but zero point "
                 f"'{n.input_name(zi)}' has shape {fmt_shape(z)}: give them one shape"
             )
+
+
+def _one(shape) -> bool:
+    return shape == () or semantics.is_one_element(shape)

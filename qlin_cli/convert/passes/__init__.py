@@ -1,0 +1,21 @@
+"""The conversion passes, in the order they run.
+
+Each pass takes the shared ``Context`` and returns a ``PassResult`` (whether it
+changed the model, entries, refusals). Planning passes only record rewrites; the
+model changes only when nothing was refused, in the finishing passes.
+"""
+
+from __future__ import annotations
+
+from .apply import ApplyRewrites
+from .imports import FixImports
+from .ir import ChooseIR
+from .other_ops import PlanOtherOps
+from .prove import Prove
+from .qdq import PlanQDQ
+from .read import ReadModel
+
+PLAN = (ReadModel(), PlanQDQ(), PlanOtherOps(), Prove())
+FINISH = (ApplyRewrites(), FixImports(), ChooseIR())
+
+__all__ = ["FINISH", "PLAN"]

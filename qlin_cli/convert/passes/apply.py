@@ -1,0 +1,38 @@
+"""Replace the planned nodes, children before parents, so a rebuilt parent carries
+its new subgraphs."""
+
+from __future__ import annotations
+
+import onnx
+
+from ..state import Context, PassResult, Rewrite
+
+
+class ApplyRewrites:
+    name = "apply"
+
+    def __call__(self, ctx: Context) -> PassResult:
+        order: list = []
+        by_owner: dict[int, list[Rewrite]] = {}
+        for r in ctx.rewrites:
+            key = id(r.site.owner)
+            if key not in by_owner:
+                by_owner[key] = []
+                order.append(r.site.owner)
+            by_owner[key].append(r)
+        for owner in reversed(order):
+            repl = {r.site.index: r for r in by_owner[id(owner)]}
+            rebuilt = []
+            for i, n in enumerate(owner.node):
+                if i in repl:
+                    rebuilt.extend(repl[i].nodes)
+                else:
+                    c = onnx.NodeProto()
+                    c.CopyFrom(n)
+                    rebuilt.append(c)
+            del owner.node[:]
+            owner.node.extend(rebuilt)
+            if isinstance(owner, onnx.GraphProto):
+                for r in by_owner[id(owner)]:
+                    owner.initializer.extend(r.inits)
+        return PassResult(modified=bool(ctx.rewrites))

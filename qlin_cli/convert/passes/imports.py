@@ -1,0 +1,55 @@
+"""Opset imports after the rewrite: ai.onnx at the target; a vendor domain added where
+a node now uses it, removed where none does any more (only if the input imported it)."""
+
+from __future__ import annotations
+
+from onnx import helper
+
+from ... import schema
+from ...model.graphs import bodies
+from ..state import Context, PassResult
+
+
+def _set_imports(imports, used: set[str], to_opset: int, had: set[str]) -> bool:
+    before = [(o.domain, o.version) for o in imports]
+    keep, present = [], set()
+    vendors = set(schema.vendor_domains())
+    for o in imports:
+        dom = schema.normalize_domain(o.domain)
+        version = to_opset if dom == schema.AI_ONNX else o.version
+        if dom in vendors and dom not in used and dom in had:
+            continue
+        present.add(dom)
+        keep.append(helper.make_opsetid(o.domain, version))
+    for dom in (schema.AI_ONNX, *schema.vendor_domains()):
+        if dom in used and dom not in present:
+            version = to_opset if dom == schema.AI_ONNX else schema.domain_version(dom)
+            keep.append(helper.make_opsetid(dom, version))
+    del imports[:]
+    imports.extend(keep)
+    return before != [(o.domain, o.version) for o in imports]
+
+
+class FixImports:
+    name = "imports"
+
+    def __call__(self, ctx: Context) -> PassResult:
+        model, to = ctx.model, ctx.opts.to_opset
+        used: dict[str, set[str]] = {}  # root body path -> domains its nodes use
+        root_of: dict[str, str] = {}
+        for b in bodies(model):
+            root = b.path if b.parent is None else root_of[b.parent]
+            root_of[b.path] = root
+            used.setdefault(root, set()).update(schema.normalize_domain(n.domain) for n in b.owner.node)
+        changed = False
+        model_used = {schema.AI_ONNX}
+        fn_by_path = {b.path: b.owner for b in bodies(model) if b.parent is None and b.is_function}
+        for root, domains in used.items():
+            fn = fn_by_path.get(root)
+            if fn is None:
+                model_used |= domains
+                continue
+            had = {schema.normalize_domain(o.domain) for o in fn.opset_import}
+            changed |= _set_imports(fn.opset_import, domains, to, had)
+        changed |= _set_imports(model.opset_import, model_used, to, set(ctx.opsets_from))
+        return PassResult(modified=changed)

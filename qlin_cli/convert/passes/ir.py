@@ -1,0 +1,42 @@
+"""Choose the IR version: the user's, or the lowest that carries the opsets, every
+element type stored and every feature used (schema/ir.py)."""
+
+from __future__ import annotations
+
+import onnx
+
+from ...model.graphs import bodies
+from ...schema import dtypes, ir
+from ..state import Context, PassResult
+
+
+def types_used(model: onnx.ModelProto) -> set[str]:
+    found: set[str] = set()
+    for b in bodies(model):
+        g = b.owner
+        if isinstance(g, onnx.GraphProto):
+            found.update(dtypes.name_of(t.data_type) for t in g.initializer)
+            for v in (*g.input, *g.output, *g.value_info):
+                if v.type.HasField("tensor_type"):
+                    found.add(dtypes.name_of(v.type.tensor_type.elem_type))
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.TENSOR:
+                    found.add(dtypes.name_of(a.t.data_type))
+    return found
+
+
+def has_node_metadata(model: onnx.ModelProto) -> bool:
+    return any(len(n.metadata_props) for b in bodies(model) for n in b.owner.node)
+
+
+class ChooseIR:
+    name = "ir"
+
+    def __call__(self, ctx: Context) -> PassResult:
+        model = ctx.model
+        opsets = {o.domain or "": o.version for o in model.opset_import}
+        before = model.ir_version
+        model.ir_version = ctx.opts.ir_version or ir.ir_needed(
+            opsets, types_used(model), bool(model.functions), has_node_metadata(model))
+        return PassResult(modified=model.ir_version != before)

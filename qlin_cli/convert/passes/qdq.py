@@ -1,0 +1,111 @@
+"""Plan every Q/DQ node: retarget it to the target opset and domain, or lower it."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ... import schema
+from ...model.facts import read_facts
+from ...model.tensors import read_value
+from ...schema import dtypes, ir
+from .. import domains, lower, qnode, verify
+from ..retarget import Refusal
+from ..sites import Site
+from ..state import Context, Entry, PassResult, Refused, Rewrite
+from .common import op_label, where
+
+
+def after_opsets(opsets: dict[str, int], to_opset: int) -> dict[str, int]:
+    """The opsets a rewritten node is evaluated under: ai.onnx at the target, vendors
+    at the version qlin knows."""
+    out = {schema.normalize_domain(k): v for k, v in opsets.items()}
+    out[schema.AI_ONNX] = to_opset
+    for d in schema.vendor_domains():
+        out.setdefault(d, schema.domain_version(d))
+    return out
+
+
+def constant_values(site: Site, indices, base_dir: str) -> dict[str, np.ndarray]:
+    """The values of the node's constant inputs at ``indices`` (unsafe data raises)."""
+    found = {}
+    node = site.node
+    for i in indices:
+        if i is not None and i < len(node.input) and node.input[i]:
+            t = site.scope.find_value(node.input[i])
+            if t is not None:
+                v = read_value(t, base_dir)
+                if v is not None:
+                    found[node.input[i]] = v
+    return found
+
+
+def _zero_point(z: qnode.NewZeroPoint, name: str) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.zeros(z.shape, dtypes.BY_NAME[z.type_name].numpy), name)
+
+
+def plan(ctx: Context, site: Site, facts) -> Rewrite | Refused | None:
+    node, opts = site.node, ctx.opts
+    q = qnode.read(facts)
+    before_opsets = {schema.normalize_domain(k): v for k, v in site.scope.opsets.items()}
+    after = after_opsets(site.scope.opsets, opts.to_opset)
+    w, op = where(site), op_label(site)
+    newest = ir.newest_opset()
+    values = lambda: constant_values(site, (facts.scale_index, facts.zero_point_index), ctx.base_dir)  # noqa: E731
+    res = domains.convert_node(q, opts.to_domain, opts.to_opset)
+    if isinstance(res, Refusal):
+        outs = domains.ways_out(q, opts.to_domain, opts.to_opset, newest)
+        if not opts.lower:
+            if lower.can_lower(q, opts):
+                outs.append("--lower")
+            return Refused(w, op, res.reason, outs)
+        vals = values()
+        low = lower.lower(q, node, opts, ctx.namer, vals)
+        if isinstance(low, Refusal):
+            return Refused(w, op, f"{res.reason}; --lower cannot help: {low.reason}", outs)
+        case = verify.Case(w, q, [node], before_opsets, low.nodes, after, vals, low.added,
+                           facts.in_shape(0))
+        nodes = low.nodes if site.in_function else [n for n in low.nodes if n.op_type != "Constant"]
+        inits = [] if site.in_function else low.inits
+        return Rewrite(site, nodes, inits, Entry(w, op, "lowered", [low.summary]), case)
+    if res.spec is q.spec and not res.changes:
+        return None
+    new = qnode.emit(res, node)
+    nodes, inits, added = [new], [], {}
+    if res.new_zero_point is not None:
+        zname = ctx.namer(f"{node.name or node.output[0]}_zero_point")
+        zt = _zero_point(res.new_zero_point, zname)
+        added[zname] = numpy_helper.to_array(zt)
+        while len(new.input) < 2:
+            new.input.append("")
+        new.input[2:] = [zname]
+        if site.in_function:
+            value = onnx.TensorProto()
+            value.CopyFrom(zt)
+            value.name = ""
+            nodes.insert(0, helper.make_node("Constant", [], [zname], value=value))
+        else:
+            inits.append(zt)
+    changes = res.changes or [f"version {q.spec.since} -> {res.spec.since}: nothing to rewrite"]
+    case = verify.Case(w, q, [node], before_opsets, [new], after, values(), added, facts.in_shape(0))
+    return Rewrite(site, nodes, inits, Entry(w, op, "converted", changes), case)
+
+
+class PlanQDQ:
+    name = "qdq"
+
+    def __call__(self, ctx: Context) -> PassResult:
+        result = PassResult()
+        for site in ctx.sites:
+            if not schema.is_known_op(site.node.domain, site.node.op_type):
+                continue
+            facts = read_facts(site.node, site.index, site.scope, ctx.base_dir)
+            if facts.spec is None:
+                continue
+            got = plan(ctx, site, facts)
+            if isinstance(got, Refused):
+                result.refusals.append(got)
+            elif got is not None:
+                ctx.rewrites.append(got)
+        return result

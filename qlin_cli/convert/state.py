@@ -1,0 +1,90 @@
+"""What a conversion carries from pass to pass, and what it reports."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+
+from .sites import Namer, Site
+
+
+@dataclass
+class Options:
+    to_opset: int
+    to_domain: str | None = None  # None: every node keeps its domain
+    ir_version: int | None = None
+    lower: bool = False
+    verify: bool = True
+
+
+@dataclass
+class Entry:
+    where: str
+    op: str
+    action: str  # "converted" | "lowered" | "other-op"
+    changes: list[str] = field(default_factory=list)
+    verified: bool = False
+
+
+@dataclass
+class Refused:
+    where: str
+    op: str
+    reason: str
+    ways_out: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Rewrite:
+    """Nodes that replace one node, the initializers they add, and how to prove them."""
+
+    site: Site
+    nodes: list[onnx.NodeProto]
+    inits: list[onnx.TensorProto]
+    entry: Entry
+    case: object | None = None  # verify.Case: before/after nodes and probe inputs
+
+
+@dataclass
+class PassResult:
+    """What one pass did: whether it changed the model, what it reports, what it refuses."""
+
+    modified: bool = False
+    entries: list[Entry] = field(default_factory=list)
+    refusals: list[Refused] = field(default_factory=list)
+
+
+@dataclass
+class Context:
+    model: onnx.ModelProto  # the working copy the passes change
+    base_dir: str
+    opts: Options
+    source_ir: int
+    opsets_from: dict[str, int]
+    progress: Callable[[int, int], None] | None = None
+    extra: dict | None = None  # shape inference's types, by scope path
+    sites: list[Site] = field(default_factory=list)
+    namer: Namer | None = None
+    rewrites: list[Rewrite] = field(default_factory=list)
+    values: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    model: onnx.ModelProto | None
+    entries: list[Entry]
+    refused: list[Refused]
+    opsets_from: dict[str, int]
+    opsets_to: dict[str, int]
+    ir_from: int
+    ir_to: int
+
+    def count(self, action: str) -> int:
+        return sum(1 for e in self.entries if e.action == action)
+
+    @property
+    def verified(self) -> int:
+        return sum(1 for e in self.entries if e.verified)
