@@ -23,6 +23,7 @@ ort = pytest.importorskip("onnxruntime")
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_KERNEL = "Could not find an implementation"
+CPU = "CPUExecutionProvider"
 
 
 def _generator():
@@ -66,7 +67,9 @@ def test_bundled_json_is_small_and_plain(table):
     data = json.loads(raw)
     assert data["source"] == "python tools/gen_ort_kernels.py"
     assert all(k["until"] is None or k["since"] <= k["until"] < 2147483647 for k in data["kernels"])
-    assert not any(t.startswith("tensor(") for k in data["kernels"] for ts in k["constraints"].values() for t in ts)
+    type_names = {t for k in data["kernels"] for ts in k["constraints"].values() for t in ts}
+    assert not any(t.startswith("tensor(") for t in type_names)
+    assert {"float", "int8", "int4", "float8e4m3fn", "seq(tensor(float))"} <= type_names
 
 
 def test_limits_were_measured(table):
@@ -80,7 +83,7 @@ def test_limits_were_measured(table):
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
         model.ir_version = ir
         try:
-            ort.InferenceSession(model.SerializeToString(), _quiet_options(), providers=["CPUExecutionProvider"])
+            ort.InferenceSession(model.SerializeToString(), _quiet_options(), providers=[CPU])
         except Exception:
             return False
         return True
@@ -108,8 +111,10 @@ _SYNTHETIC = {
     "kernels": [
         {"domain": "", "op": "Op", "since": 1, "until": 8, "constraints": {"T": ["float"]}},
         {"domain": "", "op": "Op", "since": 9, "until": None, "constraints": {"T": ["float", "int8"]}},
-        {"domain": "com.example", "op": "Pair", "since": 1, "until": None, "constraints": {"A": ["uint8"], "B": ["uint8", "int8"]}},
-        {"domain": "com.example", "op": "Pair", "since": 1, "until": None, "constraints": {"A": ["int8"], "B": ["int8"]}},
+        {"domain": "com.example", "op": "Pair", "since": 1, "until": None,
+         "constraints": {"A": ["uint8"], "B": ["uint8", "int8"]}},
+        {"domain": "com.example", "op": "Pair", "since": 1, "until": None,
+         "constraints": {"A": ["int8"], "B": ["int8"]}},
     ],
 }
 
@@ -288,6 +293,18 @@ def build_case(domain, op, opset, sig, types, ir_version):
     return model
 
 
+def assert_schema_valid(model):
+    """Strict ONNX type/shape inference plus the full checker (outputs typed from inference)."""
+    inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    typed = onnx.ModelProto()
+    typed.CopyFrom(model)
+    known = {vi.name: vi for vi in inferred.graph.value_info}
+    known.update({vi.name: vi for vi in inferred.graph.output if vi.HasField("type")})
+    del typed.graph.output[:]
+    typed.graph.output.extend(known[o] for o in model.graph.node[0].output)
+    onnx.checker.check_model(typed, full_check=True)
+
+
 def _quiet_options():
     options = ort.SessionOptions()
     options.log_severity_level = 4
@@ -299,7 +316,7 @@ def ort_outcome(model):
     options = _quiet_options()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     try:
-        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=[CPU])
     except Exception as exc:
         return "load", str(exc)
     try:
@@ -314,37 +331,49 @@ def test_table_prediction_matches_onnxruntime(table, case):
     domain, op, opset, sig, types = case
     model = build_case(domain, op, opset, sig, types, table.max_ir)
     if not domain:
-        # the premise: the ONNX schema accepts this node, so only the kernel decides
-        onnx.checker.check_model(model, full_check=True)
+        assert_schema_valid(model)  # so that only kernel availability can make onnxruntime refuse it
 
-    kernel = table.kernel(domain, op, opset)
-    predicted = kernel is not None and kernel.accepts(types)
-    if kernel is not None:
-        for name, type_name in types.items():
-            assert table.allows(kernel, name, type_name) or not predicted
+    found = table.match(domain, op, opset, types)
+    if found is not None and not found.float16_cast:
+        assert all(table.allows(found.kernel, name, t) for name, t in types.items())
     stage, message = ort_outcome(model)
-    if predicted:
-        assert stage == "ok", f"table has a kernel ({kernel}) but onnxruntime failed at {stage}: {message}"
+    if found is not None:
+        assert stage == "ok", f"table predicts {found} but onnxruntime failed at {stage}: {message[:300]}"
     else:
         assert stage == "load" and NO_KERNEL in message, (
             f"table has no kernel but onnxruntime got to {stage!r}: {message[:300]}"
         )
 
 
-def test_sample_covers_both_outcomes(table):
-    predictions = []
-    for domain, op, opset, _sig, types in CASES:
-        k = table.kernel(domain, op, opset)
-        predictions.append(k is not None and k.accepts(types))
-    assert sum(predictions) >= 20 and predictions.count(False) >= 10
+def test_sample_covers_every_outcome(table):
+    found = [table.match(domain, op, opset, types) for domain, op, opset, _sig, types in CASES]
+    assert sum(m is not None and not m.float16_cast for m in found) >= 20
+    assert sum(m is None for m in found) >= 10
+    assert sum(m is not None and m.float16_cast for m in found) >= 3
 
 
 def test_combination_matters_where_the_union_would_say_yes(table):
     k = table.kernel("", "QLinearConv", 21)
     assert table.allows(k, "T1", "int8") and table.allows(k, "T2", "uint8")
     assert not k.accepts({"T1": "int8", "T2": "uint8"})
-    nbits = table.kernel(MS, "MatMulNBits", 1)
-    assert table.allows(nbits, "T3", "float16") and not nbits.accepts({"T1": "float", "T3": "float16"})
+    assert table.match("", "QLinearConv", 21, {"T1": "int8", "T2": "uint8", "T3": "int8"}) is None
+
+
+@pytest.mark.parametrize(
+    "domain,op,types",
+    [
+        (MS, "QuantizeLinear", {"T1": "float16", "T2": "uint8"}),
+        (MS, "DequantizeLinear", {"T1": "int8", "T2": "float16"}),
+        (MS, "MatMulNBits", {"T1": "float", "T2": "uint8", "T3": "float16"}),
+    ],
+)
+def test_float16_without_kernel_runs_through_casts(table, domain, op, types):
+    kernel = table.kernel(domain, op, 1)
+    assert not kernel.accepts(types)  # the registry alone says no ...
+    found = table.match(domain, op, 1, types)
+    assert found is not None and found.float16_cast  # ... onnxruntime casts to float (checked in the cases)
+    bf16 = {name: "bfloat16" if t == "float16" else t for name, t in types.items()}
+    assert table.match(domain, op, 1, bf16) is None
 
 
 @pytest.mark.parametrize("x_type,scale_type", [("float", "float16"), ("float16", "float")])
@@ -354,7 +383,8 @@ def test_mixed_x_and_scale_types_pass_the_registry_but_fail_at_run(table, x_type
     types = {"T1": x_type, "T2": scale_type, "T3": "int8"}
     for opset in (23, 25):
         model = build_case("", "QuantizeLinear", opset, "QL23", types, table.max_ir)
-        onnx.checker.check_model(model, full_check=True)
+        assert_schema_valid(model)
         assert table.kernel("", "QuantizeLinear", opset).accepts(types)
+        assert not table.match("", "QuantizeLinear", opset, types).float16_cast
         stage, message = ort_outcome(model)
         assert stage == "run" and "Tensor type mismatch" in message, (stage, message[:300])

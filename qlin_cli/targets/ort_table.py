@@ -29,6 +29,17 @@ type constraints (e.g. one registration per quantized type).  ``Kernel`` groups
 them: ``Kernel.registrations`` keeps each registration's constraints, because
 onnxruntime requires *one* registration to accept all the node's types at once.
 
+float16 without a float16 kernel (``OrtTable.match``)
+-----------------------------------------------------
+When no registration accepts a node that has float16 inputs or outputs,
+onnxruntime rewrites every float16 argument of the node to float, inserts Cast
+nodes around it and looks again (this happens even with graph optimisations
+disabled).  So a float16
+node runs, computing in float32, whenever the float version has a kernel: e.g.
+com.microsoft QuantizeLinear with float16 x (its CPU kernel lists only float).
+bfloat16 gets no such rescue.  ``match`` applies this rule; ``Kernel.accepts`` and
+``allows`` describe the registry alone.
+
 What the table cannot tell
 --------------------------
 * ``kernel`` returning None does not always mean the node fails: when an
@@ -48,11 +59,11 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
-__all__ = ["Kernel", "OrtTable", "available_versions", "from_json", "load", "normalise_type"]
+__all__ = ["Kernel", "Match", "OrtTable", "available_versions", "from_json", "load", "normalise_type"]
 
 _DATA_PACKAGE = "qlin_cli.targets.data"
 _FILE_RE = re.compile(r"^onnxruntime_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*)\.json$")
@@ -83,7 +94,7 @@ class Kernel:
     op: str
     since: int
     until: int | None
-    registrations: tuple[Mapping[str, frozenset[str]], ...] = field(repr=False)
+    registrations: tuple[Mapping[str, frozenset[str]], ...] = field(repr=False, compare=False)
 
     @property
     def constraints(self) -> dict[str, tuple[str, ...]]:
@@ -110,6 +121,14 @@ class Kernel:
             all(name not in reg or t in reg[name] for name, t in wanted.items())
             for reg in self.registrations
         )
+
+
+@dataclass(frozen=True)
+class Match:
+    """How onnxruntime would run a node: with ``kernel``, natively or after float16 -> float casts."""
+
+    kernel: Kernel
+    float16_cast: bool  # True: float16 arguments are cast to float and the node computes in float32
 
 
 class OrtTable:
@@ -159,7 +178,8 @@ class OrtTable:
 
         ``opset`` is the version the model imports for ``domain`` (for com.microsoft
         usually 1).  See the module docstring for the matching rule.  Types are not
-        considered here; use ``allows`` / ``Kernel.accepts`` on the result.
+        considered here; use ``match`` for the full answer, or ``allows`` /
+        ``Kernel.accepts`` on the result for the registry alone.
         """
         schema = self.schema_version(domain, op, opset)
         if schema is None:
@@ -180,6 +200,25 @@ class OrtTable:
         """
         return kernel.accepts({constraint_name: type_name})
 
+    def match(self, domain: str, op: str, opset: int, types: Mapping[str, str]) -> Match | None:
+        """Whether the CPU EP can run the node, and how (None: "Could not find an implementation").
+
+        ``types`` maps constraint names to the node's types, as for ``Kernel.accepts``.
+        Besides the registry, this applies onnxruntime's float16 fallback described in
+        the module docstring.
+        """
+        kernel = self.kernel(domain, op, opset)
+        if kernel is None:
+            return None
+        wanted = {name: normalise_type(t) for name, t in types.items()}
+        if kernel.accepts(wanted):
+            return Match(kernel, float16_cast=False)
+        if "float16" in wanted.values():
+            as_float = {name: "float" if t == "float16" else t for name, t in wanted.items()}
+            if kernel.accepts(as_float):
+                return Match(kernel, float16_cast=True)
+        return None
+
 
 def _data_files() -> dict[str, object]:
     found = {}
@@ -199,7 +238,6 @@ def available_versions() -> list[str]:
     return sorted(_data_files(), key=_version_key)
 
 
-@lru_cache(maxsize=None)
 def load(version: str | None = None) -> OrtTable:
     """Load the table for ``version`` (e.g. "1.31.1"); None picks the newest bundled one."""
     files = _data_files()
@@ -210,7 +248,12 @@ def load(version: str | None = None) -> OrtTable:
     if version not in files:
         have = ", ".join(available_versions())
         raise LookupError(f"no onnxruntime table for version {version!r} (available: {have})")
-    return OrtTable(json.loads(files[version].read_text(encoding="utf-8")))
+    return _load_cached(version)
+
+
+@cache
+def _load_cached(version: str) -> OrtTable:
+    return OrtTable(json.loads(_data_files()[version].read_text(encoding="utf-8")))
 
 
 def from_json(text: str | bytes) -> OrtTable:
