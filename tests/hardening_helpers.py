@@ -23,8 +23,8 @@ import onnx
 import pytest
 from builders import make
 from click.testing import CliRunner
-from conftest import MODELS, ROOT
 from onnx import TensorProto, helper, numpy_helper
+from paths import MODELS, ROOT
 
 from qlin_cli.cli import main
 

@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from conftest import FIXTURES, MODELS
+from paths import FIXTURES, MODELS
 
 from qlin_cli import rules
 from qlin_cli.check.engine import check_file

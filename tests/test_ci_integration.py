@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from conftest import MODELS, ROOT
+from paths import MODELS, ROOT
 
 from qlin_cli import rules
 from qlin_cli.cli import main

@@ -6,8 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
+from evaluator_helpers import bits
 from onnx import numpy_helper
-from test_evaluator_reference import bits
 
 import qlin_cli
 

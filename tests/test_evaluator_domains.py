@@ -8,8 +8,8 @@ import sys
 import ml_dtypes
 import numpy as np
 import pytest
+from evaluator_helpers import bits, run_reference
 from onnx import TensorProto, helper, numpy_helper
-from test_evaluator_reference import bits, run_reference
 
 import qlin_cli
 from qlin_cli.evaluator import EvaluationError, chunks, dequantize, evaluate, quantize, run_node
@@ -237,7 +237,7 @@ def test_chunked_threaded_matches_reference(shape, axis, block, monkeypatch):
     attrs = {} if axis is None else {"axis": axis}
     if block:
         attrs["block_size"] = block
-    from test_evaluator_reference import make_model
+    from evaluator_helpers import make_model
 
     m = make_model("QuantizeLinear", 21, [("x", x), ("s", s), ("z", zp)], "int8", attrs,
                    init=("s", "z"))

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
-from hypothesis import strategies as st
-from test_evaluator_reference import (
+from evaluator_helpers import (
     BY_NAME_NP,
     SCALES,
     SETTINGS,
@@ -30,7 +28,10 @@ from test_evaluator_reference import (
     granularity,
     make_model,
     quotient_units,
+    run_ort,
 )
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from qlin_cli import schema
 from qlin_cli.evaluator import evaluate
@@ -39,14 +40,6 @@ from qlin_cli.schema.dtypes import BY_NAME
 
 ort = pytest.importorskip("onnxruntime")
 pytestmark = pytest.mark.fuzz
-
-
-def run_ort(model, feeds):
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)[0]
 
 
 def grans_for(version):

@@ -12,8 +12,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 import pytest
-from test_evaluator_ort import run_ort
-from test_evaluator_reference import bits, make_model, run_reference
+from evaluator_helpers import bits, make_model, run_ort, run_reference
 
 from qlin_cli.evaluator import dequantize, evaluate, quantize
 

@@ -17,11 +17,11 @@ import tempfile
 
 import onnx
 import pytest
-from conftest import MODELS
 from hardening_helpers import cli, guard  # noqa: F401
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from onnx import AttributeProto, TensorProto, helper
+from paths import MODELS
 
 EXAMPLES = int(os.environ.get("QLIN_FUZZ_EXAMPLES", "60"))
 SEEDS = sorted(glob.glob(os.path.join(MODELS, "**", "*.onnx"), recursive=True))

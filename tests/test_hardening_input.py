@@ -8,8 +8,8 @@ import random
 import shutil
 
 import pytest
-from conftest import MODELS
 from hardening_helpers import assert_bad_input, assert_both_refuse, cli, guard, listing, proc  # noqa: F401
+from paths import MODELS
 
 VALID = os.path.join(MODELS, "clean", "per_channel_chain.onnx")
 

@@ -15,9 +15,9 @@ import sys
 import numpy as np
 import onnx
 import pytest
-from conftest import ROOT
 from hardening_helpers import external_tensor, guard, save_raw  # noqa: F401
 from onnx import TensorProto, helper, numpy_helper
+from paths import ROOT
 
 GiB = 2**30
 TAIL = bytes(range(1, 256)) * 16  # 4080 non-zero bytes at the very end of the weights

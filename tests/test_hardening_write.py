@@ -13,9 +13,9 @@ import time
 import numpy as np
 import onnx
 import pytest
-from conftest import FIXTURES, ROOT
 from hardening_helpers import assert_bad_input, cli, fingerprint, guard, listing  # noqa: F401
 from onnx import TensorProto, helper, numpy_helper
+from paths import FIXTURES, ROOT
 
 WEIGHT_BYTES = 6 * 2**20  # > the 8 MiB copy chunk / 2 : several writes, not all zero
 
