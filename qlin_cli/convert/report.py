@@ -6,6 +6,7 @@ import json
 
 import click
 
+from .. import schema
 from .run import Result
 
 
@@ -45,8 +46,8 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool) -
         head += " (refused, nothing written)"
     click.echo(head)
     if result.model is not None:
-        frm = ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(result.opsets_from.items()))
-        to = ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(result.opsets_to.items()))
+        frm = ", ".join(f"{schema.domain_name(d)} {v}" for d, v in sorted(result.opsets_from.items()))
+        to = ", ".join(f"{schema.domain_name(d)} {v}" for d, v in sorted(result.opsets_to.items()))
         click.echo(f"  opsets: {frm} -> {to}; IR {result.ir_from} -> {result.ir_to}")
     click.echo(f"  {s['converted']} Q/DQ nodes converted, {s['lowered']} lowered, "
                f"{s['verified']} verified bit for bit; {s['other_ops_converted']} other ops converted")

@@ -1,0 +1,226 @@
+"""The structure the code promises (docs/architecture.md), held by tests.
+
+* findings do not depend on the clean-verdict cache or on node order;
+* the rule registry is complete whichever threads ask for it first;
+* no package imports another in a cycle; convert does not import check;
+* schema facts (vendor domains, the axis policy) are stated only in schema/.
+"""
+
+from __future__ import annotations
+
+import ast
+import glob
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import onnx
+import pytest
+from paths import MODELS, ROOT
+
+from qlin_cli import rules
+from qlin_cli.check.engine import check_model
+from qlin_cli.model.graphs import bodies
+from qlin_cli.model.load import load_model
+
+PACKAGE = os.path.join(ROOT, "qlin_cli")
+FIXTURES = sorted(glob.glob(os.path.join(MODELS, "**", "*.onnx"), recursive=True))
+
+
+def _named(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy whose unnamed nodes get names (an unnamed node is named by its index,
+    which reversing changes)."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for b in bodies(m):
+        for i, n in enumerate(b.owner.node):
+            if not n.name:
+                n.name = f"{b.path}#{i}"
+    return m
+
+
+def _reversed(model: onnx.ModelProto) -> onnx.ModelProto:
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for b in bodies(m):
+        nodes = list(b.owner.node)[::-1]
+        del b.owner.node[:]
+        b.owner.node.extend(nodes)
+    return m
+
+
+def _findings(model, base, cache: bool) -> Counter:
+    return Counter((d.code, d.node, d.graph, d.message) for d in check_model(model, base, cache=cache))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: os.path.relpath(p, MODELS))
+def test_findings_do_not_depend_on_the_cache_or_node_order(path):
+    base = os.path.dirname(path)
+    model = _named(load_model(path))
+    want = _findings(model, base, cache=False)
+    assert _findings(model, base, cache=True) == want
+    backwards = _reversed(model)
+    assert _findings(backwards, base, cache=True) == want
+    assert _findings(backwards, base, cache=False) == want
+
+
+def test_fixtures_exist():
+    assert len(FIXTURES) >= 50
+
+
+THREADS = """
+import threading
+from qlin_cli import rules
+barrier = threading.Barrier(8)
+seen = []
+def ask():
+    barrier.wait()
+    seen.append(tuple(r.code for r in rules.all_rules()))
+threads = [threading.Thread(target=ask) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(len(seen), len(set(seen)), len(seen[0]))
+"""
+
+
+def test_registry_used_first_from_eight_threads_gives_every_rule():
+    expected = len(rules.all_rules())
+    for _ in range(5):  # a fresh process each time: the registry is built on first use
+        out = subprocess.run([sys.executable, "-c", THREADS], capture_output=True, text=True,
+                             check=True, cwd=ROOT).stdout.split()
+        assert out == ["8", "1", str(expected)], out
+
+
+# ---- imports ------------------------------------------------------------------------
+def _unit(module: str) -> str:
+    """The unit a module belongs to: its subpackage (qlin_cli.check) or itself."""
+    parts = module.split(".")
+    if len(parts) >= 2 and os.path.isdir(os.path.join(PACKAGE, parts[1])):
+        return ".".join(parts[:2])
+    return module
+
+
+def _module_name(path: str) -> str:
+    rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+    return rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
+
+
+def _imports(path: str) -> set[str]:
+    """Every qlin_cli module a file imports, at any depth (function-level imports too)."""
+    name = _module_name(path)
+    package = name if path.endswith("__init__.py") else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("qlin_cli"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("qlin_cli"):
+                found.add(target)
+                found.update(f"{target}.{a.name}" for a in node.names)
+    return found
+
+
+def _unit_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in glob.glob(os.path.join(PACKAGE, "**", "*.py"), recursive=True):
+        unit = _unit(_module_name(path))
+        deps = {_unit(m) for m in _imports(path)} - {unit, "qlin_cli"}
+        graph.setdefault(unit, set()).update(d for d in deps if os.path.exists(
+            os.path.join(ROOT, *d.split("."))) or os.path.exists(os.path.join(ROOT, *d.split(".")) + ".py"))
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    for start in graph:
+        stack = [(start, iter(sorted(graph.get(start, ()))))]
+        path = [start]
+        state[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+                path.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            elif nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append((nxt, iter(sorted(graph.get(nxt, ())))))
+    return None
+
+
+def test_no_package_imports_another_in_a_cycle():
+    graph = _unit_graph()
+    assert "qlin_cli.check" in graph and "qlin_cli.rules" in graph["qlin_cli.check"]
+    assert _cycle(graph) is None, _cycle(graph)
+
+
+def test_the_layers():
+    g = _unit_graph()
+    assert "qlin_cli.check" not in g["qlin_cli.convert"]
+    assert "qlin_cli.check" not in g["qlin_cli.rules"]
+    assert g["qlin_cli.schema"] == set(), g["qlin_cli.schema"]
+    assert g["qlin_cli.model"] <= {"qlin_cli.schema", "qlin_cli.errors"}, g["qlin_cli.model"]
+    assert "qlin_cli.convert" not in g["qlin_cli.evaluator"]
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+# ---- schema facts live once -------------------------------------------------------------
+VENDOR_CONSTANTS = {"MICROSOFT", "QUARK"}
+DOMAIN_STRINGS = {"com.microsoft", "com.amd.quark", "ai.onnx"}
+POLICY_FIELDS = {"axis_absent", "kernel_axis_default"}
+
+
+def _restated(path: str) -> list[str]:
+    """Places outside schema/ that restate a domain fact: vendor domain constants or
+    strings in code, the axis-policy constants written out."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
+                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in VENDOR_CONSTANTS:
+            found.append(f"{node.lineno}: {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in VENDOR_CONSTANTS:
+            found.append(f"{node.lineno}: .{node.attr}")
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+              and node.value in DOMAIN_STRINGS):
+            found.append(f"{node.lineno}: {node.value!r}")
+        elif isinstance(node, ast.Compare) and any(
+                isinstance(c, ast.Constant) and c.value in ("per-tensor", "default") for c in node.comparators):
+            found.append(f"{node.lineno}: compares with a policy literal")
+    return found
+
+
+def test_domain_facts_are_stated_only_in_schema():
+    bad = {}
+    for path in glob.glob(os.path.join(PACKAGE, "**", "*.py"), recursive=True):
+        if os.sep + "schema" + os.sep in path or os.sep + "targets" + os.sep in path:
+            continue
+        found = _restated(path)
+        if found:
+            bad[os.path.relpath(path, ROOT)] = found
+    assert bad == {}
+
+
+def test_the_restatement_finder_finds_restatements(tmp_path):
+    p = tmp_path / "m.py"
+    p.write_text('"""com.microsoft in a docstring is fine."""\n'
+                 'from qlin_cli.schema import MICROSOFT\n'
+                 'def f(d):\n    return d == "com.amd.quark" or d == MICROSOFT\n')
+    assert len(_restated(str(p))) == 2
