@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from qlin_cli.schema import BLOCKED, PER_AXIS, PER_TENSOR
+from qlin_cli.schema import BLOCKED, PER_AXIS, PER_TENSOR, semantics
 
 from .errors import EvaluationError
 
@@ -46,13 +46,11 @@ class Layout:
         if block_size < 0:
             raise EvaluationError(f"block_size must be positive, got {block_size}")
         rank = len(x_shape)
-        size = math.prod(scale_shape)
         self.axis = None
         self.block = 0
-        if len(scale_shape) == 0 or (len(scale_shape) == 1 and size == 1 and not (
-                block_size and rank == 1)):
-            # a scalar, or a one-element 1-D scale (onnx.reference and onnxruntime
-            # accept it as per-tensor; the result is the same when D is 1)
+        if not block_size and (len(scale_shape) == 0 or semantics.is_one_element(scale_shape)):
+            # a scalar, or a one-element 1-D scale: per-tensor, as schema.semantics
+            # decides for check and convert too (block_size > 0 is always blocked)
             self.kind = PER_TENSOR
         else:
             if axis is None:
