@@ -224,3 +224,16 @@ def test_the_restatement_finder_finds_restatements(tmp_path):
                  'from qlin_cli.schema import MICROSOFT\n'
                  'def f(d):\n    return d == "com.amd.quark" or d == MICROSOFT\n')
     assert len(_restated(str(p))) == 2
+
+
+@pytest.mark.parametrize("rule", rules.all_rules(), ids=lambda r: r.code)
+def test_fixable_rules_attach_a_fix_and_others_do_not(rule):
+    from qlin_cli.check.engine import check_file
+
+    found = [d for d in check_file(os.path.join(MODELS, "rules", f"{rule.code}-bad.onnx")).diagnostics
+             if d.code == rule.code]
+    assert found
+    assert all((d.fix is not None) == rule.fixable for d in found), [d.fix for d in found]
+    for d in found:
+        if d.fix is not None:
+            assert d.fix.edits and all(e.describe() for e in d.fix.edits)

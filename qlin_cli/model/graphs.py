@@ -81,11 +81,6 @@ def bodies(model: onnx.ModelProto) -> Iterator[Body]:
             stack.extend(reversed(children))
 
 
-def all_graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
-    """Every GraphProto of the model (bodies that are not functions)."""
-    return (b.owner for b in bodies(model) if not b.is_function)
-
-
 def all_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
     for b in bodies(model):
         yield from b.owner.node

@@ -81,6 +81,7 @@ class Rule:
     severity: str = ERROR
     summary: str = ""
     needs_spec: bool = True  # run only when the node's schema is known
+    fixable: bool = False  # the rule attaches a Fix to its violations
 
     def check(self, n) -> Iterable[Violation | str]:  # pragma: no cover - interface
         """Yield one Violation (or a plain message) per problem found on NodeFacts ``n``."""
@@ -92,10 +93,6 @@ class Rule:
     @classmethod
     def doc(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")
-
-    @classmethod
-    def has_fix(cls) -> bool:
-        return "## Fix" in (cls.__doc__ or "") and getattr(cls, "fixable", False)
 
 
 def first_ai_onnx(kind: str, pred) -> int | None:
