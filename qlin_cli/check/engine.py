@@ -53,7 +53,6 @@ def check_model(
     checked again (facts leave names out, so the verdict is the same).
     """
     active = [r for r in rule_registry.all_rules() if selected(r.code, select, ignore)]
-    spec_free = [r for r in active if not r.needs_spec]
     extra = inferred_types(model) if _has_qdq(model) else None
     found: list[Diagnostic] = []
     clean: set[NodeFacts] = set()
@@ -64,7 +63,9 @@ def check_model(
         if cache and facts in clean:
             continue
         before = len(found)
-        for rule in active if facts.spec is not None else spec_free:
+        for rule in active:
+            if not rule.applies_to(facts):
+                continue
             for v in rule.violations(facts):
                 found.append(diagnostic(rule, v, facts))
         if len(found) == before:

@@ -34,7 +34,7 @@ def run_node(node: onnx.NodeProto, opset: int, inputs: list[np.ndarray | None]) 
         inputs.pop()
     facts = array_facts(node, opset, inputs)
     spec = facts.spec
-    if spec is None:
+    if not schema.is_linear(spec):
         raise EvaluationError(
             f"{where}: qlin knows no {node.op_type} in domain "
             f"{schema.domain_name(node.domain)} at opset {opset}")

@@ -82,6 +82,14 @@ class Rule:
     summary: str = ""
     needs_spec: bool = True  # run only when the node's schema is known
     fixable: bool = False  # the rule attaches a Fix to its violations
+    # The op families the rule reads (schema.ops LINEAR_*): a rule runs only on nodes
+    # of these families. Rules that read no schema (needs_spec False) run on every op.
+    families: frozenset[str] = frozenset({schema.LINEAR_QUANTIZE, schema.LINEAR_DEQUANTIZE})
+
+    def applies_to(self, facts) -> bool:
+        if facts.spec is None:
+            return not self.needs_spec
+        return facts.spec.family in self.families
 
     def check(self, n) -> Iterable[Violation | str]:  # pragma: no cover - interface
         """Yield one Violation (or a plain message) per problem found on NodeFacts ``n``."""

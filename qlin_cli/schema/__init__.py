@@ -17,6 +17,8 @@ from .ops import (
     DEFAULT_QUANT_TYPE,
     DOMAIN_ALIASES,
     DOMAIN_NAMES,
+    LINEAR_DEQUANTIZE,
+    LINEAR_QUANTIZE,
     MICROSOFT,
     PER_AXIS,
     PER_TENSOR,
@@ -75,6 +77,15 @@ def is_known_op(domain: str, op_type: str) -> bool:
     return (normalize_domain(domain), op_type) in _INDEX
 
 
+LINEAR = frozenset({LINEAR_QUANTIZE, LINEAR_DEQUANTIZE})
+
+
+def is_linear(spec: OpSpec | None) -> bool:
+    """A QuantizeLinear / DequantizeLinear of any domain: what the evaluator runs and
+    the converter retargets."""
+    return spec is not None and spec.family in LINEAR
+
+
 def versions(domain: str, op_type: str) -> list[OpSpec]:
     """Every version of one op, oldest first (empty if qlin does not know it)."""
     return list(_INDEX.get((normalize_domain(domain), op_type), ()))
@@ -90,9 +101,9 @@ def lookup(domain: str, op_type: str, opset: int) -> OpSpec | None:
 
 
 def op_for(domain: str, kind: str) -> str:
-    """The op a domain uses for a kind ("quantize" / "dequantize")."""
+    """The linear op a domain uses for a kind ("quantize" / "dequantize")."""
     for spec in SPECS:
-        if spec.domain == normalize_domain(domain) and spec.kind == kind:
+        if spec.domain == normalize_domain(domain) and spec.kind == kind and is_linear(spec):
             return spec.op_type
     raise KeyError((domain, kind))
 
@@ -126,6 +137,8 @@ def all_types(kind: str, role: str) -> frozenset[str]:
     found: set[str] = set()
     for spec in SPECS:
         if spec.kind == kind:
+            if not is_linear(spec):
+                continue
             params = spec.outputs if role == "y" else [p for p in spec.inputs if p.role == role]
             for p in params:
                 found |= spec.allowed(p)
@@ -133,8 +146,9 @@ def all_types(kind: str, role: str) -> frozenset[str]:
 
 
 __all__ = [
-    "AI_ONNX", "AXIS_ABSENT_PER_TENSOR", "BLOCKED", "DEFAULT_QUANT_TYPE", "DOMAIN_NAMES", "MICROSOFT",
-    "PER_AXIS", "PER_TENSOR", "QUARK", "SCALE", "SPECS", "ZERO_POINT", "OpSpec", "Param", "all_types",
-    "domain_from_name", "domain_name", "domain_version", "first_version", "is_known_op", "lookup",
-    "normalize_domain", "oldest_opset", "op_for", "opset_of", "spec_for", "vendor_domains", "versions",
+    "AI_ONNX", "AXIS_ABSENT_PER_TENSOR", "BLOCKED", "DEFAULT_QUANT_TYPE", "DOMAIN_NAMES", "LINEAR",
+    "LINEAR_DEQUANTIZE", "LINEAR_QUANTIZE", "MICROSOFT", "PER_AXIS", "PER_TENSOR", "QUARK", "SCALE",
+    "SPECS", "ZERO_POINT", "OpSpec", "Param", "all_types", "domain_from_name", "domain_name",
+    "domain_version", "first_version", "is_known_op", "is_linear", "lookup", "normalize_domain",
+    "oldest_opset", "op_for", "opset_of", "spec_for", "vendor_domains", "versions",
 ]

@@ -101,7 +101,7 @@ class PlanQDQ:
             if not schema.is_known_op(site.node.domain, site.node.op_type):
                 continue
             facts = read_facts(site.node, site.index, site.scope, ctx.base_dir)
-            if facts.spec is None:
+            if not schema.is_linear(facts.spec):
                 continue
             got = plan(ctx, site, facts)
             if isinstance(got, Refused):
