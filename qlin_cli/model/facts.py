@@ -269,7 +269,7 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str) -> NodeFa
     inputs = tuple(node.input)
     outputs = tuple(node.output)
     found = [scope.find_type(n) if n else None for n in inputs]
-    out_found = [scope.find_type(n) if n else None for n in outputs[:1]]
+    out_found = [scope.find_type(n) if n else None for n in outputs]
     const_roles = (schema.SCALE, schema.ZERO_POINT)
     values = []
     for i, name in enumerate(inputs):
