@@ -174,6 +174,6 @@ def show_rule(code):
         click.echo(text)
 
 
-from .convert.command import convert  # noqa: E402
+from .convert_command import convert  # noqa: E402
 
 main.add_command(convert)

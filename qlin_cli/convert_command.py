@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from ..errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK
-from ..schema.ops import DOMAIN_NAMES
+from .errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK
+from .schema.ops import DOMAIN_NAMES
 
 DOMAINS = tuple(DOMAIN_NAMES.values())
 
@@ -35,7 +35,7 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
     """
     import os
 
-    from ..errors import QlinError
+    from .errors import QlinError
 
     if in_place and output:
         _fail("--in-place and -o", "give one of them, not both")
@@ -44,11 +44,11 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
     if not output and not dry_run:
         _fail("-o", "give an output path (-o OUT), --in-place or --dry-run")
     try:
-        from ..model.load import load_model
-        from ..model.safety import validate_model_files
-        from . import write
-        from .report import render_json, render_text
-        from .run import Options, convert_model
+        from .convert import write
+        from .convert.report import render_json, render_text
+        from .convert.run import Options, convert_model
+        from .model.load import load_model
+        from .model.safety import validate_model_files
 
         if output and not dry_run:
             write.check_target(output, model, in_place)
@@ -58,7 +58,7 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
         if ir_version is not None and ir_version < 3:
             raise QlinError("--ir-version", f"{ir_version} is below 3, the first IR with opsets")
         opts = Options(to_opset, to_domain, ir_version, lower, not no_verify)
-        from ..progress import Meter
+        from .progress import Meter
 
         with Meter("verifying", enabled=fmt == "text") as progress:
             result = convert_model(proto, base_dir, opts, progress, source=model)
@@ -70,7 +70,7 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
         click.echo(f"qlin: error: {e}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     except Exception as e:  # never a traceback; nothing was written (write_model cleans up)
-        from ..errors import unexpected
+        from .errors import unexpected
 
         click.echo(f"qlin: error: {model}: {unexpected(e)}", err=True)
         sys.exit(EXIT_BAD_INPUT)
