@@ -549,3 +549,25 @@ def steps(from_opset: int, to_opset: int) -> Iterator[tuple[str, int, int, StepD
             walk.reverse()
         for x, y in zip(walk, walk[1:], strict=False):
             yield op, x, y, diff(op, x, y)
+
+
+def formal_inputs(schema: onnx.defs.OpSchema) -> list[Param]:
+    return _params(schema, schema.inputs)
+
+
+def formal_outputs(schema: onnx.defs.OpSchema) -> list[Param]:
+    return _params(schema, schema.outputs)
+
+
+def since_at(op: str, opset: int) -> int | None:
+    """The since_version of the schema in force at ``opset`` (None: the op does not exist yet)."""
+    s = schema_at(op, opset)
+    return None if s is None else s.since_version
+
+
+def path(op: str, from_since: int, to_since: int) -> list[tuple[int, int]]:
+    """The neighbouring steps from one since_version of an op to another, in walking order."""
+    versions = history(op)
+    i, j = versions.index(from_since), versions.index(to_since)
+    walk = versions[i:j + 1] if i <= j else versions[j:i + 1][::-1]
+    return list(zip(walk, walk[1:], strict=False))

@@ -1,11 +1,60 @@
-"""Plan every other ai.onnx node whose schema differs between the two opsets."""
+"""Plan every other ai.onnx node whose schema differs between the two opsets
+(convert/ops/), and say how each rewrite is proven (onnx.reference)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import onnx
+
 from ... import schema
-from .. import other_ops
+from ...model.tensors import read_value
+from ...schema import dtypes, ir
+from .. import ops
+from ..ops.prove import CannotProve, prove
+from ..sites import Site
 from ..state import Context, Entry, PassResult, Refused, Rewrite
 from .common import op_label, where
+
+
+@dataclass
+class OpCase:
+    """A non-Q/DQ rewrite and what its proof needs."""
+
+    before: onnx.NodeProto
+    from_opset: int
+    after: list[onnx.NodeProto]
+    to_opset: int
+    types: dict
+    shapes: dict
+    const: object
+    exact: bool
+
+    def prove(self) -> str | None:
+        """None when proven; else why not. CannotProve when no proof can run."""
+        return prove(self.before, self.from_opset, self.after, self.to_opset, types=self.types,
+                     shapes=self.shapes, const=self.const,
+                     ir_version=ir.ir_for_opset(max(self.from_opset, self.to_opset)))
+
+
+def _lookups(site: Site, base_dir: str):
+    scope = site.scope
+    cache: dict[str, object] = {}
+
+    def const(name: str):
+        if name not in cache:
+            t = scope.find_value(name) if name else None
+            cache[name] = None if t is None else read_value(t, base_dir)
+        return cache[name]
+
+    def find(name: str):
+        return scope.find_type(name) if name else None
+
+    def rank(name: str):
+        t = find(name)
+        return None if t is None or t[1] is None else len(t[1])
+
+    return const, find, rank
 
 
 class PlanOtherOps:
@@ -20,14 +69,33 @@ class PlanOtherOps:
                     node.domain, node.op_type):
                 continue
             src = schema.opset_of(site.scope.opsets, schema.AI_ONNX)
-            if src is None or src == to or not other_ops.needs_conversion(node.op_type, src, to):
+            if src is None or src == to:
+                continue
+            const, find, rank = _lookups(site, ctx.base_dir)
+            names = [n for n in (*node.input, *node.output) if n]
+            found = {n: find(n) for n in names}
+            types = {n: (None if t is None or t[0] == 0 else dtypes.name_of(t[0])) for n, t in found.items()}
+            elem = {n: (0 if t is None else t[0]) for n, t in found.items()}
+            got = ops.convert(node, src, to, types=types, elem_types=elem, const=const, rank=rank,
+                              namer=ctx.namer, ir_version=ctx.source_ir)
+            if got is None:
                 continue
             w, op = where(site), op_label(site)
-            try:
-                nodes = other_ops.convert_node(site, w, src, to, ctx.namer, ctx.source_ir)
-            except other_ops.OpNotConvertible as e:
-                result.refusals.append(Refused(w, op, str(e)))
+            if isinstance(got, ops.Refusal):
+                result.refusals.append(Refused(w, op, got.reason))
                 continue
-            ctx.rewrites.append(Rewrite(site, nodes, [], Entry(
-                w, op, "other-op", [f"onnx.version_converter {src} -> {to}"])))
+            shapes = {n: (None if t is None else t[1]) for n, t in found.items()}
+            case = OpCase(node, src, got.nodes, to, types, shapes, const, got.exact)
+            ctx.rewrites.append(Rewrite(site, got.nodes, [], Entry(w, op, "other-op", got.changes), case))
         return result
+
+
+def prove_case(case: OpCase) -> tuple[bool, str | None]:
+    """(verified, refusal reason or None) for one non-Q/DQ rewrite."""
+    try:
+        why = case.prove()
+    except CannotProve as e:
+        if case.exact:
+            return False, None  # exact by construction; reported as not proven
+        return False, f"onnx.version_converter's rewrite cannot be proven: {e}"
+    return (why is None), (None if why is None else f"the proof failed: {why}")
