@@ -79,16 +79,13 @@ def test_ort_outputs_identical_across_opsets_and_domains(quantized, tmp_path, na
 
 
 def test_per_tensor_down_to_opset_10(quantized, tmp_path):
+    """Conv, Relu, Flatten and MatMul have only type changes from 10 to 21 (onnx.version_converter
+    has no Flatten or MatMul down-adapter; qlin needs none): the whole model goes to opset 10 and
+    onnxruntime gives the same bits."""
     src, dst = quantized["u8_tensor"], str(tmp_path / "o10.onnx")
     r = convert(src, dst, 10)
-    # onnx.version_converter has no Flatten 13 -> 11 adapter: the refusal names op, node, step
-    assert r.model is None and not os.path.exists(dst)
-    assert [x.reason for x in r.refused] == [
-        f"{op} node '{name}' in main cannot go from opset 21 to 10: onnx.version_converter: "
-        f"No Adapter From Version $13 for {op}" for op, name in (("Flatten", "flat"), ("MatMul", "fc"))]
-    # every Q/DQ node itself converts: opset 13 (where Flatten has no change) works
-    dst = str(tmp_path / "o13.onnx")
-    assert not convert(src, dst, 13).refused
+    assert not r.refused, [x.reason for x in r.refused]
+    assert r.model.opset_import[0].version == 10
     _same(_run(src, _feeds()), _run(dst, _feeds()))
 
 

@@ -1,0 +1,102 @@
+"""Prove a non-Q/DQ rewrite with onnx.reference: the node before and its replacement run
+on the same probe inputs must give bit-identical outputs.
+
+Probe inputs come from the node's types and shapes: the model's own values for
+constant inputs; random values otherwise (floats of both signs and several
+magnitudes, small non-negative integers so indices stay in range, random booleans).
+An unknown dimension becomes 3, and a probe of more than ``MAX_ELEMENTS`` elements
+is not built (the declared shapes of a model are not trusted to be small).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ...schema import dtypes
+
+MAX_ELEMENTS = 1 << 16
+UNKNOWN_DIM = 3
+SEED = 20240611
+
+
+class CannotProve(Exception):
+    """No probe could be built, or the original node does not run in onnx.reference."""
+
+
+def _probe(type_name: str | None, shape, rng) -> np.ndarray:
+    if type_name is None or type_name not in dtypes.BY_NAME and type_name not in ("bool", "string"):
+        raise CannotProve(f"an input's type ({type_name or 'unknown'}) gives no probe")
+    dims = [UNKNOWN_DIM if not isinstance(d, int) or d < 0 else d for d in (shape or ())]
+    if shape is None:
+        raise CannotProve("an input's shape is unknown")
+    if math.prod(dims) > MAX_ELEMENTS:
+        raise CannotProve(f"a probe of shape {dims} would be too large")
+    if type_name == "bool":
+        return rng.integers(0, 2, size=dims).astype(bool)
+    if type_name == "string":
+        raise CannotProve("string inputs give no probe")
+    d = dtypes.BY_NAME[type_name]
+    if d.kind == "int":
+        return rng.integers(0, 3, size=dims).astype(d.numpy)
+    values = rng.standard_normal(dims) * np.exp2(rng.integers(-4, 5, size=dims))
+    return np.asarray(values, np.float64).astype(d.numpy)
+
+
+def _model(nodes, opset: int, inputs: dict, outputs: list[str], consts: dict, ir_version: int):
+    graph = helper.make_graph(
+        list(nodes), "probe",
+        [helper.make_tensor_value_info(n, dtypes.BY_NAME[dtypes.name_of_array(v)].proto if
+                                       dtypes.name_of_array(v) else onnx.TensorProto.BOOL, v.shape)
+         for n, v in inputs.items()],
+        [helper.make_tensor_value_info(o, 0, None) for o in outputs],
+        [numpy_helper.from_array(v, n) for n, v in consts.items()])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = ir_version
+    return m
+
+
+def _run(model, feeds):
+    from onnx.reference import ReferenceEvaluator
+
+    return ReferenceEvaluator(model).run(None, feeds)
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def prove(before: onnx.NodeProto, from_opset: int, after: list[onnx.NodeProto], to_opset: int, *,
+          types: dict, shapes: dict, const, ir_version: int, rounds: int = 2) -> str | None:
+    """None when before and after agree bit for bit on every probe; else what differs.
+    Raises CannotProve when no probe can be made or the original does not run."""
+    names = list(dict.fromkeys(n for n in before.input if n))
+    outputs = [o for o in before.output if o]
+    consts = {n: const(n) for n in names if const(n) is not None}
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for r in range(rounds):
+            rng = np.random.default_rng(SEED + r)
+            feeds = {n: _probe(types.get(n), shapes.get(n), rng) for n in names if n not in consts}
+            try:
+                want = _run(_model([before], from_opset, feeds, outputs, consts, ir_version), feeds)
+            except Exception as e:  # the original does not run: nothing to compare with
+                raise CannotProve(f"onnx.reference cannot run the original: {_line(e)}") from None
+            try:
+                got = _run(_model(after, to_opset, feeds, outputs, consts, ir_version), feeds)
+            except Exception as e:
+                return f"the rewrite does not run in onnx.reference: {_line(e)}"
+            for o, a, b in zip(outputs, want, got, strict=False):
+                if not _same(a, b):
+                    return f"output {o!r} differs on a probe ({np.asarray(a).dtype}{np.shape(a)})"
+    return None
+
+
+def _line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return (text[-1] if text else type(e).__name__)[:160]
