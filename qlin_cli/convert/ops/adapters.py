@@ -231,3 +231,80 @@ def _gather(step: OpStep) -> Refusal | None:
     if np.any(np.asarray(indices) < 0):
         return Refusal("negative indices, which Gather-1 does not define")
     return None
+
+
+EMPTY = np.zeros((0,), np.float32)
+
+
+@adapter("Resize", 11, 13)
+def _resize_13(step: OpStep) -> Refusal | None:
+    """roi and scales became optional at 13, and 'tf_half_pixel_for_nn' left."""
+    if step.up:
+        if step.attr("coordinate_transformation_mode") == b"tf_half_pixel_for_nn":
+            return Refusal("coordinate_transformation_mode 'tf_half_pixel_for_nn' does not exist "
+                           "from opset 13")
+        return None
+    for index, base in ((1, "roi"), (2, "scales")):
+        if not step.input(index):
+            step.set_input(index, step.add_const(base, EMPTY))
+            step.changes.append(f"{base}: an empty input written (optional only from 13)")
+    return None
+
+
+@adapter("Resize", 10, 11)
+def _resize_11(step: OpStep) -> Refusal | None:
+    """Resize-10 takes (X, scales) and maps coordinates as 'asymmetric' with nearest
+    rounding down; Resize-11 says so with attributes (onnx's own Resize_10_11 adapter
+    writes the same attributes; tests/test_convert_ops.py checks both modes against
+    onnxruntime, since onnx.reference cannot run Resize-10)."""
+    if step.up:
+        scales = step.input(1)
+        step.set_input(1, step.add_const("roi", EMPTY))
+        step.set_input(2, scales)
+        step.set_attr("coordinate_transformation_mode", "asymmetric")
+        if step.attr("mode") in (None, b"nearest"):
+            step.set_attr("nearest_mode", "floor")
+        step.changes.append("inputs (X, scales) -> (X, roi, scales); asymmetric coordinates")
+        return None
+    if step.input(3):
+        return Refusal("sizes exists only from opset 11")
+    mode = step.attr("coordinate_transformation_mode") or b"half_pixel"
+    if mode != b"asymmetric":
+        return Refusal(f"coordinate_transformation_mode {mode.decode()!r}: Resize-10 maps "
+                       f"coordinates as 'asymmetric' only")
+    if step.attr("mode") == b"cubic":
+        return Refusal("mode 'cubic' exists only from opset 11")
+    nearest = step.attr("nearest_mode") or b"round_prefer_floor"
+    if step.attr("mode") in (None, b"nearest") and nearest != b"floor":
+        return Refusal("Resize-10 rounds nearest coordinates down: nearest_mode must be 'floor'")
+    roi = step.value(step.input(1))
+    if step.input(1) and (roi is None or roi.size):
+        return Refusal("roi is used; Resize-10 has none")
+    x, scales = step.input(0), step.input(2)
+    del step.node.input[:]
+    step.node.input.extend([x, scales])
+    for name in ("coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
+                 "extrapolation_value"):
+        step.drop_attr(name)
+    step.changes.append("inputs (X, roi, scales) -> (X, scales)")
+    return None
+
+
+@adapter("Slice", 10, 11)
+def _slice(step: OpStep) -> Refusal | None:
+    """Negative axes (an input since 10) are accepted from 11: going down they must be
+    constant, and are made non-negative."""
+    if step.up or not step.input(3):
+        return None
+    axes = step.value(step.input(3))
+    if axes is None:
+        return Refusal("axes is computed at run time and may be negative, which Slice-10 does not accept")
+    if np.all(axes >= 0):
+        return None
+    rank = step.rank(step.input(0))
+    if rank is None:
+        return Refusal("axes are negative and x's rank is unknown")
+    fixed = np.where(axes < 0, axes + rank, axes).astype(axes.dtype)
+    step.set_input(3, step.add_const("axes", fixed))
+    step.changes.append(f"axes {axes.tolist()} -> {fixed.tolist()}")
+    return None

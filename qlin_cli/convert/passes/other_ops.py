@@ -97,5 +97,5 @@ def prove_case(case: OpCase) -> tuple[bool, str | None]:
     except CannotProve as e:
         if case.exact:
             return False, None  # exact by construction; reported as not proven
-        return False, f"onnx.version_converter's rewrite cannot be proven: {e}"
+        return False, f"the rewrite is not exact by construction and cannot be proven: {e}"
     return (why is None), (None if why is None else f"the proof failed: {why}")

@@ -15,6 +15,7 @@ import onnx
 from ... import schema
 from ...model.graphs import bodies
 from ...model.infer import inferred_types
+from ...model.propagate import fill
 from ..sites import Namer, all_names, sites
 from ..state import Context, PassResult
 
@@ -45,5 +46,6 @@ class ReadModel:
         with vendor_qdq_as_ai_onnx(ctx.model):
             ctx.extra = inferred_types(ctx.model)
         ctx.sites = list(sites(ctx.model, ctx.extra))
+        fill((s.scope, s.index, s.node) for s in ctx.sites)
         ctx.namer = Namer(all_names(ctx.model))
         return PassResult()

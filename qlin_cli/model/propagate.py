@@ -1,0 +1,89 @@
+"""Types shape inference left unknown, filled forward from the schemas' type variables.
+
+onnx shape inference stops at ops it does not know (vendor ops) and everything after
+them loses its type. Walking every body in order, an output whose type variable is
+bound to an input of known type (or allows a single type) gets that type: from
+onnx.defs for ai.onnx ops, from qlin's schema table for the vendor ops it knows.
+Shapes are not guessed. Declared and inferred types always win.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import onnx.defs
+
+from .. import schema
+from ..schema import dtypes
+
+
+@functools.lru_cache(maxsize=4096)
+def _onnx_rule(op: str, opset: int):
+    """(input constraint per position, output constraint per position, single-type map)."""
+    try:
+        s = onnx.defs.get_schema(op, opset, "")
+    except Exception:  # not an ai.onnx op at this opset
+        return None
+    single = {t.type_param_str: t.allowed_type_strs[0] for t in s.type_constraints
+              if len(t.allowed_type_strs) == 1}
+    ins = [(p.type_str, p.option == onnx.defs.OpSchema.FormalParameterOption.Variadic) for p in s.inputs]
+    outs = [p.type_str for p in s.outputs]
+    return ins, outs, single
+
+
+def _qlin_rule(spec):
+    ins = [(p.types, False) for p in spec.inputs]
+    outs = [p.types for p in spec.outputs]
+    single = {k: f"tensor({next(iter(v))})" for k, v in spec.types.items() if len(v) == 1}
+    return ins, outs, single
+
+
+def _name(type_str: str) -> str | None:
+    if type_str.startswith("tensor(") and type_str.endswith(")"):
+        return type_str[7:-1]
+    return None
+
+
+def fill(walked) -> int:
+    """Give types to unknown node outputs; ``walked`` yields (scope, index, node) in order.
+    Returns how many values got a type."""
+    added = 0
+    for scope, _, node in walked:
+        outs = [o for o in node.output if o]
+        if not outs or all(_known(scope, o) for o in outs):
+            continue
+        domain = schema.normalize_domain(node.domain)
+        opset = schema.opset_of(scope.opsets, domain)
+        if opset is None:
+            continue
+        if domain == schema.AI_ONNX and not schema.is_known_op(domain, node.op_type):
+            rule = _onnx_rule(node.op_type, opset)
+        else:
+            spec = schema.lookup(domain, node.op_type, opset)
+            rule = _qlin_rule(spec) if spec is not None else None
+        if rule is None:
+            continue
+        ins, out_keys, single = rule
+        bound: dict[str, str] = {}
+        for i, name in enumerate(node.input):
+            if not name:
+                continue
+            key = ins[i][0] if i < len(ins) else (ins[-1][0] if ins and ins[-1][1] else None)
+            t = scope.find_type(name)
+            if key is not None and t is not None and t[0]:
+                bound.setdefault(key, dtypes.name_of(t[0]))
+        for i, out in enumerate(node.output):
+            if not out or i >= len(out_keys) or _known(scope, out):
+                continue
+            key = out_keys[i]
+            t = bound.get(key) or _name(single.get(key, "")) or _name(key)
+            if t is not None and t in dtypes.BY_NAME:
+                scope.types[out] = (dtypes.BY_NAME[t].proto, None)
+                scope.resolved.add(out)
+                added += 1
+    return added
+
+
+def _known(scope, name: str) -> bool:
+    t = scope.find_type(name)
+    return t is not None and t[0] != 0
