@@ -122,3 +122,127 @@ def test_integer_ranges_match_bit_widths():
             signed = d.lo < 0
             assert d.hi - d.lo == 2**d.bits - 1
             assert (d.lo == -(2 ** (d.bits - 1))) == signed
+
+
+# ---- the other op families ------------------------------------------------------------
+FAMILY_SPECS = list(schema.FAMILY_SPECS)
+_ATTR_TYPE = {1: "FLOAT", 2: "INT", 3: "STRING", 6: "FLOATS", 7: "INTS", 8: "STRINGS"}
+
+
+def _plain_default(raw_attr: onnx.AttributeProto | None):
+    if raw_attr is None or not raw_attr.name:
+        return None
+    value = onnx.helper.get_attribute_value(raw_attr)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _compare_family(spec, params_in, params_out, constraints, attributes):
+    """params: (name, type_str, optional, variadic); attributes: name -> (type name,
+    required, default)."""
+    def allowed(type_str):
+        m = _TENSOR.fullmatch(type_str)
+        return frozenset({m.group(1)}) if m else constraints[type_str]
+
+    for theirs, mine in ((params_in, spec.inputs), (params_out, spec.outputs)):
+        assert [p[0] for p in theirs] == [p.name for p in mine]
+        for (name, type_str, optional, variadic), p in zip(theirs, mine, strict=True):
+            assert allowed(type_str) == spec.allowed(p), (spec.op_type, name)
+            assert optional == p.optional, (spec.op_type, name)
+            assert variadic == p.variadic, (spec.op_type, name)
+        for (_, ta, _, _), a in zip(theirs, mine, strict=True):  # shared type variables
+            for (_, tb, _, _), b in zip(theirs, mine, strict=True):
+                if ta == tb and not ta.startswith("tensor("):
+                    assert a.types == b.types, (spec.op_type, a.name, b.name)
+    assert set(attributes) == set(spec.attributes), spec.op_type
+    for name, (type_name, required, default) in attributes.items():
+        assert _ATTR_TYPE[spec.attribute_type(name)] == type_name, (spec.op_type, name)
+        assert (name in spec.required) == required, (spec.op_type, name)
+        mine = spec.attributes[name]
+        if isinstance(default, float):
+            assert mine == pytest.approx(default), (spec.op_type, name)
+        else:
+            assert mine == default, (spec.op_type, name)
+
+
+def _opt(option) -> tuple[bool, bool]:
+    text = str(option)
+    return text.endswith("Optional"), text.endswith("Variadic")
+
+
+@pytest.mark.parametrize("spec", [s for s in FAMILY_SPECS if s.domain == schema.AI_ONNX],
+                         ids=lambda s: f"{s.op_type}-{s.since}")
+def test_ai_onnx_family_entry_matches_onnx_defs(spec):
+    sch = onnx.defs.get_schema(spec.op_type, spec.since, "")
+    assert sch.since_version == spec.since
+    cons = {tc.type_param_str: frozenset(_TENSOR.fullmatch(t).group(1) for t in tc.allowed_type_strs)
+            for tc in sch.type_constraints}
+    ins = [(p.name, p.type_str, *_opt(p.option)) for p in sch.inputs]
+    outs = [(p.name, p.type_str, *_opt(p.option)) for p in sch.outputs]
+    attrs = {n: (onnx.AttributeProto.AttributeType.Name(a.type), a.required, _plain_default(a.default_value))
+             for n, a in sch.attributes.items()}
+    _compare_family(spec, ins, outs, cons, attrs)
+
+
+@pytest.mark.parametrize("op", ["QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger",
+                                "DynamicQuantizeLinear"])
+def test_every_onnx_version_of_a_family_op_is_in_the_table(op):
+    history = set()
+    for v in range(1, onnx.defs.onnx_opset_version() + 1):
+        try:
+            history.add(onnx.defs.get_schema(op, v, "").since_version)
+        except onnx.defs.SchemaError:
+            pass
+    assert history == {s.since for s in schema.versions("", op)}
+
+
+@pytest.mark.parametrize("spec", [s for s in FAMILY_SPECS if s.domain == schema.MICROSOFT],
+                         ids=lambda s: s.op_type)
+def test_com_microsoft_family_entry_matches_onnxruntime(spec):
+    sch = _ort_schemas()[(spec.domain, spec.op_type, spec.since)]
+    cons = {tc.type_param_str: frozenset(_TENSOR.fullmatch(t).group(1) for t in tc.allowed_type_strs)
+            for tc in sch.type_constraints}
+    ins = [(p.name, p.typeStr, *_opt(p.option)) for p in sch.inputs]
+    outs = [(p.name, p.typeStr, *_opt(p.option)) for p in sch.outputs]
+    attrs = {}
+    for n, a in sch.attributes.items():
+        raw = None
+        if a._default_value:
+            raw = onnx.AttributeProto()
+            raw.ParseFromString(a._default_value)
+        attrs[n] = (str(a.type).split(".")[-1], a.required, _plain_default(raw))
+    _compare_family(spec, ins, outs, cons, attrs)
+
+
+def test_bfp_entry_matches_quarks_page():
+    """AMD Quark's page for BFPQuantizeDequantize (no registry to read: Quark's library is
+    not a dependency): one float input x and output y, the attributes and defaults listed."""
+    spec = schema.lookup("com.amd.quark", "BFPQuantizeDequantize", 1)
+    assert [p.name for p in spec.inputs] == ["x"] and [p.name for p in spec.outputs] == ["y"]
+    assert spec.allowed(spec.inputs[0]) == {"float"} == spec.allowed(spec.outputs[0])
+    assert spec.attributes == {"bfp_method": "to_bfp", "axis": 1, "bit_width": 16, "block_size": 8,
+                               "rounding_mode": 0, "sub_block_size": 2, "sub_block_shift_bits": 1,
+                               "convert_to_bfloat_before_bfp": 0}
+
+
+def test_every_family_entry_names_its_source_and_valid_groups():
+    for spec in FAMILY_SPECS:
+        assert spec.source, spec.op_type
+        assert spec.family in schema.OTHER_FAMILIES
+        for g, group in enumerate(spec.groups):
+            n_out = len(spec.outputs)
+            assert -n_out <= group.tensor < len(spec.inputs), (spec.op_type, group.name)
+            if group.forms:
+                assert spec.role_index(schema.SCALE, g) is not None or \
+                    spec.role_index(schema.ZERO_POINT, g) is not None, (spec.op_type, group.name)
+        for c in spec.constraints:
+            assert c.attribute in spec.attributes and c.source, (spec.op_type, c.attribute)
+
+
+def test_lookup_reaches_families_but_convert_facing_sets_stay_linear():
+    assert schema.lookup("", "QLinearMatMul", 20).since == 10
+    assert schema.lookup("", "QLinearMatMul", 21).since == 21
+    assert schema.lookup("", "DynamicQuantizeLinear", 10) is None
+    assert schema.knows("com.microsoft", "MatMulNBits") and not schema.is_known_op("com.microsoft",
+                                                                                    "MatMulNBits")
+    assert all(schema.is_linear(s) for s in schema.SPECS)
+    assert not any(schema.is_linear(s) for s in schema.FAMILY_SPECS)

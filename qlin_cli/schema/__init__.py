@@ -1,37 +1,54 @@
 """Schema facts, looked up by (domain, op_type, opset), and the domain facts around them.
 
-``ops.py`` holds the table; this module answers lookups (which schema is in force,
-which op a domain uses for a family, which opset a scope imports for a domain);
-``semantics.py`` derives what a node means from its schema (granularity, axis,
-types) and validates a node against a schema.
+``ops.py`` holds the QuantizeLinear / DequantizeLinear table (``SPECS``) and the
+types every table uses; ``families/`` the tables of the other op families
+(``FAMILY_SPECS``); ``ALL_SPECS`` is both. This module answers lookups (which schema
+is in force, which op a domain uses for a family, which opset a scope imports for a
+domain); ``semantics.py`` derives what a node means from its schema (granularity,
+axis, types) and validates a node against a schema.
+
+``SPECS``, ``is_known_op`` and ``all_types`` speak of the linear Q/DQ ops only (what
+the converter and the evaluator act on); ``lookup``, ``versions`` and ``knows`` of
+every family.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .families import SPECS as FAMILY_SPECS
 from .ops import (
     AI_ONNX,
     AXIS_ABSENT_PER_TENSOR,
+    BIAS,
+    BLOCK_FLOAT,
     BLOCKED,
     DEFAULT_QUANT_TYPE,
     DOMAIN_ALIASES,
     DOMAIN_NAMES,
+    DYNAMIC_QUANTIZE,
+    INTEGER,
     LINEAR_DEQUANTIZE,
     LINEAR_QUANTIZE,
     MICROSOFT,
+    N_BITS,
+    OTHER,
     PER_AXIS,
     PER_TENSOR,
+    QLINEAR,
     QUARK,
     SCALE,
     SPECS,
     ZERO_POINT,
+    Group,
     OpSpec,
     Param,
 )
 
+ALL_SPECS: tuple[OpSpec, ...] = SPECS + FAMILY_SPECS
+
 _INDEX: dict[tuple[str, str], list[OpSpec]] = {}
-for _s in SPECS:
+for _s in ALL_SPECS:
     _INDEX.setdefault((_s.domain, _s.op_type), []).append(_s)
 for _v in _INDEX.values():
     _v.sort(key=lambda s: s.since)
@@ -73,11 +90,23 @@ def domain_version(domain: str) -> int:
     return max(s.since for s in SPECS if s.domain == d)
 
 
-def is_known_op(domain: str, op_type: str) -> bool:
-    return (normalize_domain(domain), op_type) in _INDEX
-
-
 LINEAR = frozenset({LINEAR_QUANTIZE, LINEAR_DEQUANTIZE})
+# Every family other than linear Q/DQ: what the rules of those families declare.
+OTHER_FAMILIES = frozenset({QLINEAR, INTEGER, DYNAMIC_QUANTIZE, N_BITS, BLOCK_FLOAT})
+FAMILIES = LINEAR | OTHER_FAMILIES
+
+_LINEAR_OPS = frozenset((s.domain, s.op_type) for s in SPECS)
+
+
+def is_known_op(domain: str, op_type: str) -> bool:
+    """A QuantizeLinear / DequantizeLinear of a domain qlin knows (the ops convert and the
+    evaluator act on)."""
+    return (normalize_domain(domain), op_type) in _LINEAR_OPS
+
+
+def knows(domain: str, op_type: str) -> bool:
+    """An op of any family qlin has a schema for (what `qlin check` reads facts of)."""
+    return (normalize_domain(domain), op_type) in _INDEX
 
 
 def is_linear(spec: OpSpec | None) -> bool:
@@ -146,9 +175,11 @@ def all_types(kind: str, role: str) -> frozenset[str]:
 
 
 __all__ = [
-    "AI_ONNX", "AXIS_ABSENT_PER_TENSOR", "BLOCKED", "DEFAULT_QUANT_TYPE", "DOMAIN_NAMES", "LINEAR",
-    "LINEAR_DEQUANTIZE", "LINEAR_QUANTIZE", "MICROSOFT", "PER_AXIS", "PER_TENSOR", "QUARK", "SCALE",
-    "SPECS", "ZERO_POINT", "OpSpec", "Param", "all_types", "domain_from_name", "domain_name",
-    "domain_version", "first_version", "is_known_op", "is_linear", "lookup", "normalize_domain",
+    "AI_ONNX", "ALL_SPECS", "AXIS_ABSENT_PER_TENSOR", "BIAS", "BLOCKED", "BLOCK_FLOAT",
+    "DEFAULT_QUANT_TYPE", "DOMAIN_NAMES", "DYNAMIC_QUANTIZE", "FAMILIES", "FAMILY_SPECS", "INTEGER",
+    "LINEAR", "LINEAR_DEQUANTIZE", "LINEAR_QUANTIZE", "MICROSOFT", "N_BITS", "OTHER",
+    "OTHER_FAMILIES", "PER_AXIS", "PER_TENSOR", "QLINEAR", "QUARK", "SCALE", "SPECS", "ZERO_POINT",
+    "Group", "OpSpec", "Param", "all_types", "domain_from_name", "domain_name", "domain_version",
+    "first_version", "is_known_op", "is_linear", "knows", "lookup", "normalize_domain",
     "oldest_opset", "op_for", "opset_of", "spec_for", "vendor_domains", "versions",
 ]

@@ -1,8 +1,11 @@
-"""The schema table: every QuantizeLinear / DequantizeLinear version qlin knows.
+"""The schema table of QuantizeLinear / DequantizeLinear, and the types every table uses.
 
-This is the single place where the facts live: inputs, type constraints,
-attributes with defaults, granularities and whether the zero point is optional.
-Rules, the converter and the evaluator read it through `qlin_cli.schema`.
+This is the single place where the facts of the linear Q/DQ ops live: inputs, type
+constraints, attributes with defaults, granularities and whether the zero point is
+optional. The other op families (QLinearConv, MatMulInteger, MatMulNBits ...) have
+their tables in ``families/``, one module per family, written with the same
+``OpSpec`` / ``Param`` / ``Group``. Rules, the converter and the evaluator read them
+through `qlin_cli.schema`.
 
 Sources (see ../shared/seeds in the development tree, and tests/test_schema.py
 which holds the ai.onnx and com.microsoft entries against onnx.defs and
@@ -46,9 +49,25 @@ BLOCKED = "blocked"
 # Families: ops that share one meaning and one implementation across domains.
 LINEAR_QUANTIZE = "linear-quantize"
 LINEAR_DEQUANTIZE = "linear-dequantize"
+QLINEAR = "qlinear"  # ops on quantized tensors with scale / zero-point groups (QLinearConv, QGemm ...)
+INTEGER = "integer"  # integer ops with zero points only (MatMulInteger, ConvInteger)
+DYNAMIC_QUANTIZE = "dynamic-quantize"  # scales computed at run time (DynamicQuantizeLinear ...)
+N_BITS = "n-bits"  # packed low-bit weights in blocks (MatMulNBits, GatherBlockQuantized)
+BLOCK_FLOAT = "block-float"  # shared-exponent fake quantization (Quark BFPQuantizeDequantize)
 
 # Parameter roles: what each input or output is to the quantization.
 X, SCALE, ZERO_POINT, Y = "x", "scale", "zero_point", "y"
+BIAS = "bias"  # an int32 bias quantized with scale = input scale * weight scale
+OTHER = "other"  # an input the quantization does not concern (indices, lengths, float A)
+
+# Attribute types (onnx.AttributeProto.AttributeType numbers; the table needs no onnx import).
+A_FLOAT, A_INT, A_STRING, A_FLOATS, A_INTS, A_STRINGS = 1, 2, 3, 6, 7, 8
+
+# Scale shapes a group allows (Group.forms): SCALAR is a scalar or a one-element 1-D
+# tensor; a tuple of dimension indices is a tensor of those dimensions of the quantized
+# tensor ((0,) is [D0], (0, 2) is [D0, D2]); ROWS / COLS are the full-rank matmul forms
+# [..., M, 1] and [..., 1, N].
+SCALAR, ROWS, COLS = "scalar", "rows", "cols"
 
 # What a node without an `axis` attribute means.
 AXIS_DEFAULT = "default"  # the schema's default axis applies
@@ -62,6 +81,40 @@ class Param:
     optional: bool = False
     role: str = X
     group: int = 0  # which scale / zero point group the parameter belongs to
+    variadic: bool = False  # the last input, repeated (QLinearConcat's inputs)
+
+
+@dataclass(frozen=True)
+class Group:
+    """One scale / zero-point group of a non-linear op: the tensor it quantizes and the
+    shapes its scale may take. ``tensor`` is the input index of the quantized tensor, or
+    ``-1 - k`` for output k. ``alt`` = (attribute, forms): the forms in force when that
+    attribute is non-zero (QGemm's per-column b scale follows transB)."""
+
+    name: str
+    tensor: int
+    forms: tuple = (SCALAR,)
+    alt: tuple | None = None
+    what: str = ""  # how messages name a per-channel form: "output channel (M)"
+
+    def forms_for(self, attrs) -> tuple:
+        if self.alt is not None and attrs.get(self.alt[0], 0):
+            return self.alt[1]
+        return self.forms
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A documented attribute value rule: ``kind`` is "one-of" (``arg`` the allowed
+    values), "min" (the least value), "pow2-min" (a power of two >= ``arg``),
+    "pow2-min-or-0" (that, or 0), "axis" (an axis of input ``arg``: in [-r, r-1]) or
+    "axis-unless-rank-1" (the same, not read when that input has rank 1). ``source``
+    quotes where it is stated."""
+
+    attribute: str
+    kind: str
+    arg: object
+    source: str = ""
 
 
 @dataclass(frozen=True, eq=False)  # one object per schema: compared by identity
@@ -81,12 +134,31 @@ class OpSpec:
     # The axis the vendor's own kernel uses when `axis` is absent, where it differs
     # from the documented default (None: no known difference).
     kernel_axis_default: int | None = None
+    # Non-linear families only: scale / zero-point groups, attribute types (A_INT ...;
+    # absent names are INT), attributes without a default that must be given,
+    # documented attribute value rules, and where the entry's facts come from.
+    groups: tuple[Group, ...] = ()
+    attribute_types: dict[str, int] = field(default_factory=dict)
+    required: frozenset[str] = frozenset()
+    constraints: tuple[Constraint, ...] = ()
+    source: str = ""
 
     def role_index(self, role: str, group: int = 0) -> int | None:
         """The input position of a role in a group (None: the op has no such input)."""
         for i, p in enumerate(self.inputs):
             if p.role == role and p.group == group:
                 return i
+        return None
+
+    def attribute_type(self, name: str) -> int:
+        return self.attribute_types.get(name, A_INT)
+
+    def param_at(self, i: int) -> Param | None:
+        """The parameter input ``i`` binds to (a variadic last parameter repeats)."""
+        if i < len(self.inputs):
+            return self.inputs[i]
+        if self.inputs and self.inputs[-1].variadic:
+            return self.inputs[-1]
         return None
 
     @property
