@@ -19,22 +19,73 @@ def _codes(values: tuple[str, ...]) -> list[str]:
 
 def expand_paths(paths: tuple[str, ...]) -> list[str]:
     """Files as given; directories become their *.onnx files, recursively, sorted."""
-    found: list[str] = []
+    return [p for p, _ in walk_paths(paths)]
+
+
+def walk_paths(paths) -> list[tuple[str, str | None]]:
+    """(path, None) for each file to check; (folder, reason) for a folder that cannot be
+    read, or that holds no .onnx file at all.
+
+    Folders are walked with an explicit stack (a tree thousands of levels deep is
+    fine), symbolic links to folders are not followed, and a sub-folder that
+    cannot be listed is reported rather than skipped.
+    """
+    found: list[tuple[str, str | None]] = []
     for p in paths:
-        if os.path.isdir(p):
-            inside = []
-            for root, dirs, files in os.walk(p):
-                dirs.sort()
-                inside.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".onnx"))
-            if not inside:
-                found.append(p)  # reported as "a directory with no .onnx files"
-            found.extend(inside)
-        else:
-            found.append(p)
+        if not os.path.isdir(p):
+            found.append((p, None))
+            continue
+        inside: list[tuple[str, str | None]] = []
+        stack = [p]
+        while stack:
+            folder = stack.pop()
+            try:
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as e:
+                inside.append((folder, f"cannot read the folder: {e.strerror or e}"))
+                continue
+            subfolders = []
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if not entry.is_symlink():
+                        subfolders.append(entry.path)
+                elif entry.name.endswith(".onnx"):
+                    inside.append((entry.path, None))
+            stack.extend(reversed(subfolders))
+        if not inside:
+            found.append((p, "directory holds no .onnx files"))
+        found.extend(inside)
     return found
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The command group: signals and a failing stdout end every command the same way
+    (one line on stderr, a documented exit status, no traceback)."""
+
+    def invoke(self, ctx):
+        from . import output, signals
+        from .errors import Interrupted
+
+        output.prepare_stdout()
+        with signals.handled():
+            try:
+                return super().invoke(ctx)
+            except output.OutputFailed as e:
+                output.fail_output(e)
+            except (Interrupted, KeyboardInterrupt) as e:
+                import signal
+
+                signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
+                output.error(f"interrupted by {signals.name(signum)}")
+                sys.exit(signals.exit_status(signum))
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="qlin", prog_name="qlin")
 def main() -> None:
     """qlin: check and convert QuantizeLinear / DequantizeLinear in ONNX models."""
@@ -59,34 +110,36 @@ def check(paths, fmt, select, ignore, fail_on, no_config):
     directory; flags given here win. Exit status: 0 nothing at or above --fail-on,
     1 findings at or above it, 2 a file could not be checked.
     """
+    from . import output
     from .check.engine import FileResult, check_file, selected, summarize
     from .config import Config, ConfigError, load_config
     from .progress import track
 
     try:
         cfg = Config() if no_config else load_config()
-    except (ConfigError, OSError) as e:
-        click.echo(f"qlin: error: {e}", err=True)
+    except ConfigError as e:
+        output.error(str(e))
         sys.exit(EXIT_BAD_INPUT)
     select_codes = _codes(select) or cfg.select
     ignore_codes = _codes(ignore) if ignore else cfg.ignore
     _validate_codes((select_codes or []) + ignore_codes)
     fail_on = fail_on or cfg.fail_on
-    files = expand_paths(paths)
+    files = walk_paths(paths)
     results = []
-    for path in track(files, len(files), "Checking models"):
-        if os.path.isdir(path):
-            r = FileResult(path, error="directory holds no .onnx files")
+    for path, problem in track(files, len(files), "Checking models"):
+        if problem is not None:
+            r = FileResult(path, error=problem)
         else:
             r = check_file(path, select_codes, ignore_codes)
             extra = cfg.ignored_for(path)
             if extra:
                 r.diagnostics = [d for d in r.diagnostics if selected(d.code, None, extra)]
         if r.error is not None:
-            click.echo(f"qlin: error: {r.path}: {r.error}", err=True)
+            output.error_at(r.path, r.error)
         results.append(r)
     summary = summarize(results)
-    _report(results, summary, fmt)
+    with output.report():
+        _report(results, summary, fmt)
     if any(r.error is not None for r in results):
         sys.exit(EXIT_BAD_INPUT)
     failing = summary["errors"] + (summary["warnings"] if fail_on == "warning" else 0)
@@ -137,41 +190,45 @@ def list_rules(fmt):
         {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary}
         for r in rules.all_rules()
     ]
-    if fmt == "json":
-        import json
+    from . import output
 
-        click.echo(json.dumps(items, indent=2))
-        return
-    from rich.console import Console
-    from rich.table import Table
+    with output.report():
+        if fmt == "json":
+            import json
 
-    table = Table(show_edge=False, header_style="bold")
-    for col in ("code", "name", "severity", "summary"):
-        table.add_column(col)
-    for it in items:
-        table.add_row(it["code"], it["name"], it["severity"], it["summary"])
-    Console().print(table)
+            click.echo(json.dumps(items, indent=2))
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(show_edge=False, header_style="bold")
+        for col in ("code", "name", "severity", "summary"):
+            table.add_column(col)
+        for it in items:
+            table.add_row(it["code"], it["name"], it["severity"], it["summary"])
+        Console().print(table)
 
 
 @main.command("rule")
 @click.argument("code")
 def show_rule(code):
     """Show the documentation of rule CODE (what it checks, why, example, fix)."""
-    from . import rules
+    from . import output, rules
 
     rule = rules.get(code)
     if rule is None:
-        click.echo(f"qlin: error: no rule {code!r} (see `qlin rules`)", err=True)
+        output.error(f"no rule {code!r} (see `qlin rules`)")
         sys.exit(EXIT_BAD_INPUT)
     from rich.console import Console
     from rich.markdown import Markdown
 
     text = f"# {rule.code} {rule.name} ({rule.severity})\n\n{rule.summary}\n\n{rule.doc()}"
     console = Console()
-    if console.is_terminal:
-        console.print(Markdown(text))
-    else:
-        click.echo(text)
+    with output.report():
+        if console.is_terminal:
+            console.print(Markdown(text))
+        else:
+            click.echo(text)
 
 
 from .convert_command import convert  # noqa: E402

@@ -7,6 +7,12 @@ working directory. Command-line flags win over it.
     fail-on = "error"                  # "error" or "warning": what makes exit status 1
     [tool.qlin.per-path-ignores]
     "models/legacy/*.onnx" = ["QL403"] # globs relative to the pyproject.toml's folder
+
+Every pyproject.toml met on the way up is read: one that cannot be read or
+parsed (bad TOML, arrays nested past what the parser can take, a file over
+MAX_BYTES, ``tool`` that is not a table) stops the search with a ConfigError
+naming it, since qlin cannot tell whether it was meant to configure qlin. The
+message is one line; the CLI prints it and exits 2.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 FAIL_ON = ("error", "warning")
+MAX_BYTES = 16 * 2**20  # no real pyproject.toml comes near this
 KEYS = {"select", "ignore", "fail-on", "per-path-ignores"}
 
 
@@ -52,18 +59,59 @@ class Config:
         return codes
 
 
+def _read_toml(path: str) -> dict:
+    """The parsed file; ConfigError (one line, naming ``path``) for anything else."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(data) > MAX_BYTES:
+        raise ConfigError(f"{path}: over {MAX_BYTES // 2**20} MiB, not a configuration file")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not valid UTF-8 (TOML files are UTF-8)") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML ({_first_line(e)})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: arrays or tables nested too deeply to read") from None
+    except MemoryError:
+        raise ConfigError(f"{path}: too large to read") from None
+
+
+def _first_line(e: Exception) -> str:
+    lines = str(e).strip().splitlines()
+    return lines[0][:160] if lines else type(e).__name__
+
+
+def _brief(value) -> str:
+    """A value from the file, quoted for a message, at most 60 characters."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"a deeply nested {type(value).__name__}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _tool_table(path: str) -> dict:
+    tool = _read_toml(path).get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table ([tool.NAME] sections), "
+                          f"not {type(tool).__name__}")
+    return tool
+
+
 def find_pyproject(start: str | None = None) -> str | None:
-    """The nearest pyproject.toml at or above ``start`` that has a [tool.qlin] table."""
+    """The nearest pyproject.toml at or above ``start`` that has a [tool.qlin] table.
+
+    Raises ConfigError for a pyproject.toml on the way that cannot be read.
+    """
     d = os.path.abspath(start or os.getcwd())
     while True:
         candidate = os.path.join(d, "pyproject.toml")
-        if os.path.isfile(candidate):
-            try:
-                with open(candidate, "rb") as f:
-                    if "qlin" in tomllib.load(f).get("tool", {}):
-                        return candidate
-            except (OSError, tomllib.TOMLDecodeError):
-                pass  # reported by load_config only if it is the one qlin uses
+        if os.path.isfile(candidate) and "qlin" in _tool_table(candidate):
+            return candidate
         parent = os.path.dirname(d)
         if parent == d:
             return None
@@ -80,8 +128,7 @@ def load_config(start: str | None = None) -> Config:
     path = find_pyproject(start)
     if path is None:
         return Config()
-    with open(path, "rb") as f:
-        table = tomllib.load(f)["tool"]["qlin"]
+    table = _tool_table(path)["qlin"]
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.qlin] must be a table")
     unknown = sorted(set(table) - KEYS)
@@ -96,12 +143,12 @@ def load_config(start: str | None = None) -> Config:
     if "fail-on" in table:
         if table["fail-on"] not in FAIL_ON:
             raise ConfigError(f"{path}: [tool.qlin] fail-on must be one of {', '.join(FAIL_ON)}, "
-                              f"not {table['fail-on']!r}")
+                              f"not {_brief(table['fail-on'])}")
         cfg.fail_on = table["fail-on"]
     ppi = table.get("per-path-ignores", {})
     if not isinstance(ppi, dict):
         raise ConfigError(f"{path}: [tool.qlin] per-path-ignores must be a table of glob = [codes]")
     cfg.per_path_ignores = {
-        str(k): _codes(v, f"{path}: per-path-ignores {k!r}") for k, v in ppi.items()
+        str(k): _codes(v, f"{path}: per-path-ignores {_brief(k)}") for k, v in ppi.items()
     }
     return cfg

@@ -30,3 +30,17 @@ def unexpected(e: BaseException) -> str:
         return "out of memory while processing the model"
     text = str(e).strip().splitlines()
     return f"internal error ({type(e).__name__}: {text[0][:160] if text else ''}); please report it"
+
+
+# A run ended by a signal exits with 128 + the signal's number, as a shell reports a
+# process killed by it: 130 for Ctrl-C (SIGINT), 143 for SIGTERM, 129 for SIGHUP.
+EXIT_SIGNAL_BASE = 128
+
+
+class Interrupted(BaseException):
+    """SIGINT, SIGTERM or SIGHUP arrived (qlin_cli/signals.py). A BaseException, so that
+    ``except Exception`` does not swallow it while ``finally`` blocks still clean up."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum

@@ -1,4 +1,9 @@
-"""Rich progress bars on stderr, shown only when stderr is a terminal."""
+"""Rich progress bars on stderr, shown only when stderr is a terminal.
+
+A description is shown printable and free of rich markup (report/safe.py), so
+a file or model name placed in one cannot reach the terminal as a control
+sequence.
+"""
 
 from __future__ import annotations
 
@@ -41,6 +46,7 @@ class Meter:
             if not self.enabled or time.monotonic() - self.start < self.delay:
                 return
             from rich.console import Console
+            from rich.markup import escape
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -49,11 +55,13 @@ class Meter:
                 TimeElapsedColumn,
             )
 
+            from .report.safe import printable
+
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), console=self.console or Console(stderr=True),
                                 transient=True)
             self.bar.start()
-            self.task = self.bar.add_task(self.description, total=total)
+            self.task = self.bar.add_task(escape(printable(self.description)), total=total)
         self.bar.update(self.task, completed=done, total=total)
 
     def __exit__(self, *exc) -> bool:

@@ -1,8 +1,16 @@
-"""The machine report for `qlin check --format json` (contract version 1)."""
+"""The machine report for `qlin check --format json` (contract version 1).
+
+Names are kept exactly; the output is ASCII (``json.dumps`` escapes every other
+character, controls included), and a file name that is not UTF-8 has its
+undecodable bytes written as ``\\xNN`` (report/safe.py), so the document is
+valid JSON and valid Unicode for any input.
+"""
 
 from __future__ import annotations
 
 import json
+
+from .safe import unicode_tree
 
 
 def render(results, summary: dict) -> str:
@@ -11,4 +19,4 @@ def render(results, summary: dict) -> str:
         "files": [r.to_json() for r in results],
         "summary": summary,
     }
-    return json.dumps(doc, indent=2)
+    return json.dumps(unicode_tree(doc), indent=2)

@@ -1,10 +1,17 @@
-"""SARIF 2.1.0 for `qlin check --format sarif` (code scanning in GitHub and others)."""
+"""SARIF 2.1.0 for `qlin check --format sarif` (code scanning in GitHub and others).
+
+Messages are shown to people, so they are made printable (report/safe.py);
+identifiers (node names, graphs) are kept exactly; the artifact URI
+percent-encodes every byte of the file name. The document is ASCII JSON and
+valid Unicode for any model and any file name.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 from importlib.metadata import PackageNotFoundError, version
+
+from .safe import file_uri, printable, unicode_tree
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -19,11 +26,7 @@ def _version() -> str:
 
 def artifact_uri(path: str) -> str:
     """A relative URI when the model is under the working directory, else a file URI."""
-    full = os.path.abspath(path)
-    rel = os.path.relpath(full, os.getcwd())
-    if not rel.startswith(".."):
-        return rel.replace(os.sep, "/")
-    return "file://" + full.replace(os.sep, "/")
+    return file_uri(path)
 
 
 def _rule(rule) -> dict:
@@ -48,7 +51,7 @@ def render(results, all_rules) -> str:
         if r.error is not None:
             notifications.append({
                 "level": "error",
-                "message": {"text": f"{r.path}: {r.error}"},
+                "message": {"text": printable(f"{r.path}: {r.error}")},
                 "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}}}],
             })
             continue
@@ -57,7 +60,7 @@ def render(results, all_rules) -> str:
                 "ruleId": d.code,
                 "ruleIndex": index[d.code],
                 "level": LEVEL[d.severity],
-                "message": {"text": d.message},
+                "message": {"text": printable(d.message)},
                 "locations": [{
                     "physicalLocation": {"artifactLocation": {"uri": uri}},
                     "logicalLocations": [{
@@ -82,4 +85,4 @@ def render(results, all_rules) -> str:
             "toolExecutionNotifications": notifications,
         }],
     }
-    return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2)
+    return json.dumps(unicode_tree({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}), indent=2)

@@ -1,11 +1,23 @@
-"""The human report: diagnostics grouped by file, then a summary line."""
+"""The human report: diagnostics grouped by file, then a summary line.
+
+File names, messages and graph paths come from outside: each is made printable
+(report/safe.py: no control character or escape sequence reaches the terminal)
+and then escaped for rich's markup.
+"""
 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup
+
+from .safe import printable
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def escape(text) -> str:
+    """Outside text as rich markup that prints it literally and on one line."""
+    return _markup(printable(text))
 
 
 def plural(n: int, word: str) -> str:

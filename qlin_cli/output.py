@@ -1,0 +1,68 @@
+"""Writing to stdout and stderr without tracebacks.
+
+* ``error(text)``: the one-line ``qlin: error: ...`` on stderr, made printable
+  (report/safe.py) whatever names it quotes.
+* ``report()``: a block around everything a command writes to stdout. If
+  stdout cannot take it (a full disk, a closed pipe, a read-only file), the
+  command ends with one line naming standard output and the reason, exit 2,
+  and nothing more is tried on that stream (it is pointed at the null device,
+  so the interpreter's own flush at exit cannot fail again with exit 120).
+* ``prepare_stdout()``: characters the locale's encoding cannot hold are
+  written as backslash escapes instead of failing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+from .errors import EXIT_BAD_INPUT
+from .report.safe import printable
+
+
+class OutputFailed(Exception):
+    """stdout refused the report; ``str()`` is the one-line reason."""
+
+
+def error(text: str) -> None:
+    """``qlin: error: TEXT`` on stderr, one line; a stderr that fails is left alone."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"qlin: error: {printable(text)}\n")
+        sys.stderr.flush()
+
+
+def error_at(path, reason) -> None:
+    error(f"{path}: {reason}")
+
+
+def prepare_stdout() -> None:
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
+@contextlib.contextmanager
+def report():
+    """Run the writes of a report; an OSError from stdout becomes OutputFailed."""
+    try:
+        yield
+        sys.stdout.flush()
+    except OSError as e:
+        _silence_stdout()
+        raise OutputFailed(f"cannot write to standard output: {e.strerror or e}") from None
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device so that no later flush fails."""
+    with contextlib.suppress(Exception):
+        fd = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+
+
+def fail_output(e: OutputFailed) -> None:
+    error(str(e))
+    sys.exit(EXIT_BAD_INPUT)
