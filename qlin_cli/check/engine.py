@@ -1,4 +1,9 @@
-"""Check one model file: load it, reach every Q/DQ node, run the rules."""
+"""Check one model file: load it, reach every quantization node, run the rules.
+
+Node rules run on the facts of each node of a known op (with a cache of clean
+verdicts keyed on the facts); model rules then run once on the ``ModelView`` the
+walk filled (every body, its nodes, the facts already read).
+"""
 
 from __future__ import annotations
 
@@ -15,8 +20,9 @@ from ..model.graphs import all_nodes
 from ..model.infer import inferred_types
 from ..model.load import load_model
 from ..model.safety import validate_model_files
-from ..model.walk import walk
-from ..rules.base import Violation
+from ..model.view import ModelView
+from ..model.walk import walk_owned
+from ..rules.base import ModelRule, Violation
 from .diagnostic import ERROR, WARNING, Diagnostic
 
 
@@ -53,24 +59,33 @@ def check_model(
     checked again (facts leave names out, so the verdict is the same).
     """
     active = [r for r in rule_registry.all_rules() if selected(r.code, select, ignore)]
-    extra = inferred_types(model) if _has_qdq(model) else None
-    found: list[Diagnostic] = []
+    node_rules = [r for r in active if not isinstance(r, ModelRule)]
+    model_rules = [r for r in active if isinstance(r, ModelRule)]
+    extra = inferred_types(model) if _has_known(model) else None
+    found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
     clean: set[NodeFacts] = set()
-    for scope, index, node in walk(model, extra):
-        if not schema.is_known_op(node.domain, node.op_type):
+    view = ModelView(model, base_dir)
+    for scope, owner, index, node in walk_owned(model, extra):
+        body = view.add(scope, owner, node)
+        if not schema.knows(node.domain, node.op_type):
             continue
-        facts = read_facts(node, index, scope, base_dir)
+        facts = body.facts[index] = read_facts(node, index, scope, base_dir)
         if cache and facts in clean:
             continue
         before = len(found)
-        for rule in active:
+        order = (len(view.bodies) - 1, index)
+        for rule in node_rules:
             if not rule.applies_to(facts):
                 continue
             for v in rule.violations(facts):
-                found.append(diagnostic(rule, v, facts))
+                found.append(((*order, rule.code), diagnostic(rule, v, facts)))
         if len(found) == before:
             clean.add(facts)
-    return found
+    for rule in model_rules:
+        for v in rule.check_model(view):
+            found.append(((*view.order(v.at.graph, v.at.index), rule.code), placed(rule, v)))
+    found.sort(key=lambda item: item[0])  # stable: a rule's findings keep their order
+    return [d for _, d in found]
 
 
 def diagnostic(rule, v: Violation, f: NodeFacts) -> Diagnostic:
@@ -83,8 +98,17 @@ def diagnostic(rule, v: Violation, f: NodeFacts) -> Diagnostic:
     )
 
 
-def _has_qdq(model: onnx.ModelProto) -> bool:
-    return any(schema.is_known_op(n.domain, n.op_type) for n in all_nodes(model))
+def placed(rule, v: Violation) -> Diagnostic:
+    """A model rule's violation at the site it names."""
+    at = v.at
+    return Diagnostic(
+        code=rule.code, severity=rule.severity, message=f"{at.what}: {v.message}", node=at.label,
+        op_type=at.op_type, domain=at.domain, opset=at.opset, graph=at.graph, fix=v.fix,
+    )
+
+
+def _has_known(model: onnx.ModelProto) -> bool:
+    return any(schema.knows(n.domain, n.op_type) for n in all_nodes(model))
 
 
 def check_file(path: str, select=None, ignore=None) -> FileResult:

@@ -1,8 +1,11 @@
-"""The Rule base class, what rules yield (violations with optional fixes), and helpers.
+"""The rule base classes, what rules yield (violations with optional fixes), and helpers.
 
-A rule reads one ``NodeFacts`` and yields ``Violation``s: a message that says what
-is wrong with the values involved and the way out, without naming the node (the
-check engine adds the location), and optionally a ``Fix``: a precise model edit.
+A node rule (``Rule``) reads one ``NodeFacts`` and yields ``Violation``s: a message
+that says what is wrong with the values involved and the way out, without naming the
+node (the check engine adds the location), and optionally a ``Fix``: a precise model
+edit. A model rule (``ModelRule``) reads the whole model once through a
+``model.view.ModelView`` and yields violations that carry their own location
+(``Violation.at``, a ``model.view.Site``).
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ class Fix:
 class Violation:
     message: str
     fix: Fix | None = None
+    at: object = None  # a model.view.Site: where a model rule's finding is
 
 
 class Rule:
@@ -101,6 +105,30 @@ class Rule:
     @classmethod
     def doc(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")
+
+
+class ModelRule(Rule):
+    """A rule that reads the whole model once: ``check_model(view)`` gets the
+    ``model.view.ModelView`` and yields ``Violation``s whose ``at`` says where each
+    finding is (``view.node_site(body, index)`` for a node). It never runs per node."""
+
+    needs_spec = False
+    families: frozenset[str] = frozenset()
+
+    def applies_to(self, facts) -> bool:
+        return False
+
+    def check(self, n):  # pragma: no cover - model rules have no per-node check
+        return ()
+
+    def check_model(self, view) -> Iterable[Violation]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class FamilyRule(Rule):
+    """A node rule of the op families other than linear Q/DQ."""
+
+    families = schema.OTHER_FAMILIES
 
 
 def first_ai_onnx(kind: str, pred) -> int | None:

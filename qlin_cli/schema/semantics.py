@@ -24,9 +24,12 @@ from . import dtypes
 from .ops import (
     AXIS_ABSENT_PER_TENSOR,
     BLOCKED,
+    COLS,
     DEFAULT_QUANT_TYPE,
     PER_AXIS,
     PER_TENSOR,
+    ROWS,
+    SCALAR,
     SCALE,
     ZERO_POINT,
     OpSpec,
@@ -208,3 +211,175 @@ def validate(facts, spec: OpSpec) -> list[Problem]:
         found.append(Problem(PRECISION, f"precision {dtypes.name_of(p)} is not an arithmetic type",
                              value=dtypes.name_of(p)))
     return found
+
+
+# ---- the other families: signature and scale groups --------------------------------
+ATTRIBUTE_MISSING = "attribute-missing"
+ATTRIBUTE_TYPE = "attribute-type"
+OUTPUT_COUNT = "output-count"
+GROUP_SHAPE = "group-shape"
+
+_ATTR_NAMES = {1: "FLOAT", 2: "INT", 3: "STRING", 4: "TENSOR", 5: "GRAPH", 6: "FLOATS", 7: "INTS",
+               8: "STRINGS", 9: "SPARSE_TENSOR", 10: "SPARSE_TENSORS", 11: "TENSORS", 12: "GRAPHS",
+               13: "TYPE_PROTO", 14: "TYPE_PROTOS"}
+
+
+def attr_type_name(t: int) -> str:
+    return _ATTR_NAMES.get(t, str(t))
+
+
+def signature(facts, spec: OpSpec) -> list[Problem]:
+    """Every way ``facts`` breaks the signature of a non-linear family's ``spec``:
+    attributes (unknown, required and missing, of the wrong type), input and output
+    counts, input types, type variables shared between inputs and outputs, declared
+    output types. Unknown types are not problems. ``facts`` needs ``attr_items``,
+    ``refs``, ``present``, ``in_types``, ``out_present`` and ``out_types``."""
+    found: list[Problem] = []
+    given = {name: kind for name, kind, _ in facts.attr_items}
+    for name, kind in given.items():
+        if name not in spec.attributes:
+            found.append(Problem(ATTRIBUTE, f"attribute '{name}' is not defined by this op", name))
+        elif name not in facts.refs and kind != spec.attribute_type(name):
+            want = attr_type_name(spec.attribute_type(name))
+            found.append(Problem(ATTRIBUTE_TYPE, f"attribute '{name}' is of type {attr_type_name(kind)}; "
+                                                 f"the op defines it as {want}", name, want))
+    for name in sorted(spec.required):
+        if name not in given:
+            found.append(Problem(ATTRIBUTE_MISSING, f"required attribute '{name}' is missing", name))
+    n_in, variadic = len(facts.present), bool(spec.inputs) and spec.inputs[-1].variadic
+    if n_in > len(spec.inputs) and not variadic:
+        found.append(Problem(INPUT_COUNT, f"{n_in} inputs given; it takes {spec.min_inputs} to "
+                                          f"{len(spec.inputs)}", value=str(n_in)))
+    for i, p in enumerate(spec.inputs):
+        if not p.optional and not (i < n_in and facts.present[i]):
+            found.append(Problem(INPUT_COUNT, f"required input '{p.name}' (input {i}) is missing",
+                                 p.name, index=i))
+    n_out = len(facts.out_present)
+    if n_out > len(spec.outputs):
+        found.append(Problem(OUTPUT_COUNT, f"{n_out} outputs given; it has {len(spec.outputs)} "
+                                           f"({', '.join(p.name for p in spec.outputs)})",
+                             value=str(n_out)))
+    for k, p in enumerate(spec.outputs):
+        if not p.optional and not (k < n_out and facts.out_present[k]):
+            found.append(Problem(OUTPUT_COUNT, f"required output '{p.name}' (output {k}) is missing",
+                                 p.name, index=k))
+    bound: dict[str, tuple[str, str]] = {}  # type variable -> (parameter, type)
+    for i, t in enumerate(facts.in_types):
+        p = spec.param_at(i)
+        if p is None or t is None or not facts.present[i]:
+            continue
+        if t not in spec.allowed(p):
+            found.append(Problem(INPUT_TYPE, f"input '{p.name}' is {t}, which the op does not allow "
+                                             f"(allowed: {_fmt(spec.allowed(p))})", p.name, t, i))
+            continue
+        if p.variadic:
+            continue  # heterogeneous: each repetition has its own type
+        if p.types in bound and bound[p.types][1] != t:
+            other, ot = bound[p.types]
+            found.append(Problem(SHARED_TYPE, f"'{other}' is {ot} but '{p.name}' is {t}; the op needs "
+                                              f"them to have one type", p.name, t, i))
+        bound.setdefault(p.types, (p.name, t))
+    for k, t in enumerate(facts.out_types):
+        if k >= len(spec.outputs) or t is None:
+            continue
+        p = spec.outputs[k]
+        if t not in spec.allowed(p):
+            found.append(Problem(OUTPUT_TYPE, f"output '{p.name}' is declared {t}, which the op cannot "
+                                              f"produce (allowed: {_fmt(spec.allowed(p))})", p.name, t))
+        elif p.types in bound and bound[p.types][1] != t:
+            other, ot = bound[p.types]
+            found.append(Problem(OUTPUT_TYPE, f"output '{p.name}' is declared {t} but '{other}' is {ot}; "
+                                              f"the op gives them one type", p.name, t))
+    return found
+
+
+def _dims_match(got: Shape, want: Shape) -> bool:
+    return len(got) == len(want) and all(
+        a is None or b is None or a == b for a, b in zip(got, want, strict=True))
+
+
+def form_shape(form, tensor: Shape | None) -> Shape | None:
+    """The shape a group form asks for, given the quantized tensor's shape (None: the
+    tensor's shape is unknown or too short for the form)."""
+    if form == SCALAR:
+        return ()
+    if tensor is None:
+        return None
+    r = len(tensor)
+    if form in (ROWS, COLS):  # [..., M, 1] per row of a, [..., 1, N] per column of b
+        if r < 2:
+            return None
+        return tuple(tensor[:-1]) + (1,) if form == ROWS else tuple(tensor[:-2]) + (1, tensor[-1])
+    if any(not -r <= d < r for d in form):
+        return None
+    return tuple(tensor[d] for d in form)
+
+
+def fits_form(shape: Shape, form, tensor: Shape | None) -> bool:
+    """Whether a scale (or zero point) of ``shape`` takes the group form ``form``."""
+    if form == SCALAR:
+        return len(shape) == 0 or is_one_element(shape)
+    want = form_shape(form, tensor)
+    if want is None:  # the tensor's shape is unknown: judge the rank only
+        return tensor is None and (len(shape) >= 2 if form in (ROWS, COLS) else len(shape) == len(form))
+    return _dims_match(shape, want)
+
+
+def group_tensor_shape(facts, group) -> Shape | None:
+    """The shape of the tensor a group quantizes (None: unknown, or an output)."""
+    return facts.in_shape(group.tensor) if group.tensor >= 0 else None
+
+
+def group_problems(facts, spec: OpSpec) -> list[Problem]:
+    """Scale and zero-point shapes of each group against the forms the group allows and
+    the tensor it quantizes; the scale and zero point of a group share one shape."""
+    found: list[Problem] = []
+    attrs = facts.attrs
+    for g, group in enumerate(spec.groups):
+        forms = group.forms_for(attrs)
+        if not forms:
+            continue  # shapes checked by the op's own rule (MatMulNBits ...)
+        tensor = group_tensor_shape(facts, group)
+        shapes = {}
+        for role in (SCALE, ZERO_POINT):
+            i = spec.role_index(role, g)
+            if i is None or not (i < len(facts.present) and facts.present[i]):
+                continue
+            shape = facts.in_shape(i)
+            if shape is None:
+                continue
+            shapes[role] = (i, shape)
+            if not any(fits_form(shape, f, tensor) for f in forms):
+                found.append(Problem(GROUP_SHAPE, "", spec.inputs[i].name, _shape_text(shape), i))
+        if len(shapes) == 2:
+            (si, s), (zi, z) = shapes[SCALE], shapes[ZERO_POINT]
+            one = (len(s) == 0 or is_one_element(s)) and (len(z) == 0 or is_one_element(z))
+            if not one and not _dims_match(s, z):
+                found.append(Problem(GROUP_SHAPE, f"scale '{spec.inputs[si].name}' has shape "
+                                                  f"{_shape_text(s)} but zero point "
+                                                  f"'{spec.inputs[zi].name}' has shape {_shape_text(z)}",
+                                     spec.inputs[zi].name, _shape_text(z), zi))
+    return found
+
+
+def describe_forms(forms, tensor: Shape | None) -> str:
+    """The shapes the forms allow, for messages: "[] (per tensor) or [8]"."""
+    parts = []
+    for f in forms:
+        if f == SCALAR:
+            parts.append("a scalar")
+            continue
+        want = form_shape(f, tensor)
+        if want is not None:
+            parts.append(_shape_text(want))
+        elif f in (ROWS, COLS):
+            parts.append("[..., M, 1]" if f == ROWS else "[..., 1, N]")
+        else:
+            parts.append("[" + ", ".join(f"D{d}" for d in f) + "]")
+    return " or ".join(parts)
+
+
+def _shape_text(shape: Shape | None) -> str:
+    if shape is None:
+        return "unknown"
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"

@@ -1,0 +1,172 @@
+"""The whole model, read once, for rules that look at more than one node.
+
+The check engine builds a ``ModelView`` while it walks the model (one ``BodyView`` per
+body, with the node facts it already read) and hands it to the model-level rules. What
+only some rules need is computed on first use and kept: producer and consumer maps
+per body, the values each body reads from outer scopes, where each subgraph hangs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import onnx
+
+from .. import schema
+from .facts import NodeFacts, read_facts
+from .graphs import subgraphs
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a finding of a model-level rule is: a node, or another part of the model
+    (an opset import, a tensor). ``what`` starts the message ("node 'q1'
+    (QuantizeLinear-21 (ai.onnx))", "initializer 'w' (int4)")."""
+
+    graph: str
+    label: str
+    what: str
+    op_type: str = ""
+    domain: str = ""
+    opset: int = 0
+    index: int = -1  # the node's index in its body (-1: not a node); orders the findings
+
+
+@dataclass(eq=False)
+class BodyView:
+    path: str
+    owner: onnx.GraphProto | onnx.FunctionProto
+    scope: object  # model.walk.Scope
+    parent: BodyView | None
+    nodes: list[onnx.NodeProto] = field(default_factory=list)
+    facts: dict[int, NodeFacts] = field(default_factory=dict)
+
+    @property
+    def is_function(self) -> bool:
+        return isinstance(self.owner, onnx.FunctionProto)
+
+    @cached_property
+    def producers(self) -> dict[str, int]:
+        """Output name -> the index of the (first) node that produces it."""
+        found: dict[str, int] = {}
+        for i, node in enumerate(self.nodes):
+            for name in node.output:
+                if name:
+                    found.setdefault(name, i)
+        return found
+
+    @cached_property
+    def consumers(self) -> dict[str, list[tuple[int, int]]]:
+        """Value name -> [(node index, input position)] of the nodes in this body reading it."""
+        found: dict[str, list[tuple[int, int]]] = {}
+        for i, node in enumerate(self.nodes):
+            for k, name in enumerate(node.input):
+                if name:
+                    found.setdefault(name, []).append((i, k))
+        return found
+
+    @cached_property
+    def defined(self) -> frozenset[str]:
+        """Names the body has before its first node: graph inputs and initializers,
+        function inputs."""
+        if self.is_function:
+            return frozenset(self.owner.input)
+        g = self.owner
+        return frozenset([i.name for i in g.input] + [t.name for t in g.initializer]
+                         + [t.name for t in g.sparse_initializer])
+
+    @cached_property
+    def graph_inputs(self) -> frozenset[str]:
+        return frozenset(self.owner.input) if self.is_function else frozenset(
+            i.name for i in self.owner.input)
+
+
+class ModelView:
+    def __init__(self, model: onnx.ModelProto, base_dir: str):
+        self.model = model
+        self.base_dir = base_dir
+        self.bodies: list[BodyView] = []
+        self._by_path: dict[str, BodyView] = {}
+
+    # ---- building (the engine) ---------------------------------------------------------
+    def add(self, scope, owner, node: onnx.NodeProto) -> BodyView:
+        body = self._by_path.get(scope.path)
+        if body is None:
+            parent = self._by_path.get(scope.parent.path) if scope.parent is not None else None
+            body = BodyView(scope.path, owner, scope, parent)
+            self._by_path[scope.path] = body
+            self.bodies.append(body)
+        body.nodes.append(node)
+        return body
+
+    # ---- reading (the rules) -----------------------------------------------------------
+    def body(self, path: str) -> BodyView | None:
+        return self._by_path.get(path)
+
+    def facts(self, body: BodyView, index: int) -> NodeFacts | None:
+        """The facts of a node of a known op (None for other ops)."""
+        f = body.facts.get(index)
+        if f is None:
+            node = body.nodes[index]
+            if not schema.knows(node.domain, node.op_type):
+                return None
+            f = body.facts[index] = read_facts(node, index, body.scope, self.base_dir)
+        return f
+
+    @cached_property
+    def owners(self) -> dict[str, tuple[BodyView, int]]:
+        """Subgraph path -> (the body holding the node that owns it, that node's index)."""
+        by_graph: dict[int, tuple[BodyView, int]] = {}
+        for body in self.bodies:
+            for i, node in enumerate(body.nodes):
+                if node.attribute:
+                    for _, g in subgraphs(node, i):
+                        by_graph[id(g)] = (body, i)
+        return {b.path: by_graph[id(b.owner)] for b in self.bodies if id(b.owner) in by_graph}
+
+    @cached_property
+    def outer_reads(self) -> dict[str, frozenset[str]]:
+        """Body path -> the names its nodes (and their subgraphs, at any depth) read that it
+        does not define itself: the outer-scope values it uses."""
+        found: dict[str, frozenset[str]] = {}
+        for body in reversed(self.bodies):  # subgraphs come after their parents in the walk
+            local = set(body.defined)
+            used: set[str] = set()
+            for node in body.nodes:
+                used.update(n for n in node.input if n)
+                local.update(n for n in node.output if n)
+            for child in self.children.get(body.path, ()):
+                used |= found.get(child.path, frozenset())
+            found[body.path] = frozenset(used - local)
+        return found
+
+    @cached_property
+    def children(self) -> dict[str, list[BodyView]]:
+        found: dict[str, list[BodyView]] = {}
+        for b in self.bodies:
+            if b.parent is not None and not b.path.startswith("training_info"):
+                found.setdefault(b.parent.path, []).append(b)
+        return found
+
+    def node_site(self, body: BodyView, index: int) -> Site:
+        node = body.nodes[index]
+        f = self.facts(body, index)
+        label = node.name if node.name else f"#{index}"
+        where = f"'{node.name}'" if node.name else f"#{index} in {body.path}"
+        domain = schema.normalize_domain(node.domain)
+        if f is not None:
+            title, opset = f.title, f.opset or 0
+        else:
+            title = node.op_type if not domain else f"{node.op_type} ({schema.domain_name(domain)})"
+            opset = schema.opset_of(body.scope.opsets, domain) or 0
+        return Site(body.path, label, f"node {where} ({title})", node.op_type,
+                    schema.domain_name(domain), opset, index)
+
+    def order(self, graph: str, index: int) -> tuple[int, int]:
+        """Where a finding sorts: its body in walk order, then its node."""
+        body = self._by_path.get(graph)
+        return (self.bodies.index(body) if body is not None else len(self.bodies), index)
+
+
+__all__ = ["BodyView", "ModelView", "Site"]
