@@ -14,8 +14,9 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
 
 @click.command("convert")
 @click.argument("model", type=click.Path())
-@click.option("--to-opset", "to_opset", type=int, required=True, metavar="N",
-              help="Target ai.onnx opset (10 to the newest onnx.defs knows).")
+@click.option("--to-opset", "to_opset", type=int, default=None, metavar="N",
+              help="Target ai.onnx opset (10 to the newest onnx.defs knows) [default: the model's, "
+                   "with --to-domain].")
 @click.option("--to-domain", type=click.Choice(DOMAINS), default=None,
               help="Move every Q/DQ node to this domain (default: each keeps its own).")
 @click.option("-o", "--output", type=click.Path(), default=None, help="Where to write the result.")
@@ -26,15 +27,23 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
               help="Rewrite nodes the target cannot express into primitive ops, where proven exact.")
 @click.option("--dry-run", is_flag=True, help="Report what would change or be refused; write nothing.")
 @click.option("--no-verify", is_flag=True, help="Skip the bit-for-bit proof of each rewrite.")
+@click.option("--quark-axis", "vendor_axis", type=click.IntRange(-8, 8), default=None, metavar="N",
+              help="The axis of per-axis com.amd.quark nodes that omit it (the page says 1, Quark's "
+                   "kernel uses 0); without it such nodes are refused.")
+@click.option("-v", "--verbose", is_flag=True, help="One line per node, not only the summary.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, no_verify, fmt):
-    """Convert MODEL's Q/DQ nodes to another ai.onnx opset and/or domain.
+def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, no_verify,
+            vendor_axis, verbose, fmt):
+    """Convert MODEL to another ai.onnx opset and/or move its Q/DQ nodes to another domain.
 
-    Exit status: 0 converted (or would be, with --dry-run), 1 some node cannot be
-    expressed in the target (nothing written), 2 bad input.
+    MODEL is first checked with the rules of `qlin check`: a model with errors is
+    refused. Exit status: 0 converted (or would be, with --dry-run), 1 the model has
+    errors or some node cannot be expressed in the target (nothing written), 2 bad input, 130/143/129 interrupted
+    by SIGINT/SIGTERM/SIGHUP (the old output, or none, is left as it was).
     """
     import os
 
+    from . import output as out
     from .errors import QlinError
 
     if in_place and output:
@@ -43,6 +52,13 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
         output = model
     if not output and not dry_run:
         _fail("-o", "give an output path (-o OUT), --in-place or --dry-run")
+    if to_opset is None and to_domain is None:
+        _fail("--to-opset", "give a target opset (--to-opset N), a domain (--to-domain D), or both")
+    if ir_version is not None and ir_version < 3:
+        _fail("--ir-version", f"{ir_version} is below 3, the first IR with opsets")
+    if ir_version is not None and ir_version > _newest_ir():
+        _fail("--ir-version", f"{ir_version} is above {_newest_ir()}, the newest IR version onnx "
+                              "knows; no reader could load the result")
     try:
         from .convert import write
         from .convert.report import render_json, render_text
@@ -55,9 +71,12 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
         proto = load_model(model)
         base_dir = os.path.dirname(os.path.abspath(model))
         validate_model_files(proto, base_dir, model)
-        if ir_version is not None and ir_version < 3:
-            raise QlinError("--ir-version", f"{ir_version} is below 3, the first IR with opsets")
-        opts = Options(to_opset, to_domain, ir_version, lower, not no_verify)
+        errors = _errors(proto, base_dir)
+        if errors:
+            _refuse_invalid(model, errors)
+        if to_opset is None:
+            to_opset = _model_opset(proto, model)
+        opts = Options(to_opset, to_domain, ir_version, lower, not no_verify, vendor_axis)
         from .progress import Meter
 
         with Meter("verifying", enabled=fmt == "text") as progress:
@@ -67,20 +86,77 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
             write.write_model(result.model, base_dir, output, source=model, in_place=in_place)
             written = output
     except QlinError as e:
-        click.echo(f"qlin: error: {e}", err=True)
+        out.error(str(e))
         sys.exit(EXIT_BAD_INPUT)
     except Exception as e:  # never a traceback; nothing was written (write_model cleans up)
         from .errors import unexpected
 
-        click.echo(f"qlin: error: {model}: {unexpected(e)}", err=True)
+        out.error_at(model, unexpected(e))
         sys.exit(EXIT_BAD_INPUT)
-    if fmt == "json":
-        click.echo(render_json(model, written, result, dry_run))
-    else:
-        render_text(model, written, result, dry_run)
+    with out.report():
+        if fmt == "json":
+            from .report.safe import unicode_text
+
+            click.echo(render_json(unicode_text(model), written and unicode_text(written),
+                                   _shown(result, unicode_text), dry_run))
+        else:
+            from .report.safe import printable
+
+            render_text(printable(model), written and printable(written), _shown(result, printable),
+                        dry_run, verbose)
     sys.exit(EXIT_FINDINGS if result.refused else EXIT_OK)
 
 
+def _errors(proto, base_dir: str) -> list:
+    """The model's findings of severity error under `qlin check`'s rules."""
+    from .check.engine import check_model
+
+    return [d for d in check_model(proto, base_dir) if d.severity == "error"]
+
+
+def _refuse_invalid(model: str, errors: list) -> None:
+    """A model that breaks its own spec is not converted: the proof would only say
+    that nothing fits it. Exit 1, nothing written."""
+    from . import output as out
+    from .report.safe import printable
+
+    codes = ", ".join(sorted({d.code for d in errors}))
+    n = len(errors)
+    out.error(f"{printable(model)} has {n} error{'s' if n > 1 else ''} ({codes}): run "
+              f"`qlin check {printable(model)}`; nothing converted")
+    sys.exit(EXIT_FINDINGS)
+
+
+def _model_opset(proto, path: str) -> int:
+    from . import schema
+    from .errors import QlinError
+
+    found = schema.opset_of({o.domain: o.version for o in proto.opset_import}, schema.AI_ONNX)
+    if found is None:
+        raise QlinError(path, "the model imports no ai.onnx opset: give --to-opset")
+    return found
+
+
+def _shown(result, clean):
+    """The result with every name and message it reports passed through ``clean``
+    (printable text for the text report, valid Unicode for JSON)."""
+    from dataclasses import replace
+
+    entries = [replace(e, where=clean(e.where), op=clean(e.op), changes=[clean(c) for c in e.changes])
+               for e in result.entries]
+    refused = [replace(r, where=clean(r.where), op=clean(r.op), reason=clean(r.reason),
+                       ways_out=[clean(w) for w in r.ways_out]) for r in result.refused]
+    return replace(result, entries=entries, refused=refused)
+
+
+def _newest_ir() -> int:
+    import onnx
+
+    return onnx.IR_VERSION
+
+
 def _fail(what, why):
-    click.echo(f"qlin: error: {what}: {why}", err=True)
+    from . import output
+
+    output.error(f"{what}: {why}")
     sys.exit(EXIT_BAD_INPUT)

@@ -67,8 +67,17 @@ def test_lower_writes_primitive_ops(q21_int16, tmp_path):
 
 
 def test_no_verify(q21_int16, tmp_path):
-    r = _cli(q21_int16, "--to-opset", 23, "--no-verify", "-o", tmp_path / "o.onnx")
-    assert r.exit_code == 0 and "0 verified" in r.output
+    r = _cli(q21_int16, "--to-domain", "com.microsoft", "--no-verify", "-o", tmp_path / "o.onnx")
+    assert r.exit_code == 0 and "1 Q/DQ converted; 0 proven bit for bit, 1 not proven" in r.output
+    r = _cli(q21_int16, "--to-domain", "com.microsoft", "-o", tmp_path / "p.onnx")
+    assert r.exit_code == 0 and "1 Q/DQ converted; 1 proven bit for bit" in r.output
+    assert "opsets: ai.onnx 21 -> ai.onnx 21, com.microsoft 1" in r.output  # --to-domain keeps the opset
+
+
+def test_a_node_the_target_takes_as_it_is_is_not_reproven(q21_int16, tmp_path):
+    r = _cli(q21_int16, "--to-opset", 23, "-v", "-o", tmp_path / "o.onnx")
+    assert r.exit_code == 0 and "1 Q/DQ valid as they are; 0 proven bit for bit" in r.output
+    assert "kept" in r.output and "nothing to rewrite" in r.output  # --verbose: one line per node
 
 
 def test_symlink_output_refused(q21_int16, tmp_path):
@@ -189,3 +198,36 @@ def test_help_does_not_import_onnxruntime():
             "r = CliRunner().invoke(main, ['convert', '--help']); assert r.exit_code == 0, r.output; "
             "assert 'onnxruntime' not in sys.modules and 'onnx' not in sys.modules, 'heavy import'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_model_with_errors_is_refused_before_conversion(tmp_path):
+    from paths import MODELS
+
+    bad = os.path.join(MODELS, "rules", "QL405-bad.onnx")
+    r = _cli(bad, "--to-opset", 13, "-o", tmp_path / "o.onnx")
+    assert r.exit_code == 1 and not (tmp_path / "o.onnx").exists()
+    assert "has 1 error (QL405): run `qlin check" in r.stderr and "proof" not in r.stderr + r.output
+
+
+def test_target_needed(q21_int16, tmp_path):
+    r = _cli(q21_int16, "-o", tmp_path / "o.onnx")
+    assert r.exit_code == 2 and "--to-opset" in r.stderr
+
+
+def test_ir_version_too_low_for_the_target_is_one_line(q21_int16, tmp_path):
+    r = _cli(q21_int16, "--to-opset", 21, "--ir-version", 9, "-o", tmp_path / "o.onnx")
+    assert r.exit_code == 2 and not (tmp_path / "o.onnx").exists()
+    assert r.stderr.strip().splitlines() == [
+        "qlin: error: --ir-version: 9 cannot carry the result: it needs IR 10 or later (ai.onnx opset 21)"]
+
+
+def test_ir_raised_when_the_input_stores_a_type_its_ir_lacks(tmp_path):
+    """onnxruntime's quantizer writes int16 at opset 21 into older IR files (IR 10 has it;
+    here the file says 8): converting raises the IR to what the stored types need."""
+    model = q_model(21, zero_point=np.zeros((), np.int16), zp_type="int16", out_type="int16")
+    model.ir_version = 8
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)
+    r = _cli(src, "--to-domain", "com.microsoft", "-o", tmp_path / "o.onnx")
+    assert r.exit_code == 0, r.output + r.stderr
+    assert onnx.load(tmp_path / "o.onnx").ir_version == 10

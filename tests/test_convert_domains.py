@@ -62,3 +62,21 @@ def test_microsoft_without_zero_point_keeps_uint8_default():
     r = _conv(m, 13, "ai.onnx")
     assert r.model is not None and r.entries[0].verified
     assert list(r.model.graph.node[0].input) == ["x", "scale"]
+
+
+def test_quark_per_axis_without_axis_needs_the_user_to_choose_a_reading():
+    """Quark's page says axis defaults to 1, its kernel uses 0: convert does not guess."""
+    model = per_axis("ExtendedQuantizeLinear", 13, domain="com.amd.quark", axis=None, q_type="int16",
+                     channels=4)
+    r = convert_model(model, ".", Options(21, "ai.onnx"))
+    assert r.model is None and len(r.refused) == 1
+    reason = r.refused[0].reason
+    assert "page says the default is 1" in reason and "kernel uses 0" in reason
+    assert r.refused[0].ways_out == ["--quark-axis 1", "--quark-axis 0"]
+    # x is [3, 4] and the scale has 4 entries: only axis 1 fits, and the proof says so
+    ok = convert_model(model, ".", Options(21, "ai.onnx", vendor_axis=1))
+    assert not ok.refused and ok.verified == 1
+    node = ok.model.graph.node[0]
+    assert [(a.name, a.i) for a in node.attribute] == [("axis", 1)]
+    wrong = convert_model(model, ".", Options(21, "ai.onnx", vendor_axis=0))
+    assert wrong.model is None and "proof failed" in wrong.refused[0].reason

@@ -16,6 +16,7 @@ def summary(result: Result) -> dict:
         "lowered": result.count("lowered"),
         "verified": result.verified,
         "other_ops_converted": result.count("other-op"),
+        "kept": result.count("kept"),
         "refused": len(result.refused),
     }
 
@@ -35,7 +36,12 @@ def render_json(path: str, written: str | None, result: Result, dry_run: bool) -
     }, indent=2)
 
 
-def render_text(path: str, written: str | None, result: Result, dry_run: bool) -> None:
+ACTIONS = (("converted", "Q/DQ converted"), ("lowered", "Q/DQ lowered"),
+           ("kept", "Q/DQ valid as they are"), ("other-op", "other ops rewritten"))
+
+
+def render_text(path: str, written: str | None, result: Result, dry_run: bool,
+                verbose: bool = False) -> None:
     s = summary(result)
     head = f"qlin convert: {path}"
     if written:
@@ -49,11 +55,17 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool) -
         frm = ", ".join(f"{schema.domain_name(d)} {v}" for d, v in sorted(result.opsets_from.items()))
         to = ", ".join(f"{schema.domain_name(d)} {v}" for d, v in sorted(result.opsets_to.items()))
         click.echo(f"  opsets: {frm} -> {to}; IR {result.ir_from} -> {result.ir_to}")
-    click.echo(f"  {s['converted']} Q/DQ nodes converted, {s['lowered']} lowered, "
-               f"{s['verified']} verified bit for bit; {s['other_ops_converted']} other ops converted")
-    for e in result.entries:
-        mark = " (verified)" if e.verified else ""
-        click.echo(f"  {e.action:9} {e.where}  {e.op}: {'; '.join(e.changes)}{mark}")
+    counts = [f"{result.count(a)} {label}" for a, label in ACTIONS if result.count(a)]
+    unproven = sum(1 for e in result.entries if e.action != "kept" and not e.verified)
+    line = ", ".join(counts) if counts else "nothing to change"
+    line += f"; {s['verified']} proven bit for bit"
+    if unproven:
+        line += f", {unproven} not proven"
+    click.echo(f"  {line}")
+    if verbose:
+        for e in result.entries:
+            mark = " (proven)" if e.verified else ""
+            click.echo(f"  {e.action:9} {e.where}  {e.op}: {'; '.join(e.changes)}{mark}")
     if result.refused:
         click.echo(f"refused ({len(result.refused)}): the target cannot express these nodes")
         for r in result.refused:

@@ -7,6 +7,7 @@ without touching the model; only when nothing is refused do the finishing passes
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import onnx
@@ -36,8 +37,7 @@ def convert_model(model: onnx.ModelProto, base_dir: str, opts: Options,
 def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
              progress: Callable[[int, int], None] | None) -> Result:
     if opts.to_domain is not None:  # any spelling of a domain qlin knows
-        opts = Options(opts.to_opset, schema.domain_from_name(opts.to_domain) or opts.to_domain,
-                       opts.ir_version, opts.lower, opts.verify)
+        opts = dataclasses.replace(opts, to_domain=schema.domain_from_name(opts.to_domain) or opts.to_domain)
     newest = ir.newest_opset()
     oldest = schema.oldest_opset()
     if not oldest <= opts.to_opset <= newest:

@@ -18,13 +18,14 @@ class Options:
     ir_version: int | None = None
     lower: bool = False
     verify: bool = True
+    vendor_axis: int | None = None  # --quark-axis: the axis of a vendor node that omits it
 
 
 @dataclass
 class Entry:
     where: str
     op: str
-    action: str  # "converted" | "lowered" | "other-op"
+    action: str  # "converted" | "lowered" | "other-op" | "kept" (valid and unchanged at the target)
     changes: list[str] = field(default_factory=list)
     verified: bool = False
 

@@ -49,3 +49,11 @@ def ir_needed(opsets: dict[str, int], types: set[str], has_functions: bool, has_
     if has_node_metadata:
         need = max(need, NODE_METADATA_MIN_IR)
     return need
+
+
+def why_needed(opsets: dict[str, int], types: set[str], need: int) -> str:
+    """What in a model asks for IR ``need``: its ai.onnx opset or a stored type."""
+    if AI_ONNX in opsets and ir_for_opset(opsets[AI_ONNX]) == need:
+        return f"ai.onnx opset {opsets[AI_ONNX]}"
+    stored = sorted(t for t in types if TYPE_MIN_IR.get(t) == need)
+    return f"it stores {', '.join(stored)}" if stored else "the features it uses"

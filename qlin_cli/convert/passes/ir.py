@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import onnx
 
+from ...errors import QlinError
 from ...model.graphs import bodies
 from ...schema import dtypes, ir
 from ..state import Context, PassResult
@@ -37,6 +38,11 @@ class ChooseIR:
         model = ctx.model
         opsets = {o.domain or "": o.version for o in model.opset_import}
         before = model.ir_version
-        model.ir_version = ctx.opts.ir_version or ir.ir_needed(
-            opsets, types_used(model), bool(model.functions), has_node_metadata(model))
+        used = types_used(model)
+        need = ir.ir_needed(opsets, used, bool(model.functions), has_node_metadata(model))
+        asked = ctx.opts.ir_version
+        if asked is not None and asked < need:
+            raise QlinError("--ir-version", f"{asked} cannot carry the result: it needs IR {need} or "
+                                            f"later ({ir.why_needed(opsets, used, need)})")
+        model.ir_version = asked or need
         return PassResult(modified=model.ir_version != before)

@@ -45,12 +45,22 @@ def _zero_point(z: qnode.NewZeroPoint, name: str) -> onnx.TensorProto:
     return numpy_helper.from_array(np.zeros(z.shape, dtypes.BY_NAME[z.type_name].numpy), name)
 
 
-def plan(ctx: Context, site: Site, facts) -> Rewrite | Refused | None:
+def plan(ctx: Context, site: Site, facts) -> Rewrite | Entry | Refused | None:
     node, opts = site.node, ctx.opts
     q = qnode.read(facts)
+    w, op = where(site), op_label(site)
+    spec = facts.spec
+    if (spec.kernel_axis_default is not None and not facts.has("axis")
+            and facts.granularity in (schema.PER_AXIS, schema.BLOCKED)):
+        if opts.vendor_axis is None:
+            return Refused(w, op, f"per-axis without axis: {spec.domain_name}'s page says the default "
+                                  f"is {spec.axis_default}, its kernel uses {spec.kernel_axis_default}; "
+                                  f"say which reading applies", [
+                f"--quark-axis {spec.axis_default}", f"--quark-axis {spec.kernel_axis_default}"])
+        q.attrs["axis"] = opts.vendor_axis
+        q.changes.append(f"axis={opts.vendor_axis} from --quark-axis")
     before_opsets = {schema.normalize_domain(k): v for k, v in site.scope.opsets.items()}
     after = after_opsets(site.scope.opsets, opts.to_opset)
-    w, op = where(site), op_label(site)
     newest = ir.newest_opset()
     values = lambda: constant_values(site, (facts.scale_index, facts.zero_point_index), ctx.base_dir)  # noqa: E731
     res = domains.convert_node(q, opts.to_domain, opts.to_opset)
@@ -69,8 +79,11 @@ def plan(ctx: Context, site: Site, facts) -> Rewrite | Refused | None:
         nodes = low.nodes if site.in_function else [n for n in low.nodes if n.op_type != "Constant"]
         inits = [] if site.in_function else low.inits
         return Rewrite(site, nodes, inits, Entry(w, op, "lowered", [low.summary]), case)
-    if res.spec is q.spec and not res.changes:
-        return None
+    if not res.changes:
+        # same op, domain and attributes: the node is valid at the target as it is, and
+        # means the same (retarget checked its types and granularity): nothing to prove
+        return None if res.spec is q.spec else Entry(w, op, "kept", [
+            f"version {q.spec.since} -> {res.spec.since}: nothing to rewrite"], verified=False)
     new = qnode.emit(res, node)
     nodes, inits, added = [new], [], {}
     if res.new_zero_point is not None:
@@ -87,9 +100,8 @@ def plan(ctx: Context, site: Site, facts) -> Rewrite | Refused | None:
             nodes.insert(0, helper.make_node("Constant", [], [zname], value=value))
         else:
             inits.append(zt)
-    changes = res.changes or [f"version {q.spec.since} -> {res.spec.since}: nothing to rewrite"]
     case = verify.Case(w, q, [node], before_opsets, [new], after, values(), added, facts.in_shape(0))
-    return Rewrite(site, nodes, inits, Entry(w, op, "converted", changes), case)
+    return Rewrite(site, nodes, inits, Entry(w, op, "converted", list(res.changes)), case)
 
 
 class PlanQDQ:
@@ -106,6 +118,8 @@ class PlanQDQ:
             got = plan(ctx, site, facts)
             if isinstance(got, Refused):
                 result.refusals.append(got)
+            elif isinstance(got, Entry):
+                result.entries.append(got)
             elif got is not None:
                 ctx.rewrites.append(got)
         return result
