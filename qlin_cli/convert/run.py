@@ -17,6 +17,7 @@ from ..errors import QlinError
 from ..model.tensors import UnsafeData
 from ..schema import ir
 from .passes import FINISH, PLAN
+from .passes.unify import one_per_node
 from .state import Context, Entry, Options, Refused, Result
 
 __all__ = ["Entry", "Options", "Refused", "Result", "convert_model"]
@@ -47,13 +48,26 @@ def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
     opsets_from = {schema.normalize_domain(o.domain): o.version for o in model.opset_import}
     ctx = Context(work, base_dir, opts, model.ir_version, opsets_from, progress)
     entries_refusals = _run(PLAN, ctx)
-    entries = [r.entry for r in ctx.rewrites] + entries_refusals[0]
+    ctx.rewrites = one_per_node(ctx.rewrites)
+    entries = [r.entry for r in ctx.rewrites] + _one_each(entries_refusals[0])
     if entries_refusals[1]:
         return Result(None, entries, entries_refusals[1], opsets_from, {}, model.ir_version,
                       model.ir_version)
     _run(FINISH, ctx)
     opsets_to = {schema.normalize_domain(o.domain): o.version for o in work.opset_import}
     return Result(work, entries, [], opsets_from, opsets_to, model.ir_version, work.ir_version)
+
+
+def _one_each(entries: list[Entry]) -> list[Entry]:
+    """Entries without repeats (a function body read once per call signature)."""
+    seen: set = set()
+    out = []
+    for e in entries:
+        key = (e.where, e.op, e.action, tuple(e.changes))
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return out
 
 
 def _run(passes, ctx: Context) -> tuple[list[Entry], list[Refused]]:

@@ -69,16 +69,21 @@ def roots(model: onnx.ModelProto) -> list[Body]:
 def bodies(model: onnx.ModelProto) -> Iterator[Body]:
     """Every body of the model: each root, then its subgraphs depth first."""
     for root in roots(model):
-        stack = [root]
-        while stack:
-            body = stack.pop()
-            yield body
-            children = []
-            for i, node in enumerate(body.owner.node):
-                if node.attribute:
-                    children.extend(Body(f"{body.path}/{sub}", g, body.path)
-                                    for sub, g in subgraphs(node, i))
-            stack.extend(reversed(children))
+        yield from within(root)
+
+
+def within(root: Body) -> Iterator[Body]:
+    """A body, then every subgraph inside it, depth first."""
+    stack = [root]
+    while stack:
+        body = stack.pop()
+        yield body
+        children = []
+        for i, node in enumerate(body.owner.node):
+            if node.attribute:
+                children.extend(Body(f"{body.path}/{sub}", g, body.path)
+                                for sub, g in subgraphs(node, i))
+        stack.extend(reversed(children))
 
 
 def all_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:

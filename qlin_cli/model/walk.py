@@ -14,7 +14,8 @@ import onnx
 from onnx import AttributeProto, helper
 
 from ..schema import normalize_domain
-from .graphs import bodies, function_path
+from .graphs import Body, bodies, function_path, roots, within
+from .specialize import body_types, call_signature, describe, function_key
 
 Owner = "onnx.GraphProto | onnx.FunctionProto"
 
@@ -159,10 +160,14 @@ def _add_extra(scope: Scope, extra: dict | None) -> None:
         scope.raw.setdefault(name, []).extend(types)
 
 
-def function_scope(fn: onnx.FunctionProto) -> Scope:
+def function_scope(fn: onnx.FunctionProto, path: str | None = None, types: dict | None = None) -> Scope:
+    """The scope of a function body; ``types`` are those its call site gives
+    (model/specialize.py), after what the body itself declares."""
     opsets = {o.domain: o.version for o in fn.opset_import}
-    scope = Scope(function_path(fn), opsets, None, is_function=True)
+    scope = Scope(path or function_path(fn), opsets, None, is_function=True)
     _add_value_infos(scope, getattr(fn, "value_info", ()))
+    for name, found in (types or {}).items():
+        scope.raw.setdefault(name, []).extend(found)
     _fill(scope, fn.node)
     return scope
 
@@ -174,21 +179,60 @@ def walk_owned(
     (``graphs.bodies``: main graph, training graphs, functions, subgraphs). The
     owner is the GraphProto or FunctionProto that holds the node.
 
+    A model-local function's body comes once per distinct signature of its calls
+    (model/specialize.py), typed as that call types it; a body nobody calls comes
+    once, untyped. Its nodes then come more than once, with different scopes.
+
     ``extra_types`` maps a scope path to {name: [TypeProto, ...]} found by shape
     inference; they fill what the model itself does not declare.
     """
     opsets = {o.domain: o.version for o in model.opset_import}
+    functions = {function_key(fn.domain, fn.name, fn.overload): fn for fn in model.functions}
+    calls: dict[tuple, dict] = {key: {} for key in functions}  # key -> {signature: None}, ordered
     scopes: dict[str, Scope] = {}
-    for body in bodies(model):
-        if body.is_function:
-            scope = function_scope(body.owner)
-        else:
+
+    def note_call(scope: Scope, node: onnx.NodeProto) -> None:
+        key = function_key(node.domain, node.op_type, node.overload)
+        if key in functions:
+            calls[key].setdefault(call_signature(functions[key], node, scope), None)
+
+    for root in roots(model):
+        if root.is_function:
+            continue
+        for body in within(root):
             parent = scopes.get(body.parent) if body.parent else None
             scope = graph_scope(body.owner, body.path, parent.opsets if parent else opsets,
                                 parent, extra_types)
-        scopes[body.path] = scope
-        for i, node in enumerate(body.owner.node):
-            yield scope, body.owner, i, node
+            scopes[body.path] = scope
+            for i, node in enumerate(body.owner.node):
+                note_call(scope, node)
+                yield scope, body.owner, i, node
+    done: set = set()
+    pending = [key for key in functions]
+    while pending:
+        key = pending.pop(0)
+        fn = functions[key]
+        sigs = [s for s in calls[key] if (key, s) not in done] or ([None] if (key, None) not in done
+                                                                   and not calls[key] else [])
+        for sig in sigs:
+            done.add((key, sig))
+            path = function_path(fn)
+            if sig is not None and len(calls[key]) > 1:
+                path += f" [{describe(sig)}]"
+            types = body_types(model, fn, sig) if sig is not None else None
+            before = {k: len(v) for k, v in calls.items()}
+            for body in within(Body(path, fn, None)):
+                if body.is_function:
+                    scope = function_scope(fn, path, types)
+                else:
+                    parent = scopes[body.parent]
+                    scope = graph_scope(body.owner, body.path, parent.opsets, parent, None)
+                scopes[body.path] = scope
+                for i, node in enumerate(body.owner.node):
+                    note_call(scope, node)
+                    yield scope, body.owner, i, node
+            # a call found inside this body gives its callee another signature to read
+            pending.extend(k for k, v in calls.items() if len(v) > before[k] and k not in pending)
 
 
 def walk(

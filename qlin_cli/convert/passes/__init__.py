@@ -14,8 +14,9 @@ from .other_ops import PlanOtherOps
 from .prove import Prove
 from .qdq import PlanQDQ
 from .read import ReadModel
+from .unify import Unify
 
-PLAN = (ReadModel(), PlanQDQ(), PlanOtherOps(), Prove())
+PLAN = (ReadModel(), PlanQDQ(), PlanOtherOps(), Unify(), Prove())
 FINISH = (ApplyRewrites(), FixImports(), ChooseIR())
 
 __all__ = ["FINISH", "PLAN"]
