@@ -50,8 +50,12 @@ def _reversed(model: onnx.ModelProto) -> onnx.ModelProto:
     return m
 
 
-def _findings(model, base, cache: bool) -> Counter:
-    return Counter((d.code, d.node, d.graph, d.message) for d in check_model(model, base, cache=cache))
+ORDER_RULE = "QL108"  # topological order: the one rule about node order itself
+
+
+def _findings(model, base, cache: bool, keep_order_rule: bool = True) -> Counter:
+    return Counter((d.code, d.node, d.graph, d.message) for d in check_model(model, base, cache=cache)
+                   if keep_order_rule or d.code != ORDER_RULE)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: os.path.relpath(p, MODELS))
@@ -61,8 +65,14 @@ def test_findings_do_not_depend_on_the_cache_or_node_order(path):
     want = _findings(model, base, cache=False)
     assert _findings(model, base, cache=True) == want
     backwards = _reversed(model)
-    assert _findings(backwards, base, cache=True) == want
-    assert _findings(backwards, base, cache=False) == want
+    want = _findings(model, base, cache=False, keep_order_rule=False)
+    assert _findings(backwards, base, cache=True, keep_order_rule=False) == want
+    assert _findings(backwards, base, cache=False, keep_order_rule=False) == want
+    # a sorted model where some node reads another's output is out of order reversed
+    chained = any(set(n.output) & {i for m in b.owner.node for i in m.input}
+                  for b in bodies(model) for n in b.owner.node)
+    if chained and not any(d.code == ORDER_RULE for d in check_model(model, base)):
+        assert any(d.code == ORDER_RULE for d in check_model(backwards, base)), path
 
 
 def test_fixtures_exist():

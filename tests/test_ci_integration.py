@@ -85,8 +85,9 @@ def test_github_format_is_one_workflow_command_per_diagnostic():
                        os.path.join(MODELS, "rules", "QL303-bad.onnx"))
     lines = out.strip().splitlines()
     assert code == 1
-    assert len(lines) == 5
+    assert len(lines) == 6
     assert sum(line.startswith("::error file=") for line in lines) == 4
+    assert sum(line.startswith("::notice file=") for line in lines) == 1  # QL604 on weight_q
     warning = [line for line in lines if line.startswith("::warning file=")]
     assert len(warning) == 1 and "QL303" in warning[0]
     for line in lines:

@@ -104,6 +104,17 @@ class ModelView:
     def body(self, path: str) -> BodyView | None:
         return self._by_path.get(path)
 
+    def graphs(self) -> list[BodyView]:
+        """Every graph body (not functions), those without nodes included."""
+        have = {b.path for b in self.bodies}
+        extra = []
+        from .walk import graph_paths
+
+        for path, g in graph_paths(self.model):
+            if path not in have:
+                extra.append(BodyView(path, g, None, None))
+        return [b for b in self.bodies if not b.is_function] + extra
+
     def facts(self, body: BodyView, index: int) -> NodeFacts | None:
         """The facts of a node of a known op (None for other ops)."""
         f = body.facts.get(index)
@@ -162,6 +173,10 @@ class ModelView:
             opset = schema.opset_of(body.scope.opsets, domain) or 0
         return Site(body.path, label, f"node {where} ({title})", node.op_type,
                     schema.domain_name(domain), opset, index)
+
+    def site(self, graph: str, label: str, what: str, domain: str = "", opset: int = 0) -> Site:
+        """A site that is not a node (an import, a tensor, the model)."""
+        return Site(graph, label, what, "", schema.domain_name(domain) if domain else "", opset)
 
     def order(self, graph: str, index: int) -> tuple[int, int]:
         """Where a finding sorts: its body in walk order, then its node."""

@@ -58,6 +58,22 @@ class AddOpsetImport:
 
 
 @dataclass(frozen=True)
+class RemoveOpsetImport:
+    domain: str
+
+    def describe(self) -> str:
+        return f"remove the opset import of {schema.domain_name(self.domain)}"
+
+
+@dataclass(frozen=True)
+class SetIrVersion:
+    version: int
+
+    def describe(self) -> str:
+        return f"set ir_version to {self.version}"
+
+
+@dataclass(frozen=True)
 class Fix:
     """Edits that make the finding go away. ``safe``: they cannot change any result."""
 
@@ -153,3 +169,20 @@ def fmt_types(types) -> str:
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def attr_value(n, name: str):
+    """An attribute's value of any type (strings decoded), the schema's default when
+    absent, None when it refers to a function attribute or has no default."""
+    for a_name, kind, v in n.attr_items:
+        if a_name != name:
+            continue
+        if isinstance(v, tuple):
+            return None
+        if isinstance(v, int):
+            return v
+        from onnx import AttributeProto, helper
+
+        value = helper.get_attribute_value(AttributeProto.FromString(v))
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    return n.spec.attributes.get(name) if n.spec else None

@@ -7,13 +7,15 @@ class ScaleValue(Rule):
     """
     ## What it checks
     That every value of a scale known statically (an initializer, a Constant,
-    or a small external tensor) is finite and greater than zero.
+    or a small external tensor) is finite and not zero.
 
     ## Why is this bad?
-    A zero scale divides by zero (every output saturates or becomes NaN); a
-    negative scale flips the sign of the quantized values; NaN or Inf scales
-    poison the whole tensor. Calibration bugs produce exactly these, and no
-    runtime reports them.
+    A zero scale divides by zero (every output saturates or becomes NaN); NaN or
+    Inf scales poison the whole tensor. Calibration bugs produce exactly these,
+    and no runtime reports them. Negative scales are not reported: the spec puts
+    no sign on a scale, the result stays consistent (the sign folds into the
+    scale), and onnxruntime's symmetric n-bit quantizer writes negative blocked
+    DequantizeLinear scales on purpose.
 
     ## Example
     ```
@@ -27,7 +29,7 @@ class ScaleValue(Rule):
 
     code = "QL501"
     name = "scale-value"
-    summary = "A known scale value is zero, negative, NaN or infinite."
+    summary = "A known scale value is zero, NaN or infinite."
 
     def check(self, n):
         si = n.scale_index
@@ -35,7 +37,7 @@ class ScaleValue(Rule):
         if scale is None or scale.size == 0:
             return
         values = scale.astype(np.float64).reshape(-1)
-        bad = ~(np.isfinite(values) & (values > 0))
+        bad = ~(np.isfinite(values) & (values != 0))
         if not bad.any():
             return
         idx = int(np.argmax(bad))
@@ -44,5 +46,5 @@ class ScaleValue(Rule):
         at = f" at index {idx}" if values.size > 1 else ""
         yield (
             f"scale '{n.input_name(si)}' holds {float(values[idx])!r}{at}{extra}; scales must be "
-            f"finite and > 0: recalibrate or replace the bad entries"
+            f"finite and non-zero: recalibrate or replace the bad entries"
         )

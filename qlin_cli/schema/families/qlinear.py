@@ -124,7 +124,7 @@ SPECS = (
          [out("Y", "T8", 0)],
          {"T8": INT8S, "TF": FLOAT, "TV": INT8S | FLOAT}, {"axis": None},
          groups=(Group("Y", -1),), required=frozenset({"axis"}),
-         constraints=(Constraint("axis", "axis", -1, "onnxruntime QLinearConcat: the axis to "
+         constraints=(Constraint("axis", "axis", 2, "onnxruntime QLinearConcat: the axis to "
                                                      "concatenate on, as Concat ([-r, r-1])"),),
          source="onnxruntime registered schema"),
     spec(MICROSOFT, "QGemm", 1, QLINEAR,

@@ -1,0 +1,122 @@
+"""The Q/DQ graph around a node, for the QDQ-format rules (QL6xx): which linear Q or DQ
+produces a value, and whether two of them quantize with the same parameters."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import schema
+
+
+def linear(view, body, index, family: str):
+    """The facts of node ``index`` when it is a linear Q (or DQ) of ``family``, else None."""
+    node = body.nodes[index]
+    if not schema.is_known_op(node.domain, node.op_type):
+        return None
+    f = view.facts(body, index)
+    return f if f is not None and f.spec is not None and f.spec.family == family else None
+
+
+def producer(view, body, name: str, family: str):
+    """(index, facts) of the linear Q / DQ of ``family`` producing ``name`` in ``body``."""
+    j = body.producers.get(name)
+    if j is None:
+        return None
+    f = linear(view, body, j, family)
+    return None if f is None else (j, f)
+
+
+def scale_of(f) -> np.ndarray | None:
+    return f.value(f.scale_index) if f.present_at(f.scale_index) else None
+
+
+def zero_point_of(f) -> np.ndarray | None:
+    """The zero point's value (0 when absent), None when it is not known."""
+    zi = f.zero_point_index
+    if zi is None or not f.present_at(zi):
+        return np.zeros((), np.int64)
+    return f.value(zi)
+
+
+def same_values(a: np.ndarray | None, b: np.ndarray | None) -> bool | None:
+    """Equal values (a scalar equals a one-element tensor); None when either is unknown."""
+    if a is None or b is None:
+        return None
+    a = np.asarray(a).astype(np.float64)
+    b = np.asarray(b).astype(np.float64)
+    if a.size == 1 and b.size == 1:
+        return bool(a.reshape(-1)[0] == b.reshape(-1)[0] or (np.isnan(a).all() and np.isnan(b).all()))
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+
+
+def same_input(f, g, i: int, j: int) -> bool:
+    return f.present_at(i) and g.present_at(j) and f.inputs[i] == g.inputs[j]
+
+
+def describe(v: np.ndarray | None) -> str:
+    if v is None:
+        return "unknown"
+    a = np.asarray(v)
+    if a.size == 1:
+        x = a.reshape(-1)[0]
+        return str(int(x)) if a.dtype.kind in "iu" else short_float(x)
+    return f"{a.size} values"
+
+
+def short_float(x) -> str:
+    """The shortest text that reads back as the same value of its own float type."""
+    if isinstance(x, np.floating) and x.dtype.itemsize <= 4:
+        return np.format_float_positional(np.float32(x), unique=True, trim="-") if abs(float(x)) >= 1e-4 \
+            or x == 0 else np.format_float_scientific(np.float32(x), unique=True, trim="-")
+    return repr(float(x))
+
+
+def layout(f, rank: int | None) -> tuple:
+    """(granularity, axis, block size): how the parameters are laid out, the axis
+    counted from the front when the rank is known."""
+    g = f.granularity
+    if g == schema.PER_TENSOR:
+        return (g, None, 0)
+    axis = f.axis
+    if axis is not None and rank is not None and axis < 0:
+        axis += rank
+    return (g, axis, f.block_size)
+
+
+def differences(q, d) -> list[str]:
+    """How DequantizeLinear ``d`` dequantizes with other parameters than QuantizeLinear ``q``
+    quantized with (empty: the same, or not known)."""
+    found = []
+    if not same_input(q, d, q.scale_index, d.scale_index):
+        same = same_values(scale_of(q), scale_of(d))
+        if same is False:
+            found.append(f"scale {describe(scale_of(d))} where the quantize used "
+                         f"{describe(scale_of(q))}")
+    qz, dz = q.zero_point_index, d.zero_point_index
+    if not same_input(q, d, qz, dz):
+        same = same_values(zero_point_of(q), zero_point_of(d))
+        if same is False:
+            found.append(f"zero point {describe(zero_point_of(d))} where the quantize used "
+                         f"{describe(zero_point_of(q))}")
+    qt = q.in_type(qz) if q.present_at(qz) else q.quant_type
+    dt = d.in_type(dz) if d.present_at(dz) else None
+    if qt is not None and dt is not None and qt != dt:
+        found.append(f"a {dt} zero point where the quantize made {qt}")
+    rank = q.x_rank if q.x_rank is not None else d.x_rank  # one tensor: Q's output is DQ's input
+    lq, ld = layout(q, rank), layout(d, rank)
+    if None not in lq[:1] + ld[:1] and lq != ld and not _both_one(q, d):
+        found.append(f"{_lay(ld)} where the quantize was {_lay(lq)}")
+    return found
+
+
+def _both_one(q, d) -> bool:
+    return q.granularity == d.granularity == schema.PER_TENSOR
+
+
+def _lay(lay) -> str:
+    g, axis, block = lay
+    if g == schema.PER_AXIS:
+        return f"per-axis along axis {axis}"
+    if g == schema.BLOCKED:
+        return f"blocked along axis {axis} with block_size {block}"
+    return str(g)

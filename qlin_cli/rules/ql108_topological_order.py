@@ -1,0 +1,57 @@
+from .base import ModelRule, Violation
+
+
+class TopologicalOrder(ModelRule):
+    """
+    ## What it checks
+    That every node comes after the nodes that produce its inputs, in the main
+    graph, in every If / Loop / Scan subgraph at any depth, in training graphs
+    and in model-local functions. A node whose subgraph reads a value of an
+    enclosing graph (an outer-scope value) counts as reading it, so it must come
+    after that value's producer too.
+
+    ## Why is this bad?
+    The ONNX IR requires it: "Each computation node ... nodes MUST be sorted
+    topologically". onnx.checker rejects the model; runtimes that execute nodes
+    in file order (and tools that rewrite graphs in one pass, quantizers and
+    converters among them) read values before they exist.
+
+    ## Example
+    ```
+    node 0: DequantizeLinear(xq, s, zp) -> x
+    node 1: QuantizeLinear(f, s, zp) -> xq       # produces node 0's input after it
+    ```
+
+    ## Fix
+    Sort the nodes topologically (onnx-graphsurgeon's `toposort()`, or re-export);
+    the message names the producer that comes too late.
+    """
+
+    code = "QL108"
+    name = "topological-order"
+    summary = "A node reads a value that a later node of its graph produces."
+
+    def check_model(self, view):
+        owned: dict[tuple[str, int], list] = {}
+        for child_path, (parent, index) in view.owners.items():
+            owned.setdefault((parent.path, index), []).append(child_path)
+        reads = view.outer_reads if owned else {}
+        for body in view.bodies:
+            seen = set(body.defined)
+            producers = body.producers
+            for i, node in enumerate(body.nodes):
+                names = list(node.input)
+                for child in owned.get((body.path, i), ()):
+                    names.extend(sorted(reads.get(child, ())))
+                late = [n for n in dict.fromkeys(names) if n and n not in seen and n in producers]
+                if late:
+                    j = producers[late[0]]
+                    other = body.nodes[j]
+                    who = f"'{other.name}'" if other.name else f"#{j}"
+                    how = "it" if j == i else f"node {who} ({other.op_type}), which comes after it"
+                    more = f" (and {len(late) - 1} more)" if len(late) > 1 else ""
+                    sub = "" if late[0] in node.input else " through its subgraph"
+                    yield Violation(
+                        f"reads '{late[0]}'{sub}{more}, produced by {how}: sort the nodes "
+                        f"topologically", at=view.node_site(body, i))
+                seen.update(n for n in node.output if n)

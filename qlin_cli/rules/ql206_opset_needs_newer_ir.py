@@ -1,0 +1,54 @@
+from .. import schema
+from ..schema import ir
+from .base import WARNING, Fix, ModelRule, SetIrVersion, Violation
+
+
+class OpsetNeedsNewerIr(ModelRule):
+    """
+    ## What it checks
+    That the model's `ir_version` is at least the IR version released with the
+    ai.onnx opset it imports (onnx's release table, `onnx.helper.VERSION_TABLE`:
+    opset 13 came with IR 7, opset 19 with IR 9, opset 21 with IR 10 ...).
+
+    ## Why is this bad?
+    Runtimes decide from the IR version whether they can read a file: a runtime
+    made for IR 7 accepts the file, then fails on an opset it has never heard of
+    instead of saying the file is too new. Quantizers that raise the opset (to
+    21 for 16-bit or 4-bit types) and keep the input model's IR write exactly
+    this.
+
+    ## Example
+    ```
+    ir_version: 7
+    opset_import: [{domain: "", version: 21}]
+    ```
+
+    ## Fix
+    Raise `ir_version` to the version the message names (the finding carries
+    that edit).
+    """
+
+    code = "QL206"
+    name = "opset-needs-newer-ir"
+    severity = WARNING
+    summary = "The ai.onnx opset imported is newer than the model's IR version."
+
+    fixable = True
+
+    def check_model(self, view):
+        model = view.model
+        opset = schema.opset_of({o.domain: o.version for o in model.opset_import}, schema.AI_ONNX)
+        if opset is None:
+            return
+        try:
+            need = ir.ir_for_opset(opset)
+        except ValueError:
+            return  # an opset newer than onnx knows: nothing to compare with
+        if need <= model.ir_version:
+            return
+        yield Violation(
+            f"ai.onnx opset {opset} came with IR {need} but the model declares IR {model.ir_version}: "
+            f"set ir_version to {need} or later",
+            Fix(f"set ir_version to {need}", (SetIrVersion(need),)),
+            at=view.site("main", "opset_import ai.onnx", f"opset import ai.onnx {opset}",
+                         schema.AI_ONNX, opset))

@@ -1,0 +1,53 @@
+from .. import schema
+from .base import INFO, ModelRule, Violation
+from .base_qdq import differences, producer, same_values, scale_of
+
+
+class RedundantRequantize(ModelRule):
+    """
+    ## What it checks
+    For every QuantizeLinear whose input comes straight from a DequantizeLinear:
+    whether it quantizes again with exactly the parameters the DequantizeLinear
+    used (same scale and zero point values, types, granularity and axis).
+
+    ## Why is this bad?
+    DQ -> Q with one set of parameters gives back the integers it started from:
+    two nodes that do nothing but cost time and hide the real producer from the
+    fusers that look for DQ -> op -> Q patterns. It is what a tool leaves when it
+    removes the op that sat between them.
+
+    ## Example
+    ```
+    DequantizeLinear(xq, s, zp) -> xd
+    QuantizeLinear(xd, s, zp) -> xq2          # xq2 == xq
+    ```
+
+    ## Fix
+    Remove the pair and feed the QuantizeLinear's consumers from the
+    DequantizeLinear's input.
+    """
+
+    code = "QL602"
+    name = "redundant-requantize"
+    severity = INFO
+    summary = "A DQ -> Q pair that requantizes with the same parameters."
+
+    def check_model(self, view):
+        for body in view.bodies:
+            for i, f in list(body.facts.items()):
+                if f.spec is None or f.spec.family != schema.LINEAR_QUANTIZE or not f.present_at(0):
+                    continue
+                found = producer(view, body, f.inputs[0], schema.LINEAR_DEQUANTIZE)
+                if found is None:
+                    continue
+                j, d = found
+                if f.quant_type != d.in_type(0) or differences(f, d):
+                    continue
+                if same_values(scale_of(f), scale_of(d)) is None and \
+                        f.inputs[f.scale_index] != d.inputs[d.scale_index]:
+                    continue  # unknown scales: cannot tell
+                who = f"'{d.location.name}'" if d.location.name else f"#{j}"
+                yield Violation(
+                    f"requantizes the output of DequantizeLinear {who} with the parameters it was "
+                    f"dequantized with, giving back '{d.inputs[0]}': remove the pair and read "
+                    f"'{d.inputs[0]}' directly", at=view.node_site(body, i))
