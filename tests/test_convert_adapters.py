@@ -129,3 +129,25 @@ def test_blocked_refused_below_21_and_lowered_with_lower():
 def test_path_walks_through_every_version():
     assert adapters.path("", "QuantizeLinear", 25, 13) == [(25, 24), (24, 23), (23, 21), (21, 19), (19, 13)]
     assert adapters.path("", "DequantizeLinear", 10, 19) == [(10, 13), (13, 19)]
+
+
+def test_identical_nodes_are_proven_once(monkeypatch):
+    """Facts leave names out: two nodes with equal facts and equal rewrites share one proof."""
+    from qlin_cli.convert import verify
+
+    calls = []
+    real = verify.prove
+    monkeypatch.setattr(verify, "prove", lambda case: calls.append(case) or real(case))
+    model = q_model(21)
+    node = model.graph.node[0]
+    twin = onnx.NodeProto()
+    twin.CopyFrom(node)
+    twin.name, twin.output[0] = "twin", "y_twin"
+    model.graph.node.append(twin)
+    out = onnx.ValueInfoProto()
+    out.CopyFrom(model.graph.output[0])
+    out.name = "y_twin"
+    model.graph.output.append(out)
+    r = _convert(model, 21, to_domain="com.microsoft")
+    assert not r.refused and r.count("converted") == 2 and r.verified == 2
+    assert len(calls) == 1

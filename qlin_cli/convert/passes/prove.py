@@ -8,11 +8,22 @@ from ..state import Context, PassResult, Refused
 from .other_ops import OpCase, prove_case
 
 
+def _shape_of(case) -> tuple:
+    """What a Q/DQ proof depends on, names left out: the node's facts (its values
+    included), the rewrite's ops and attributes, the opsets and the constants it adds.
+    Equal keys give the same verdict, so each distinct one is proven once."""
+    after = tuple((n.op_type, n.domain, tuple(a.SerializeToString() for a in n.attribute),
+                   tuple(bool(i) for i in n.input)) for n in case.after)
+    added = tuple(sorted((v.dtype.str, v.shape, v.tobytes()) for v in case.added.values()))
+    return (case.q.facts, after, tuple(sorted(case.after_opsets.items())), added)
+
+
 class Prove:
     name = "prove"
 
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()
+        seen: dict[tuple, str | None] = {}
         cases = [r for r in ctx.rewrites if r.case is not None]
         for i, r in enumerate(cases):
             if isinstance(r.case, OpCase):
@@ -25,7 +36,10 @@ class Prove:
             else:
                 if not ctx.opts.verify:
                     continue
-                why = verify.prove(r.case)
+                key = _shape_of(r.case)
+                if key not in seen:
+                    seen[key] = verify.prove(r.case)
+                why = seen[key]
                 r.entry.verified = why is None
                 why = None if why is None else f"the proof failed: {why}"
             if why is not None:
