@@ -65,6 +65,9 @@ def fill(walked) -> int:
             continue
         ins, out_keys, single = rule
         bound: dict[str, str] = {}
+        to = _cast_to(node) if domain == schema.AI_ONNX and node.op_type == "Cast" else None
+        if to is not None:
+            bound[out_keys[0]] = to
         for i, name in enumerate(node.input):
             if not name:
                 continue
@@ -87,3 +90,12 @@ def fill(walked) -> int:
 def _known(scope, name: str) -> bool:
     t = scope.find_type(name)
     return t is not None and t[0] != 0
+
+
+def _cast_to(node) -> str | None:
+    """Cast's output type, which its ``to`` attribute states."""
+    for a in node.attribute:
+        if a.name == "to" and a.type == onnx.AttributeProto.INT:
+            name = dtypes.name_of(a.i)
+            return name if name in dtypes.BY_NAME else None
+    return None
