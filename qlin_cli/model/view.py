@@ -88,6 +88,24 @@ class ModelView:
         self.base_dir = base_dir
         self.bodies: list[BodyView] = []
         self._by_path: dict[str, BodyView] = {}
+        self._memo: dict = {}
+
+    def memo(self, key, compute):
+        """``compute()`` once per view: what several rules derive alike (a map of the
+        linear Q outputs, say) is built once."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def of_family(self, body: BodyView, family: str) -> dict[str, tuple[int, NodeFacts]]:
+        """First output name -> (index, facts) of the body's nodes of one family."""
+        def compute():
+            found: dict[str, tuple[int, NodeFacts]] = {}
+            for i, f in body.facts.items():
+                if f.spec is not None and f.spec.family == family and f.outputs and f.outputs[0]:
+                    found.setdefault(f.outputs[0], (i, f))
+            return found
+        return self.memo(("family", body.path, family), compute)
 
     # ---- building (the engine) ---------------------------------------------------------
     def add(self, scope, owner, node: onnx.NodeProto) -> BodyView:

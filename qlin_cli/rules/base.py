@@ -174,7 +174,7 @@ def ceil_div(a: int, b: int) -> int:
 def attr_value(n, name: str):
     """An attribute's value of any type (strings decoded), the schema's default when
     absent, None when it refers to a function attribute or has no default."""
-    for a_name, kind, v in n.attr_items:
+    for a_name, _kind, v in n.attr_items:
         if a_name != name:
             continue
         if isinstance(v, tuple):

@@ -8,22 +8,14 @@ import numpy as np
 from .. import schema
 
 
-def linear(view, body, index, family: str):
-    """The facts of node ``index`` when it is a linear Q (or DQ) of ``family``, else None."""
-    node = body.nodes[index]
-    if not schema.is_known_op(node.domain, node.op_type):
-        return None
-    f = view.facts(body, index)
-    return f if f is not None and f.spec is not None and f.spec.family == family else None
-
-
 def producer(view, body, name: str, family: str):
     """(index, facts) of the linear Q / DQ of ``family`` producing ``name`` in ``body``."""
-    j = body.producers.get(name)
-    if j is None:
-        return None
-    f = linear(view, body, j, family)
-    return None if f is None else (j, f)
+    return view.of_family(body, family).get(name)
+
+
+def of_family(view, body, family: str):
+    """(index, facts) of every node of ``family`` in ``body``, in node order."""
+    return sorted(view.of_family(body, family).values(), key=lambda item: item[0])
 
 
 def scale_of(f) -> np.ndarray | None:
@@ -86,6 +78,8 @@ def layout(f, rank: int | None) -> tuple:
 def differences(q, d) -> list[str]:
     """How DequantizeLinear ``d`` dequantizes with other parameters than QuantizeLinear ``q``
     quantized with (empty: the same, or not known)."""
+    if _same_tensors_and_layout(q, d):
+        return []  # the usual pair: one scale and one zero point tensor, one layout
     found = []
     if not same_input(q, d, q.scale_index, d.scale_index):
         same = same_values(scale_of(q), scale_of(d))
@@ -107,6 +101,17 @@ def differences(q, d) -> list[str]:
     if None not in lq[:1] + ld[:1] and lq != ld and not _both_one(q, d):
         found.append(f"{_lay(ld)} where the quantize was {_lay(lq)}")
     return found
+
+
+def _same_tensors_and_layout(q, d) -> bool:
+    qi, di = q.inputs, d.inputs
+    if len(qi) < 2 or len(di) < 2 or qi[1] != di[1] or (qi[2:3] or ("",)) != (di[2:3] or ("",)):
+        return False
+    return _layout_attrs(q) == _layout_attrs(d)
+
+
+def _layout_attrs(f) -> tuple:
+    return tuple((n, v) for n, t, v in f.attr_items if n in ("axis", "block_size"))
 
 
 def _both_one(q, d) -> bool:

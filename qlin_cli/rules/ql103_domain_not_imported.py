@@ -39,10 +39,13 @@ class DomainNotImported(ModelRule):
         for body in view.bodies:
             opsets = body.scope.opsets
             owner = "function" if body.is_function else "model"
+            missing = {d for d in {n.domain for n in body.nodes} if schema.opset_of(opsets, d) is None}
+            if not missing:
+                continue
             for i, node in enumerate(body.nodes):
-                domain = schema.normalize_domain(node.domain)
-                if schema.opset_of(opsets, domain) is not None:
+                if node.domain not in missing:
                     continue
+                domain = schema.normalize_domain(node.domain)
                 name = schema.domain_name(domain)
                 version = _version(domain, node.op_type, local)
                 if version is None:

@@ -38,12 +38,17 @@ class TopologicalOrder(ModelRule):
         reads = view.outer_reads if owned else {}
         for body in view.bodies:
             seen = set(body.defined)
-            producers = body.producers
+            seen.add("")  # an absent optional input
             for i, node in enumerate(body.nodes):
+                children = owned.get((body.path, i)) if owned else None
+                if children is None and seen.issuperset(node.input):
+                    seen.update(node.output)  # the usual node: every input already there
+                    continue
                 names = list(node.input)
-                for child in owned.get((body.path, i), ()):
+                for child in children or ():
                     names.extend(sorted(reads.get(child, ())))
-                late = [n for n in dict.fromkeys(names) if n and n not in seen and n in producers]
+                producers = body.producers  # built on the first input not seen yet
+                late = [n for n in dict.fromkeys(names) if n not in seen and n in producers]
                 if late:
                     j = producers[late[0]]
                     other = body.nodes[j]
@@ -54,4 +59,4 @@ class TopologicalOrder(ModelRule):
                     yield Violation(
                         f"reads '{late[0]}'{sub}{more}, produced by {how}: sort the nodes "
                         f"topologically", at=view.node_site(body, i))
-                seen.update(n for n in node.output if n)
+                seen.update(node.output)

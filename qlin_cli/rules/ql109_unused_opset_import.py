@@ -37,23 +37,19 @@ class UnusedOpsetImport(ModelRule):
 
     def check_model(self, view):
         model_used: set[str] = set()
-        fn_used: dict[str, set[str]] = {}
+        fn_used: dict[int, set[str]] = {}  # id(FunctionProto) -> domains its body uses
         for body in view.bodies:
             used = {schema.normalize_domain(n.domain) for n in body.nodes}
             model_used |= used
-            if body.is_function:
-                fn_used.setdefault(body.path, set()).update(used)
-        for child in view.bodies:  # a subgraph inside a function counts for the function
-            top = child
-            while top.parent is not None:
+            top = body
+            while top.parent is not None:  # a subgraph inside a function counts for it
                 top = top.parent
-            if top.is_function and top is not child:
-                fn_used.setdefault(top.path, set()).update(
-                    schema.normalize_domain(n.domain) for n in child.nodes)
+            if top.is_function:
+                fn_used.setdefault(id(top.owner), set()).update(used)
         yield from _unused(view, view.model.opset_import, model_used, "main", "model")
         for fn in view.model.functions:
             path = f"function {fn.domain}.{fn.name}"
-            yield from _unused(view, fn.opset_import, fn_used.get(path, set()), path, "function")
+            yield from _unused(view, fn.opset_import, fn_used.get(id(fn), set()), path, "function")
 
 
 def _unused(view, imports, used, graph, owner):

@@ -33,8 +33,8 @@ class OpType(FamilyRule):
     def check(self, n):
         for p in semantics.signature(n, n.spec):
             if p.kind == semantics.INPUT_TYPE:
-                yield f"{p.text.replace(f'{p.subject!r} is', f'{p.subject!r} ({n.input_name(p.index)!r}) is', 1)}" \
-                      f": store it as one of those"
+                named = f"'{p.subject}' ('{n.input_name(p.index)}') is"
+                yield f"{p.text.replace(f'{p.subject!r} is', named, 1)}: store it as one of those"
             elif p.kind == semantics.SHARED_TYPE:
                 yield f"{p.text}: store them with one type"
             elif p.kind == semantics.OUTPUT_TYPE:

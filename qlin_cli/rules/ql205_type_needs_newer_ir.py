@@ -39,7 +39,12 @@ class TypeNeedsNewerIr(ModelRule):
         model = view.model
         have = model.ir_version
         first: dict[str, tuple[str, str, int]] = {}  # type -> (graph, tensor name, count)
+        newer = {dtypes.BY_NAME[t].proto for t, v in ir.TYPE_MIN_IR.items() if v > have}
+        if not newer:
+            return self._features(view, have)
         for body in view.graphs():
+            if not _mentions(body, newer):
+                continue
             for name, elem in _declared(body):
                 t = dtypes.name_of(elem) if elem else None
                 if t is None or ir.TYPE_MIN_IR.get(t, ir.OLDEST_IR) <= have:
@@ -54,6 +59,10 @@ class TypeNeedsNewerIr(ModelRule):
                 f"ir_version to {need} or later",
                 Fix(f"set ir_version to {need}", (SetIrVersion(need),)),
                 at=view.site(graph, name, f"tensor '{name}' ({t})"))
+        yield from self._features(view, have)
+
+    def _features(self, view, have):
+        model = view.model
         if len(model.functions) and have < ir.FUNCTIONS_MIN_IR:
             need = ir.FUNCTIONS_MIN_IR
             yield Violation(
@@ -72,6 +81,19 @@ class TypeNeedsNewerIr(ModelRule):
                             Fix(f"set ir_version to {need}", (SetIrVersion(need),)),
                             at=view.node_site(body, i))
                         return
+
+
+def _mentions(body, types: set[int]) -> bool:
+    """Whether a graph body stores or declares a tensor of one of ``types`` (element type
+    numbers): one pass over the type numbers only."""
+    g = body.owner
+    if not types.isdisjoint({t.data_type for t in g.initializer}):
+        return True
+    if any(st.values.data_type in types for st in g.sparse_initializer):
+        return True
+    if not types.isdisjoint({vi.type.tensor_type.elem_type for vi in (*g.input, *g.output, *g.value_info)}):
+        return True
+    return any(a.HasField("t") or len(a.tensors) for n in body.nodes if n.attribute for a in n.attribute)
 
 
 def _declared(body):

@@ -1,6 +1,6 @@
 from .. import schema
 from .base import WARNING, ModelRule, Violation
-from .base_qdq import differences, producer
+from .base_qdq import differences, of_family, producer
 
 
 class QdqPairMismatch(ModelRule):
@@ -39,8 +39,8 @@ class QdqPairMismatch(ModelRule):
 
     def check_model(self, view):
         for body in view.bodies:
-            for i, f in list(body.facts.items()):
-                if f.spec is None or f.spec.family != schema.LINEAR_DEQUANTIZE or not f.present_at(0):
+            for i, f in of_family(view, body, schema.LINEAR_DEQUANTIZE):
+                if not f.present_at(0):
                     continue
                 found = producer(view, body, f.inputs[0], schema.LINEAR_QUANTIZE)
                 if found is None:

@@ -1,6 +1,6 @@
 from .. import schema
 from .base import INFO, ModelRule, Violation
-from .base_qdq import differences, producer, same_values, scale_of
+from .base_qdq import differences, of_family, producer, same_values, scale_of
 
 
 class RedundantRequantize(ModelRule):
@@ -34,8 +34,8 @@ class RedundantRequantize(ModelRule):
 
     def check_model(self, view):
         for body in view.bodies:
-            for i, f in list(body.facts.items()):
-                if f.spec is None or f.spec.family != schema.LINEAR_QUANTIZE or not f.present_at(0):
+            for i, f in of_family(view, body, schema.LINEAR_QUANTIZE):
+                if not f.present_at(0):
                     continue
                 found = producer(view, body, f.inputs[0], schema.LINEAR_DEQUANTIZE)
                 if found is None:

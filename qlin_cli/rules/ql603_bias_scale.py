@@ -44,7 +44,7 @@ class BiasScale(ModelRule):
 
     def check_model(self, view):
         for body in view.bodies:
-            for i, node in enumerate(body.nodes):
+            for node in body.nodes:
                 if node.op_type not in BIAS_OPS or schema.normalize_domain(node.domain) != schema.AI_ONNX:
                     continue
                 if len(node.input) < 3 or not node.input[2] or not _unit_gemm(node):

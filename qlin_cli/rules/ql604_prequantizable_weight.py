@@ -1,6 +1,7 @@
 from .. import schema
 from ..schema import dtypes
 from .base import INFO, ModelRule, Violation
+from .base_qdq import of_family
 
 
 class PrequantizableWeight(ModelRule):
@@ -36,8 +37,8 @@ class PrequantizableWeight(ModelRule):
 
     def check_model(self, view):
         for body in view.bodies:
-            for i, f in list(body.facts.items()):
-                if f.spec is None or f.spec.family != schema.LINEAR_QUANTIZE or not f.present_at(0):
+            for i, f in of_family(view, body, schema.LINEAR_QUANTIZE):
+                if not f.present_at(0):
                     continue
                 x = f.inputs[0]
                 if x in body.graph_inputs:

@@ -71,9 +71,20 @@ def domain_from_name(name: str) -> str | None:
     return d if d in DOMAIN_NAMES else None
 
 
+_SPELLINGS: dict[str, tuple[str, ...]] = {}  # normalized domain -> its other spellings
+for _alias, _d in DOMAIN_ALIASES.items():
+    _SPELLINGS[_d] = _SPELLINGS.get(_d, ()) + (_alias,)
+
+
 def opset_of(opsets: Mapping[str, int], domain: str) -> int | None:
-    """The version an opset_import map gives a domain (either spelling of ai.onnx)."""
+    """The version an opset_import map gives a domain (either spelling of ai.onnx; the
+    first entry of either spelling when a map has both)."""
     d = normalize_domain(domain)
+    for other in _SPELLINGS.get(d, ()):
+        if other in opsets:
+            break
+    else:  # the usual case: one spelling, one look-up
+        return opsets.get(d)
     for key, version in opsets.items():
         if normalize_domain(key) == d:
             return version
@@ -120,12 +131,20 @@ def versions(domain: str, op_type: str) -> list[OpSpec]:
     return list(_INDEX.get((normalize_domain(domain), op_type), ()))
 
 
+_LOOKED_UP: dict[tuple, OpSpec | None] = {}
+
+
 def lookup(domain: str, op_type: str, opset: int) -> OpSpec | None:
     """The schema in force: the highest version <= the imported opset."""
+    key = (domain, op_type, opset)
+    if key in _LOOKED_UP:
+        return _LOOKED_UP[key]
     found = None
     for spec in _INDEX.get((normalize_domain(domain), op_type), ()):
         if spec.since <= opset:
             found = spec
+    if len(_LOOKED_UP) < 4096:  # the table never changes; a hostile model cannot grow this much
+        _LOOKED_UP[key] = found
     return found
 
 

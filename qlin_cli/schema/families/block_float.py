@@ -27,7 +27,8 @@ SPECS = (
              Constraint("rounding_mode", "one-of", (0, 1, 2),
                         "rounding_mode: \"0 for rounding half away from zero, 1 for rounding half "
                         "upward and 2 for rounding half to even\""),
-             Constraint("axis", "axis-unless-rank-1", 0, "axis: \"Accepted range is [-r, r-1] where r = "
-                                           "rank(input)\"; \"When the rank of the input is 1, the axis can be ignored\"")),
+             Constraint("axis", "axis-unless-rank-1", 0,
+                        "axis: \"Accepted range is [-r, r-1] where r = rank(input)\"; \"When the rank "
+                        "of the input is 1, the axis can be ignored\"")),
          source="AMD Quark operator page BFPQuantizeDequantize"),
 )

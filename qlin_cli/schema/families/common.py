@@ -5,11 +5,11 @@ from __future__ import annotations
 from ..ops import (
     OTHER,
     SCALE,
-    X,
-    Y,
     ZERO_POINT,
     OpSpec,
     Param,
+    X,
+    Y,
 )
 
 INT8S = frozenset({"int8", "uint8"})
