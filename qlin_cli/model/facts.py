@@ -58,9 +58,10 @@ class Const:
 
     def __init__(self, tensor: onnx.TensorProto, base_dir: str, cache: dict):
         self._tensor, self._base_dir, self._cache = tensor, base_dir, cache
-        if tensor.raw_data and len(tensor.raw_data) <= SMALL:
-            self._key = (tensor.data_type, tuple(tensor.dims), tensor.raw_data)
-        elif not tensor.raw_data and tensor.ByteSize() <= SMALL:
+        raw = tensor.raw_data  # read once: each read copies the bytes out of protobuf
+        if raw and len(raw) <= SMALL:
+            self._key = (tensor.data_type, tuple(tensor.dims), raw)
+        elif not raw and tensor.ByteSize() <= SMALL:
             self._key = ("proto", tensor.SerializeToString(deterministic=True))
         else:
             self._key = ("tensor", id(tensor))
@@ -260,33 +261,44 @@ def _type_name(t) -> str | None:
     return None if t is None or t[0] == 0 else dtypes.name_of(t[0])
 
 
+_CONST_ROLES = (schema.SCALE, schema.ZERO_POINT)
+_CONST_AT: dict[int, tuple[int, ...]] = {}  # id(spec) -> input positions of scale / zero point roles
+
+
+def _const_positions(spec: OpSpec) -> tuple[int, ...]:
+    found = _CONST_AT.get(id(spec))
+    if found is None:
+        found = _CONST_AT[id(spec)] = tuple(i for i, p in enumerate(spec.inputs) if p.role in _CONST_ROLES)
+    return found
+
+
 def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str) -> NodeFacts:
-    """The facts of one node in a ``model.walk.Scope``."""
+    """The facts of one node in a ``model.walk.Scope``. (The hot path of `qlin check`:
+    written for speed, every field as the dataclass documents it.)"""
     domain = schema.normalize_domain(node.domain)
     opset = schema.opset_of(scope.opsets, domain)
     imported = opset is not None
     spec = _spec_for(domain, node.op_type, opset, imported)
     inputs = tuple(node.input)
     outputs = tuple(node.output)
-    found = [scope.find_type(n) if n else None for n in inputs]
-    out_found = [scope.find_type(n) if n else None for n in outputs]
-    const_roles = (schema.SCALE, schema.ZERO_POINT)
-    values = []
-    for i, name in enumerate(inputs):
-        c = None
-        if spec is not None and name and i < len(spec.inputs) and spec.inputs[i].role in const_roles:
-            tensor = scope.find_value(name)
-            if tensor is not None:
-                c = Const(tensor, base_dir, scope.read_cache)
-        values.append(c)
+    find = scope.find_type
+    found = [find(n) if n else None for n in inputs]
+    out_found = [find(n) if n else None for n in outputs]
+    values = [None] * len(inputs)
+    if spec is not None:
+        for i in _const_positions(spec):
+            if i < len(inputs) and inputs[i]:
+                tensor = scope.find_value(inputs[i])
+                if tensor is not None:
+                    values[i] = Const(tensor, base_dir, scope.read_cache)
     return NodeFacts(
         op=node.op_type, domain=domain, opset=opset, imported=imported, spec=spec,
-        present=tuple(bool(n) for n in inputs),
-        in_types=tuple(_type_name(t) for t in found),
-        in_shapes=tuple(None if t is None else t[1] for t in found),
-        out_present=tuple(bool(n) for n in outputs),
-        out_types=tuple(_type_name(t) for t in out_found),
-        attr_items=tuple(_attr_item(a) for a in node.attribute),
+        present=tuple([bool(n) for n in inputs]),
+        in_types=tuple([None if t is None or t[0] == 0 else dtypes.name_of(t[0]) for t in found]),
+        in_shapes=tuple([None if t is None else t[1] for t in found]),
+        out_present=tuple([bool(n) for n in outputs]),
+        out_types=tuple([None if t is None or t[0] == 0 else dtypes.name_of(t[0]) for t in out_found]),
+        attr_items=tuple([_attr_item(a) for a in node.attribute]) if len(node.attribute) else (),
         values=tuple(values),
         inputs=inputs, outputs=outputs,
         location=Location(scope.path, index, node.name, scope.is_function),
