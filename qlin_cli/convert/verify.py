@@ -9,6 +9,12 @@ are the model's own when they are constants, random otherwise.
 
 Q/DQ nodes run in qlin's evaluator (``qlin_cli.evaluator.run_node``); the
 primitive ops of ``--lower`` run in ``primitives``.
+
+Sizes are capped whatever the model declares: a probe x or a made-up scale or
+zero point has at most MAX_PROBE_ELEMENTS elements, and declared shapes are
+multiplied with a saturating product (no overflow, no big-integer arithmetic).
+A node whose probe would be larger (a blocked node with a huge x) is refused
+with the way out (--no-verify), never allocated.
 """
 
 from __future__ import annotations
@@ -27,6 +33,26 @@ from .qnode import QNode
 SEED = 20240611
 BATCH = 4096
 MAX_BATCHES = 24
+MAX_PROBE_ELEMENTS = 2**24  # 16M elements: a 4096 x 4096 weight; a few hundred MB of probes
+
+
+class ProbeTooLarge(ValueError):
+    """The probe a node needs is above MAX_PROBE_ELEMENTS."""
+
+
+def _count(shape) -> int:
+    """Elements of ``shape`` (model/tensors.py ``element_count``: saturating, so a
+    shape of huge or many dims costs nothing to size)."""
+    from ..model.tensors import element_count
+
+    return element_count(shape)
+
+
+def _too_large(what: str, shape) -> ProbeTooLarge:
+    from ..model.tensors import dims_text
+
+    return ProbeTooLarge(f"{what} of shape {dims_text(shape)} is above the {MAX_PROBE_ELEMENTS}-element "
+                         "probe limit; convert with --no-verify to skip the proof")
 
 
 @dataclass
@@ -135,9 +161,16 @@ def _broadcast(value: np.ndarray, q: QNode, shape: tuple, axis: int | None) -> n
 
 
 def probe_shape(q: QNode, scale: np.ndarray, x_shape: tuple | None) -> tuple[tuple, int | None]:
-    """A shape for x that fits the scale, and the normalized axis (None: per-tensor)."""
-    if x_shape is not None and all(isinstance(d, int) and d > 0 for d in x_shape) and (
-            q.granularity == BLOCKED or int(np.prod(x_shape)) <= 4 * BATCH):
+    """A shape for x that fits the scale, and the normalized axis (None: per-tensor).
+
+    The declared shape is used when it is small (at most 4 * BATCH elements) or the
+    node is blocked (the scale fixes it); a blocked x above MAX_PROBE_ELEMENTS raises
+    ProbeTooLarge.
+    """
+    declared = x_shape is not None and all(isinstance(d, int) and d > 0 for d in x_shape)
+    if declared and q.granularity == BLOCKED and _count(x_shape) > MAX_PROBE_ELEMENTS:
+        raise _too_large("x", x_shape)
+    if declared and (q.granularity == BLOCKED or _count(x_shape) <= 4 * BATCH):
         rank = len(x_shape)
         axis = q.axis_in_force() if q.granularity in (PER_AXIS, BLOCKED) else None
         return tuple(x_shape), (None if axis is None else axis % rank)
@@ -146,11 +179,15 @@ def probe_shape(q: QNode, scale: np.ndarray, x_shape: tuple | None) -> tuple[tup
     rank = q.x_rank or max(2, (q.axis_in_force() or 0) + 1 if (q.axis_in_force() or 0) >= 0
                            else -q.axis_in_force())
     axis = q.axis_in_force() % rank
+    if rank > 64:  # numpy's limit; no real model comes near it
+        raise ValueError(f"x has rank {rank}")
     shape = [1] * rank
     shape[axis] = int(np.shape(scale)[0])
     other = next((i for i in range(rank - 1, -1, -1) if i != axis), None)
     if other is not None:
         shape[other] = max(1, BATCH // shape[axis])
+    if _count(shape) > MAX_PROBE_ELEMENTS:
+        raise _too_large("x", shape)
     return tuple(shape), axis
 
 
@@ -162,6 +199,8 @@ def _param(case: Case, index: int, type_name: str | None, shape, rng, positive=F
     if name in case.constants:
         return name, case.constants[name]
     shape = tuple(d if isinstance(d, int) and d > 0 else 1 for d in (shape or ()))
+    if len(shape) > 64 or _count(shape) > MAX_PROBE_ELEMENTS:
+        raise _too_large(f"input {name!r}", shape)
     if type_name is None:
         raise ValueError(f"input {name!r} has an unknown type and no value")
     d = dtypes.BY_NAME[type_name]
@@ -178,7 +217,7 @@ def feeds(case: Case) -> list[dict[str, np.ndarray]]:
     z_name, zp = _param(case, 2, q.q_type, q.scale_shape, rng)
     shape, axis = probe_shape(q, scale, case.x_shape)
     x_name = case.before[0].input[0]
-    size = int(np.prod(shape))
+    size = _count(shape)
     if q.kind == "quantize":
         x_type = q.x_type or "float"
         scale_b = _broadcast(scale.astype(np.float64) if scale.dtype.kind == "f" else

@@ -12,7 +12,19 @@
   sparse inputs stay sparse and cost no reads.
 * An output path that is a symbolic link is refused, and so is an output that
   is the input itself unless ``in_place`` is set; an output (or its data file)
-  that is one of the input's data files is refused, except in place.
+  that is one of the input's data files is refused, except in place. An output
+  (or data file) that exists must be a regular file: a device, FIFO or socket
+  is never replaced.
+* Writers do not mix: the renames that publish the data file and the model
+  happen under an exclusive ``flock`` of the output folder, after checking the
+  targets again, so two runs writing one output leave one run's model with
+  that same run's data file. Only the short publishing step is serialized.
+* A replaced file keeps its permission bits (and, where the system allows, its
+  owner and group); a new data file beside an existing model takes the model's.
+* SIGINT, SIGTERM and SIGHUP raise ``Interrupted`` (qlin_cli/signals.py):
+  the ``finally`` below removes every temporary file; creating a named
+  temporary file and the publishing renames are ``critical`` (a signal is held
+  until they are done), so no name is ever left behind.
 """
 
 from __future__ import annotations
@@ -20,11 +32,14 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 import tempfile
+import time
 
 import onnx
 from google.protobuf.message import EncodeError
 
+from .. import signals
 from ..errors import QlinError
 from ..model.safety import all_tensors
 from ..model.tensors import UnsafeData, check_external, is_external
@@ -32,6 +47,33 @@ from ..model.tensors import UnsafeData, check_external, is_external
 CHUNK = 8 * 2**20
 ALIGN = 4096
 SEEK_DATA = getattr(os, "SEEK_DATA", None)
+LOCK_WAIT = 120.0  # seconds to wait for another writer of the same folder
+
+
+class SourceError(Exception):
+    """An external data file of the input could not be read while copying it."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(reason)
+        self.path, self.reason = path, reason
+
+
+def _not_regular(path: str) -> str | None:
+    """Why ``path`` must not be replaced (a symbolic link, a folder, a device ...), or None
+    when it is absent or a regular file."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"cannot inspect it: {e.strerror or e}"
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link; refusing to write through it"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file (a device, FIFO or socket); refusing to replace it"
+    return None
 
 
 def check_target(out_path: str, input_path: str, in_place: bool) -> None:
@@ -39,6 +81,9 @@ def check_target(out_path: str, input_path: str, in_place: bool) -> None:
         raise QlinError(out_path, "output path is a symbolic link; refusing to write through it")
     if os.path.isdir(out_path):
         raise QlinError(out_path, "output path is a directory")
+    problem = _not_regular(out_path)
+    if problem is not None:
+        raise QlinError(out_path, f"output path {problem}")
     parent = os.path.dirname(os.path.abspath(out_path))
     if not os.path.isdir(parent):
         raise QlinError(out_path, "the output's folder does not exist")
@@ -50,7 +95,7 @@ def _copy_range(src, dst, offset: int, length: int) -> None:
     """Copy ``length`` bytes at ``offset`` of ``src`` to ``dst``'s position; holes stay holes."""
     fd = src.fileno()
     if os.fstat(fd).st_size < offset + length:
-        raise OSError("external data file ended early")
+        raise SourceError(src.name, "the file ended early")
     pos, end = offset, offset + length
     while pos < end:
         if SEEK_DATA is not None:
@@ -63,10 +108,13 @@ def _copy_range(src, dst, offset: int, length: int) -> None:
                 dst.seek(skip, os.SEEK_CUR)
                 pos += skip
                 continue
-        src.seek(pos)
-        chunk = src.read(min(CHUNK, end - pos))
+        try:
+            src.seek(pos)
+            chunk = src.read(min(CHUNK, end - pos))
+        except OSError as e:
+            raise SourceError(src.name, e.strerror or str(e)) from None
         if not chunk:
-            raise OSError("external data file ended early")
+            raise SourceError(src.name, "the file ended early")
         if chunk.count(0) == len(chunk):
             dst.seek(len(chunk), os.SEEK_CUR)
         else:
@@ -109,7 +157,8 @@ def _unnamed_file(folder: str) -> int:
         return -1
     if folder not in _UNNAMED_OK:  # can it be named? (needs /proc); a file links once only
         try:
-            os.unlink(_link_unnamed(fd, folder, ".probe.tmp"))
+            with signals.critical():
+                os.unlink(_link_unnamed(fd, folder, ".probe.tmp"))
             _UNNAMED_OK[folder] = True
         except OSError:
             _UNNAMED_OK[folder] = False
@@ -122,22 +171,38 @@ class _Output:
     """A file being written in ``folder``: unnamed (O_TMPFILE) when the system allows,
     else a named ``.qlin-*.tmp``; ``publish`` renames it to its final path."""
 
-    def __init__(self, folder: str, suffix: str):
+    def __init__(self, folder: str, suffix: str, outputs: list):
         self.folder, self.suffix = folder, suffix
         self.name: str | None = None  # a temporary name, while one exists
-        fd = _unnamed_file(folder)
-        if fd < 0:
-            fd, self.name = tempfile.mkstemp(dir=folder, prefix=".qlin-", suffix=suffix)
-            mask = os.umask(0)
-            os.umask(mask)
-            os.chmod(self.name, 0o666 & ~mask)
-        self.file = os.fdopen(fd, "w+b")
+        with signals.critical():  # a name is never created without being remembered
+            fd = _unnamed_file(folder)
+            if fd < 0:
+                fd, self.name = tempfile.mkstemp(dir=folder, prefix=".qlin-", suffix=suffix)
+            self.file = os.fdopen(fd, "w+b")
+            outputs.append(self)
+        if self.name is not None:
+            os.chmod(self.name, 0o666 & ~_umask())
+
+    def keep_mode_of(self, st: os.stat_result | None) -> None:
+        """Give the new file the permission bits, and where allowed the owner and
+        group, of the file it replaces (``st``; None: keep the defaults)."""
+        if st is None:
+            return
+        fd = self.file.fileno()
+        if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+            try:
+                os.fchown(fd, st.st_uid, st.st_gid)
+            except OSError:  # only root may give a file away; a group of ours is allowed
+                with contextlib.suppress(OSError):
+                    os.fchown(fd, -1, st.st_gid)
+        os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o777)
 
     def finish(self) -> None:
         self.file.flush()
         os.fsync(self.file.fileno())
 
     def publish(self, final: str) -> None:
+        """Rename into place; call inside ``signals.critical()``."""
         if self.name is None:  # the unnamed file gets a temporary name, then is renamed
             self.name = _link_unnamed(self.file.fileno(), self.folder, self.suffix)
         self.file.close()
@@ -151,6 +216,53 @@ class _Output:
             with contextlib.suppress(OSError):
                 os.unlink(self.name)
             self.name = None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _regular_stat(path: str) -> os.stat_result | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: str):
+    """An exclusive flock on ``folder`` while the outputs are published: another qlin
+    writing into the same folder waits (up to LOCK_WAIT seconds). A folder that
+    cannot be opened, or a file system without flock, is written unlocked."""
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system
+        yield
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise QlinError(folder, f"another process has been writing into this folder for "
+                                            f"{LOCK_WAIT:.0f} s; try again") from None
+                time.sleep(0.02)
+            except OSError:  # ENOLCK, EINVAL: no locks on this file system
+                break
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _same(a: str, b: str) -> bool:
@@ -207,11 +319,12 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
             raise QlinError(data_path, "the output's data file is the input model; refusing to replace it")
     if external and os.path.islink(data_path):
         raise QlinError(data_path, "data file path is a symbolic link; refusing to write through it")
+    if external and _not_regular(data_path) is not None:
+        raise QlinError(data_path, f"data file path {_not_regular(data_path)}")
     outputs: list[_Output] = []
     try:
         if external:
-            data = _Output(out_dir, ".data.tmp")
-            outputs.append(data)
+            data = _Output(out_dir, ".data.tmp", outputs)
             dst = data.file
             placed: dict[tuple[str, int, int], int] = {}
             pos = 0
@@ -220,7 +333,11 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
                 if key not in placed:
                     pos = -(-pos // ALIGN) * ALIGN
                     dst.seek(pos)
-                    with open(path, "rb") as src:
+                    try:
+                        src = open(path, "rb")
+                    except OSError as e:
+                        raise SourceError(path, e.strerror or str(e)) from None
+                    with src:
                         _copy_range(src, dst, offset, length)
                     placed[key] = pos
                     pos += length
@@ -230,23 +347,35 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
                 for k, v in info.items():
                     t.external_data.add(key=k, value=v)
             dst.truncate(pos)
-            data.finish()
         blob = _serialize(model, out_path)
-        proto = _Output(out_dir, ".onnx.tmp")
-        outputs.append(proto)
+        proto = _Output(out_dir, ".onnx.tmp", outputs)
         proto.file.write(blob)
         del blob
-        proto.finish()
+        model_st = _regular_stat(out_path)
+        proto.keep_mode_of(model_st)
         if external:
-            outputs[0].publish(data_path)
-        proto.publish(out_path)
-        _sync_folder(out_dir)
+            data.keep_mode_of(_regular_stat(data_path) or model_st)
+            data.finish()
+        proto.finish()
+        with _folder_lock(out_dir), signals.critical():
+            for target in ([data_path] if external else []) + [out_path]:
+                problem = _not_regular(target)  # again: it may have changed while we wrote
+                if problem is not None:
+                    raise QlinError(target, f"output path {problem}")
+            if external:
+                data.publish(data_path)
+            proto.publish(out_path)
+            _sync_folder(out_dir)
         return data_path if external else None
+    except SourceError as e:
+        shown = os.path.relpath(e.path, src_dir) if os.path.isabs(e.path) else e.path
+        raise QlinError(source or e.path, f"cannot read external data file {shown!r}: {e.reason}") from None
     except OSError as e:
         raise QlinError(out_path, f"cannot write: {e.strerror or e}") from None
     finally:
-        for o in outputs:
-            o.discard()
+        with signals.critical():
+            for o in outputs:
+                o.discard()
 
 
 def _sync_folder(folder: str) -> None:

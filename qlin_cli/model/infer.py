@@ -3,30 +3,129 @@
 from __future__ import annotations
 
 import onnx
+from onnx import AttributeProto
 
-from .safety import all_tensors
-from .tensors import is_external
+from .tensors import nbytes
 from .walk import scope_types
+
+# Tensors whose data is at most this size keep it in the copy shape inference sees (the
+# shape, axes, pads ... inputs some ops' inference reads); larger ones keep type and dims.
+KEEP_DATA_BYTES = 4096
+_DATA_ATTRIBUTES = {AttributeProto.TENSOR, AttributeProto.TENSORS, AttributeProto.SPARSE_TENSOR,
+                    AttributeProto.SPARSE_TENSORS, AttributeProto.GRAPH, AttributeProto.GRAPHS}
 
 
 def inferred_types(model: onnx.ModelProto) -> dict | None:
     """{scope path: {name: [TypeProto, ...]}} from onnx shape inference, or None
     when it cannot run.
 
-    Inference runs on a copy whose external tensors have their references
-    removed (dims and types stay): onnx's inference otherwise allocates room
-    for the external weights, gigabytes on a large model.
+    Inference runs on a skeleton of the model (``skeleton``): every tensor keeps
+    its type and dims, but external references and data above KEEP_DATA_BYTES
+    are left out. onnx's inference would otherwise allocate room for external
+    weights (gigabytes on a large model), and copying, serializing and parsing
+    back inline weights would cost several times the model's size.
     """
-    skeleton = onnx.ModelProto()
-    skeleton.CopyFrom(model)
-    for tensor in all_tensors(skeleton):
-        if is_external(tensor):
-            del tensor.external_data[:]
-            tensor.data_location = onnx.TensorProto.DEFAULT
     try:
         inferred = onnx.shape_inference.infer_shapes(
-            skeleton, check_type=False, strict_mode=False, data_prop=False
+            skeleton(model), check_type=False, strict_mode=False, data_prop=False
         )
     except Exception:  # inference is a help, not a requirement
         return None
     return scope_types(inferred)
+
+
+def _light_tensor(src: onnx.TensorProto, dst: onnx.TensorProto) -> None:
+    """``dst`` = ``src`` without its data when that is external or large. The size comes
+    from the dims (nothing is copied to measure it)."""
+    if src.data_location != onnx.TensorProto.EXTERNAL:
+        need = nbytes(src)
+        if need is not None and need <= KEEP_DATA_BYTES:
+            dst.CopyFrom(src)
+            return
+    dst.name = src.name
+    dst.data_type = src.data_type
+    dst.dims.extend(src.dims)
+    dst.doc_string = src.doc_string
+
+
+def _light_sparse(src: onnx.SparseTensorProto, dst: onnx.SparseTensorProto) -> None:
+    dst.dims.extend(src.dims)
+    _light_tensor(src.values, dst.values)
+    _light_tensor(src.indices, dst.indices)
+
+
+def _copy_except(src, dst, skip: tuple[str, ...]) -> None:
+    """Every set field of ``src`` but those named in ``skip`` (which hold data)."""
+    for fd, value in src.ListFields():
+        if fd.name in skip:
+            continue
+        if fd.label == fd.LABEL_REPEATED:
+            getattr(dst, fd.name).extend(value)
+        elif fd.type == fd.TYPE_MESSAGE:
+            getattr(dst, fd.name).CopyFrom(value)
+        else:
+            setattr(dst, fd.name, value)
+
+
+def _light_attribute(src: onnx.AttributeProto, dst: onnx.AttributeProto, todo: list) -> None:
+    _copy_except(src, dst, ("t", "tensors", "sparse_tensor", "sparse_tensors", "g", "graphs"))
+    if src.HasField("t"):
+        _light_tensor(src.t, dst.t)
+    for t in src.tensors:
+        _light_tensor(t, dst.tensors.add())
+    if src.HasField("sparse_tensor"):
+        _light_sparse(src.sparse_tensor, dst.sparse_tensor)
+    for sp in src.sparse_tensors:
+        _light_sparse(sp, dst.sparse_tensors.add())
+    if src.HasField("g"):
+        todo.append((src.g, dst.g))
+    for g in src.graphs:
+        todo.append((g, dst.graphs.add()))
+
+
+def _light_nodes(src_nodes, dst_nodes, todo: list) -> None:
+    for node in src_nodes:
+        out = dst_nodes.add()
+        if not any(a.type in _DATA_ATTRIBUTES for a in node.attribute):
+            out.CopyFrom(node)  # most nodes: nothing heavy inside, copied at C speed
+            continue
+        _copy_except(node, out, ("attribute",))
+        for a in node.attribute:
+            _light_attribute(a, out.attribute.add(), todo)
+
+
+def _light_graphs(todo: list) -> None:
+    """Copy each (source, destination) graph pair of ``todo``, and the subgraphs it
+    reaches, without heavy data; an explicit stack, so nesting depth is no limit."""
+    while todo:
+        src, dst = todo.pop()
+        _copy_except(src, dst, ("node", "initializer", "sparse_initializer"))
+        for t in src.initializer:
+            _light_tensor(t, dst.initializer.add())
+        for sp in src.sparse_initializer:
+            _light_sparse(sp, dst.sparse_initializer.add())
+        _light_nodes(src.node, dst.node, todo)
+
+
+def skeleton(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` for shape inference: every graph, node, function and type,
+    every tensor with its name, type and dims, but no external reference and no data
+    above KEEP_DATA_BYTES. Built piece by piece: the model's weights are never copied."""
+    out = onnx.ModelProto()
+    _copy_except(model, out, ("graph", "training_info", "functions"))
+    todo: list = []
+    if model.HasField("graph"):
+        todo.append((model.graph, out.graph))
+    for info in model.training_info:
+        dst = out.training_info.add()
+        _copy_except(info, dst, ("initialization", "algorithm"))
+        if info.HasField("initialization"):
+            todo.append((info.initialization, dst.initialization))
+        if info.HasField("algorithm"):
+            todo.append((info.algorithm, dst.algorithm))
+    for fn in model.functions:
+        dst = out.functions.add()
+        _copy_except(fn, dst, ("node",))
+        _light_nodes(fn.node, dst.node, todo)
+    _light_graphs(todo)
+    return out

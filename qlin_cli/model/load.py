@@ -1,4 +1,18 @@
-"""Load an ONNX model's structure without its external weights."""
+"""Load an ONNX model's structure without its external weights.
+
+A model file above ``PIECES_ABOVE`` bytes is parsed in pieces, so that its
+bytes and the parsed message are never both in memory whole: the protobuf wire
+format is a sequence of fields, and parsing a concatenation is the same as
+merging its parts one after the other. The top-level fields of the ModelProto
+are read and merged in batches of at most ``PIECE`` bytes; the graph (field 7),
+where the inline weights are, is split at its own fields (nodes, initializers
+...), and each batch is merged wrapped in a ModelProto graph field again, so
+every message is parsed at the depth it has in the file and protobuf's nesting
+limit applies exactly as for a whole parse. Peak memory is the parsed model
+plus the largest single field (one initializer), not twice the file. Anything
+the scan does not expect (a group, a length past the end) or any piece protobuf
+refuses falls back to one whole parse, which gives the usual verdict.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +27,9 @@ from ..errors import QlinError
 
 # protobuf refuses to parse messages above 2 GiB; so do we, with a clear message.
 PROTOBUF_LIMIT = 2**31 - 1
+PIECES_ABOVE = 32 * 2**20  # smaller files are parsed at once
+PIECE = 8 * 2**20  # bytes per batch of fields merged at once
+_GRAPH_TAG = 7 << 3 | 2  # ModelProto.graph, length-delimited
 _STRING, _MESSAGE = FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE
 _TOO_DEEP = (
     "messages nested deeper than protobuf's limit of 100 levels (subgraphs too deeply nested); "
@@ -47,10 +64,33 @@ def load_model(path: str) -> onnx.ModelProto:
             "store the weights as external data",
         )
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        model = _parse_file(path, size)
     except OSError as e:
         raise QlinError(path, f"cannot read: {e.strerror or e}") from None
+    bad = invalid_string(model)
+    if bad is not None:
+        raise QlinError(path, f"a string ({bad}) is not valid UTF-8: a corrupt or hostile file")
+    if not model.HasField("graph"):
+        raise QlinError(path, "not an ONNX model: no graph in the file")
+    if model.ir_version <= 0:
+        raise QlinError(path, "not an ONNX model: ir_version is missing")
+    return model
+
+
+def _parse_file(path: str, size: int) -> onnx.ModelProto:
+    with open(path, "rb", buffering=0) as f:
+        if size > PIECES_ABOVE:
+            model = onnx.ModelProto()
+            try:
+                _parse_in_pieces(f, size, model)
+                return model
+            except (_Unexpected, DecodeError, RuntimeWarning, ValueError, RecursionError, IndexError):
+                del model  # the whole parse below gives the verdict
+        data = _read_exactly(f, 0, size, bytearray(size))
+    return _parse_whole(path, data)
+
+
+def _parse_whole(path: str, data) -> onnx.ModelProto:
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
@@ -60,14 +100,130 @@ def load_model(path: str) -> onnx.ModelProto:
         raise QlinError(path, f"not a valid ONNX protobuf ({_short(e)})") from None
     except RecursionError:
         raise QlinError(path, _TOO_DEEP) from None
-    bad = invalid_string(model)
-    if bad is not None:
-        raise QlinError(path, f"a string ({bad}) is not valid UTF-8: a corrupt or hostile file")
-    if not model.HasField("graph"):
-        raise QlinError(path, "not an ONNX model: no graph in the file")
-    if model.ir_version <= 0:
-        raise QlinError(path, "not an ONNX model: ir_version is missing")
     return model
+
+
+class _Unexpected(Exception):
+    """The file is not a plain sequence of fields the piecewise parse can split."""
+
+
+def _read_exactly(f, offset: int, length: int, buf: bytearray, at: int = 0) -> bytearray:
+    """Fill ``buf[at:at+length]`` with the file's bytes at ``offset``."""
+    view = memoryview(buf)[at:at + length]
+    f.seek(offset)
+    done = 0
+    while done < length:
+        n = f.readinto(view[done:])
+        if not n:
+            raise _Unexpected("the file ended early")
+        done += n
+    view.release()
+    return buf
+
+
+def _varint(buf, i: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, i
+        shift += 7
+        if shift > 63:
+            raise _Unexpected("varint too long")
+
+
+def _encode_varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+class _Window:
+    """Headers of fields, read from the file a megabyte at a time."""
+
+    SIZE = 2**20
+
+    def __init__(self, f, size: int):
+        self.f, self.size, self.start, self.buf = f, size, 0, b""
+
+    def at(self, pos: int) -> tuple[bytes, int]:
+        """The buffer and ``pos``'s index in it, with at least 24 bytes after ``pos``
+        (fewer only at the end of the file): room for a tag and a length."""
+        end = self.start + len(self.buf)
+        if pos < self.start or (pos + 24 > end and end < self.size):
+            self.f.seek(pos)
+            self.start, self.buf = pos, self.f.read(min(self.SIZE, self.size - pos))
+        return self.buf, pos - self.start
+
+
+def _fields(win: _Window, start: int, end: int):
+    """(tag, offset, end offset) of each field in the file's bytes [start, end)."""
+    pos = start
+    while pos < end:
+        buf, i = win.at(pos)
+        tag, j = _varint(buf, i)
+        wire = tag & 7
+        if wire == 0:
+            _, j = _varint(buf, j)
+        elif wire == 1:
+            j += 8
+        elif wire == 5:
+            j += 4
+        elif wire == 2:
+            n, j = _varint(buf, j)
+            j += n
+        else:  # groups: not used by onnx; let the whole parse judge
+            raise _Unexpected("group")
+        if tag >> 3 == 0:
+            raise _Unexpected("field number 0")
+        nxt = pos + (j - i)
+        if nxt > end:
+            raise _Unexpected("a field runs past its message")
+        yield tag, pos, nxt
+        pos = nxt
+
+
+def _parse_in_pieces(f, size: int, model: onnx.ModelProto) -> None:
+    win = _Window(f, size)
+
+    def merge(start: int, end: int, header: bytes = b"") -> None:
+        piece = bytearray(len(header) + end - start)
+        piece[:len(header)] = header
+        _read_exactly(f, start, end - start, piece, len(header))
+        model.MergeFromString(piece)
+
+    top = top_end = 0  # a batch of top-level fields not yet merged
+    for tag, pos, nxt in _fields(win, 0, size):
+        if tag != _GRAPH_TAG:
+            if nxt - top > PIECE and top_end > top:
+                merge(top, top_end)
+                top = top_end
+            top_end = nxt
+            continue
+        if top_end > top:
+            merge(top, top_end)
+        top = top_end = nxt
+        buf, i = win.at(pos)
+        _, j = _varint(buf, i)
+        _, j = _varint(buf, j)
+        body = pos + (j - i)  # the graph's own fields: [body, nxt)
+        a = b = body
+        for _tag, _pos, field_end in _fields(win, body, nxt):
+            if field_end - a > PIECE and b > a:
+                merge(a, b, bytes([_GRAPH_TAG]) + _encode_varint(b - a))
+                a = b
+            b = field_end
+        merge(a, b, bytes([_GRAPH_TAG]) + _encode_varint(b - a))  # at least once: the graph is set
+    if top_end > top:
+        merge(top, top_end)
 
 
 def invalid_string(model: onnx.ModelProto) -> str | None:

@@ -8,7 +8,6 @@ file. Anything else is refused with an UnsafeData error naming the reason.
 
 from __future__ import annotations
 
-import math
 import os
 import stat
 
@@ -20,6 +19,8 @@ from ..schema import dtypes
 
 # Tensors larger than this are not read for value checks.
 MAX_VALUE_BYTES = 64 * 2**20
+# Element counts are computed up to this and no further: more than any file or memory holds.
+COUNT_CAP = 2**64
 
 
 class UnsafeData(ValueError):
@@ -34,12 +35,41 @@ def is_external(tensor: onnx.TensorProto) -> bool:
     return tensor.data_location == onnx.TensorProto.EXTERNAL
 
 
+def element_count(dims) -> int:
+    """The product of ``dims`` (their absolute values: negative dims are the caller's
+    to refuse), saturating: any product above COUNT_CAP is returned as COUNT_CAP + 1.
+
+    A declared shape can have hundreds of thousands of dims near 2**63; their exact
+    product would have millions of digits and take minutes to compute (each
+    multiplication costs as much as the digits so far). Any 0 makes the product 0.
+    """
+    dims = list(dims)
+    if 0 in dims:
+        return 0
+    count = 1
+    for d in dims:
+        count *= abs(d)
+        if count > COUNT_CAP:
+            return COUNT_CAP + 1
+    return count
+
+
+def dims_text(dims, keep: int = 8) -> str:
+    """Dims for a message: all of them, or the first ``keep`` and how many there are."""
+    dims = list(dims)
+    if len(dims) <= keep:
+        return str(dims)
+    return "[" + ", ".join(map(str, dims[:keep])) + f", ... ({len(dims)} dims)]"
+
+
 def nbytes(tensor: onnx.TensorProto) -> int | None:
-    """Bytes the tensor's raw data must hold, or None for types without a fixed width."""
+    """Bytes the tensor's raw data must hold, or None for types without a fixed width.
+
+    Saturating like ``element_count``: a result above 2**64 means "more than any file"."""
     d = dtypes.BY_PROTO.get(tensor.data_type)
     if d is None:
         return None
-    count = math.prod(tensor.dims)
+    count = element_count(tensor.dims)
     return (count * d.bits + 7) // 8
 
 
@@ -99,12 +129,17 @@ def check_external(
     info = external_info(tensor)
     location = info.get("location", "")
     if any(d < 0 for d in tensor.dims):
-        raise UnsafeData(f"tensor {tensor.name!r} has a negative dimension {list(tensor.dims)}")
+        raise UnsafeData(f"tensor {tensor.name!r} has a negative dimension {dims_text(tensor.dims)}")
     if cache is not None and location in cache:
         path, size = cache[location]
     else:
         path = resolve_location(base_dir, location)
         size = os.path.getsize(path)
+        try:  # an unreadable data file is refused here, not met later by a read
+            with open(path, "rb"):
+                pass
+        except OSError as e:
+            raise UnsafeData(f"external data file {location!r} cannot be read: {e.strerror or e}") from None
         if cache is not None:
             cache[location] = (path, size)
     offset = _int_field(info, "offset", location) or 0
@@ -121,8 +156,9 @@ def check_external(
     if need is None:
         raise UnsafeData(f"tensor {tensor.name!r} has a type qlin cannot read from external data")
     if need > (length if length is not None else available):
+        amount = f"more than {COUNT_CAP}" if need > COUNT_CAP else str(need)
         raise UnsafeData(
-            f"tensor {tensor.name!r} needs {need} bytes for dims {list(tensor.dims)} but "
+            f"tensor {tensor.name!r} needs {amount} bytes for dims {dims_text(tensor.dims)} but "
             f"{location!r} holds {length if length is not None else available} at offset {offset}"
         )
     return path, offset, need
@@ -149,7 +185,7 @@ def read_value(tensor: onnx.TensorProto, base_dir: str) -> np.ndarray | None:
     Raises UnsafeData for external data that is unsafe or lies about its size.
     """
     if any(d < 0 for d in tensor.dims):
-        raise UnsafeData(f"tensor {tensor.name!r} has a negative dimension {list(tensor.dims)}")
+        raise UnsafeData(f"tensor {tensor.name!r} has a negative dimension {dims_text(tensor.dims)}")
     need = nbytes(tensor)
     if need is None or need > MAX_VALUE_BYTES:
         return None
@@ -158,9 +194,16 @@ def read_value(tensor: onnx.TensorProto, base_dir: str) -> np.ndarray | None:
         return fast
     if is_external(tensor):
         path, offset, need = check_external(tensor, base_dir)
-        with open(path, "rb") as f:
-            f.seek(offset)
-            raw = f.read(need)
+        try:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                raw = f.read(need)
+        except OSError as e:
+            location = external_info(tensor).get("location", "")
+            raise UnsafeData(f"external data file {location!r} of tensor {tensor.name!r} cannot be "
+                             f"read: {e.strerror or e}") from None
+        if len(raw) != need:
+            raise UnsafeData(f"external data of tensor {tensor.name!r} ended early")
         inline = onnx.TensorProto()
         inline.CopyFrom(tensor)
         del inline.external_data[:]
