@@ -39,10 +39,13 @@ class TopologicalOrder(ModelRule):
         for body in view.bodies:
             seen = set(body.defined)
             seen.add("")  # an absent optional input
+            facts = body.facts
             for i, node in enumerate(body.nodes):
                 children = owned.get((body.path, i)) if owned else None
-                if children is None and seen.issuperset(node.input):
-                    seen.update(node.output)  # the usual node: every input already there
+                f = facts.get(i)  # the facts hold the names as tuples already (cheaper than protobuf)
+                ins, outs = (f.inputs, f.outputs) if f is not None else (node.input, node.output)
+                if children is None and seen.issuperset(ins):
+                    seen.update(outs)  # the usual node: every input already there
                     continue
                 names = list(node.input)
                 for child in children or ():
@@ -59,4 +62,4 @@ class TopologicalOrder(ModelRule):
                     yield Violation(
                         f"reads '{late[0]}'{sub}{more}, produced by {how}: sort the nodes "
                         f"topologically", at=view.node_site(body, i))
-                seen.update(node.output)
+                seen.update(outs)
