@@ -52,8 +52,9 @@ def errors(model):
 
 
 # ---- builders of a clean node per family, with one thing changeable ----------------------
-def qlinear_conv(w_scale=np.full(8, 0.01, F32), w_zp=None, x_zp_type="uint8", x_scale=0.02,
+def qlinear_conv(w_scale=None, w_zp=None, x_zp_type="uint8", x_scale=0.02,
                  y_zp=("y_zp", "init", 128, "uint8"), attrs=None, opset=13):
+    w_scale = np.full(8, 0.01, F32) if w_scale is None else w_scale
     w_zp = np.zeros(np.shape(w_scale)) if w_zp is None else w_zp
     return node_model("QLinearConv", [
         ("x", "in", (1, 3, 8, 8), x_zp_type), ("x_s", "init", F32(x_scale), "float"),
@@ -62,7 +63,8 @@ def qlinear_conv(w_scale=np.full(8, 0.01, F32), w_zp=None, x_zp_type="uint8", x_
         ("y_s", "init", F32(0.05), "float"), y_zp], out_types=["uint8"], attrs=attrs, opset=opset)
 
 
-def qlinear_matmul(a_zp_type="uint8", b_scale=np.full(3, 0.01, F32), scale_type="float", opset=13):
+def qlinear_matmul(a_zp_type="uint8", b_scale=None, scale_type="float", opset=13):
+    b_scale = np.full(3, 0.01, F32) if b_scale is None else b_scale
     return node_model("QLinearMatMul", [
         ("a", "in", (2, 4), "uint8"), ("a_s", "init", F32(0.02), scale_type), ("a_zp", "init", 0, a_zp_type),
         ("b", "init", np.ones((4, 3)), "int8"), ("b_s", "init", b_scale, scale_type),
@@ -80,7 +82,8 @@ def qgemm(b_scale_len=10, trans_b=1):
         domain=MS, out_types=["uint8"], attrs={"transB": trans_b})
 
 
-def qlinear_add(b_type="uint8", a_scale=F32(0.02)):
+def qlinear_add(b_type="uint8", a_scale=None):
+    a_scale = F32(0.02) if a_scale is None else a_scale
     return node_model("QLinearAdd", [
         ("a", "in", (1, 8), "uint8"), ("a_s", "init", a_scale, "float"), ("a_zp", "init", 0, "uint8"),
         ("b", "in", (1, 8), b_type), ("b_s", "init", F32(0.02), "float"), ("b_zp", "init", 0, b_type),
@@ -94,13 +97,15 @@ def qlinear_softmax(attrs=None):
         domain=MS, out_types=["uint8"], attrs={"opset": 13, "axis": 1} if attrs is None else attrs)
 
 
-def matmul_integer(b_zp=np.zeros(3), a_zp_type="uint8"):
+def matmul_integer(b_zp=None, a_zp_type="uint8"):
+    b_zp = np.zeros(3) if b_zp is None else b_zp
     return node_model("MatMulInteger", [
         ("a", "in", (2, 4), "uint8"), ("b", "init", np.ones((4, 3)), "int8"),
         ("a_zp", "init", 0, a_zp_type), ("b_zp", "init", b_zp, "int8")], out_types=["int32"])
 
 
-def conv_integer(w_zp=np.zeros(8)):
+def conv_integer(w_zp=None):
+    w_zp = np.zeros(8) if w_zp is None else w_zp
     return node_model("ConvInteger", [
         ("x", "in", (1, 3, 8, 8), "uint8"), ("w", "init", np.ones((8, 3, 3, 3)), "int8"),
         ("x_zp", "init", 0, "uint8"), ("w_zp", "init", w_zp, "int8")], out_types=["int32"])
@@ -130,7 +135,8 @@ def nbits(k=64, n=32, bits=4, block=32, a_k=None, scales_shape=None, imports=Non
               ("zp", "init", np.full((n, -(-k_blocks * bits // 8)), 0x88), "uint8")]
     if bias_len is not None:
         inputs += [None, ("bias", "init", np.zeros(bias_len, F32), "float")]
-    return node_model("MatMulNBits", inputs, domain=MS, attrs={"K": k, "N": n, "bits": bits, "block_size": block},
+    attrs = {"K": k, "N": n, "bits": bits, "block_size": block}
+    return node_model("MatMulNBits", inputs, domain=MS, attrs=attrs,
                       imports=imports, opset=21)
 
 
@@ -171,7 +177,8 @@ CASES = [
      lambda: qlinear_matmul(scale_type="float16", opset=13), "QL204"),
     ("qgemm b scale with transB counts B's rows", qgemm, lambda: qgemm(b_scale_len=8), "QL410"),
     ("qlinearadd operands of two types", qlinear_add, lambda: qlinear_add(b_type="int8"), "QL204"),
-    ("qlinearadd per-channel scale", qlinear_add, lambda: qlinear_add(a_scale=np.full(8, 0.02, F32)), "QL410"),
+    ("qlinearadd per-channel scale", qlinear_add,
+     lambda: qlinear_add(a_scale=np.full(8, 0.02, F32)), "QL410"),
     ("qlinearsoftmax without opset", qlinear_softmax, lambda: qlinear_softmax({"axis": 1}), "QL107"),
     ("qlinearsoftmax axis out of range", qlinear_softmax,
      lambda: qlinear_softmax({"opset": 13, "axis": 2}), "QL305"),

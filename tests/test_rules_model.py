@@ -53,7 +53,8 @@ def test_order_inside_a_subgraph_is_checked_with_outer_values_available():
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["outer"], name="p"),
          helper.make_node("If", ["c"], ["y"], name="branch", then_branch=body, else_branch=body)], "g",
-        [_vi("c", TensorProto.BOOL, []), _vi("x", TensorProto.FLOAT, [2])], [_vi("y", TensorProto.FLOAT, [2])])
+        [_vi("c", TensorProto.BOOL, []), _vi("x", TensorProto.FLOAT, [2])],
+        [_vi("y", TensorProto.FLOAT, [2])])
     found = [c for c in codes(make(graph, {"": 13})) if c[0] == "QL108"]
     assert {(n, g) for _, n, g in found} == {("second", "main/branch.then_branch"),
                                              ("second", "main/branch.else_branch")}
@@ -115,8 +116,10 @@ def test_opset_newer_than_the_ir_is_a_warning():
 def _per_axis_pair(dq_axis: int, dq_zp=(0, 0, 0)) -> onnx.ModelProto:
     nodes = [helper.make_node("QuantizeLinear", ["w", "s", "zq"], ["wq"], name="q", axis=1),
              helper.make_node("DequantizeLinear", ["wq", "s", "zd"], ["y"], name="dq", axis=dq_axis)]
-    graph = helper.make_graph(nodes, "g", [_vi("w", TensorProto.FLOAT, [3, 3])], [_vi("y", TensorProto.FLOAT, [3, 3])],
-                              initializer=[tensor("s", np.full(3, 0.1, F32)), tensor("zq", np.zeros(3), "int8"),
+    graph = helper.make_graph(nodes, "g", [_vi("w", TensorProto.FLOAT, [3, 3])],
+                              [_vi("y", TensorProto.FLOAT, [3, 3])],
+                              initializer=[tensor("s", np.full(3, 0.1, F32)),
+                                           tensor("zq", np.zeros(3), "int8"),
                                            tensor("zd", np.array(dq_zp), "int8")])
     return make(graph, {"": 21})
 
