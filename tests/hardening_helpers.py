@@ -194,3 +194,42 @@ def listing(folder) -> list[str]:
         for n in dirs + files:
             out.append(os.path.relpath(os.path.join(root, n), str(folder)))
     return sorted(out)
+
+
+# ---- hostile names (tests/test_hardening2_*.py) -------------------------------------------
+
+# A name an attacker would give a node, a graph, a function or a file: a forged GitHub
+# annotation on a new line, a carriage return, ANSI sequences (clear screen, set the window
+# title), a bidi override, Unicode line separators, NEL, a pre-escaped newline and rich markup.
+EVIL = ("n\n::error file=forged.py,line=1::forged annotation\r\x1b[2J\x1b]0;title\x07"
+        "\u202eevil\u2028\x85%0A[bold red]markup[/bold red]\\")
+EVIL_SEQUENCES = ("\n::error", "\x1b[2J", "\x1b]0;", "\x07", "\u202e", "\u2028", "\x85", "\r")
+
+
+def unsafe_characters(text: str, allow: str = "\n") -> list[str]:
+    """The characters of ``text`` that are not printable, except those in ``allow``."""
+    return sorted({c for c in text if not c.isprintable() and c not in allow})
+
+
+def evil_model(path, name: str = EVIL) -> str:
+    """A model whose every name (nodes, tensors, graphs) starts with ``name``: an error
+    (QL405, a per-axis scale of the wrong length) on a node of the main graph and on one
+    in each branch of an If, so names reach messages, node labels and graph paths."""
+    def q(tag):
+        return helper.make_node("QuantizeLinear", [f"{name}x", f"{name}s", f"{name}z"],
+                                [f"{name}y{tag}"], name=f"{name}{tag}", axis=1)
+
+    x = helper.make_tensor_value_info(f"{name}x", TensorProto.FLOAT, [2, 3])
+    inits = [numpy_helper.from_array(np.ones(4, np.float32), f"{name}s"),
+             numpy_helper.from_array(np.zeros(4, np.uint8), f"{name}z")]
+    then = helper.make_graph([q("then")], f"{name}then", [],
+                             [helper.make_tensor_value_info(f"{name}ythen", TensorProto.UINT8, [2, 3])])
+    other = helper.make_graph([q("else")], f"{name}else", [],
+                              [helper.make_tensor_value_info(f"{name}yelse", TensorProto.UINT8, [2, 3])])
+    cond = numpy_helper.from_array(np.array(True), f"{name}c")
+    branch = helper.make_node("If", [f"{name}c"], [f"{name}yif"], name=f"{name}if", then_branch=then,
+                              else_branch=other)
+    outs = [helper.make_tensor_value_info(f"{name}ymain", TensorProto.UINT8, [2, 3]),
+            helper.make_tensor_value_info(f"{name}yif", TensorProto.UINT8, [2, 3])]
+    g = helper.make_graph([q("main"), branch], f"{name}graph", [x], outs, initializer=inits + [cond])
+    return save_raw(model_of(g), path)

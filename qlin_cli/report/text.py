@@ -30,7 +30,7 @@ def render(results, summary: dict, console: Console) -> None:
             continue
         if not r.diagnostics:
             continue
-        console.print(f"[bold]{escape(r.path)}[/bold]")
+        console.print(f"[bold]{escape(r.path)}[/bold]", soft_wrap=True)
         for d in r.diagnostics:
             style = STYLE.get(d.severity, "")
             console.print(
