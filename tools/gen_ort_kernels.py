@@ -18,6 +18,14 @@ interpreter:
   ONNX plus contrib schemas, from ``get_all_operator_schema()``), restricted to the
   domains that have CPU kernels.  They are needed to map a model's opset to the
   schema version in force, which is what onnxruntime matches kernels against.
+  Each version's ``signatures`` entry lists its formal inputs and outputs as
+  ``[name, type string, option]`` (the type string is the type-constraint name a
+  kernel registration constrains, e.g. "T1", or a fixed type such as
+  "tensor(int64)"; option is "single", "optional" or "variadic"), so that a node's
+  input and output types can be bound to the names the kernels use.  ``function``
+  says whether onnx's own schema of that version has a function body (onnxruntime
+  inlines such ops when no kernel exists; read from the installed ``onnx.defs``,
+  ai.onnx only).
 * ``max_opset`` / ``max_ir``: measured, not copied: a one-node Identity model is
   loaded and run at increasing ai.onnx opset / IR versions and the last version
   that works is recorded.
@@ -36,7 +44,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-FORMAT = 1
+FORMAT = 2
 PROVIDER = "CPUExecutionProvider"
 SOURCE = "python tools/gen_ort_kernels.py"
 OPEN_ENDED = 2147483647  # INT_MAX: onnxruntime's marker for "no upper bound"
@@ -98,18 +106,44 @@ def _kernel_sort_key(entry: dict) -> tuple:
     )
 
 
+_OPTIONS = {"Single": "single", "Optional": "optional", "Variadic": "variadic"}
+
+
+def _params(formals) -> list[list[str]]:
+    return [[p.name, p.typeStr, _OPTIONS.get(str(p.option).rsplit(".", 1)[-1], "single")] for p in formals]
+
+
+def _has_function(domain: str, op: str, version: int) -> bool:
+    """onnx's own schema of exactly this version has a function body (ai.onnx only)."""
+    if domain:
+        return False
+    from onnx import defs
+
+    try:
+        s = defs.get_schema(op, version, "")
+    except Exception:  # onnx does not know the op at that version
+        return False
+    return s.since_version == version and bool(s.has_function or s.has_context_dependent_function)
+
+
 def collect_schemas(domains: Iterable[str]) -> list[dict]:
     from onnxruntime.capi import onnxruntime_pybind11_state as C
 
     wanted = set(domains)
-    versions: dict[tuple[str, str], set[int]] = {}
+    found: dict[tuple[str, str], dict[int, dict]] = {}
     for schema in C.get_all_operator_schema():
         domain = normalise_domain(schema.domain)
         if domain in wanted:
-            versions.setdefault((domain, schema.name), set()).add(int(schema.since_version))
+            version = int(schema.since_version)
+            found.setdefault((domain, schema.name), {})[version] = {
+                "inputs": _params(schema.inputs),
+                "outputs": _params(schema.outputs),
+                "function": _has_function(domain, schema.name, version),
+            }
     return [
-        {"domain": domain, "op": op, "versions": sorted(vs)}
-        for (domain, op), vs in sorted(versions.items())
+        {"domain": domain, "op": op, "versions": sorted(by_version),
+         "signatures": {str(v): by_version[v] for v in sorted(by_version)}}
+        for (domain, op), by_version in sorted(found.items())
     ]
 
 

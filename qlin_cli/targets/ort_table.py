@@ -63,11 +63,11 @@ from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
-__all__ = ["Kernel", "Match", "OrtTable", "available_versions", "from_json", "load", "normalise_type"]
+__all__ = ["Kernel", "Match", "OrtTable", "Signature", "available_versions", "from_json", "load", "normalise_type"]
 
 _DATA_PACKAGE = "qlin_cli.targets.data"
 _FILE_RE = re.compile(r"^onnxruntime_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*)\.json$")
-_SUPPORTED_FORMAT = 1
+_SUPPORTED_FORMATS = (1, 2)  # 2 adds each schema version's signature
 
 
 def normalise_domain(domain: str) -> str:
@@ -131,12 +131,45 @@ class Match:
     float16_cast: bool  # True: float16 arguments are cast to float and the node computes in float32
 
 
+@dataclass(frozen=True)
+class Signature:
+    """The formal inputs and outputs of one onnxruntime schema version: (name, type
+    string, option) each, the type string being the constraint name kernels use ("T1")
+    or a fixed type ("tensor(int64)"); option "single", "optional" or "variadic".
+    ``function``: onnx's schema has a function body, which onnxruntime inlines when no
+    kernel exists."""
+
+    inputs: tuple[tuple[str, str, str], ...]
+    outputs: tuple[tuple[str, str, str], ...]
+    function: bool = False
+
+    def bind(self, in_types, out_types) -> dict[str, str]:
+        """{constraint name: type} for the known types of a node's inputs and outputs
+        (None for an absent or unknown one). A constraint bound to two different types
+        keeps the first; fixed types are left out."""
+        bound: dict[str, str] = {}
+        for formals, types in ((self.inputs, in_types), (self.outputs, out_types)):
+            for i, t in enumerate(types):
+                if t is None or not formals:
+                    continue
+                if i < len(formals):
+                    name = formals[i][1]
+                elif formals[-1][2] == "variadic":
+                    name = formals[-1][1]
+                else:
+                    continue
+                if name.startswith("tensor(") or name.startswith("seq(") or "(" in name:
+                    continue
+                bound.setdefault(name, t)
+        return bound
+
+
 class OrtTable:
     """One generated table: limits of the runtime plus its CPU kernels."""
 
     def __init__(self, data: Mapping):
         fmt = data.get("format")
-        if fmt != _SUPPORTED_FORMAT:
+        if fmt not in _SUPPORTED_FORMATS:
             raise ValueError(f"unsupported onnxruntime table format {fmt!r}")
         self.version: str = data["onnxruntime_version"]
         self.provider: str = data["provider"]
@@ -147,6 +180,13 @@ class OrtTable:
         self._schemas: dict[tuple[str, str], tuple[int, ...]] = {
             (normalise_domain(s["domain"]), s["op"]): tuple(sorted(s["versions"])) for s in data["schemas"]
         }
+        self._signatures: dict[tuple[str, str, int], Signature] = {}
+        for s in data["schemas"]:
+            for version, sig in s.get("signatures", {}).items():
+                self._signatures[(normalise_domain(s["domain"]), s["op"], int(version))] = Signature(
+                    tuple(tuple(p) for p in sig["inputs"]), tuple(tuple(p) for p in sig["outputs"]),
+                    bool(sig.get("function", False)))
+        self.domains: tuple[str, ...] = tuple(normalise_domain(d) for d in data.get("domains", ()))
         grouped: dict[tuple[str, str, int, int | None], list[Mapping[str, frozenset[str]]]] = {}
         for k in data["kernels"]:
             key = (normalise_domain(k["domain"]), k["op"], int(k["since"]), k["until"])
@@ -164,6 +204,10 @@ class OrtTable:
     def schema_versions(self, domain: str, op: str) -> tuple[int, ...]:
         """The operator's schema ``since_version`` values known to this onnxruntime."""
         return self._schemas.get((normalise_domain(domain), op), ())
+
+    def signature(self, domain: str, op: str, version: int) -> Signature | None:
+        """The formal parameters of one schema version (None: the table has none, format 1)."""
+        return self._signatures.get((normalise_domain(domain), op, version))
 
     def schema_version(self, domain: str, op: str, opset: int) -> int | None:
         """The schema version in force for ``op`` when the model imports ``domain`` at ``opset``."""
