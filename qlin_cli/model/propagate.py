@@ -4,7 +4,8 @@ onnx shape inference stops at ops it does not know (vendor ops) and everything a
 them loses its type. Walking every body in order, an output whose type variable is
 bound to an input of known type (or allows a single type) gets that type: from
 onnx.defs for ai.onnx ops, from qlin's schema table for the vendor ops it knows.
-Shapes are not guessed. Declared and inferred types always win.
+Ranks (not dimensions) are carried the same way where an op's output rank follows
+from its inputs' (the tables below). Declared and inferred types always win.
 """
 
 from __future__ import annotations
@@ -42,6 +43,87 @@ def _name(type_str: str) -> str | None:
     if type_str.startswith("tensor(") and type_str.endswith(")"):
         return type_str[7:-1]
     return None
+
+
+# Ops whose output 0 has the rank of input 0 (elementwise, normalisations, casts, the
+# linear and block quantizers; MatMulNBits' Y is A's shape with N last: onnxruntime's
+# contrib op documentation, com.microsoft.MatMulNBits).
+SAME_RANK = frozenset({
+    "Abs", "Cast", "CastLike", "Ceil", "Clip", "Cos", "DequantizeLinear", "Dropout", "Elu", "Erf",
+    "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization",
+    "LayerNormalization", "LeakyRelu", "Log", "LogSoftmax", "MatMulNBits", "Neg", "Not", "PRelu",
+    "QuantizeLinear", "Reciprocal", "Relu", "Round", "Sigmoid", "Sign", "Sin", "Softmax", "Softplus",
+    "Sqrt", "Tanh", "BatchNormalization", "DynamicQuantizeLinear", "ExtendedQuantizeLinear",
+    "ExtendedDequantizeLinear", "BFPQuantizeDequantize", "QLinearSoftmax", "QLinearLeakyRelu",
+    "QLinearSigmoid", "Transpose",
+})
+# Ops whose output 0 has the broadcast rank of their inputs (the largest input rank).
+BROADCAST = frozenset({
+    "Add", "And", "Div", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Max", "Mean",
+    "Min", "Mod", "Mul", "Or", "Pow", "Sub", "Sum", "Where", "Xor", "MatMul", "MatMulInteger",
+    "QLinearMatMul", "QLinearAdd", "QLinearMul",
+})
+
+
+REDUCE = frozenset({"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+                    "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"})
+
+
+def _keeps_rank(node) -> bool:
+    """The op's output 0 has its input 0's rank."""
+    if node.op_type in REDUCE:
+        return all(a.i != 0 for a in node.attribute if a.name == "keepdims")
+    return node.op_type in SAME_RANK
+
+
+def _rank_of(scope, name: str) -> int | None:
+    t = scope.find_type(name) if name else None
+    return None if t is None or t[1] is None else len(t[1])
+
+
+def _out_rank(node, scope) -> int | None:
+    op = node.op_type
+    if op == "Reshape" and len(node.input) > 1:
+        shape = scope.find_value(node.input[1])
+        return shape.dims[0] if shape is not None and len(shape.dims) == 1 else None
+    if _keeps_rank(node):
+        return _rank_of(scope, node.input[0]) if node.input else None
+    if op in BROADCAST:
+        ranks = [_rank_of(scope, n) for n in node.input if n]
+        if op == "QLinearMatMul":
+            ranks = [_rank_of(scope, node.input[0]), _rank_of(scope, node.input[3])]
+        elif op in ("QLinearAdd", "QLinearMul"):
+            ranks = [_rank_of(scope, node.input[0]), _rank_of(scope, node.input[3])]
+        return None if not ranks or None in ranks else max(ranks)
+    return None
+
+
+def fill_ranks(walked) -> int:
+    """Give a rank (dimensions unknown) to values of known type whose shape is unknown:
+    forward from the inputs, then backward from the output of a rank-keeping op."""
+    added = 0
+    walked = list(walked)
+    for scope, _, node in walked:
+        if not node.output or not node.output[0]:
+            continue
+        out = node.output[0]
+        t = scope.find_type(out)
+        if t is None or not t[0] or t[1] is not None:
+            continue
+        rank = _out_rank(node, scope)
+        if rank is not None:
+            scope.types[out] = (t[0], (None,) * rank)
+            scope.resolved.add(out)
+            added += 1
+    for scope, _, node in reversed(walked):
+        if not _keeps_rank(node) or not node.input or not node.input[0] or not node.output:
+            continue
+        t, rank = scope.find_type(node.input[0]), _rank_of(scope, node.output[0])
+        if t is not None and t[0] and t[1] is None and rank is not None:
+            scope.types[node.input[0]] = (t[0], (None,) * rank)
+            scope.resolved.add(node.input[0])
+            added += 1
+    return added
 
 
 def fill(walked) -> int:

@@ -15,7 +15,7 @@ import onnx
 from ... import schema
 from ...model.graphs import bodies
 from ...model.infer import inferred_types
-from ...model.propagate import fill
+from ...model.propagate import fill, fill_ranks
 from ..sites import Namer, all_names, sites
 from ..state import Context, PassResult
 
@@ -47,5 +47,6 @@ class ReadModel:
             ctx.extra = inferred_types(ctx.model)
         ctx.sites = list(sites(ctx.model, ctx.extra))
         fill((s.scope, s.index, s.node) for s in ctx.sites)
+        fill_ranks((s.scope, s.index, s.node) for s in ctx.sites)
         ctx.namer = Namer(all_names(ctx.model))
         return PassResult()
