@@ -25,9 +25,10 @@ def inferred_types(model: onnx.ModelProto) -> dict | None:
     weights (gigabytes on a large model), and copying, serializing and parsing
     back inline weights would cost several times the model's size.
     """
+    light = skeleton(model)
     try:
         inferred = onnx.shape_inference.infer_shapes(
-            skeleton(model), check_type=False, strict_mode=False, data_prop=False
+            light, check_type=False, strict_mode=False, data_prop=False
         )
     except Exception:  # inference is a help, not a requirement
         return None
@@ -59,7 +60,7 @@ def _copy_except(src, dst, skip: tuple[str, ...]) -> None:
     for fd, value in src.ListFields():
         if fd.name in skip:
             continue
-        if fd.label == fd.LABEL_REPEATED:
+        if fd.is_repeated:
             getattr(dst, fd.name).extend(value)
         elif fd.type == fd.TYPE_MESSAGE:
             getattr(dst, fd.name).CopyFrom(value)

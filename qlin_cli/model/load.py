@@ -9,7 +9,10 @@ where the inline weights are, is split at its own fields (nodes, initializers
 ...), and each batch is merged wrapped in a ModelProto graph field again, so
 every message is parsed at the depth it has in the file and protobuf's nesting
 limit applies exactly as for a whole parse. Peak memory is the parsed model
-plus the largest single field (one initializer), not twice the file. Anything
+plus the largest single field (one initializer), not twice the file. With
+``weights=False`` (what `qlin check` needs: it never reads a value above
+MAX_VALUE_BYTES) an initializer above that size is merged without its data
+fields, so the peak is the model's structure plus one piece. Anything
 the scan does not expect (a group, a length past the end) or any piece protobuf
 refuses falls back to one whole parse, which gives the usual verdict.
 """
@@ -24,12 +27,17 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 
 from ..errors import QlinError
+from .tensors import MAX_VALUE_BYTES
 
 # protobuf refuses to parse messages above 2 GiB; so do we, with a clear message.
 PROTOBUF_LIMIT = 2**31 - 1
 PIECES_ABOVE = 32 * 2**20  # smaller files are parsed at once
 PIECE = 8 * 2**20  # bytes per batch of fields merged at once
 _GRAPH_TAG = 7 << 3 | 2  # ModelProto.graph, length-delimited
+_INITIALIZER_TAG = 5 << 3 | 2  # GraphProto.initializer
+# TensorProto fields that hold the data: float_data, int32_data, string_data, int64_data,
+# raw_data, double_data, uint64_data
+_DATA_FIELDS = {4, 5, 6, 7, 9, 10, 11}
 _STRING, _MESSAGE = FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE
 _TOO_DEEP = (
     "messages nested deeper than protobuf's limit of 100 levels (subgraphs too deeply nested); "
@@ -37,8 +45,12 @@ _TOO_DEEP = (
 )
 
 
-def load_model(path: str) -> onnx.ModelProto:
+def load_model(path: str, *, weights: bool = True) -> onnx.ModelProto:
     """Parse ``path`` as a ModelProto, leaving external data on disk.
+
+    ``weights=False``: in a file above PIECES_ABOVE bytes, initializers of the main
+    graph larger than MAX_VALUE_BYTES keep their name, type and dims but not their
+    data (for checking, which never reads such values; never for converting).
 
     Raises QlinError for anything that is not a readable ONNX model.
     """
@@ -64,7 +76,7 @@ def load_model(path: str) -> onnx.ModelProto:
             "store the weights as external data",
         )
     try:
-        model = _parse_file(path, size)
+        model = _parse_file(path, size, weights)
     except OSError as e:
         raise QlinError(path, f"cannot read: {e.strerror or e}") from None
     bad = invalid_string(model)
@@ -77,12 +89,12 @@ def load_model(path: str) -> onnx.ModelProto:
     return model
 
 
-def _parse_file(path: str, size: int) -> onnx.ModelProto:
+def _parse_file(path: str, size: int, weights: bool = True) -> onnx.ModelProto:
     with open(path, "rb", buffering=0) as f:
         if size > PIECES_ABOVE:
             model = onnx.ModelProto()
             try:
-                _parse_in_pieces(f, size, model)
+                _parse_in_pieces(f, size, model, weights)
                 return model
             except (_Unexpected, DecodeError, RuntimeWarning, ValueError, RecursionError, IndexError):
                 del model  # the whole parse below gives the verdict
@@ -191,7 +203,26 @@ def _fields(win: _Window, start: int, end: int):
         pos = nxt
 
 
-def _parse_in_pieces(f, size: int, model: onnx.ModelProto) -> None:
+def _graph_piece(length: int) -> bytes:
+    return bytes([_GRAPH_TAG]) + _encode_varint(length)
+
+
+def _tensor_without_data(f, win: _Window, start: int, end: int) -> bytes:
+    """The initializer field at [start, end) re-encoded without its data fields."""
+    buf, i = win.at(start)
+    _, j = _varint(buf, i)
+    _, j = _varint(buf, j)
+    kept = bytearray()
+    for tag, pos, nxt in _fields(win, start + (j - i), end):
+        if tag >> 3 not in _DATA_FIELDS:
+            at = len(kept)
+            kept.extend(bytes(nxt - pos))
+            _read_exactly(f, pos, nxt - pos, kept, at)
+    inner = bytes([_INITIALIZER_TAG]) + _encode_varint(len(kept)) + bytes(kept)
+    return _graph_piece(len(inner)) + inner
+
+
+def _parse_in_pieces(f, size: int, model: onnx.ModelProto, weights: bool = True) -> None:
     win = _Window(f, size)
 
     def merge(start: int, end: int, header: bytes = b"") -> None:
@@ -216,12 +247,19 @@ def _parse_in_pieces(f, size: int, model: onnx.ModelProto) -> None:
         _, j = _varint(buf, j)
         body = pos + (j - i)  # the graph's own fields: [body, nxt)
         a = b = body
-        for _tag, _pos, field_end in _fields(win, body, nxt):
+        for field_tag, field_pos, field_end in _fields(win, body, nxt):
+            if (not weights and field_tag == _INITIALIZER_TAG
+                    and field_end - field_pos > MAX_VALUE_BYTES):
+                if b > a:
+                    merge(a, b, _graph_piece(b - a))
+                model.MergeFromString(_tensor_without_data(f, win, field_pos, field_end))
+                a = b = field_end
+                continue
             if field_end - a > PIECE and b > a:
-                merge(a, b, bytes([_GRAPH_TAG]) + _encode_varint(b - a))
+                merge(a, b, _graph_piece(b - a))
                 a = b
             b = field_end
-        merge(a, b, bytes([_GRAPH_TAG]) + _encode_varint(b - a))  # at least once: the graph is set
+        merge(a, b, _graph_piece(b - a))  # at least once: the graph is set
     if top_end > top:
         merge(top, top_end)
 
