@@ -14,8 +14,8 @@ from onnx import TensorProto, helper
 OPS = [helper.make_opsetid("", 21), helper.make_opsetid("local", 1)]
 
 
-def _quantize_body(out="y", src="x", scale=-0.5):
-    """Constant scale (negative: rule QL501 reports it) and a QuantizeLinear."""
+def _quantize_body(out="y", src="x", scale=0.0):
+    """Constant scale (zero: rule QL501 reports it) and a QuantizeLinear."""
     return [
         helper.make_node("Constant", [], [f"{out}_s"],
                          value=helper.make_tensor("", TensorProto.FLOAT, [], [scale])),
@@ -79,7 +79,7 @@ def test_long_function_chain_is_checked(tmp_path, guard):  # noqa: F811
     guard.watch(path)
     r = cli("check", "--format", "json", path)
     assert r.exit_code == 1, r.output
-    codes = [d["code"] for d in json.loads(r.stdout)["files"][0]["diagnostics"]]
+    codes = [d["code"] for d in json.loads(r.stdout)["files"][0]["diagnostics"] if d["severity"] != "info"]
     assert codes == ["QL501"]
     # convert runs the same rules first through all 3,000 levels: the bad scale refuses it
     r = cli("convert", path, "--to-opset", 23, "-o", tmp_path / "o.onnx")
@@ -118,7 +118,7 @@ _ELSE = helper.make_graph(
 
 def deep_graph(depth: int) -> bytes:
     """GraphProto bytes: ``depth`` Ifs, each then-branch holding the next; the innermost graph
-    quantizes the main graph's x with a negative scale (QL501)."""
+    quantizes the main graph's x with a zero scale (QL501)."""
     g = helper.make_graph(_quantize_body(), "bottom", [],
                           [helper.make_tensor_value_info("y", TensorProto.UINT8, [4])]).SerializeToString()
     for _ in range(depth):
@@ -177,7 +177,7 @@ def test_nesting_at_the_parser_limit_gets_a_verdict(margin, deepest, tmp_path, g
     guard.watch(path)
     r = cli("check", "--format", "json", path)
     assert r.exit_code == 1, (depth, r.stdout, r.stderr)
-    diags = json.loads(r.stdout)["files"][0]["diagnostics"]
+    diags = [d for d in json.loads(r.stdout)["files"][0]["diagnostics"] if d["severity"] != "info"]
     assert [d["code"] for d in diags] == ["QL501"]
     assert diags[0]["graph"].count("then_branch") == depth
     out = tmp_path / "o.onnx"
