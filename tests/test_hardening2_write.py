@@ -305,18 +305,16 @@ def _device(path) -> bool:
     return True
 
 
-@pytest.mark.parametrize("kind", ["fifo", "device", "dev-null"])
+@pytest.mark.parametrize("kind", ["fifo", "device"])
 def test_output_that_is_not_a_regular_file_is_refused(kind, tmp_path, guard):  # noqa: F811
+    """Only nodes the test makes itself: a bug here must not cost the machine its /dev/null."""
     src = _source(tmp_path / "in", "A", 4096)
     guard.watch(tmp_path / "in")
     target = tmp_path / "target"
     if kind == "fifo":
         os.mkfifo(target)
-    elif kind == "device":
-        if not _device(target):
-            pytest.skip("making a device node needs root")
-    else:
-        target = "/dev/null"
+    elif not _device(target):
+        pytest.skip("making a device node needs root")
     before = os.stat(target)
     r = cli("convert", src, "--to-opset", 23, "-o", target)
     assert_bad_input(r, target, "not a regular file")
