@@ -63,7 +63,9 @@ from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
-__all__ = ["Kernel", "Match", "OrtTable", "Signature", "available_versions", "from_json", "load", "normalise_type"]
+__all__ = [
+    "Kernel", "Match", "OrtTable", "Signature", "available_versions", "from_json", "load", "normalise_type",
+]
 
 _DATA_PACKAGE = "qlin_cli.targets.data"
 _FILE_RE = re.compile(r"^onnxruntime_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*)\.json$")

@@ -1,0 +1,255 @@
+"""Deployment targets: what a runtime accepts and computes, as a profile with sources.
+
+A ``Target`` is one runtime (or one runtime version range): its limits (the newest
+ai.onnx opset and IR version it loads), the domains of the Q/DQ ops it runs, the
+facts it holds and where each fact comes from (``Source``: a measurement and the
+test that repeats it, a documentation page, or a source file of the runtime), and
+two checks:
+
+* ``model_findings(info)`` reads the model as a whole (``ModelInfo``: IR version,
+  opset imports, the domains its nodes use);
+* ``node_findings(site)`` reads one node (``NodeSite``: the node's
+  ``model.facts.NodeFacts`` plus where it sits: does it read a graph input, write a
+  graph output, which Q feeds it).
+
+Both yield ``TargetFinding``s: a code of the QT family (``codes.py``), the severity
+of that code, and a message that names the fact and the way out: ``qlin convert
+--target NAME`` where a conversion fixes it (``convertible``), else what to change.
+
+Severities: an *error* means the runtime refuses the model (load, compile or first
+run fails); a *warning* means it runs the node but computes something else than the
+spec says (a semantic divergence); *info* is a fact worth knowing that changes no
+result.
+
+Targets register themselves by name (``register``); ``get("onnxruntime")`` and
+``get("onnxruntime@1.31.1")`` find one, ``names()`` lists them. A target module
+imports no runtime: profiles are data, checked against the installed runtimes by
+tests/test_targets_*.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+
+# How a fact is known.
+MEASURED = "measured"  # measured here with the runtime installed; ``where`` names the test
+DOCUMENTED = "documented"  # stated by the vendor's documentation; ``where`` is the page
+SOURCE = "source"  # read in the runtime's source code; ``where`` is repository, file and commit
+GENERATED = "generated"  # generated from the installed runtime; ``where`` is the command
+KINDS = (MEASURED, DOCUMENTED, SOURCE, GENERATED)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One fact of a profile and where it comes from."""
+
+    fact: str
+    kind: str  # one of KINDS
+    where: str
+    note: str = ""  # e.g. "documented, not measured here"
+
+    def to_json(self) -> dict:
+        out = {"fact": self.fact, "kind": self.kind, "where": self.where}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True)
+class TargetFinding:
+    """One reason a target refuses a model or computes something else.
+
+    ``convertible``: ``qlin convert --target NAME`` can remove it (the message says so).
+    """
+
+    code: str
+    severity: str
+    message: str
+    convertible: bool = False
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the model-level checks read: nothing is loaded beyond the model proto."""
+
+    ir_version: int
+    opsets: Mapping[str, int]  # the model's opset imports, domains normalized ("" is ai.onnx)
+    node_domains: frozenset[str]  # normalized domains of every node outside model-local function calls
+    functions: frozenset[tuple[str, str]]  # (normalized domain, name) of model-local functions
+    graph_input_types: tuple[str | None, ...] = ()  # element types of the main graph's inputs
+    initializer_types: frozenset[str] = frozenset()  # element types stored in initializers
+
+    @property
+    def ai_onnx_opset(self) -> int | None:
+        return self.opsets.get("")
+
+
+@dataclass(frozen=True)
+class NodeSite:
+    """One node as the node-level checks see it."""
+
+    facts: object  # model.facts.NodeFacts
+    in_main_graph: bool = True
+    x_is_graph_input: bool = False  # input 0 is an input of the main graph
+    y_is_graph_output: bool = False  # output 0 is an output of the main graph
+    producer: object | None = None  # the NodeFacts of a linear quantize feeding input 0 (same body)
+    producer_site: NodeSite | None = None  # the producer's own site
+    scale_is_graph_input: bool = False  # the scale is fed at run time (not a constant)
+
+
+class Target:
+    """A deployment target. Subclasses set the class attributes and the two checks."""
+
+    name: str = ""  # "onnxruntime"
+    title: str = ""  # "onnxruntime, CPU execution provider"
+    versions: tuple[str, ...] = ()  # the runtime versions the profile describes
+    aliases: tuple[str, ...] = ()  # other names that find it ("onnxruntime@1.31.1")
+    max_opset: int | None = None  # newest ai.onnx opset it loads (None: no limit known)
+    min_opset: int | None = None  # oldest ai.onnx opset it supports (None: no limit known)
+    max_ir: int | None = None  # newest IR version it loads (None: no limit known)
+    qdq_domains: tuple[str, ...] = ("",)  # domains whose Q/DQ ops it runs ("" is ai.onnx)
+    quantized_types: tuple[str, ...] = ()  # types its quantize produces / dequantize reads
+    float_types: tuple[str, ...] = ()  # types of x (quantize), scales, dequantize outputs
+    granularities: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    sources: tuple[Source, ...] = ()
+    measured: bool = False  # the profile is held against the runtime by the test suite
+
+    # ---- the checks ------------------------------------------------------------------
+    def model_findings(self, info: ModelInfo) -> Iterable[TargetFinding]:
+        return ()
+
+    def node_findings(self, site: NodeSite) -> Iterable[TargetFinding]:
+        return ()
+
+    # ---- helpers for subclasses ----------------------------------------------------
+    def finding(
+        self, code: str, fact: str, *, fix: str | None = None, convertible: bool = False
+    ) -> TargetFinding:
+        """A finding of ``code``: the fact, then the way out (``qlin convert --target``
+        first when a conversion fixes it, then ``fix`` if given)."""
+        from .codes import get as code_of
+
+        ways = []
+        if convertible:
+            ways.append(f"run `qlin convert --target {self.name}`")
+        if fix:
+            ways.append(fix)
+        way = ("; ".join(ways)) if ways else ""
+        message = f"{self.name}: {fact}" + (f": {way}" if way else "")
+        return TargetFinding(code, code_of(code).severity, message, convertible)
+
+    # ---- description -----------------------------------------------------------------
+    def capability(self) -> dict:
+        """One row of the capability matrix (JSON-serialisable)."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "versions": list(self.versions),
+            "min_opset": self.min_opset,
+            "max_opset": self.max_opset,
+            "max_ir": self.max_ir,
+            "domains": [_domain_name(d) for d in self.qdq_domains],
+            "quantized_types": list(self.quantized_types),
+            "float_types": list(self.float_types),
+            "granularities": list(self.granularities),
+            "measured": self.measured,
+            "notes": list(self.notes),
+            "sources": [s.to_json() for s in self.sources],
+        }
+
+
+def _domain_name(domain: str) -> str:
+    return domain or "ai.onnx"
+
+
+# ---- registry ----------------------------------------------------------------------------
+_TARGETS: dict[str, Target] = {}
+_ALIASES: dict[str, str] = {}
+_LOCK = threading.Lock()
+_LOADED = False
+
+# The modules that define targets, imported on first use (each calls ``register``).
+_MODULES = ("onnxruntime", "openvino", "tensorrt")
+
+
+def register(target: Target) -> Target:
+    """Add a target; its name and aliases must be new."""
+    for key in (target.name, *target.aliases):
+        if key in _TARGETS or key in _ALIASES:
+            raise ValueError(f"target name {key!r} registered twice")
+    _TARGETS[target.name] = target
+    for alias in target.aliases:
+        _ALIASES[alias] = target.name
+    return target
+
+
+def _load() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    with _LOCK:
+        if not _LOADED:
+            import importlib
+
+            for module in _MODULES:
+                importlib.import_module(f"{__package__}.{module}")
+            _LOADED = True
+
+
+def names() -> list[str]:
+    """Every target's name, sorted."""
+    _load()
+    return sorted(_TARGETS)
+
+
+def all_targets() -> list[Target]:
+    _load()
+    return [_TARGETS[n] for n in sorted(_TARGETS)]
+
+
+def get(name: str) -> Target:
+    """The target called ``name`` (or one of its aliases, e.g. "onnxruntime@1.31.1").
+
+    Raises ``UnknownTarget`` (a ``LookupError``) naming the known targets."""
+    _load()
+    key = name.strip().lower()
+    key = _ALIASES.get(key, key)
+    found = _TARGETS.get(key)
+    if found is None:
+        raise UnknownTarget(name, names())
+    return found
+
+
+class UnknownTarget(LookupError):
+    def __init__(self, name: str, known: list[str]):
+        self.name, self.known = name, known
+        super().__init__(f"unknown target {name!r}; known targets: {', '.join(known)}")
+
+
+__all__ = [
+    "DOCUMENTED",
+    "ERROR",
+    "GENERATED",
+    "INFO",
+    "KINDS",
+    "MEASURED",
+    "SEVERITIES",
+    "SOURCE",
+    "WARNING",
+    "ModelInfo",
+    "NodeSite",
+    "Source",
+    "Target",
+    "TargetFinding",
+    "UnknownTarget",
+    "all_targets",
+    "get",
+    "names",
+    "register",
+]

@@ -1,0 +1,118 @@
+"""What the target profiles read of a node, phrased once over ``model.facts.NodeFacts``.
+
+Every helper takes the node's facts and answers from the schema in force (types the
+schema decides, the granularity, the axis), so the profiles never restate a schema fact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import schema
+from ..schema import dtypes
+
+QUANTIZE, DEQUANTIZE = "quantize", "dequantize"
+
+
+def is_linear(f) -> bool:
+    """A QuantizeLinear / DequantizeLinear of any domain qlin knows."""
+    return schema.is_linear(f.spec)
+
+
+def kind(f) -> str | None:
+    """ "quantize" or "dequantize" for linear Q/DQ nodes, else None."""
+    return f.spec.kind if is_linear(f) else None
+
+
+def x_type(f) -> str | None:
+    return f.resolved_types[0] if f.resolved_types else None
+
+
+def scale_type(f) -> str | None:
+    i = f.scale_index
+    if i is None:
+        return None
+    t = f.resolved_types[i] if i < len(f.resolved_types) else None
+    if t is None and f.spec is not None:  # a fixed scale type (float before opset 19)
+        allowed = f.spec.allowed(f.spec.inputs[i])
+        if len(allowed) == 1:
+            t = next(iter(allowed))
+    return t
+
+
+def quant_type(f) -> str | None:
+    """The quantized type: y of a quantize, x of a dequantize."""
+    return f.quant_type
+
+
+def out_type(f) -> str | None:
+    """The output's type as declared, else as the schema implies it."""
+    return f.out_type or f.implied_out_type
+
+
+def float_type(f) -> str | None:
+    """The float side: x of a quantize, y of a dequantize."""
+    return x_type(f) if kind(f) == QUANTIZE else out_type(f)
+
+
+def has_zero_point(f) -> bool:
+    i = f.zero_point_index
+    return i is not None and f.present_at(i)
+
+
+def scale_values(f) -> np.ndarray | None:
+    """The scale's values as float64 when it is a known constant."""
+    i = f.scale_index
+    v = None if i is None else f.value(i)
+    return None if v is None else np.asarray(v).astype(np.float64).reshape(-1)
+
+
+def zero_point_values(f) -> np.ndarray | None:
+    """The zero point's values as float64 when known; zeros when the input is absent."""
+    i = f.zero_point_index
+    if i is None or not f.present_at(i):
+        return np.zeros(1)
+    v = f.value(i)
+    return None if v is None else np.asarray(v).astype(np.float64).reshape(-1)
+
+
+def x_shape(f) -> tuple | None:
+    return f.in_shape(0)
+
+
+def element_count(shape: tuple | None) -> int | None:
+    if shape is None or any(d is None for d in shape):
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def blocked_dim(f) -> int | None:
+    """The size of the blocked dimension (None: not blocked or unknown)."""
+    if f.granularity != schema.BLOCKED:
+        return None
+    shape = x_shape(f)
+    axis = f.normalized_axis()
+    if shape is None or axis is None:
+        return None
+    return shape[axis]
+
+
+def is_integer(type_name: str | None) -> bool:
+    d = dtypes.BY_NAME.get(type_name or "")
+    return d is not None and d.kind == "int"
+
+
+def is_float8(type_name: str | None) -> bool:
+    return type_name in dtypes.SATURATE_APPLIES
+
+
+def bits(type_name: str | None) -> int | None:
+    d = dtypes.BY_NAME.get(type_name or "")
+    return None if d is None else d.bits
+
+
+def fmt(types) -> str:
+    return ", ".join(sorted(types))

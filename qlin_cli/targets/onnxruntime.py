@@ -1,0 +1,284 @@
+"""onnxruntime, CPU execution provider: the generated kernel table plus measured facts.
+
+What the profile checks, for every node of the model (not only Q/DQ):
+
+* the model's ai.onnx opset and IR version against the limits the generator measured
+  (QT101, QT103);
+* the node's domain is one onnxruntime registers operators for (QT104);
+* a CPU kernel exists for the schema version in force (QT201), unless onnx gives the
+  op a function body, which onnxruntime inlines;
+* one kernel registration accepts the node's known types together, with onnxruntime's
+  float16 -> float fallback (QT202, through ``ort_table.OrtTable.match``);
+* QuantizeLinear-23+ with x and scale of different types: loads, fails at the first
+  run (QT203, measured);
+
+and the measured divergences of its Q/DQ kernels: float16 quantization divided in
+float32 (QT401), `precision` ignored (QT402), float8e4m3fn with `saturate=0` (QT403),
+a com.microsoft 1-D scale without `axis` read along axis 1 (QT404).
+
+The facts the registry does not show are in docs/targets-onnxruntime-notes.md and are
+measured by tests/test_targets_ort_table.py, tests/test_targets_divergence.py and the
+generated matrix of tests/test_targets_matrix.py.
+"""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from .. import schema
+from ..schema import ir
+from . import nodes, ort_table
+from .base import GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, register
+
+TABLE = ort_table.load()
+
+NOTES_DOC = "docs/targets-onnxruntime-notes.md"
+MATRIX_TEST = "tests/test_targets_matrix.py"
+DIVERGENCE_TEST = "tests/test_targets_divergence.py"
+TABLE_TEST = "tests/test_targets_ort_table.py"
+
+
+class OnnxRuntimeCpu(Target):
+    name = "onnxruntime"
+    title = "onnxruntime, CPU execution provider"
+    versions = (TABLE.version,)
+    aliases = (f"onnxruntime@{TABLE.version}", "onnxruntime-cpu")
+    max_opset = TABLE.max_opset
+    max_ir = TABLE.max_ir
+    qdq_domains = ("", schema.MICROSOFT)
+    quantized_types = (
+        "int8",
+        "uint8",
+        "int16",
+        "uint16",
+        "int4",
+        "uint4",
+        "int2",
+        "uint2",
+        "int32 (dequantize)",
+        "float8e4m3fn",
+        "float8e4m3fnuz",
+        "float8e5m2",
+        "float8e5m2fnuz",
+    )
+    float_types = ("float", "float16 (computed in float32)")
+    granularities = (schema.PER_TENSOR, schema.PER_AXIS, schema.BLOCKED)
+    measured = True
+    notes = (
+        "opset 27 loads only with ALLOW_RELEASED_ONNX_OPSET_ONLY=0; opset 28 never",
+        "QuantizeLinear-23+ with x and scale of different types loads, then fails at the first run",
+        "float16 quantization is divided in float32; precision is ignored",
+        "a com.microsoft 1-D scale without axis is read along axis 1",
+        "no kernel for bfloat16 or int32 quantize, float4e2m1, float6, float8e8m0 scales, "
+        "bfloat16 dequantize outputs; com.amd.quark has no operators",
+    )
+    sources = (
+        Source(
+            "CPU kernels: op, domain, versions, type constraints per registration",
+            GENERATED,
+            "python tools/gen_ort_kernels.py (qlin_cli/targets/data/onnxruntime_cpu_1.31.1.json)",
+        ),
+        Source(
+            "schema versions and formal parameters onnxruntime knows; which ops have a function body",
+            GENERATED,
+            "python tools/gen_ort_kernels.py",
+        ),
+        Source(
+            f"max opset {TABLE.max_opset}, max IR {TABLE.max_ir}",
+            MEASURED,
+            "python tools/gen_ort_kernels.py (measure_limits: an Identity model at rising versions)",
+        ),
+        Source(
+            "a kernel open-ended from version v covers only schema version v",
+            MEASURED,
+            f"{TABLE_TEST}::test_table_prediction_matches_onnxruntime (GlobalLpPool-22)",
+        ),
+        Source(
+            "float16 nodes without a float16 kernel run through inserted Casts",
+            MEASURED,
+            f"{TABLE_TEST}::test_float16_without_kernel_runs_through_casts",
+        ),
+        Source(
+            "QuantizeLinear-23+ with x and scale of different types fails at the first run",
+            MEASURED,
+            f"{TABLE_TEST}::test_mixed_x_and_scale_types_pass_the_registry_but_fail_at_run",
+        ),
+        Source("com.amd.quark ops are not registered (load fails)", MEASURED, MATRIX_TEST),
+        Source(
+            "float16 quantization is divided in float32",
+            MEASURED,
+            f"{DIVERGENCE_TEST}::test_onnxruntime_divides_float16_in_float32",
+        ),
+        Source("precision is ignored", MEASURED, f"{DIVERGENCE_TEST}::test_onnxruntime_ignores_precision"),
+        Source(
+            "float8e4m3fn with saturate=0 gives 448 for 480 and 481",
+            MEASURED,
+            f"{DIVERGENCE_TEST}::test_onnxruntime_float8_saturate_0",
+        ),
+        Source(
+            "a com.microsoft 1-D scale without axis is read along axis 1",
+            MEASURED,
+            f"{DIVERGENCE_TEST}::test_onnxruntime_reads_missing_axis_as_1",
+        ),
+        Source("every fact above, against load + run of the generated matrix", MEASURED, MATRIX_TEST),
+    )
+
+    # ---- the model --------------------------------------------------------------------
+    def model_findings(self, info: ModelInfo):
+        opset = info.ai_onnx_opset
+        if opset is not None and opset > self.max_opset:
+            extra = (
+                " (opset 27 loads only with ALLOW_RELEASED_ONNX_OPSET_ONLY=0)"
+                if opset == self.max_opset + 1
+                else ""
+            )
+            yield self.finding(
+                "QT101",
+                f"ai.onnx opset {opset} is newer than the {self.max_opset} onnxruntime "
+                f"{self.versions[0]} loads{extra}",
+                convertible=True,
+            )
+        if info.ir_version > self.max_ir:
+            needs = _ir_of_types(info)
+            if needs > self.max_ir:
+                yield self.finding(
+                    "QT103",
+                    f"IR version {info.ir_version} is newer than the {self.max_ir} "
+                    f"onnxruntime loads, and the model stores types that need IR {needs}",
+                    fix="store those tensors in other types",
+                )
+            else:
+                yield self.finding(
+                    "QT103",
+                    f"IR version {info.ir_version} is newer than the {self.max_ir} onnxruntime loads",
+                    convertible=True,
+                )
+
+    # ---- one node -----------------------------------------------------------------------
+    def node_findings(self, site: NodeSite):
+        f = site.facts
+        if f.opset is None:  # the domain is not imported: the spec rules report it
+            return
+        domain, op = f.domain, f.op
+        linear = nodes.is_linear(f)
+        if domain not in TABLE.domains:
+            yield self.finding(
+                "QT104",
+                f"onnxruntime registers no operators in domain {f.domain_name} "
+                f"(unless a custom-op library for it is registered with the session)",
+                convertible=linear,
+                fix=None if linear else "register the vendor's custom-op library, or rewrite the node",
+            )
+            return
+        version = TABLE.schema_version(domain, op, f.opset)
+        if version is None:
+            yield self.finding(
+                "QT201",
+                f"onnxruntime knows no {op} in {f.domain_name} at opset {f.opset}",
+                convertible=linear,
+                fix=None if linear else "use an op onnxruntime has",
+            )
+            return
+        kernel = TABLE.kernel(domain, op, f.opset)
+        signature = TABLE.signature(domain, op, version)
+        if kernel is None:
+            if signature is not None and signature.function:
+                return  # inlined from onnx's function body
+            have = sorted({k.since for k in TABLE.kernels(domain, op)})
+            yield self.finding(
+                "QT201",
+                f"no CPU kernel for {op}-{version} ({f.domain_name}); kernels exist for versions "
+                f"{', '.join(map(str, have)) or 'none'}",
+                convertible=linear,
+                fix="import an opset whose version of the op has a kernel",
+            )
+            return
+        types = _bound_types(f, signature)
+        match = TABLE.match(domain, op, f.opset, types)
+        if match is None:
+            accepted = "; ".join(f"{name}: {', '.join(ts)}" for name, ts in kernel.constraints.items())
+            given = ", ".join(f"{name}={t}" for name, t in sorted(types.items()))
+            yield self.finding(
+                "QT202",
+                f"no CPU kernel of {op}-{version} ({f.domain_name}) takes {given} "
+                f"(the kernels take {accepted})",
+                fix="store the tensors in types a kernel takes",
+            )
+            return
+        if not linear:
+            return
+        yield from self._linear(f)
+
+    def _linear(self, f):
+        k = nodes.kind(f)
+        xt, st = nodes.x_type(f), nodes.scale_type(f)
+        if k == nodes.QUANTIZE:
+            if f.domain == schema.AI_ONNX and f.spec.since >= 23 and xt and st and xt != st:
+                yield self.finding(
+                    "QT203",
+                    f"x is {xt} and y_scale {st}: the model loads, then the first run fails with "
+                    f"'Tensor type mismatch' (the kernel reads the scale as x's type)",
+                    fix=f"store y_scale as {xt}",
+                )
+                return
+            precision = f.attrs.get("precision", 0) if f.has("precision") else 0
+            if precision not in (0, TensorProto.FLOAT):
+                yield self.finding(
+                    "QT402",
+                    f"precision={_type_name(precision)} is ignored: the division is done in float32",
+                    fix="drop precision, or cast x and the scale first",
+                )
+            elif "float16" in (st, xt):
+                yield self.finding(
+                    "QT401",
+                    f"the division x / y_scale ({xt} / {st}) is done in float32, "
+                    f"not in {st}: results differ on values near a rounding boundary",
+                    fix="quantize from float32 if bit-exact results matter",
+                )
+            if nodes.quant_type(f) == "float8e4m3fn" and f.attr_int("saturate") == 0:
+                yield self.finding(
+                    "QT403",
+                    "with saturate=0, values from 480 (and a little beyond) become ±448 instead of NaN",
+                    fix="keep x / y_scale within ±464 or use saturate=1",
+                )
+        if (
+            f.domain == schema.MICROSOFT
+            and not f.has("axis")
+            and f.scale_shape is not None
+            and len(f.scale_shape) == 1
+            and (f.scale_shape[0] or 0) > 1
+        ):
+            yield self.finding(
+                "QT404",
+                "a 1-D scale without axis is read as per-axis along axis 1 "
+                "(the com.microsoft schema says it must be a scalar)",
+                fix="set axis explicitly",
+            )
+
+
+def _type_name(proto: int) -> str:
+    try:
+        return TensorProto.DataType.Name(proto)
+    except ValueError:
+        return str(proto)
+
+
+def _bound_types(f, signature) -> dict[str, str]:
+    """The node's known types under the kernel's constraint names."""
+    if signature is None:
+        return {}
+    ins = [t if f.present_at(i) else None for i, t in enumerate(f.resolved_types)]
+    outs = list(f.out_types)
+    if nodes.is_linear(f):
+        outs = [nodes.out_type(f)] + outs[1:]
+    return signature.bind(ins, outs)
+
+
+def _ir_of_types(info: ModelInfo) -> int:
+    need = ir.OLDEST_IR
+    for t in set(info.initializer_types) | {t for t in info.graph_input_types if t}:
+        need = max(need, ir.TYPE_MIN_IR.get(t, ir.OLDEST_IR))
+    return need
+
+
+TARGET = register(OnnxRuntimeCpu())

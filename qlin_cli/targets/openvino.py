@@ -1,0 +1,288 @@
+"""openvino, CPU plugin: read_model + compile_model + infer, measured with the openvino package.
+
+Every fact here was measured with openvino 2026.4 on the generated matrix of
+tests/test_targets_matrix.py (load: ``Core.read_model``, compile: ``compile_model(...,
+"CPU")``, run: one inference) and the probes of tests/test_targets_divergence.py; the
+error messages name the frontend source each comes from
+(src/frontends/onnx/frontend/src/op/quantize_linear.cpp, dequantize_linear.cpp,
+src/common/low_precision_transformations/src/qdq_stripping.cpp).
+
+The profile checks Q/DQ nodes (ai.onnx and com.microsoft, which openvino's ONNX
+frontend converts), the domains qlin knows, and the element types openvino cannot read
+anywhere in the model. Other ops are not checked: openvino's operator coverage is not
+part of this profile.
+"""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from .. import schema
+from . import nodes
+from .base import DOCUMENTED, MEASURED, ModelInfo, NodeSite, Source, Target, register
+
+VERSION = "2026.4.1"
+MATRIX_TEST = "tests/test_targets_matrix.py"
+DIVERGENCE_TEST = "tests/test_targets_divergence.py"
+OV_SRC = "github.com/openvinotoolkit/openvino"
+
+# Element types openvino's ONNX reader refuses wherever they appear ("Unsupported type").
+UNREADABLE = frozenset({"float8e4m3fnuz", "float8e5m2fnuz", "int2", "uint2", "float6e2m3", "float6e3m2"})
+SIXTEEN_BIT = frozenset({"int16", "uint16"})
+
+
+class OpenVinoCpu(Target):
+    name = "openvino"
+    title = "openvino, CPU plugin"
+    versions = (VERSION,)
+    aliases = (f"openvino@{VERSION}", "openvino-cpu")
+    max_opset = None  # opset 28 and IR 14 load (measured); no limit found
+    max_ir = None
+    qdq_domains = ("", schema.MICROSOFT)
+    quantized_types = (
+        "int8",
+        "uint8",
+        "int16",
+        "uint16",
+        "int4",
+        "uint4",
+        "int32 (dequantize)",
+        "float8e4m3fn",
+        "float8e5m2",
+        "float4e2m1 (dequantize only)",
+    )
+    float_types = ("float", "float16", "bfloat16 (computed in float32)")
+    granularities = (schema.PER_TENSOR, schema.PER_AXIS, f"{schema.BLOCKED} (blocks dividing the axis)")
+    measured = True
+    notes = (
+        "cannot read fnuz float8, int2/uint2 or float6 tensors anywhere in the model",
+        "no float4e2m1 quantize; blocks must divide the axis; a blocked quantize needs a zero point; "
+        "no blocked dequantize of a 1-D tensor",
+        "16-bit Q -> DQ pairs are removed by the CPU plugin (and fail to compile between a graph input "
+        "and a graph output)",
+        "quantize rounds after adding the zero point, converts to float8 through float16, miscomputes "
+        "negative scales; float16/bfloat16 arithmetic in float32",
+        "com.amd.quark has no conversion rule",
+        "other ops are not checked by this profile",
+    )
+    sources = (
+        Source(
+            "fnuz float8, int2/uint2 and float6 tensors: 'Unsupported type' at read_model",
+            MEASURED,
+            MATRIX_TEST,
+        ),
+        Source("com.amd.quark: 'No conversion rule found for operations'", MEASURED, MATRIX_TEST),
+        Source(
+            "float4e2m1 quantize: 'Bad format for f8 conversion type: f4e2m1' (FakeConvert)",
+            MEASURED,
+            f"{MATRIX_TEST}; {OV_SRC} src/core/src/op/fake_convert.cpp",
+        ),
+        Source(
+            "blocks must divide the axis (quantize and dequantize)",
+            MEASURED,
+            f"{MATRIX_TEST}; {OV_SRC} src/frontends/onnx/frontend/src/op/quantize_linear.cpp, "
+            "dequantize_linear.cpp",
+        ),
+        Source(
+            "blocked quantize without zero point fails to convert (Reshape of the default zero point)",
+            MEASURED,
+            MATRIX_TEST,
+        ),
+        Source("blocked dequantize of a 1-D tensor is read as per-axis and refused", MEASURED, MATRIX_TEST),
+        Source(
+            "16-bit Q -> DQ pairs are stripped; between a graph input and output 'FQ stripping failed'",
+            MEASURED,
+            f"{MATRIX_TEST}; {OV_SRC} src/common/low_precision_transformations/src/qdq_stripping.cpp",
+        ),
+        Source("opset 28 and IR 14 load", MEASURED, MATRIX_TEST),
+        Source(
+            "quantize adds the zero point before rounding",
+            MEASURED,
+            f"{DIVERGENCE_TEST}::test_openvino_rounds_after_zero_point",
+        ),
+        Source(
+            "float8 quantize: double rounding through float16, saturate=0 ignored, NaN to -max",
+            MEASURED,
+            f"{DIVERGENCE_TEST}::test_openvino_float8_conversion",
+        ),
+        Source(
+            "precision is ignored (float32 division)",
+            MEASURED,
+            f"{DIVERGENCE_TEST}::test_openvino_ignores_precision",
+        ),
+        Source(
+            "negative scales: quantize results are wrong",
+            MEASURED,
+            f"{DIVERGENCE_TEST}::test_openvino_negative_scale_quantize",
+        ),
+        Source(
+            "float16 / bfloat16 quantize divided in float32; bfloat16 and output_dtype dequantize "
+            "computed in another type; fused Q -> DQ pairs differ in the last bit",
+            MEASURED,
+            f"{DIVERGENCE_TEST}; {MATRIX_TEST}",
+        ),
+        Source(
+            "supported ONNX frontend operators",
+            DOCUMENTED,
+            "https://docs.openvino.ai/2024/about-openvino/compatibility-and-support/"
+            "supported-operations-inference-devices.html",
+            note="the profile checks Q/DQ nodes only",
+        ),
+    )
+
+    def model_findings(self, info: ModelInfo):
+        bad = sorted({t for t in info.graph_input_types if t in UNREADABLE})
+        if bad:
+            yield self.finding(
+                "QT204",
+                f"graph inputs of type {nodes.fmt(bad)} cannot be read",
+                fix="feed those inputs in a type openvino reads",
+            )
+
+    def node_findings(self, site: NodeSite):
+        f = site.facts
+        if f.opset is None:
+            return
+        if f.domain == schema.QUARK:
+            yield self.finding(
+                "QT104",
+                f"openvino has no conversion rule for {f.domain_name} {f.op}",
+                convertible=nodes.is_linear(f),
+            )
+            return
+        if not nodes.is_linear(f) or f.domain not in self.qdq_domains:
+            return
+        types = {t for t in (*f.resolved_types, nodes.out_type(f)) if t}
+        bad = sorted(types & UNREADABLE)
+        if bad:
+            yield self.finding(
+                "QT204",
+                f"openvino cannot read {nodes.fmt(bad)} tensors",
+                fix="use int8/uint8, int4/uint4, int16/uint16 or float8e4m3fn/float8e5m2",
+            )
+            return
+        k = nodes.kind(f)
+        q = nodes.quant_type(f)
+        if k == nodes.QUANTIZE and q == "float4e2m1":
+            yield self.finding(
+                "QT202",
+                "openvino cannot quantize to float4e2m1 (its FakeConvert takes float8 "
+                "types only); it dequantizes float4e2m1",
+                fix="quantize to float8e4m3fn or int4",
+            )
+            return
+        if f.granularity == schema.BLOCKED:
+            dim = nodes.blocked_dim(f)
+            if dim is not None and f.block_size and dim % f.block_size:
+                yield self.finding(
+                    "QT302",
+                    f"block_size {f.block_size} does not divide the quantized dimension ({dim})",
+                    fix="choose a block size that divides it",
+                )
+                return
+            if k == nodes.QUANTIZE and not nodes.has_zero_point(f):
+                yield self.finding(
+                    "QT303",
+                    "a blocked quantize without zero point does not load",
+                    fix=f"add an all-zero {q} zero point of the scale's shape",
+                )
+                return
+            if k == nodes.DEQUANTIZE and f.x_rank == 1:
+                yield self.finding(
+                    "QT301",
+                    "a blocked dequantize of a 1-D tensor is read as per-axis and refused",
+                    fix="reshape x to 2-D, or use per-tensor",
+                )
+                return
+        yield from self._pair(site)
+        yield from self._divergences(site)
+
+    def _pair(self, site: NodeSite):
+        f, p = site.facts, site.producer
+        if nodes.kind(f) != nodes.DEQUANTIZE or p is None or nodes.quant_type(p) not in SIXTEEN_BIT:
+            return
+        if p.granularity != schema.BLOCKED:
+            boundary = site.producer_site is not None and site.producer_site.x_is_graph_input
+            if boundary and site.y_is_graph_output:
+                yield self.finding(
+                    "QT308",
+                    f"the {nodes.quant_type(p)} Q -> DQ pair links a graph input to a "
+                    "graph output: compile_model fails ('FQ stripping failed')",
+                    fix="drop the pair, or put it between other ops",
+                )
+                return
+            yield self.finding(
+                "QT408",
+                f"the {nodes.quant_type(p)} Q -> DQ pair is removed by the CPU plugin: "
+                "its consumers see the unquantized input",
+                fix="use 8-bit activations if the quantization must be reproduced",
+            )
+        else:
+            yield self.finding(
+                "QT408",
+                f"the blocked {nodes.quant_type(p)} Q -> DQ pair runs as a 65536-level "
+                "FakeQuantize in float32: results lose precision",
+                fix="use 8-bit activations if the quantization must be reproduced",
+            )
+
+    def _divergences(self, site: NodeSite):
+        f = site.facts
+        k = nodes.kind(f)
+        q = nodes.quant_type(f)
+        st = nodes.scale_type(f)
+        if k == nodes.QUANTIZE:
+            precision = f.attrs.get("precision", 0) if f.has("precision") else 0
+            if precision not in (0, TensorProto.FLOAT):
+                yield self.finding(
+                    "QT402",
+                    "precision is ignored: the division is done in float32",
+                    fix="drop precision, or cast x and the scale first",
+                )
+            elif st in ("float16", "bfloat16"):
+                yield self.finding(
+                    "QT401",
+                    f"the division x / y_scale is done in float32, not in {st}",
+                    fix="quantize from float32 if bit-exact results matter",
+                )
+            if nodes.is_float8(q):
+                yield self.finding(
+                    "QT403",
+                    f"conversion to {q} rounds twice (through float16), ignores "
+                    "saturate=0 and turns NaN into the negative largest value",
+                    fix="validate float8 outputs on openvino",
+                )
+            if nodes.is_integer(q):
+                zp = nodes.zero_point_values(f)
+                if zp is None or (zp % 2 != 0).any():
+                    yield self.finding(
+                        "QT405",
+                        "the zero point is added before rounding: ties of x / y_scale "
+                        "round the other way when the zero point is odd",
+                        fix="use an even zero point where ties matter",
+                    )
+            s = nodes.scale_values(f)
+            if s is not None and (s < 0).any():
+                yield self.finding(
+                    "QT407",
+                    "with a negative scale the quantized values are wrong",
+                    fix="use positive scales (negate the quantized values instead)",
+                )
+        else:
+            out = nodes.out_type(f)
+            if out == "bfloat16" or (out and st and out != st):
+                yield self.finding(
+                    "QT406",
+                    f"the product is computed in float32 and rounded to {out} "
+                    f"differently from the spec ({st} scale)",
+                    fix="use a float scale and output if last bits matter",
+                )
+            elif site.producer is not None:
+                yield self.finding(
+                    "QT406",
+                    "the Q -> DQ pair is fused into one FakeQuantize: dequantized "
+                    "values may differ from the spec in the last bit",
+                    fix="accept last-bit differences",
+                )
+
+
+TARGET = register(OpenVinoCpu())

@@ -1,0 +1,427 @@
+"""The prediction engine: a model and target names in, every reason each target would refuse
+the model or compute something else out; the capability matrix; the conversion plan.
+
+* ``findings(model, base_dir, targets)`` walks the model once (``model.walk``: main graph,
+  subgraphs, model-local functions per call signature), reads each node's facts
+  (``model.facts.read_facts``; only small scale / zero-point tensors are ever read, never
+  weights) and applies every target's model and node checks. Each result is a ``Placed``
+  finding: the target, the code, its severity, the message with the node named, and the
+  node's location in the fields ``check.Diagnostic`` uses.
+* ``capability_matrix()`` gives one JSON-serialisable row per target (``qlin targets``).
+* ``plan(model, base_dir, target)`` chooses the ai.onnx opset, IR version, domain and
+  ``--lower`` that make the model run on the target, by predicting each candidate's
+  findings, or says why nothing can (``qlin convert --target``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import onnx
+from onnx import AttributeProto
+
+from .. import schema
+from ..model.facts import NodeFacts, read_facts
+from ..model.infer import inferred_types
+from ..model.walk import walk
+from ..schema import dtypes, ir, semantics
+from . import nodes
+from .base import ERROR, ModelInfo, NodeSite, Target, TargetFinding, get
+
+__all__ = ["Choice", "Placed", "Plan", "capability_matrix", "findings", "model_info", "plan", "sites"]
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A target finding placed in the model; the fields match ``check.Diagnostic``."""
+
+    target: str
+    code: str
+    severity: str
+    message: str  # "node 'q1' (QuantizeLinear-21 (ai.onnx)): onnxruntime: ...", or "model: ..."
+    node: str  # the node's name or #index; "" for a model-level finding
+    op_type: str
+    domain: str
+    opset: int
+    graph: str  # "main", "main/loop.body", "function DOMAIN.NAME"
+    convertible: bool = False  # `qlin convert --target TARGET` can remove it
+
+    def diagnostic_fields(self) -> dict:
+        """Keyword arguments for ``check.diagnostic.Diagnostic`` (fix None)."""
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "node": self.node,
+            "op_type": self.op_type,
+            "domain": self.domain,
+            "opset": self.opset,
+            "graph": self.graph,
+        }
+
+    def to_json(self) -> dict:
+        return {"target": self.target, **self.diagnostic_fields(), "convertible": self.convertible}
+
+
+# ---- reading the model once -----------------------------------------------------------------
+def _elem_type(vi: onnx.ValueInfoProto) -> str | None:
+    t = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
+    return dtypes.name_of(t) if t else None
+
+
+def model_info(model: onnx.ModelProto) -> ModelInfo:
+    """The model-level facts the targets read (no tensor data is touched)."""
+    from ..model.graphs import all_nodes
+
+    functions = frozenset((schema.normalize_domain(fn.domain), fn.name) for fn in model.functions)
+    opsets: dict[str, int] = {}
+    for o in model.opset_import:
+        opsets.setdefault(schema.normalize_domain(o.domain), o.version)
+    used = frozenset(
+        schema.normalize_domain(n.domain)
+        for n in all_nodes(model)
+        if (schema.normalize_domain(n.domain), n.op_type) not in functions
+    )
+    inits = frozenset(dtypes.name_of(t.data_type) for t in model.graph.initializer if t.data_type)
+    return ModelInfo(
+        ir_version=model.ir_version,
+        opsets=opsets,
+        node_domains=used,
+        functions=functions,
+        graph_input_types=tuple(_elem_type(vi) for vi in model.graph.input),
+        initializer_types=inits,
+    )
+
+
+def sites(model: onnx.ModelProto, base_dir: str, info: ModelInfo | None = None) -> Iterator[NodeSite]:
+    """Every node (outside calls of model-local functions) as a ``NodeSite``, in walk order."""
+    info = info or model_info(model)
+    extra = inferred_types(model)
+    main_inputs = {vi.name for vi in model.graph.input} - {t.name for t in model.graph.initializer}
+    main_outputs = {vi.name for vi in model.graph.output}
+    quantized: dict[tuple[str, str], NodeSite] = {}  # (scope path, output name) -> site of a linear Q
+    for scope, index, node in walk(model, extra):
+        key = (schema.normalize_domain(node.domain), node.op_type)
+        if key in info.functions:
+            continue  # a call of a model-local function: runtimes inline its body, walked on its own
+        f = read_facts(node, index, scope, base_dir)
+        main = scope.path == "main"
+        x = node.input[0] if node.input else ""
+        y = node.output[0] if node.output else ""
+        producer = quantized.get((scope.path, x)) if nodes.kind(f) == nodes.DEQUANTIZE else None
+        si = f.scale_index
+        scale_name = f.input_name(si) if si is not None else ""
+        site = NodeSite(
+            facts=f,
+            in_main_graph=main,
+            x_is_graph_input=main and x in main_inputs,
+            y_is_graph_output=main and y in main_outputs,
+            producer=producer.facts if producer is not None else None,
+            producer_site=producer,
+            scale_is_graph_input=main and bool(scale_name) and scale_name in main_inputs,
+        )
+        if nodes.kind(f) == nodes.QUANTIZE and y:
+            quantized[(scope.path, y)] = site
+        yield site
+
+
+def _targets(names: str | Sequence[str] | Iterable[Target]) -> list[Target]:
+    if isinstance(names, str):
+        names = [n for n in names.split(",") if n.strip()]
+    return [n if isinstance(n, Target) else get(n) for n in names]
+
+
+def _place_node(target: Target, f: NodeFacts, found: TargetFinding) -> Placed:
+    loc = f.location
+    return Placed(
+        target.name,
+        found.code,
+        found.severity,
+        f"node {loc.where} ({f.title}): {found.message}",
+        loc.label,
+        f.op,
+        f.domain_name,
+        f.opset or 0,
+        loc.graph,
+        found.convertible,
+    )
+
+
+def _place_model(target: Target, found: TargetFinding) -> Placed:
+    return Placed(
+        target.name,
+        found.code,
+        found.severity,
+        f"model: {found.message}",
+        "",
+        "",
+        "",
+        0,
+        "main",
+        found.convertible,
+    )
+
+
+def findings(model: onnx.ModelProto, base_dir: str, targets: str | Sequence[str]) -> list[Placed]:
+    """Every finding of every named target ("onnxruntime", "openvino,tensorrt-10" ...), model
+    findings first, then nodes in walk order; target by target in the order given.
+
+    Unknown names raise ``base.UnknownTarget`` (a LookupError) before anything is read.
+    """
+    chosen = _targets(targets)
+    info = model_info(model)
+    out: dict[str, list[Placed]] = {
+        t.name: [_place_model(t, x) for x in t.model_findings(info)] for t in chosen
+    }
+    cache: dict[tuple[str, NodeSite], list[TargetFinding]] = {}
+    for site in sites(model, base_dir, info):
+        for t in chosen:
+            key = (t.name, site)
+            found = cache.get(key)
+            if found is None:
+                found = cache[key] = list(t.node_findings(site))
+            out[t.name].extend(_place_node(t, site.facts, x) for x in found)
+    return [p for t in chosen for p in out[t.name]]
+
+
+def capability_matrix() -> list[dict]:
+    """One row per registered target: limits, domains, types, granularities, notes, sources."""
+    from .base import all_targets
+
+    return [t.capability() for t in all_targets()]
+
+
+# ---- planning a conversion -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Choice:
+    """What to pass to ``qlin convert`` (``convert.state.Options``) for the model to run."""
+
+    to_opset: int
+    to_domain: str | None  # None: every node keeps its domain; else "ai.onnx" or "com.microsoft"
+    ir_version: int  # the IR the converted model needs (convert computes the same)
+    lower: bool  # --lower: some Q/DQ nodes become primitive ops
+    lowered: tuple[str, ...] = ()  # where (node labels) lowering is needed
+    notes: tuple[str, ...] = ()
+
+    def options(self) -> dict:
+        """Keyword arguments for ``convert.state.Options``."""
+        return {"to_opset": self.to_opset, "to_domain": self.to_domain, "lower": self.lower}
+
+    def to_json(self) -> dict:
+        return {
+            "to_opset": self.to_opset,
+            "to_domain": self.to_domain,
+            "ir_version": self.ir_version,
+            "lower": self.lower,
+            "lowered": list(self.lowered),
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class Plan:
+    """The outcome of ``plan``: ``choice`` None means no conversion makes the model run;
+    ``blocking`` then holds the error findings of the closest candidate. ``needed`` is
+    False when the model already runs as it is."""
+
+    target: str
+    needed: bool
+    choice: Choice | None
+    blocking: list[Placed] = field(default_factory=list)
+    tried: int = 0
+
+    def to_json(self) -> dict:
+        return {
+            "target": self.target,
+            "needed": self.needed,
+            "choice": None if self.choice is None else self.choice.to_json(),
+            "blocking": [p.to_json() for p in self.blocking],
+            "tried": self.tried,
+        }
+
+
+_INT = AttributeProto.INT
+
+
+def _retargeted(f: NodeFacts, domain: str, opset: int) -> NodeFacts | None:
+    """The facts of a linear Q/DQ node moved to ``domain`` at ai.onnx ``opset`` (the explicit
+    axis in force kept, as convert writes it), or None when that domain has no such op."""
+    try:
+        spec = schema.spec_for(domain, f.spec.kind, opset)
+    except KeyError:
+        return None
+    if spec is None:
+        return None
+    items = [a for a in f.attr_items if a[0] != "axis"]
+    if f.axis is not None and (f.granularity in (schema.PER_AXIS, schema.BLOCKED) or f.has("axis")):
+        items.append(("axis", _INT, f.axis))
+    node_opset = opset if spec.domain == schema.AI_ONNX else spec.since
+    return dataclasses.replace(
+        f,
+        op=spec.op_type,
+        domain=spec.domain,
+        opset=node_opset,
+        imported=True,
+        spec=spec,
+        attr_items=tuple(items),
+    )
+
+
+def _other_op(f: NodeFacts, opset: int) -> NodeFacts:
+    """A node of another op at the new ai.onnx opset (convert moves ai.onnx ops through
+    their versions; types stay)."""
+    if f.domain != schema.AI_ONNX or f.opset is None:
+        return f
+    spec = schema.lookup(f.domain, f.op, opset) if schema.knows(f.domain, f.op) else None
+    return dataclasses.replace(f, opset=opset, spec=spec if spec is not None else f.spec)
+
+
+def _lowerable(f: NodeFacts, opset: int) -> bool:
+    """What ``convert --lower`` accepts (convert/lower.py): integer types of at most 16 bits,
+    float scales, float x for quantize, no precision other than float, constants for the
+    scale and zero point; quantize needs Round (opset 11)."""
+    d = dtypes.BY_NAME.get(nodes.quant_type(f) or "")
+    if d is None or d.kind != "int" or d.bits > 16 or nodes.scale_type(f) != "float":
+        return False
+    if f.attrs.get("precision", 0) not in (0, 1):
+        return False
+    if nodes.scale_values(f) is None or nodes.zero_point_values(f) is None:
+        return False
+    if nodes.kind(f) == nodes.QUANTIZE:
+        return nodes.x_type(f) == "float" and opset >= 11
+    return nodes.out_type(f) == "float"
+
+
+def _model_types(info: ModelInfo, facts: Iterable[NodeFacts]) -> set[str]:
+    types = set(info.initializer_types) | {t for t in info.graph_input_types if t}
+    for f in facts:
+        if nodes.is_linear(f):
+            types.update(t for t in (*f.in_types, nodes.out_type(f)) if t)
+    return types
+
+
+def _candidates(target: Target, info: ModelInfo, has_vendor: bool, types: set[str]):
+    newest = ir.newest_opset()
+    top = min(target.max_opset or newest, newest)
+    bottom = max(target.min_opset or schema.oldest_opset(), schema.oldest_opset())
+    current = info.ai_onnx_opset
+    order = []
+    if current is not None and bottom <= current <= top:
+        order.append(current)
+    order += [o for o in range(top, bottom - 1, -1) if o not in order]
+    domains: list[str | None] = [None]
+    if has_vendor:
+        domains += [d for d in target.qdq_domains]
+    for lower in (False, True):
+        for domain in domains:
+            for opset in order:
+                yield opset, domain, lower
+
+
+def plan(model: onnx.ModelProto, base_dir: str, target: str | Target) -> Plan:
+    """The conversion (opset, IR, domain, --lower) after which ``target`` runs the model.
+
+    Candidates are tried in this order: no lowering before lowering; every node keeping
+    its domain before moving vendor-domain Q/DQ nodes to a domain the target runs; the
+    model's own opset (when the target loads it) before the others, newest first. A
+    candidate is taken when the target's checks, applied to the nodes as the conversion
+    would write them, find no error. The prediction is a plan, not a proof: convert
+    the model with ``choice.options()`` and run ``findings`` on the result to confirm.
+    """
+    t = _targets([target])[0]
+    info = model_info(model)
+    all_sites = list(sites(model, base_dir, info))
+    now = [p for p in findings(model, base_dir, [t]) if p.severity == ERROR]
+    if not now:
+        opset = info.ai_onnx_opset or schema.oldest_opset()
+        return Plan(t.name, False, Choice(opset, None, model.ir_version, False), [], 0)
+    types = _model_types(info, (s.facts for s in all_sites))
+    has_vendor = any(nodes.is_linear(s.facts) and s.facts.domain != schema.AI_ONNX for s in all_sites)
+    quark_axis = any(
+        s.facts.domain == schema.QUARK
+        and nodes.is_linear(s.facts)
+        and not s.facts.has("axis")
+        and s.facts.granularity == schema.PER_AXIS
+        for s in all_sites
+    )
+    best: list[Placed] | None = None
+    tried = 0
+    for opset, domain, lower in _candidates(t, info, has_vendor, types):
+        tried += 1
+        blocking, lowered, need = _try(t, info, all_sites, types, opset, domain, lower)
+        if not blocking:
+            notes = (
+                ("pass --quark-axis 0 or 1: a per-axis com.amd.quark node omits axis",) if quark_axis else ()
+            )
+            name = None if domain is None else schema.domain_name(domain)
+            return Plan(t.name, True, Choice(opset, name, need, lower, tuple(lowered), notes), [], tried)
+        if best is None or len(blocking) < len(best):
+            best = blocking
+    return Plan(t.name, True, None, best or now, tried)
+
+
+def _try(
+    t: Target,
+    info: ModelInfo,
+    all_sites: list[NodeSite],
+    types: set[str],
+    opset: int,
+    domain: str | None,
+    lower: bool,
+) -> tuple[list[Placed], list[str], int]:
+    """The error findings of one candidate, the nodes it lowers, and the IR it needs."""
+    blocking: list[Placed] = []
+    lowered: list[str] = []
+    domains_left: set[str] = set()
+    moved: dict[int, NodeSite] = {}
+    for site in all_sites:
+        f = site.facts
+        if nodes.is_linear(f):
+            to = domain if domain is not None else f.domain
+            g = _retargeted(f, to, opset)
+            problems = [] if g is None else semantics.validate(g, g.spec)
+            if g is None or problems:
+                if lower and _lowerable(f, opset):
+                    lowered.append(f.location.label)
+                    continue
+                why = "no such op" if g is None else problems[0].text
+                blocking.append(
+                    _place_node(
+                        t,
+                        f,
+                        TargetFinding(
+                            "QT202",
+                            ERROR,
+                            f"{t.name}: at {schema.domain_name(to)} opset {opset} the node cannot be "
+                            f"written: {why}",
+                        ),
+                    )
+                )
+                continue
+        else:
+            g = _other_op(f, opset)
+        domains_left.add(g.domain)
+        new_site = dataclasses.replace(site, facts=g)
+        if site.producer_site is not None and id(site.producer_site) in moved:
+            p = moved[id(site.producer_site)]
+            new_site = dataclasses.replace(new_site, producer=p.facts, producer_site=p)
+        moved[id(site)] = new_site
+        errors = [x for x in t.node_findings(new_site) if x.severity == ERROR]
+        if errors and lower and nodes.is_linear(f) and _lowerable(f, opset):
+            lowered.append(f.location.label)
+            continue
+        blocking += [_place_node(t, f, x) for x in errors]
+    opsets = {
+        d: v
+        for d, v in info.opsets.items()
+        if d == schema.AI_ONNX or d in domains_left or d not in schema.DOMAIN_NAMES
+    }
+    opsets[schema.AI_ONNX] = opset
+    for d in domains_left - set(opsets):
+        opsets[d] = schema.domain_version(d) if d in schema.DOMAIN_NAMES else 1
+    need = ir.ir_needed(opsets, types, bool(info.functions), False)
+    new_info = dataclasses.replace(info, opsets=opsets, ir_version=need)
+    blocking[:0] = [_place_model(t, x) for x in t.model_findings(new_info) if x.severity == ERROR]
+    return blocking, lowered, need
