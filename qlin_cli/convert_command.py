@@ -109,9 +109,11 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
 
 def _errors(proto, base_dir: str) -> list:
     """The model's findings of severity error under `qlin check`'s rules."""
+    from . import rules
     from .check.engine import check_model
 
-    return [d for d in check_model(proto, base_dir) if d.severity == "error"]
+    mended = {r.code for r in rules.all_rules() if r.mended_by_convert}
+    return [d for d in check_model(proto, base_dir) if d.severity == "error" and d.code not in mended]
 
 
 def _refuse_invalid(model: str, errors: list) -> None:

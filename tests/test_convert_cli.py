@@ -222,12 +222,17 @@ def test_ir_version_too_low_for_the_target_is_one_line(q21_int16, tmp_path):
 
 
 def test_ir_raised_when_the_input_stores_a_type_its_ir_lacks(tmp_path):
-    """onnxruntime's quantizer writes int16 at opset 21 into older IR files (IR 10 has it;
-    here the file says 8): converting raises the IR to what the stored types need."""
-    model = q_model(21, zero_point=np.zeros((), np.int16), zp_type="int16", out_type="int16")
-    model.ir_version = 8
+    """onnxruntime's quantizer writes int4 weights into IR 7 files (int4 exists from IR 10):
+    `qlin check` reports it (QL205), and convert, which mends it, goes ahead and writes
+    the IR the stored types need."""
+    model = q_model(21, zero_point=np.zeros((), np.int8), zp_type="int4", out_type="int4")
+    model.ir_version = 7
     src = tmp_path / "m.onnx"
     onnx.save(model, src)
     r = _cli(src, "--to-domain", "com.microsoft", "-o", tmp_path / "o.onnx")
     assert r.exit_code == 0, r.output + r.stderr
     assert onnx.load(tmp_path / "o.onnx").ir_version == 10
+    from qlin_cli.check.engine import check_file
+
+    assert "QL205" in {d.code for d in check_file(str(src)).diagnostics}
+    assert "QL205" not in {d.code for d in check_file(str(tmp_path / "o.onnx")).diagnostics}

@@ -102,6 +102,9 @@ class Rule:
     summary: str = ""
     needs_spec: bool = True  # run only when the node's schema is known
     fixable: bool = False  # the rule attaches a Fix to its violations
+    # `qlin convert` mends what the rule finds (e.g. it raises the IR version), so a
+    # finding of this rule does not stop a conversion.
+    mended_by_convert: bool = False
     # The op families the rule reads (schema.ops LINEAR_*): a rule runs only on nodes
     # of these families. Rules that read no schema (needs_spec False) run on every op.
     families: frozenset[str] = frozenset({schema.LINEAR_QUANTIZE, schema.LINEAR_DEQUANTIZE})

@@ -30,6 +30,7 @@ class TypeNeedsNewerIr(ModelRule):
     """
 
     code = "QL205"
+    mended_by_convert = True  # convert writes the IR the stored types need
     name = "type-needs-newer-ir"
     summary = "An element type or feature newer than the model's IR version."
 
