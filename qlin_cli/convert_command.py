@@ -38,8 +38,9 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
 
     MODEL is first checked with the rules of `qlin check`: a model with errors is
     refused. Exit status: 0 converted (or would be, with --dry-run), 1 the model has
-    errors or some node cannot be expressed in the target (nothing written), 2 bad input, 130/143/129 interrupted
-    by SIGINT/SIGTERM/SIGHUP (the old output, or none, is left as it was).
+    errors or some node cannot be expressed in the target (nothing written), 2 bad
+    input, 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (the old output, or none,
+    is left as it was).
     """
     import os
 
