@@ -484,10 +484,11 @@ class PrecisionIgnored(Code):
     QuantizeLinear-23+ nodes with a `precision` attribute the target does not honour.
 
     ## Why is this bad?
-    `precision` names the type the division is done in. onnxruntime 1.31 ignores it
-    (measured: float16 and bfloat16 precision give the float32 result; an invalid
-    type is not even reported); TensorRT's parser warns that it "does not support
-    setting quantization precision" and uses the scale's type.
+    `precision` names the type the division is done in. onnxruntime 1.31 and
+    openvino 2026.4 ignore it (measured: float16 and bfloat16 precision give the
+    float32 result; onnxruntime does not even report an invalid type); TensorRT's
+    parser warns that it "does not support setting quantization precision" and uses
+    the scale's type.
 
     ## Example
     ```
@@ -596,14 +597,15 @@ class DequantizeArithmetic(Code):
 
     ## Why is this bad?
     The spec multiplies in the scale's type and converts to the output type.
-    openvino (measured) computes a bfloat16 dequantize in float32 and rounds the
-    result to bfloat16 differently (-21.875 becomes -21.75), and computes a
-    dequantize whose `output_dtype` differs from the scale's type in the output type
-    (a float16 scale with float output gives -13.1328125 instead of -13.125).
+    openvino (measured) rounds bfloat16 results differently (-21.875 becomes -21.75
+    with a bfloat16 scale), and rounds a float32 product to a float16 or bfloat16
+    `output_dtype` differently (-13.125 becomes -13.1328125). It also fuses a
+    Q -> DQ pair into one FakeQuantize whose float arithmetic differs from the spec
+    in the last bit.
 
     ## Example
     ```
-    DequantizeLinear-23(x: int8, x_scale: float16, output_dtype=FLOAT)
+    DequantizeLinear-23(x: int8, x_scale: float, output_dtype=FLOAT16)
     ```
 
     ## Fix
@@ -623,9 +625,10 @@ class NegativeScaleQuantize(Code):
 
     ## Why is this bad?
     Negative scales are legal (the sign folds into the values). openvino turns a
-    quantize into a FakeQuantize whose input range is then reversed: with a negative
-    per-tensor scale every output is the type's lowest value (measured, 2026.4). It
-    does not refuse the model, so nothing else tells you.
+    quantize into a FakeQuantize whose input range is then reversed: values beyond
+    the quantized range saturate to the wrong end (127 becomes -128), and random
+    inputs show other wrong values too (measured, 2026.4). It does not refuse the
+    model, so nothing else tells you.
 
     ## Example
     ```

@@ -264,17 +264,17 @@ class OpenVinoCpu(Target):
             if s is not None and (s < 0).any():
                 yield self.finding(
                     "QT407",
-                    "with a negative scale the quantized values are wrong",
+                    "with a negative scale the quantized values are wrong (values beyond the range saturate "
+                    "to the wrong end)",
                     fix="use positive scales (negate the quantized values instead)",
                 )
         else:
             out = nodes.out_type(f)
-            if out == "bfloat16" or (out and st and out != st):
+            if out == "bfloat16" or (out == "float16" and st != out):
                 yield self.finding(
                     "QT406",
-                    f"the product is computed in float32 and rounded to {out} "
-                    f"differently from the spec ({st} scale)",
-                    fix="use a float scale and output if last bits matter",
+                    f"the product with the {st} scale is rounded to {out} differently from the spec",
+                    fix="use a float output if last bits matter",
                 )
             elif site.producer is not None:
                 yield self.finding(

@@ -1,0 +1,242 @@
+"""Each measured semantic divergence (QT4xx) of a target, shown on a probe where the runtime
+computes something else than the spec (qlin's evaluator), and predicted by qlin; and a near
+miss where the runtime agrees with the spec and qlin predicts nothing.
+
+The probes are the edge values that separate the two computations (ties, quotients near a
+rounding boundary, values beyond the float8 range); the generated matrix of
+tests/test_targets_matrix.py covers random inputs.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from test_targets_matrix import _ov, codes, run_onnxruntime, run_openvino, runtime_codes
+
+from qlin_cli.evaluator import evaluate
+from qlin_cli.targets import predict
+
+needs_openvino = pytest.mark.skipif(_ov is None, reason="openvino is not installed")
+
+
+def _model(nodes, inputs, outputs, inits, opset=21, extra_imports=()):
+    graph = helper.make_graph(nodes, "probe", inputs, outputs, initializer=inits)
+    imports = [helper.make_opsetid("", opset), *[helper.make_opsetid(d, v) for d, v in extra_imports]]
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = 10
+    return model
+
+
+def quantize(x: np.ndarray, scale, zp, *, opset=21, attrs=None, x_type=TensorProto.FLOAT, domain=""):
+    """A model with one quantize of graph input x; scale and zero point are initializers."""
+    inits = [numpy_helper.from_array(np.asarray(scale), "s")]
+    names = ["x", "s"]
+    if zp is not None:
+        inits.append(numpy_helper.from_array(np.asarray(zp), "zp"))
+        names.append("zp")
+    node = helper.make_node("QuantizeLinear", names, ["y"], name="q", domain=domain, **(attrs or {}))
+    imports = [(domain, 1)] if domain else []
+    return _model([node], [helper.make_tensor_value_info("x", x_type, list(x.shape))],
+                  [onnx.ValueInfoProto(name="y")], inits, opset, imports)
+
+
+def dequantize(q: np.ndarray, scale, zp=None, *, opset=21, attrs=None):
+    inits = [numpy_helper.from_array(q, "x"), numpy_helper.from_array(np.asarray(scale), "s")]
+    names = ["x", "s"]
+    if zp is not None:
+        inits.append(numpy_helper.from_array(np.asarray(zp), "zp"))
+        names.append("zp")
+    node = helper.make_node("DequantizeLinear", names, ["y"], name="dq", **(attrs or {}))
+    return _model([node], [], [onnx.ValueInfoProto(name="y")], inits, opset)
+
+
+def predicted(model, target: str) -> set[str]:
+    return {p.code for p in predict.findings(model, "", [target])}
+
+
+RUN = {"onnxruntime": run_onnxruntime, "openvino": run_openvino}
+
+
+def outcome(model, feeds, target: str, out_type: str):
+    """(spec codes, runtime codes) of the model's only output."""
+    names = {np.dtype(np.float16): "float16", np.dtype(ml_dtypes.bfloat16): "bfloat16"}
+    types = {k: names.get(v.dtype, "float") for k, v in feeds.items()}
+    want = codes(evaluate(model, feeds)[0], out_type)
+    o = RUN[target](model, feeds, types)
+    assert o.stage == "ok", o.message
+    return want, runtime_codes(o.output, out_type, want.size)
+
+
+def assert_diverges(model, feeds, target, out_type, code):
+    want, got = outcome(model, feeds, target, out_type)
+    assert not np.array_equal(want, got), "the probe no longer separates the runtime from the spec"
+    assert code in predicted(model, target)
+
+
+def assert_agrees(model, feeds, target, out_type, code):
+    want, got = outcome(model, feeds, target, out_type)
+    assert np.array_equal(want, got)
+    assert code not in predicted(model, target)
+
+
+# ---- onnxruntime ------------------------------------------------------------------------------
+# x / s for x = 78.0625, s = 0.669921875: 116.5 in float16 (-> 116), 116.52 in float32 (-> 117)
+F16_X = np.full(4, 78.0625, np.float16)
+F16_S = np.float16(0.669921875)
+
+
+@pytest.mark.parametrize("opset", [19, 21, 23, 25])
+def test_onnxruntime_divides_float16_in_float32(opset):
+    m = quantize(F16_X, F16_S, np.int8(0), opset=opset, x_type=TensorProto.FLOAT16)
+    assert_diverges(m, {"x": F16_X}, "onnxruntime", "int8", "QT401")
+    m = quantize(F16_X.astype(np.float32), np.float32(F16_S), np.int8(0), opset=opset)
+    assert_agrees(m, {"x": F16_X.astype(np.float32)}, "onnxruntime", "int8", "QT401")
+
+
+def test_onnxruntime_divides_com_microsoft_float16_in_float32():
+    m = quantize(F16_X, F16_S, np.int8(0), x_type=TensorProto.FLOAT16, domain="com.microsoft")
+    assert_diverges(m, {"x": F16_X}, "onnxruntime", "int8", "QT401")
+
+
+# float32 quotient -62.51 (-> -63), float16 quotient -62.5 (-> -62)
+PREC_X = np.full(4, -95.4522933959961, np.float32)
+PREC_S = np.float32(1.5269405841827393)
+
+
+@pytest.mark.parametrize("target", ["onnxruntime", pytest.param("openvino", marks=needs_openvino)])
+def test_precision_is_ignored(target):
+    m = quantize(PREC_X, PREC_S, np.int8(0), opset=23, attrs={"precision": TensorProto.FLOAT16})
+    assert_diverges(m, {"x": PREC_X}, target, "int8", "QT402")
+    m = quantize(PREC_X, PREC_S, np.int8(0), opset=23, attrs={"precision": TensorProto.FLOAT})
+    assert_agrees(m, {"x": PREC_X}, target, "int8", "QT402")
+
+
+def test_onnxruntime_ignores_precision():
+    test_precision_is_ignored("onnxruntime")
+
+
+@needs_openvino
+def test_openvino_ignores_precision():
+    test_precision_is_ignored("openvino")
+
+
+E4M3_EDGE = np.array([440, 448, 470, 480, 481, 1000, -480], np.float32)
+
+
+def test_onnxruntime_float8_saturate_0():
+    zp = np.zeros((), ml_dtypes.float8_e4m3fn)
+    m = quantize(E4M3_EDGE, np.float32(1), zp, attrs={"saturate": 0})
+    assert_diverges(m, {"x": E4M3_EDGE}, "onnxruntime", "float8e4m3fn", "QT403")
+    m = quantize(E4M3_EDGE, np.float32(1), zp, attrs={"saturate": 1})
+    assert_agrees(m, {"x": E4M3_EDGE}, "onnxruntime", "float8e4m3fn", "QT403")
+
+
+def test_onnxruntime_reads_missing_axis_as_1():
+    """The com.microsoft node without axis is spec-invalid (QL404): onnxruntime runs it as
+    the same node with axis=1."""
+    x = np.array([[0, 1, 2], [3, 4, 5]], np.float32)
+    s, zp = np.array([1, 2, 4], np.float32), np.zeros(3, np.int8)
+    bare = quantize(x, s, zp, domain="com.microsoft")
+    stated = quantize(x, s, zp, domain="com.microsoft", attrs={"axis": 1})
+    got = run_onnxruntime(bare, {"x": x}, {"x": "float"})
+    want = run_onnxruntime(stated, {"x": x}, {"x": "float"})
+    assert got.stage == want.stage == "ok" and np.array_equal(got.output, want.output)
+    assert "QT404" in predicted(bare, "onnxruntime")
+    assert "QT404" not in predicted(stated, "onnxruntime")
+
+
+# ---- openvino ---------------------------------------------------------------------------------
+TIES = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, 126.5], np.float32)
+
+
+@needs_openvino
+def test_openvino_rounds_after_zero_point():
+    m = quantize(TIES, np.float32(1), np.int8(3))
+    assert_diverges(m, {"x": TIES}, "openvino", "int8", "QT405")
+    m = quantize(TIES, np.float32(1), np.int8(2))  # an even zero point keeps every tie's parity
+    assert_agrees(m, {"x": TIES}, "openvino", "int8", "QT405")
+
+
+F8_PROBE = np.array([15.499925, 37.998543, -45.989754, np.nan, 465.0, 500.0, 1.0, -2.0], np.float32)
+
+
+@needs_openvino
+@pytest.mark.parametrize("saturate", [0, 1])
+def test_openvino_float8_conversion(saturate):
+    zp = np.zeros((), ml_dtypes.float8_e4m3fn)
+    m = quantize(F8_PROBE, np.float32(1), zp, attrs={"saturate": saturate})
+    assert_diverges(m, {"x": F8_PROBE}, "openvino", "float8e4m3fn", "QT403")
+
+
+@needs_openvino
+def test_openvino_negative_scale_quantize():
+    x = np.linspace(-60, 60, 16, dtype=np.float32)  # beyond ±12.8 the result saturates
+    m = quantize(x, np.float32(-0.1), np.int8(0))
+    assert_diverges(m, {"x": x}, "openvino", "int8", "QT407")
+    m = quantize(x, np.float32(0.1), np.int8(0))
+    assert_agrees(m, {"x": x}, "openvino", "int8", "QT407")
+
+
+@needs_openvino
+def test_openvino_divides_float16_and_bfloat16_in_float32():
+    m = quantize(F16_X, F16_S, np.int8(0), x_type=TensorProto.FLOAT16)
+    assert_diverges(m, {"x": F16_X}, "openvino", "int8", "QT401")
+    x = np.array([11.375, 4.9375, -7.96875, -11.0625, 4.25], ml_dtypes.bfloat16)  # quotients near .5
+    s = np.asarray(0.33984375, ml_dtypes.bfloat16)
+    m = quantize(x, s, np.int8(0), x_type=TensorProto.BFLOAT16)
+    assert_diverges(m, {"x": x}, "openvino", "int8", "QT401")
+    m = quantize(F16_X.astype(np.float32), np.float32(F16_S), np.int8(0))
+    assert_agrees(m, {"x": F16_X.astype(np.float32)}, "openvino", "int8", "QT401")
+
+
+@needs_openvino
+def test_openvino_dequantize_arithmetic():
+    q = np.arange(-128, 127, dtype=np.int8)
+    m = dequantize(q, np.float32(0.3105), opset=23, attrs={"output_dtype": TensorProto.FLOAT16})
+    assert_diverges(m, {}, "openvino", "float16", "QT406")
+    m = dequantize(q, np.asarray(0.3105, ml_dtypes.bfloat16), opset=21)
+    assert_diverges(m, {}, "openvino", "bfloat16", "QT406")
+    for scale in (np.float32(0.3105), np.float16(0.3105), np.asarray(0.3105, ml_dtypes.bfloat16)):
+        m = dequantize(q, scale, opset=23, attrs={"output_dtype": TensorProto.FLOAT})
+        assert_agrees(m, {}, "openvino", "float", "QT406")
+
+
+def _pair(qtype, *, inner: bool):
+    """x -> [Relu] -> Q(qtype) -> DQ -> [Relu] -> y."""
+    zp = np.zeros((), np.int16 if qtype == TensorProto.INT16 else np.int8)
+    inits = [numpy_helper.from_array(np.float32(0.01), "s"), numpy_helper.from_array(zp, "zp")]
+    nodes = [helper.make_node("QuantizeLinear", ["a" if inner else "x", "s", "zp"], ["q"], name="q"),
+             helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["d" if inner else "y"], name="dq")]
+    if inner:
+        nodes = [helper.make_node("Relu", ["x"], ["a"], name="pre"), *nodes,
+                 helper.make_node("Relu", ["d"], ["y"], name="post")]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64])], inits)
+
+
+@needs_openvino
+def test_openvino_removes_16_bit_pairs():
+    x = np.linspace(-3, 3, 64, dtype=np.float32) + np.float32(0.0013)
+    relu = np.maximum(x, 0)
+    m = _pair(TensorProto.INT16, inner=True)
+    got = run_openvino(m, {"x": x}, {"x": "float"})
+    assert got.stage == "ok" and np.array_equal(got.output, relu)  # unquantized
+    pair_only = _pair(TensorProto.INT16, inner=False)
+    assert not np.array_equal(evaluate(pair_only, {"x": relu})[0], relu)  # the spec quantizes
+    assert {p.code for p in predict.findings(m, "", ["openvino"]) if p.node == "dq"} >= {"QT408"}
+    m8 = _pair(TensorProto.INT8, inner=True)
+    got8 = run_openvino(m8, {"x": x}, {"x": "float"})
+    assert got8.stage == "ok" and not np.array_equal(got8.output, relu)  # 8-bit pairs are kept
+    assert "QT408" not in predicted(m8, "openvino")
+
+
+@needs_openvino
+def test_openvino_16_bit_pair_between_graph_input_and_output_does_not_compile():
+    m = _pair(TensorProto.INT16, inner=False)
+    o = run_openvino(m, {"x": np.zeros(64, np.float32)}, {"x": "float"})
+    assert o.stage == "load" and "FQ stripping failed" in o.message
+    assert "QT308" in predicted(m, "openvino")
+    assert "QT308" not in predicted(_pair(TensorProto.INT16, inner=True), "openvino")
