@@ -233,3 +233,70 @@ def evil_model(path, name: str = EVIL) -> str:
             helper.make_tensor_value_info(f"{name}yif", TensorProto.UINT8, [2, 3])]
     g = helper.make_graph([q("main"), branch], f"{name}graph", [x], outs, initializer=inits + [cond])
     return save_raw(model_of(g), path)
+
+
+# ---- names for the fuzz tests -------------------------------------------------------------
+
+def _hypothesis_names():
+    from hypothesis import strategies as st
+
+    names = st.one_of(
+        st.sampled_from([EVIL, "", "\n::error::x", "\x1b[2J", "\x1b]0;t\x07", "\u202e", "\r", "%0A",
+                         "[bold]x[/bold]", "a,b:c", "\\", "\x85\u2028", "x" * 5000]),
+        st.text(max_size=40),
+    )
+    targets = st.sampled_from(["node", "graph", "tensor", "tensor-refs", "input-refs", "function", "domain"])
+    return names, targets
+
+
+# Names an attacker would choose (forged annotations, escape sequences, bidi, markup) and any
+# text; and what ``rename`` can give them to.
+NAMES, NAME_TARGETS = _hypothesis_names()
+
+
+def model_nodes(m: onnx.ModelProto) -> list:
+    """The nodes of the main graph and of the model-local functions."""
+    out = list(m.graph.node)
+    for fn in m.functions:
+        out += list(fn.node)
+    return out
+
+
+def rename(m: onnx.ModelProto, k: int, target: str, name: str) -> None:
+    """Give something in the model a hostile name: a node, the graph, a tensor (alone, or with
+    every use of it), a graph input (with its uses), a function (with its calls), a domain."""
+    nodes = model_nodes(m)
+    if target == "node" and nodes:
+        nodes[k % len(nodes)].name = name
+    elif target == "graph":
+        m.graph.name = name
+    elif target in ("tensor", "tensor-refs") and m.graph.initializer:
+        t = m.graph.initializer[k % len(m.graph.initializer)]
+        old, t.name = t.name, name
+        if target == "tensor-refs":
+            _rename_uses(m, old, name)
+    elif target == "input-refs" and m.graph.input:
+        vi = m.graph.input[k % len(m.graph.input)]
+        old, vi.name = vi.name, name
+        _rename_uses(m, old, name)
+    elif target == "function" and m.functions:
+        fn = m.functions[k % len(m.functions)]
+        for n in model_nodes(m):
+            if n.domain == fn.domain and n.op_type == fn.name:
+                n.op_type = name
+        fn.name = name
+    elif target == "domain" and nodes:
+        nodes[k % len(nodes)].domain = name
+
+
+def _rename_uses(m: onnx.ModelProto, old: str, new: str) -> None:
+    for n in model_nodes(m):
+        for i, x in enumerate(n.input):
+            if x == old:
+                n.input[i] = new
+        for i, x in enumerate(n.output):
+            if x == old:
+                n.output[i] = new
+    for vi in list(m.graph.output) + list(m.graph.value_info):
+        if vi.name == old:
+            vi.name = new

@@ -92,7 +92,8 @@ def test_200000_dims_of_2_62_is_fast_and_one_short_line(tmp_path, guard):  # noq
     w = external_tensor("w", [2**62] * 200_000, "w.bin")
     sc = numpy_helper.from_array(np.float32(0.5), "sc")
     node = helper.make_node("DequantizeLinear", ["w", "sc"], ["y"], name="dq")
-    path = save_raw(_model([node], [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w, sc]),
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    path = save_raw(_model([node], [], [y], [w, sc]),
                     tmp_path / "m.onnx")
     guard.watch(tmp_path)
     for args in (["check", path], ["convert", path, "--to-opset", 23, "-o", tmp_path / "o.onnx"]):
@@ -186,7 +187,8 @@ def test_probe_shape_caps_blocked_x():
     from qlin_cli.convert import verify
     from qlin_cli.schema import BLOCKED
 
-    q = types.SimpleNamespace(granularity=BLOCKED, axis_in_force=lambda: 1, x_rank=2, attrs={"block_size": 2**27})
+    q = types.SimpleNamespace(granularity=BLOCKED, axis_in_force=lambda: 1, x_rank=2,
+                              attrs={"block_size": 2**27})
     scale = np.ones((2, 1), np.float32)
     with pytest.raises(verify.ProbeTooLarge, match="probe limit"):
         verify.probe_shape(q, scale, (2, 2**27))
@@ -222,7 +224,8 @@ def test_check_peak_memory_is_at_most_twice_the_file(tmp_path, guard):  # noqa: 
         inits += [numpy_helper.from_array(rng.integers(-128, 127, size, dtype=np.int8), f"w{i}"),
                   numpy_helper.from_array(np.float32(0.5), f"s{i}"),
                   numpy_helper.from_array(np.int8(0), f"z{i}")]
-        nodes.append(helper.make_node("DequantizeLinear", [f"w{i}", f"s{i}", f"z{i}"], [f"y{i}"], name=f"dq{i}"))
+        nodes.append(helper.make_node("DequantizeLinear", [f"w{i}", f"s{i}", f"z{i}"], [f"y{i}"],
+                                      name=f"dq{i}"))
         outs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [size]))
     path = save_raw(_model(nodes, [], outs, inits), tmp_path / "inline.onnx")
     del inits

@@ -1,7 +1,9 @@
-"""Hardening: hypothesis mutates the fixture models (their bytes, and their protobuf fields) and
-runs `qlin check` and `qlin convert` in-process. Only the documented outcomes are allowed: exit
-0, 1 or 2, a one-line `qlin: error:` per bad file, never an uncaught exception, never an
-"internal error", and the mutated input is never modified.
+"""Hardening: hypothesis mutates the fixture models (their bytes, and their protobuf fields,
+names included: hostile names and arbitrary text on nodes, graphs, tensors, inputs, functions
+and domains) and runs `qlin check` and `qlin convert` in-process. Only the documented outcomes
+are allowed: exit 0, 1 or 2, a one-line `qlin: error:` per bad file, never an uncaught
+exception, never an "internal error", no control character in any output, and the mutated
+input is never modified.
 
 `make test` runs a short pass (QLIN_FUZZ_EXAMPLES, default 60 examples per test);
 `make fuzz` runs the same tests with QLIN_FUZZ_EXAMPLES=5000 (`pytest -m fuzz`).
@@ -17,7 +19,7 @@ import tempfile
 
 import onnx
 import pytest
-from hardening_helpers import cli, guard  # noqa: F401
+from hardening_helpers import NAME_TARGETS, NAMES, cli, guard, rename, unsafe_characters  # noqa: F401
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from onnx import AttributeProto, TensorProto, helper
@@ -101,7 +103,9 @@ field_op = st.one_of(
     st.tuples(st.just("recursive-fn"), st.just(0), st.booleans()),
     st.tuples(st.just("nest"), st.integers(0, 99), st.sampled_from(["If", "Loop", "Scan"])),
     st.tuples(st.just("type"), st.integers(0, 99), st.tuples(st.integers(0, 27), st.lists(INTS, max_size=4))),
+    st.tuples(st.just("name"), st.integers(0, 99), st.tuples(NAME_TARGETS, NAMES)),
 )
+
 
 
 def _tensors(m: onnx.ModelProto):
@@ -187,6 +191,8 @@ def mutate_fields(m: onnx.ModelProto, ops) -> None:
             outer = helper.make_node(arg, ["c"], list(inner.output), **(
                 {"then_branch": g, "else_branch": g} if arg == "If" else {"body": g}))
             m.graph.node[i].CopyFrom(outer)
+        elif op == "name":
+            rename(m, k, *arg)
         elif op == "type" and (m.graph.input or m.graph.output):
             vis = list(m.graph.input) + list(m.graph.output)
             vi = vis[k % len(vis)]
@@ -202,6 +208,7 @@ def _outcome_ok(r, path) -> None:
     assert r.exit_code in (0, 1, 2), (r.exit_code, r.stdout, r.stderr)
     assert "Traceback" not in r.stdout + r.stderr
     assert "internal error" not in r.stderr, r.stderr
+    assert unsafe_characters(r.stdout + r.stderr) == [], "a control character reached the output"
     if r.exit_code == 2:
         lines = r.stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith("qlin: error: "), r.stderr
