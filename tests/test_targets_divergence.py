@@ -39,8 +39,14 @@ def quantize(x: np.ndarray, scale, zp, *, opset=21, attrs=None, x_type=TensorPro
         names.append("zp")
     node = helper.make_node("QuantizeLinear", names, ["y"], name="q", domain=domain, **(attrs or {}))
     imports = [(domain, 1)] if domain else []
-    return _model([node], [helper.make_tensor_value_info("x", x_type, list(x.shape))],
-                  [onnx.ValueInfoProto(name="y")], inits, opset, imports)
+    return _model(
+        [node],
+        [helper.make_tensor_value_info("x", x_type, list(x.shape))],
+        [onnx.ValueInfoProto(name="y")],
+        inits,
+        opset,
+        imports,
+    )
 
 
 def dequantize(q: np.ndarray, scale, zp=None, *, opset=21, attrs=None):
@@ -208,13 +214,22 @@ def _pair(qtype, *, inner: bool):
     """x -> [Relu] -> Q(qtype) -> DQ -> [Relu] -> y."""
     zp = np.zeros((), np.int16 if qtype == TensorProto.INT16 else np.int8)
     inits = [numpy_helper.from_array(np.float32(0.01), "s"), numpy_helper.from_array(zp, "zp")]
-    nodes = [helper.make_node("QuantizeLinear", ["a" if inner else "x", "s", "zp"], ["q"], name="q"),
-             helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["d" if inner else "y"], name="dq")]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["a" if inner else "x", "s", "zp"], ["q"], name="q"),
+        helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["d" if inner else "y"], name="dq"),
+    ]
     if inner:
-        nodes = [helper.make_node("Relu", ["x"], ["a"], name="pre"), *nodes,
-                 helper.make_node("Relu", ["d"], ["y"], name="post")]
-    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64])], inits)
+        nodes = [
+            helper.make_node("Relu", ["x"], ["a"], name="pre"),
+            *nodes,
+            helper.make_node("Relu", ["d"], ["y"], name="post"),
+        ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64])],
+        inits,
+    )
 
 
 @needs_openvino

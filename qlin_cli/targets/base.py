@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)
@@ -65,12 +65,21 @@ class TargetFinding:
     """One reason a target refuses a model or computes something else.
 
     ``convertible``: ``qlin convert --target NAME`` can remove it (the message says so).
+    ``message`` is "TARGET: FACT: WAY OUT"; ``fact`` and ``fix`` are its parts.
     """
 
     code: str
     severity: str
     message: str
     convertible: bool = False
+    target: str = ""
+    fact: str = ""
+    fix: str | None = None
+
+    def without_conversion(self) -> TargetFinding:
+        """The same finding when no conversion makes the model run on the target."""
+        way = self.fix or f"no conversion makes the model run on {self.target}"
+        return replace(self, convertible=False, message=f"{self.target}: {self.fact}: {way}")
 
 
 @dataclass(frozen=True)
@@ -127,6 +136,12 @@ class Target:
     def node_findings(self, site: NodeSite) -> Iterable[TargetFinding]:
         return ()
 
+    def runs_lowered(self, quant_type: str | None, opset: int) -> bool:
+        """Whether the primitive ops of ``qlin convert --lower`` run here for a node of that
+        quantized type at that ai.onnx opset (Cast to and from the type; float
+        arithmetic). False unless the target says so: lowering is then never planned."""
+        return False
+
     # ---- helpers for subclasses ----------------------------------------------------
     def finding(
         self, code: str, fact: str, *, fix: str | None = None, convertible: bool = False
@@ -142,7 +157,7 @@ class Target:
             ways.append(fix)
         way = ("; ".join(ways)) if ways else ""
         message = f"{self.name}: {fact}" + (f": {way}" if way else "")
-        return TargetFinding(code, code_of(code).severity, message, convertible)
+        return TargetFinding(code, code_of(code).severity, message, convertible, self.name, fact, fix)
 
     # ---- description -----------------------------------------------------------------
     def capability(self) -> dict:

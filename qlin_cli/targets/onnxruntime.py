@@ -209,6 +209,15 @@ class OnnxRuntimeCpu(Target):
             return
         yield from self._linear(f)
 
+    def runs_lowered(self, quant_type, opset):
+        """Cast from float to the quantized type and back has a CPU kernel at that opset."""
+        cast = TABLE.kernel("", "Cast", opset)
+        if cast is None or quant_type is None:
+            return False
+        return cast.accepts({"T1": "float", "T2": quant_type}) and cast.accepts(
+            {"T1": quant_type, "T2": "float"}
+        )
+
     def _linear(self, f):
         k = nodes.kind(f)
         xt, st = nodes.x_type(f), nodes.scale_type(f)

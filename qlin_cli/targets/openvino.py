@@ -197,6 +197,10 @@ class OpenVinoCpu(Target):
         yield from self._pair(site)
         yield from self._divergences(site)
 
+    def runs_lowered(self, quant_type, opset):
+        """The primitive ops run wherever openvino reads the type (measured on the matrix)."""
+        return quant_type is not None and quant_type not in UNREADABLE
+
     def _pair(self, site: NodeSite):
         f, p = site.facts, site.producer
         if nodes.kind(f) != nodes.DEQUANTIZE or p is None or nodes.quant_type(p) not in SIXTEEN_BIT:

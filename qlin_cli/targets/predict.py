@@ -168,22 +168,39 @@ def findings(model: onnx.ModelProto, base_dir: str, targets: str | Sequence[str]
     """Every finding of every named target ("onnxruntime", "openvino,tensorrt-10" ...), model
     findings first, then nodes in walk order; target by target in the order given.
 
+    A finding that says `qlin convert --target NAME` fixes it is checked against ``plan``:
+    when no conversion makes the model run on that target, its message gives the other
+    way out instead (and ``convertible`` is False).
+
     Unknown names raise ``base.UnknownTarget`` (a LookupError) before anything is read.
     """
     chosen = _targets(targets)
     info = model_info(model)
-    out: dict[str, list[Placed]] = {
-        t.name: [_place_model(t, x) for x in t.model_findings(info)] for t in chosen
-    }
-    cache: dict[tuple[str, NodeSite], list[TargetFinding]] = {}
-    for site in sites(model, base_dir, info):
-        for t in chosen:
-            key = (t.name, site)
-            found = cache.get(key)
-            if found is None:
-                found = cache[key] = list(t.node_findings(site))
-            out[t.name].extend(_place_node(t, site.facts, x) for x in found)
-    return [p for t in chosen for p in out[t.name]]
+    all_sites = list(sites(model, base_dir, info))
+    out = []
+    for t in chosen:
+        raw = _raw(t, info, all_sites)
+        if (
+            any(found.convertible for _, found in raw)
+            and plan(model, base_dir, t, _known=(info, all_sites, raw)).choice is None
+        ):
+            raw = [(f, x.without_conversion() if x.convertible else x) for f, x in raw]
+        out += [_place_model(t, x) if f is None else _place_node(t, f, x) for f, x in raw]
+    return out
+
+
+def _raw(
+    t: Target, info: ModelInfo, all_sites: list[NodeSite]
+) -> list[tuple[NodeFacts | None, TargetFinding]]:
+    """(node facts or None for the model, finding) of one target, model findings first."""
+    out: list[tuple[NodeFacts | None, TargetFinding]] = [(None, x) for x in t.model_findings(info)]
+    cache: dict[NodeSite, list[TargetFinding]] = {}
+    for site in all_sites:
+        found = cache.get(site)
+        if found is None:
+            found = cache[site] = list(t.node_findings(site))
+        out += [(site.facts, x) for x in found]
+    return out
 
 
 def capability_matrix() -> list[dict]:
@@ -278,11 +295,26 @@ def _other_op(f: NodeFacts, opset: int) -> NodeFacts:
     return dataclasses.replace(f, opset=opset, spec=spec if spec is not None else f.spec)
 
 
+def _cast_takes(opset: int, constraint: str, type_name: str) -> bool:
+    """onnx's Cast at ``opset`` has ``type_name`` in ``constraint`` (T1: from, T2: to)."""
+    from onnx import defs
+
+    try:
+        s = defs.get_schema("Cast", opset, "")
+    except Exception:  # no Cast at that opset
+        return False
+    return any(
+        tc.type_param_str == constraint and f"tensor({type_name})" in tc.allowed_type_strs
+        for tc in s.type_constraints
+    )
+
+
 def _lowerable(f: NodeFacts, opset: int) -> bool:
-    """What ``convert --lower`` accepts (convert/lower.py): integer types of at most 16 bits,
-    float scales, float x for quantize, no precision other than float, constants for the
-    scale and zero point; quantize needs Round (opset 11)."""
-    d = dtypes.BY_NAME.get(nodes.quant_type(f) or "")
+    """What ``convert --lower`` accepts (convert/lower.py): integer types of at most 16 bits
+    that Cast reaches at that opset, float scales, float x for quantize, no precision
+    other than float, constants for the scale and zero point; quantize needs Round (11)."""
+    q = nodes.quant_type(f) or ""
+    d = dtypes.BY_NAME.get(q)
     if d is None or d.kind != "int" or d.bits > 16 or nodes.scale_type(f) != "float":
         return False
     if f.attrs.get("precision", 0) not in (0, 1):
@@ -290,8 +322,8 @@ def _lowerable(f: NodeFacts, opset: int) -> bool:
     if nodes.scale_values(f) is None or nodes.zero_point_values(f) is None:
         return False
     if nodes.kind(f) == nodes.QUANTIZE:
-        return nodes.x_type(f) == "float" and opset >= 11
-    return nodes.out_type(f) == "float"
+        return nodes.x_type(f) == "float" and opset >= 11 and _cast_takes(opset, "T2", q)
+    return nodes.out_type(f) == "float" and _cast_takes(opset, "T1", q)
 
 
 def _model_types(info: ModelInfo, facts: Iterable[NodeFacts]) -> set[str]:
@@ -320,7 +352,7 @@ def _candidates(target: Target, info: ModelInfo, has_vendor: bool, types: set[st
                 yield opset, domain, lower
 
 
-def plan(model: onnx.ModelProto, base_dir: str, target: str | Target) -> Plan:
+def plan(model: onnx.ModelProto, base_dir: str, target: str | Target, *, _known=None) -> Plan:
     """The conversion (opset, IR, domain, --lower) after which ``target`` runs the model.
 
     Candidates are tried in this order: no lowering before lowering; every node keeping
@@ -331,9 +363,13 @@ def plan(model: onnx.ModelProto, base_dir: str, target: str | Target) -> Plan:
     the model with ``choice.options()`` and run ``findings`` on the result to confirm.
     """
     t = _targets([target])[0]
-    info = model_info(model)
-    all_sites = list(sites(model, base_dir, info))
-    now = [p for p in findings(model, base_dir, [t]) if p.severity == ERROR]
+    if _known is None:
+        info = model_info(model)
+        all_sites = list(sites(model, base_dir, info))
+        raw = _raw(t, info, all_sites)
+    else:
+        info, all_sites, raw = _known
+    now = [_place_model(t, x) if f is None else _place_node(t, f, x) for f, x in raw if x.severity == ERROR]
     if not now:
         opset = info.ai_onnx_opset or schema.oldest_opset()
         return Plan(t.name, False, Choice(opset, None, model.ir_version, False), [], 0)
@@ -346,20 +382,35 @@ def plan(model: onnx.ModelProto, base_dir: str, target: str | Target) -> Plan:
         and s.facts.granularity == schema.PER_AXIS
         for s in all_sites
     )
-    best: list[Placed] | None = None
+    best: tuple[tuple[int, int], list[Placed]] | None = None
     tried = 0
+    cache: dict = {}  # (target, site as retargeted) -> its error findings
     for opset, domain, lower in _candidates(t, info, has_vendor, types):
         tried += 1
-        blocking, lowered, need = _try(t, info, all_sites, types, opset, domain, lower)
+        blocking, lowered, need = _try(t, info, all_sites, types, opset, domain, lower, cache)
         if not blocking:
             notes = (
                 ("pass --quark-axis 0 or 1: a per-axis com.amd.quark node omits axis",) if quark_axis else ()
             )
             name = None if domain is None else schema.domain_name(domain)
             return Plan(t.name, True, Choice(opset, name, need, lower, tuple(lowered), notes), [], tried)
-        if best is None or len(blocking) < len(best):
-            best = blocking
-    return Plan(t.name, True, None, best or now, tried)
+        score = (len(blocking), sum(p.convertible for p in blocking))
+        if best is None or score < best[0]:
+            best = (score, blocking)
+    blocking = best[1] if best is not None else now
+    return Plan(t.name, True, None, [_unconvertible(p, t) for p in blocking], tried)
+
+
+def _unconvertible(p: Placed, t: Target) -> Placed:
+    """A placed finding whose conversion advice no conversion honours."""
+    if not p.convertible:
+        return p
+    advice = f"run `qlin convert --target {t.name}`"
+    return dataclasses.replace(
+        p,
+        convertible=False,
+        message=p.message.replace(advice, f"no conversion makes the model run on {t.name}"),
+    )
 
 
 def _try(
@@ -370,10 +421,12 @@ def _try(
     opset: int,
     domain: str | None,
     lower: bool,
+    cache: dict,
 ) -> tuple[list[Placed], list[str], int]:
     """The error findings of one candidate, the nodes it lowers, and the IR it needs."""
     blocking: list[Placed] = []
     lowered: list[str] = []
+    gone: set[int] = set()  # sites lowered to primitive ops
     domains_left: set[str] = set()
     moved: dict[int, NodeSite] = {}
     for site in all_sites:
@@ -383,8 +436,10 @@ def _try(
             g = _retargeted(f, to, opset)
             problems = [] if g is None else semantics.validate(g, g.spec)
             if g is None or problems:
-                if lower and _lowerable(f, opset):
+                q = nodes.quant_type(f)
+                if lower and _lowerable(f, opset) and t.runs_lowered(q, opset):
                     lowered.append(f.location.label)
+                    gone.add(id(site))
                     continue
                 why = "no such op" if g is None else problems[0].text
                 blocking.append(
@@ -404,14 +459,17 @@ def _try(
             g = _other_op(f, opset)
         domains_left.add(g.domain)
         new_site = dataclasses.replace(site, facts=g)
-        if site.producer_site is not None and id(site.producer_site) in moved:
-            p = moved[id(site.producer_site)]
-            new_site = dataclasses.replace(new_site, producer=p.facts, producer_site=p)
+        if site.producer_site is not None:
+            p = moved.get(id(site.producer_site))
+            if id(site.producer_site) in gone or p is None:
+                new_site = dataclasses.replace(new_site, producer=None, producer_site=None)
+            else:
+                new_site = dataclasses.replace(new_site, producer=p.facts, producer_site=p)
         moved[id(site)] = new_site
-        errors = [x for x in t.node_findings(new_site) if x.severity == ERROR]
-        if errors and lower and nodes.is_linear(f) and _lowerable(f, opset):
-            lowered.append(f.location.label)
-            continue
+        key = (t.name, new_site)
+        errors = cache.get(key)
+        if errors is None:
+            errors = cache[key] = [x for x in t.node_findings(new_site) if x.severity == ERROR]
         blocking += [_place_node(t, f, x) for x in errors]
     opsets = {
         d: v

@@ -1,0 +1,108 @@
+"""``predict.plan``: the conversion that makes a model run on a target, held against
+``qlin convert`` and the real runtimes.
+
+For every model of the matrix's fast subset that a runtime refuses: when a plan exists,
+converting with its options succeeds (every rewrite proven by convert), qlin predicts no
+error on the result, the runtime loads and runs it, and its output is the spec's output of
+the original model (bit for bit where the runtime's output can be read back). When no plan
+exists, the reasons are findings no conversion can remove.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from test_targets_matrix import (
+    RUNNERS,
+    Case,
+    build,
+    codes,
+    differs,
+    fast_subset,
+    input_types,
+    matrix,
+    runtime_codes,
+    runtimes,
+)
+
+from qlin_cli.convert.run import convert_model
+from qlin_cli.convert.state import Options
+from qlin_cli.evaluator import evaluate
+from qlin_cli.targets import predict
+
+
+def _refused(model, target) -> bool:
+    return any(p.severity == "error" for p in predict.findings(model, "", [target]))
+
+
+def check_plan(case: Case, target: str) -> str:
+    """'saved', 'no plan' or 'runs' (nothing to do); raises AssertionError on a broken promise."""
+    model, feeds = build(case)
+    if not _refused(model, target):
+        assert not predict.plan(model, "", target).needed
+        return "runs"
+    p = predict.plan(model, "", target)
+    assert p.needed
+    if p.choice is None:
+        assert p.blocking, case.id
+        assert not any(b.convertible for b in p.blocking), (case.id, [b.message for b in p.blocking])
+        return "no plan"
+    result = convert_model(model, "", Options(**p.choice.options()))
+    assert result.model is not None, (case.id, p.choice, [r.reason for r in result.refused])
+    assert not _refused(result.model, target), (case.id, p.choice)
+    assert result.ir_to == p.choice.ir_version, (case.id, p.choice, result.ir_to)
+    o = RUNNERS[target](result.model, feeds, input_types(case))
+    assert o.stage == "ok", (case.id, p.choice, o.message[-300:])
+    want = codes(evaluate(model, feeds)[0], case.out_type)
+    if o.output is not None:
+        assert not differs(want, runtime_codes(o.output, case.out_type, want.size)), (case.id, p.choice)
+    return "saved"
+
+
+@pytest.fixture(scope="module")
+def subset() -> list[Case]:
+    return fast_subset(matrix())
+
+
+@pytest.mark.parametrize("target", ["onnxruntime", "openvino"])
+def test_plans_make_refused_models_run(subset, target):
+    if target not in runtimes():
+        pytest.skip("openvino is not installed")
+    outcomes = Counter(check_plan(c, target) for c in subset)
+    assert outcomes["saved"] >= 10 and outcomes["no plan"] >= 10, outcomes
+
+
+def test_plan_choices():
+    opset28 = build(Case("q", "", 28, "float", "float", "int8"))[0]
+    c = predict.plan(opset28, "", "onnxruntime").choice
+    assert (c.to_opset, c.to_domain, c.ir_version, c.lower) == (26, None, 13, False)
+    assert predict.plan(opset28, "", "tensorrt-10").choice.to_opset == 24
+    ms = build(Case("dq", "com.microsoft", 21, "float", "float", "int8"))[0]
+    c = predict.plan(ms, "", "tensorrt-11").choice
+    assert (c.to_opset, c.to_domain) == (21, "ai.onnx")
+    quark = build(Case("q", "com.amd.quark", 21, "float", "float", "int8", "axis", 0))[0]
+    c = predict.plan(quark, "", "onnxruntime").choice
+    assert c.to_domain is not None and c.to_domain != "com.amd.quark"
+    runs = build(Case("q", "", 21, "float", "float", "int8"))[0]
+    p = predict.plan(runs, "", "onnxruntime")
+    assert not p.needed and p.tried == 0
+    assert p.to_json()["choice"]["to_opset"] == 21
+
+
+def test_plan_lowers_where_no_version_expresses_the_node():
+    """openvino refuses blocks that do not divide the axis; below opset 21 a blocked node
+    cannot be written, so the plan lowers it to primitive ops, which openvino runs."""
+    case = Case("q", "", 21, "float", "float", "int8", "block", 1, 3)
+    p = predict.plan(build(case)[0], "", "openvino")
+    assert p.choice is not None and p.choice.lower and p.choice.to_opset < 21
+    assert p.choice.lowered == ("quantize",)
+
+
+def test_no_plan_names_what_no_conversion_fixes():
+    bf16 = build(Case("q", "", 21, "bfloat16", "bfloat16", "int8"))[0]
+    p = predict.plan(bf16, "", "onnxruntime")
+    assert p.choice is None and {b.code for b in p.blocking} == {"QT202"}
+    mixed = build(Case("q", "", 23, "float", "float16", "int8"))[0]
+    p = predict.plan(mixed, "", "onnxruntime")
+    assert p.choice is None and "QT203" in {b.code for b in p.blocking}

@@ -1,0 +1,304 @@
+"""The target profiles as a whole: registry, codes and their documentation, sources, the
+capability matrix, the TensorRT rules (documented, not measured: each on a triggering model
+and a near miss), the onnxruntime kernel check on ops other than Q/DQ (held against
+onnxruntime), and where findings are placed (subgraphs, functions, external data).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from test_targets_matrix import Case, build
+from test_targets_ort_table import CASES, _case_id, build_case, ort_outcome
+
+from qlin_cli.targets import base, codes, ort_table, predict
+from qlin_cli.targets.base import DOCUMENTED, KINDS, MEASURED, SOURCE
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGETS = ["onnxruntime", "openvino", "tensorrt-10", "tensorrt-11"]
+
+
+def found(model, target) -> list[predict.Placed]:
+    return predict.findings(model, "", [target])
+
+
+def found_codes(model, target) -> set[str]:
+    return {p.code for p in found(model, target)}
+
+
+# ---- registry, codes, sources ---------------------------------------------------------------------
+def test_registry_names_and_aliases():
+    assert base.names() == TARGETS
+    assert base.get("onnxruntime@1.31.1").name == "onnxruntime"
+    assert base.get(" OpenVINO ").name == "openvino"
+    assert base.get("tensorrt").name == "tensorrt-11"
+    assert base.get("tensorrt@10").name == "tensorrt-10"
+    with pytest.raises(base.UnknownTarget, match="known targets: onnxruntime, openvino"):
+        base.get("qnn")
+    with pytest.raises(LookupError):
+        predict.findings(build(Case("q", "", 21, "float", "float", "int8"))[0], "", "onnxruntime,nnapi")
+
+
+def test_every_code_is_documented_like_a_rule():
+    all_codes = codes.all_codes()
+    assert len(all_codes) >= 20
+    for c in all_codes:
+        assert re.fullmatch(r"QT[1-4]\d\d", c.code), c.code
+        assert re.fullmatch(r"[a-z0-9-]+", c.name) and c.summary.endswith(".")
+        doc = c.doc()
+        for section in ("What it checks", "Why is this bad?", "Example", "Fix"):
+            assert f"## {section}" in doc, (c.code, section)
+        assert (c.severity == "warning") == c.code.startswith("QT4"), c.code
+    assert len({c.name for c in all_codes}) == len(all_codes)
+    with pytest.raises(KeyError):
+        codes.get("QT999")
+
+
+def _emitted_codes() -> set[str]:
+    """Every code a target module passes to ``finding`` (read from the source)."""
+    out = set()
+    for path in (ROOT / "qlin_cli" / "targets").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", "") == "finding"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                out.add(node.args[0].value)
+    return out
+
+
+def test_every_code_is_emitted_and_every_emitted_code_exists():
+    assert _emitted_codes() == {c.code for c in codes.all_codes()}
+
+
+def _test_names(path: Path) -> set[str]:
+    return {n.name for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.FunctionDef)}
+
+
+def test_sources_name_their_kind_and_existing_tests():
+    for t in base.all_targets():
+        assert t.sources, t.name
+        kinds = {s.kind for s in t.sources}
+        assert kinds <= set(KINDS)
+        assert (MEASURED in kinds) == t.measured, t.name
+        if not t.measured:
+            assert kinds <= {DOCUMENTED, SOURCE}
+            assert all("not measured" in s.note for s in t.sources), t.name
+        for s in t.sources:
+            for file, name in re.findall(r"(tests/test_targets_\w+\.py)(?:::(\w+))?", s.where):
+                path = ROOT / file
+                assert path.exists(), (t.name, s.where)
+                if name:
+                    assert name in _test_names(path), (t.name, s.where)
+
+
+def test_capability_matrix_is_json_with_one_row_per_target():
+    rows = predict.capability_matrix()
+    assert [r["name"] for r in rows] == TARGETS
+    json.dumps(rows)
+    by_name = {r["name"]: r for r in rows}
+    table = ort_table.load()
+    assert (
+        by_name["onnxruntime"]["max_opset"] == table.max_opset
+        and by_name["onnxruntime"]["max_ir"] == table.max_ir
+    )
+    assert by_name["tensorrt-10"]["max_opset"] == 24 and by_name["tensorrt-11"]["max_opset"] == 25
+    assert by_name["openvino"]["max_opset"] is None
+    for r in rows:
+        assert r["domains"] and r["quantized_types"] and r["granularities"] and r["notes"]
+
+
+# ---- TensorRT (documented): every rule on a triggering model and a near miss ----------------------
+def _trt(case: Case) -> set[str]:
+    """The codes tensorrt-10 finds, and those tensorrt-11 finds prefixed with '@11:'."""
+    model = build(case)[0]
+    return found_codes(model, "tensorrt-10") | {"@11:" + c for c in found_codes(model, "tensorrt-11")}
+
+
+CLEAN = Case("qdq", "", 21, "float", "float", "int8")
+
+
+@pytest.mark.parametrize(
+    "case,code",
+    [
+        (Case("q", "", 25, "float", "float", "int8"), "@11:"),  # no finding for 11 at 25 ...
+        (Case("q", "", 25, "float", "float", "int8"), "QT101"),  # ... but 10 stops at 24
+        (Case("q", "", 26, "float", "float", "int8"), "@11:QT101"),
+        (Case("dq", "com.microsoft", 21, "float", "float", "int8"), "QT104"),
+        (Case("q", "", 21, "float", "float", "uint8"), "QT202"),
+        (Case("q", "", 21, "float", "float", "int16"), "QT202"),
+        (Case("q", "", 19, "float", "float", "float8e5m2"), "QT202"),
+        (Case("q", "", 21, "int32", "int32", "int8"), "QT202"),
+        (Case("dq", "", 24, "float", "float8e8m0", "int8", out_dtype=True), "QT202"),
+        (Case("dq", "", 21, "float", "float", "int8", "block", 1, 4), "QT301"),  # 10: INT4 only
+        (
+            Case("dq", "", 21, "float", "float", "int4", "block", 1, 4, shape=(2, 4, 8)),
+            "QT301",
+        ),  # 10: 2-D only
+        (Case("dq", "", 21, "float", "float", "int4", "block", 1, 3), "QT302"),
+        (Case("dq", "", 21, "float", "float", "int8", negative=True), "QT304"),
+        (Case("q", "", 21, "float", "float", "int8", scale_input=True), "QT305"),
+        (Case("dq", "", 21, "float", "float", "int8", "axis", 0, zp="nonzero"), "QT306"),
+        (Case("dq", "", 21, "float", "float", "int4", shape=(3, 5)), "QT307"),
+        (Case("q", "", 23, "float", "float", "int8", attrs=(("precision", TensorProto.FLOAT16),)), "QT402"),
+        (Case("q", "", 21, "float", "float", "float8e4m3fn", zp="none", attrs=(("saturate", 0),)), "QT403"),
+    ],
+)
+def test_tensorrt_rules(case, code):
+    got = _trt(case)
+    if code == "@11:":
+        assert not any(c.startswith("@11:") for c in got), got
+    else:
+        assert code in got, got
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        CLEAN,
+        Case("dq", "", 21, "float", "float", "int4", "block", 1, 4),
+        Case("dq", "", 21, "float16", "float16", "int4", "axis", 0),
+        Case("q", "", 21, "bfloat16", "bfloat16", "float8e4m3fn", zp="none"),
+        Case("dq", "", 23, "float", "float", "float4e2m1"),
+        Case("q", "", 13, "float", "float", "int8", "axis", 0),
+        Case("q", "", 23, "float", "float", "int8", attrs=(("precision", TensorProto.FLOAT),)),
+    ],
+)
+def test_tensorrt_near_misses(case):
+    assert not _trt(case)
+
+
+def test_tensorrt_11_blocks_more_types_than_10():
+    case = Case("dq", "", 21, "float", "float", "int8", "block", 1, 4)
+    assert "QT301" in found_codes(build(case)[0], "tensorrt-10")
+    assert "QT301" not in found_codes(build(case)[0], "tensorrt-11")
+
+
+def test_tensorrt_rejects_qoperator_ops_and_old_opsets():
+    x = helper.make_tensor_value_info("a", TensorProto.UINT8, [2, 3])
+    b = numpy_helper.from_array(np.ones((3, 2), np.uint8), "b")
+    node = helper.make_node("MatMulInteger", ["a", "b"], ["y"], name="mm")
+    g = helper.make_graph([node], "g", [x], [onnx.ValueInfoProto(name="y")], initializer=[b])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 8)])
+    m.ir_version = 7
+    codes_ = found_codes(m, "tensorrt-10")
+    assert {"QT102", "QT201"} <= codes_
+    assert "QT201" not in found_codes(build(CLEAN)[0], "tensorrt-10")
+
+
+# ---- onnxruntime: every op, not only Q/DQ, held against onnxruntime --------------------------------
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+def test_onnxruntime_prediction_for_other_ops(case):
+    domain, op, opset, sig, types = case
+    model = build_case(domain, op, opset, sig, types, ort_table.load().max_ir)
+    stage, message = ort_outcome(model)
+    errors = [p for p in found(model, "onnxruntime") if p.severity == "error"]
+    assert bool(errors) == (stage != "ok"), (stage, message[:200], [p.message for p in errors])
+
+
+def test_unknown_domain_and_function_body_ops():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    custom = helper.make_node("Frobnicate", ["x"], ["y"], domain="com.example", name="f")
+    hswish = helper.make_node("HardSwish", ["x"], ["z"], name="h")  # no kernel; onnx gives it a body
+    g = helper.make_graph(
+        [custom, hswish], "g", [x], [onnx.ValueInfoProto(name="y"), onnx.ValueInfoProto(name="z")]
+    )
+    m = helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", 22), helper.make_opsetid("com.example", 1)]
+    )
+    m.ir_version = 10
+    placed = found(m, "onnxruntime")
+    assert [(p.node, p.code) for p in placed] == [("f", "QT104")]
+    assert not placed[0].convertible
+
+
+# ---- placing findings ---------------------------------------------------------------------------------
+def _q_node(name, x="x", y="y", qtype=TensorProto.UINT16):
+    return helper.make_node("QuantizeLinear", [x, "s", "zp"], [y], name=name), [
+        numpy_helper.from_array(np.float32(0.1), "s"),
+        numpy_helper.from_array(np.zeros((), onnx.helper.tensor_dtype_to_np_dtype(qtype)), "zp"),
+    ]
+
+
+def test_findings_in_subgraphs_and_functions_are_placed():
+    q, inits = _q_node("inner", qtype=TensorProto.INT16)
+    then = helper.make_graph([q], "then", [], [onnx.ValueInfoProto(name="y")])
+    q2, _ = _q_node("other", y="y2", qtype=TensorProto.INT16)
+    other = helper.make_graph([q2], "else", [], [onnx.ValueInfoProto(name="y2")])
+    cond = numpy_helper.from_array(np.array(True), "c")
+    iff = helper.make_node("If", ["c"], ["out"], then_branch=then, else_branch=other, name="branch")
+    fq = helper.make_node("QuantizeLinear", ["a", "fs"], ["b"], name="in_fn")
+    fs = helper.make_node("Constant", [], ["fs"], value=numpy_helper.from_array(np.float32(-0.5), "v"))
+    fn = helper.make_function("local", "F", ["a"], ["b"], [fs, fq], [helper.make_opsetid("", 21)])
+    call = helper.make_node("F", ["x"], ["fy"], domain="local", name="call")
+    g = helper.make_graph(
+        [iff, call],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [onnx.ValueInfoProto(name="out"), onnx.ValueInfoProto(name="fy")],
+        initializer=[cond, *inits],
+    )
+    m = helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("local", 1)], functions=[fn]
+    )
+    m.ir_version = 10
+    placed = found(m, "tensorrt-10")
+    where = {(p.node, p.graph, p.code) for p in placed}
+    assert ("inner", "main/branch.then_branch", "QT202") in where
+    assert ("other", "main/branch.else_branch", "QT202") in where
+    assert any(
+        p.node == "in_fn" and p.graph.startswith("function local.F") and p.code == "QT304" for p in placed
+    )
+    assert not any(p.node == "call" for p in placed)  # the call of a local function is inlined, not an op
+    inner = next(p for p in placed if p.node == "inner")
+    assert set(inner.diagnostic_fields()) == {
+        "code",
+        "severity",
+        "message",
+        "node",
+        "op_type",
+        "domain",
+        "opset",
+        "graph",
+    }
+    assert inner.message.startswith("node 'inner' (QuantizeLinear-21 (ai.onnx)): tensorrt-10: ")
+
+
+def test_external_weights_are_never_read(tmp_path):
+    """A weight stored in a missing external file: qlin reads only scales and zero points."""
+    w = onnx.TensorProto(name="w", data_type=TensorProto.INT8, dims=[4, 8])
+    w.data_location = TensorProto.EXTERNAL
+    w.external_data.add(key="location", value="weights.bin")
+    w.external_data.add(key="length", value="32")
+    s = numpy_helper.from_array(np.float32(-0.1), "s")
+    node = helper.make_node("DequantizeLinear", ["w", "s"], ["y"], name="dq")
+    g = helper.make_graph([node], "g", [], [onnx.ValueInfoProto(name="y")], initializer=[w, s])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    assert not (tmp_path / "weights.bin").exists()
+    assert "QT304" in {p.code for p in predict.findings(m, str(tmp_path), ["tensorrt-10"])}
+
+
+def test_model_level_findings_come_first_and_name_the_model():
+    m, _ = build(Case("dq", "", 28, "float", "float", "float6e2m3"))
+    placed = found(m, "onnxruntime")
+    assert [p.code for p in placed][:2] == ["QT101", "QT103"]
+    assert placed[1].message.startswith("model: onnxruntime: IR") and placed[1].node == ""
+    assert any(p.code == "QT202" and p.node == "dequantize" for p in placed)
+    # float6 needs IR 14 whatever the opset, and onnxruntime has no float6 kernel: the opset
+    # finding does not send the user to a conversion that cannot help
+    assert not placed[0].convertible and not placed[1].convertible
+    assert "no conversion makes the model run on onnxruntime" in placed[0].message
+    m, _ = build(Case("dq", "", 28, "float", "float", "int8"))
+    placed = found(m, "onnxruntime")
+    assert [p.code for p in placed] == ["QT101", "QT103"] and all(p.convertible for p in placed)
+    assert placed[0].message.endswith("run `qlin convert --target onnxruntime`")
