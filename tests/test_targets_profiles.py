@@ -22,7 +22,7 @@ from qlin_cli.targets import base, codes, ort_table, predict
 from qlin_cli.targets.base import DOCUMENTED, KINDS, MEASURED, SOURCE
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGETS = ["onnxruntime", "openvino", "tensorrt-10", "tensorrt-11"]
+TARGETS = ["nnapi", "onnxruntime", "openvino", "tensorrt-10", "tensorrt-11"]
 
 
 def found(model, target) -> list[predict.Placed]:
@@ -40,10 +40,10 @@ def test_registry_names_and_aliases():
     assert base.get(" OpenVINO ").name == "openvino"
     assert base.get("tensorrt").name == "tensorrt-11"
     assert base.get("tensorrt@10").name == "tensorrt-10"
-    with pytest.raises(base.UnknownTarget, match="known targets: onnxruntime, openvino"):
+    with pytest.raises(base.UnknownTarget, match="known targets: nnapi, onnxruntime, openvino"):
         base.get("qnn")
     with pytest.raises(LookupError):
-        predict.findings(build(Case("q", "", 21, "float", "float", "int8"))[0], "", "onnxruntime,nnapi")
+        predict.findings(build(Case("q", "", 21, "float", "float", "int8"))[0], "", "onnxruntime,dml")
 
 
 def test_every_code_is_documented_like_a_rule():
@@ -302,3 +302,52 @@ def test_model_level_findings_come_first_and_name_the_model():
     placed = found(m, "onnxruntime")
     assert [p.code for p in placed] == ["QT101", "QT103"] and all(p.convertible for p in placed)
     assert placed[0].message.endswith("run `qlin convert --target onnxruntime`")
+
+
+# ---- NNAPI (read in onnxruntime's NNAPI provider): rules, near misses -------------------------------
+def _weight_dq(consumer: str, qtype=TensorProto.INT8, axis: int | None = 0, zp_value=0, channels=4):
+    """x -> consumer(x, DequantizeLinear(w)) with a per-channel (axis given) or per-tensor weight."""
+    np_type = onnx.helper.tensor_dtype_to_np_dtype(qtype)
+    shape = [channels, 3, 1, 1] if consumer == "Conv" else [3, channels]
+    w = numpy_helper.from_array(np.ones(shape, np_type), "w")
+    per = axis is not None
+    s = numpy_helper.from_array(np.full([shape[axis]] if per else [], 0.1, np.float32), "ws")
+    zp = numpy_helper.from_array(np.full([shape[axis]] if per else [], zp_value, np_type), "wzp")
+    dq = helper.make_node(
+        "DequantizeLinear", ["w", "ws", "wzp"], ["wf"], name="wdq", **({"axis": axis} if per else {})
+    )
+    op = helper.make_node(consumer, ["x", "wf"], ["y"], name="op")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4] if consumer == "Conv" else [2, 3])
+    g = helper.make_graph([dq, op], "g", [x], [onnx.ValueInfoProto(name="y")], initializer=[w, s, zp])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    return m
+
+
+@pytest.mark.parametrize(
+    "model,want",
+    [
+        (_weight_dq("Conv"), set()),  # u8s8 per-channel Conv weight
+        (_weight_dq("Conv", axis=None), set()),
+        (_weight_dq("MatMul", axis=None), set()),
+        (_weight_dq("Conv", zp_value=1), {"QT306"}),
+        (_weight_dq("Conv", axis=1, channels=3), {"QT301"}),
+        (_weight_dq("MatMul", axis=1), {"QT301"}),
+        (_weight_dq("Conv", qtype=TensorProto.INT16), {"QT202", "QT301"}),
+        (build(Case("dq", "", 21, "float", "float", "uint8"))[0], set()),
+        (build(Case("qdq", "", 21, "float", "float", "uint8", zp="nonzero"))[0], set()),
+        (build(Case("dq", "", 21, "float", "float", "int8"))[0], {"QT202"}),  # an int8 activation
+        (build(Case("dq", "", 21, "float", "float", "uint8", "axis", 0))[0], {"QT301"}),
+        (build(Case("dq", "", 21, "float", "float", "uint4", "block", 1, 4))[0], {"QT202", "QT301"}),
+        (build(Case("q", "", 21, "float", "float", "uint8", scale_input=True))[0], {"QT305"}),
+        (build(Case("dq", "com.microsoft", 21, "float", "float", "uint8"))[0], {"QT104"}),
+    ],
+)
+def test_nnapi_rules(model, want):
+    assert found_codes(model, "nnapi") == want
+
+
+def test_nnapi_plan_moves_com_microsoft_to_ai_onnx():
+    m = build(Case("dq", "com.microsoft", 21, "float", "float", "uint8"))[0]
+    assert predict.plan(m, "", "nnapi").choice.to_domain == "ai.onnx"
+    assert found(m, "nnapi")[0].convertible

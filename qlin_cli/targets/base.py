@@ -109,6 +109,7 @@ class NodeSite:
     producer: object | None = None  # the NodeFacts of a linear quantize feeding input 0 (same body)
     producer_site: NodeSite | None = None  # the producer's own site
     scale_is_graph_input: bool = False  # the scale is fed at run time (not a constant)
+    consumers: tuple[tuple[str, str, int], ...] = ()  # (op type, domain, input index) reading output 0
 
 
 class Target:
@@ -190,7 +191,7 @@ _LOCK = threading.Lock()
 _LOADED = False
 
 # The modules that define targets, imported on first use (each calls ``register``).
-_MODULES = ("onnxruntime", "openvino", "tensorrt")
+_MODULES = ("onnxruntime", "openvino", "tensorrt", "nnapi")
 
 
 def register(target: Target) -> Target:

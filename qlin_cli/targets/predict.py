@@ -102,7 +102,14 @@ def sites(model: onnx.ModelProto, base_dir: str, info: ModelInfo | None = None) 
     main_inputs = {vi.name for vi in model.graph.input} - {t.name for t in model.graph.initializer}
     main_outputs = {vi.name for vi in model.graph.output}
     quantized: dict[tuple[str, str], NodeSite] = {}  # (scope path, output name) -> site of a linear Q
-    for scope, index, node in walk(model, extra):
+    walked = list(walk(model, extra))
+    readers: dict[tuple[str, str], list[tuple[str, str, int]]] = {}  # (scope, name) -> (op, domain, input)
+    for scope, _, node in walked:
+        for i, name in enumerate(node.input):
+            if name:
+                readers.setdefault((scope.path, name), []).append(
+                    (node.op_type, schema.normalize_domain(node.domain), i))
+    for scope, index, node in walked:
         key = (schema.normalize_domain(node.domain), node.op_type)
         if key in info.functions:
             continue  # a call of a model-local function: runtimes inline its body, walked on its own
@@ -121,6 +128,7 @@ def sites(model: onnx.ModelProto, base_dir: str, info: ModelInfo | None = None) 
             producer=producer.facts if producer is not None else None,
             producer_site=producer,
             scale_is_graph_input=main and bool(scale_name) and scale_name in main_inputs,
+            consumers=tuple(readers.get((scope.path, y), ())) if y else (),
         )
         if nodes.kind(f) == nodes.QUANTIZE and y:
             quantized[(scope.path, y)] = site
