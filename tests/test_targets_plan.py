@@ -106,3 +106,17 @@ def test_no_plan_names_what_no_conversion_fixes():
     mixed = build(Case("q", "", 23, "float", "float16", "int8"))[0]
     p = predict.plan(mixed, "", "onnxruntime")
     assert p.choice is None and "QT203" in {b.code for b in p.blocking}
+
+
+@pytest.mark.targets_full
+@pytest.mark.parametrize("target", ["onnxruntime", "openvino"])
+def test_full_matrix_plans(request, target):
+    from test_targets_matrix import _full_selected
+
+    if not _full_selected(request.config):
+        pytest.skip("the full matrix runs with `pytest -m targets_full` (or QLIN_TARGETS_FULL=1)")
+    if target not in runtimes():
+        pytest.skip("openvino is not installed")
+    outcomes = Counter(check_plan(c, target) for c in matrix())
+    print(f"\nplans for {target}:", dict(outcomes))
+    assert outcomes["saved"] >= 50
