@@ -176,8 +176,9 @@ class TypeUnsupported(Code):
     The spec allows far more types than any runtime implements: onnxruntime's CPU
     provider has no QuantizeLinear for bfloat16 or int32 x and no DequantizeLinear
     for float4e2m1, int2 or float8e8m0 scales; openvino cannot quantize to
-    float4e2m1; TensorRT quantizes only to INT8, FP8 (e4m3fn), INT4 and FP4. The
-    model is refused at load ("Could not find an implementation").
+    float4e2m1; TensorRT quantizes only to INT8, FP8 (e4m3fn), INT4 and FP4; NNAPI
+    takes uint8 (and int8 weights of Conv / MatMul). The model is refused at load
+    ("Could not find an implementation"), or the node leaves NNAPI for the CPU.
 
     ## Example
     ```
@@ -255,7 +256,10 @@ class GranularityUnsupported(Code):
 
     ## Why is this bad?
     TensorRT 10 documents block quantization for INT4 only, and only on 2-D tensors
-    (scale rank at most 2); other blocked nodes do not build.
+    (scale rank at most 2); other blocked nodes do not build. openvino reads a blocked
+    DequantizeLinear of a 1-D tensor as per-axis and refuses it (measured). NNAPI takes
+    per-tensor scales only, except int8 Conv weights per output channel (onnxruntime's
+    NNAPI provider source); other nodes run on the CPU provider instead.
 
     ## Example
     ```
@@ -357,7 +361,8 @@ class ScaleNotConstant(Code):
 
     ## Why is this bad?
     TensorRT documents that the scale of Q/DQ layers "must be a build-time
-    constant"; a scale fed at run time cannot be.
+    constant"; a scale fed at run time cannot be. onnxruntime's NNAPI provider takes
+    scales and zero points only from constant initializers.
 
     ## Example
     ```
@@ -381,7 +386,8 @@ class ZeroPointNotZero(Code):
 
     ## Why is this bad?
     TensorRT supports symmetric quantization only: its parser stops with "Non-zero
-    zero point is not supported" (outside DLA) for integer types.
+    zero point is not supported" (outside DLA) for integer types. NNAPI needs zero
+    points 0 for int8 weights (onnxruntime's NNAPI provider).
 
     ## Example
     ```
@@ -517,7 +523,8 @@ class Float8Conversion(Code):
     becomes 16 in float8e4m3fn instead of 15), ignores `saturate=0` (values beyond
     the largest float8 saturate instead of becoming NaN / Inf) and turns NaN into
     the negative largest value. onnxruntime with `saturate=0` maps values from 480 up
-    to a few more to ±448 instead of NaN in float8e4m3fn (measured, 1.31.1).
+    to a few more to ±448 instead of NaN in float8e4m3fn (measured, 1.31.1). TensorRT
+    documents FP8 outputs clamped to [-448, 448], so `saturate=0` is not honoured.
 
     ## Example
     ```
