@@ -24,7 +24,7 @@ import numpy as np
 import onnx
 import pytest
 from google.protobuf.internal.encoder import _VarintBytes
-from hardening_helpers import assert_bad_input, cli, external_tensor, guard, save_raw  # noqa: F401
+from hardening_helpers import assert_bad_input, cli, external_tensor, fingerprint, guard, save_raw  # noqa: F401
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -153,11 +153,15 @@ def bombs(tmp_path_factory):
         commands.append(["check", "--format", "json", p])
         commands.append(["convert", p, "--to-opset", "21", "--to-domain", "com.microsoft", "--dry-run",
                          "--format", "json"])
-    return paths, _child(*commands)
+    before = {p: fingerprint(p) for p in paths}
+    got = _child(*commands)
+    got["inputs_unchanged"] = before == {p: fingerprint(p) for p in paths}
+    return paths, got
 
 
 def test_declared_shapes_give_verdicts_not_crashes(bombs):
     paths, got = bombs
+    assert got["inputs_unchanged"]
     for run in got["runs"]:
         assert run["exception"] is None, run
         assert run["exit"] in (0, 1, 2), run
