@@ -236,3 +236,18 @@ def test_ir_raised_when_the_input_stores_a_type_its_ir_lacks(tmp_path):
 
     assert "QL205" in {d.code for d in check_file(str(src)).diagnostics}
     assert "QL205" not in {d.code for d in check_file(str(tmp_path / "o.onnx")).diagnostics}
+
+
+def test_lowering_never_expands_a_blocked_scale_past_its_cap(tmp_path):
+    """A small file declaring a huge x: --lower would write the scale once per element of x."""
+    scale = np.full((64, 512), 0.5, np.float32)
+    node = onnx.helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q", axis=1, block_size=1024)
+    graph = onnx.helper.make_graph(
+        [node], "g", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [64, 2**19])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.UINT8, [64, 2**19])],
+        initializer=[tensor("s", scale)])
+    src = tmp_path / "m.onnx"
+    onnx.save(make(graph, {"": 21}), src)
+    r = _cli(src, "--to-opset", 19, "--lower", "--dry-run")
+    assert r.exit_code == 1
+    assert "would hold 33554432 values (at most 16777216 are written)" in r.output

@@ -83,6 +83,9 @@ def can_lower(q: QNode, opts) -> bool:
     return static_reason(q, opts.to_opset) is None and q.facts.value(q.facts.scale_index) is not None
 
 
+MAX_EXPANDED = 1 << 24  # values of a blocked scale expanded to x's size (64 MiB of float32)
+
+
 def _expand(value: np.ndarray, q: QNode) -> np.ndarray:
     v = np.asarray(value)
     if q.granularity == PER_TENSOR or v.ndim == 0:
@@ -94,6 +97,10 @@ def _expand(value: np.ndarray, q: QNode) -> np.ndarray:
         shape[axis] = v.shape[0]
         return v.reshape(shape)
     dim = q.facts.in_shape(0)[axis]
+    expanded = v.size // max(v.shape[axis], 1) * dim
+    if expanded > MAX_EXPANDED:
+        raise ValueError(f"a blocked scale expanded for lowering would hold {expanded} values "
+                         f"(at most {MAX_EXPANDED} are written)")
     return np.repeat(v, q.attrs["block_size"], axis=axis).take(range(dim), axis=axis)
 
 

@@ -43,6 +43,35 @@ def describe(sig: Signature) -> str:
     return ", ".join(parts)
 
 
+def _type_proto(t) -> onnx.TypeProto:
+    if t is None or not t[0]:
+        return onnx.TypeProto()
+    shape = None if t[1] is None else list(t[1])
+    return helper.make_tensor_type_proto(t[0], shape)
+
+
+def formal_types(fn: onnx.FunctionProto, sig: Signature) -> dict[str, list]:
+    """{formal input: [TypeProto]} as the call gives them (no inference)."""
+    return {name: [_type_proto(t)] for name, t in zip(fn.input, sig, strict=False)}
+
+
+def needs_inference(fn: onnx.FunctionProto, functions) -> bool:
+    """Whether anything in the body reads a type beyond its formal inputs: a node of an
+    op qlin knows, or a call to a local function with a computed argument. (A body that
+    only passes its inputs on, like a chain of wrappers, is typed by its signature.)"""
+    from .graphs import Body, within
+
+    formal = set(fn.input)
+    for body in within(Body("", fn, None)):
+        for node in body.owner.node:
+            if function_key(node.domain, node.op_type, node.overload) in functions:
+                if any(i and i not in formal for i in node.input):
+                    return True
+            elif schema.knows(node.domain, node.op_type):
+                return True
+    return False
+
+
 def body_types(model: onnx.ModelProto, fn: onnx.FunctionProto, sig: Signature) -> dict[str, list]:
     """{value name: [TypeProto]} inside ``fn`` when called with ``sig`` (empty when
     inference cannot run)."""

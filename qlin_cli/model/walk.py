@@ -15,7 +15,14 @@ from onnx import AttributeProto, helper
 
 from ..schema import normalize_domain
 from .graphs import Body, bodies, function_path, roots, within
-from .specialize import body_types, call_signature, describe, function_key
+from .specialize import (
+    body_types,
+    call_signature,
+    describe,
+    formal_types,
+    function_key,
+    needs_inference,
+)
 
 Owner = "onnx.GraphProto | onnx.FunctionProto"
 
@@ -208,6 +215,7 @@ def walk_owned(
                 note_call(scope, node)
                 yield scope, body.owner, i, node
     done: set = set()
+    inferred_bodies = {key for key, fn in functions.items() if needs_inference(fn, functions)}
     pending = [key for key in functions]
     while pending:
         key = pending.pop(0)
@@ -219,7 +227,12 @@ def walk_owned(
             path = function_path(fn)
             if sig is not None and len(calls[key]) > 1:
                 path += f" [{describe(sig)}]"
-            types = body_types(model, fn, sig) if sig is not None else None
+            if sig is None:
+                types = None
+            elif key not in inferred_bodies:
+                types = formal_types(fn, sig)
+            else:
+                types = body_types(model, fn, sig)
             before = {k: len(v) for k, v in calls.items()}
             for body in within(Body(path, fn, None)):
                 if body.is_function:

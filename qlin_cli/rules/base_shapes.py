@@ -7,7 +7,11 @@ def dim(shape, i):
     return None if shape is None or i >= len(shape) else shape[i]
 
 
-def fmt_shape(shape) -> str:
+def fmt_shape(shape, keep: int = 8) -> str:
+    """A shape for a message: ``[2, ?, 3]``; past ``keep`` dims, the first ones and the count."""
     if shape is None:
         return "unknown"
-    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+    dims = ["?" if d is None else str(d) for d in shape]
+    if len(dims) > keep:
+        return "[" + ", ".join(dims[:keep]) + f", ... ({len(dims)} dims)]"
+    return "[" + ", ".join(dims) + "]"

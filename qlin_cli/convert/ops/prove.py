@@ -10,13 +10,13 @@ is not built (the declared shapes of a model are not trusted to be small).
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from ...model.tensors import dims_text, element_count
 from ...schema import dtypes
 
 MAX_ELEMENTS = 1 << 16
@@ -34,8 +34,8 @@ def _probe(type_name: str | None, shape, rng) -> np.ndarray:
     dims = [UNKNOWN_DIM if not isinstance(d, int) or d < 0 else d for d in (shape or ())]
     if shape is None:
         raise CannotProve("an input's shape is unknown")
-    if math.prod(dims) > MAX_ELEMENTS:
-        raise CannotProve(f"a probe of shape {dims} would be too large")
+    if element_count(dims) > MAX_ELEMENTS:
+        raise CannotProve(f"a probe of shape {dims_text(dims)} would be too large")
     if type_name == "bool":
         return rng.integers(0, 2, size=dims).astype(bool)
     if type_name == "string":
