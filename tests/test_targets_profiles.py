@@ -351,3 +351,25 @@ def test_nnapi_plan_moves_com_microsoft_to_ai_onnx():
     m = build(Case("dq", "com.microsoft", 21, "float", "float", "uint8"))[0]
     assert predict.plan(m, "", "nnapi").choice.to_domain == "ai.onnx"
     assert found(m, "nnapi")[0].convertible
+
+
+def test_every_fixture_model_is_read_by_every_target():
+    """The bundled fixtures (broken models, functions, subgraphs, external data) give findings
+    and plans for every target without an exception."""
+    import glob
+    import os
+
+    from paths import MODELS
+
+    from qlin_cli.model.load import load_model
+
+    paths = sorted(glob.glob(os.path.join(MODELS, "**", "*.onnx"), recursive=True))
+    assert len(paths) >= 50
+    seen = set()
+    for path in paths:
+        model = load_model(path)
+        base_dir = os.path.dirname(path)
+        seen |= {p.code for p in predict.findings(model, base_dir, base.names())}
+        for name in base.names():
+            predict.plan(model, base_dir, name)
+    assert {"QT104", "QT202", "QT306"} <= seen
