@@ -29,6 +29,8 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@echo "== the full target matrix against onnxruntime and openvino"
+	$(BIN)/python -m pytest -q -m targets_full
 
 fuzz: $(STAMP)
 	QLIN_FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest -m fuzz -p no:randomly

@@ -103,7 +103,10 @@ def main() -> None:
               help="Lowest severity that makes the exit status 1 [default: error, or fail-on "
                    "in [tool.qlin]].")
 @click.option("--no-config", is_flag=True, help="Ignore [tool.qlin] in pyproject.toml.")
-def check(paths, fmt, select, ignore, fail_on, no_config):
+@click.option("--target", "targets", multiple=True, metavar="NAMES",
+              help="Also check that these runtimes run the model and compute what the spec says "
+                   "(comma-separated; see `qlin targets`).")
+def check(paths, fmt, select, ignore, fail_on, no_config, targets):
     """Check every Q/DQ node of the models at PATHS (files or folders of *.onnx).
 
     Settings come from [tool.qlin] in the nearest pyproject.toml above the working
@@ -124,6 +127,7 @@ def check(paths, fmt, select, ignore, fail_on, no_config):
     ignore_codes = _codes(ignore) if ignore else cfg.ignore
     _validate_codes((select_codes or []) + ignore_codes)
     fail_on = fail_on or cfg.fail_on
+    target_names = _target_names(targets) if targets else cfg.target
     files = walk_paths(paths)
     results = []
     for path, problem in track(files, len(files), "Checking models"):
@@ -131,6 +135,8 @@ def check(paths, fmt, select, ignore, fail_on, no_config):
             r = FileResult(path, error=problem)
         else:
             r = check_file(path, select_codes, ignore_codes)
+            if target_names and r.error is None:
+                _add_target_findings(r, target_names, select_codes, ignore_codes)
             extra = cfg.ignored_for(path)
             if extra:
                 r.diagnostics = [d for d in r.diagnostics if selected(d.code, None, extra)]
@@ -144,6 +150,42 @@ def check(paths, fmt, select, ignore, fail_on, no_config):
         sys.exit(EXIT_BAD_INPUT)
     failing = summary["errors"] + (summary["warnings"] if fail_on == "warning" else 0)
     sys.exit(EXIT_FINDINGS if failing else EXIT_OK)
+
+
+def _target_names(values: tuple[str, ...]) -> list[str]:
+    """Target names from --target, each known, or exit 2 naming the unknown one."""
+    from . import output
+    from .targets import base
+
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    for n in names:
+        try:
+            base.get(n)
+        except LookupError:
+            output.error(f"--target: unknown target {n!r} (known: {', '.join(base.names())})")
+            sys.exit(EXIT_BAD_INPUT)
+    return names
+
+
+def _add_target_findings(result, names: list[str], select, ignore) -> None:
+    """The targets' findings on one checked file, as diagnostics after the spec's."""
+    from .check.diagnostic import Diagnostic
+    from .check.engine import selected
+    from .errors import QlinError, unexpected
+    from .model.load import load_model
+    from .targets import predict
+
+    try:
+        model = load_model(result.path, weights=False)
+        placed = predict.findings(model, os.path.dirname(os.path.abspath(result.path)), names)
+    except QlinError as e:
+        result.error = e.reason
+        return
+    except Exception as e:  # never a traceback
+        result.error = unexpected(e)
+        return
+    result.diagnostics.extend(Diagnostic(**p.diagnostic_fields()) for p in placed
+                              if selected(p.code, select, ignore))
 
 
 def _report(results, summary, fmt) -> None:
@@ -172,8 +214,9 @@ def _report(results, summary, fmt) -> None:
 
 def _validate_codes(codes: list[str]) -> None:
     from . import rules
+    from .targets import codes as target_codes
 
-    known = [r.code for r in rules.all_rules()]
+    known = [r.code for r in rules.all_rules()] + [c.code for c in target_codes.all_codes()]
     for c in codes:
         if not any(k.startswith(c) for k in known):
             raise click.BadParameter(f"{c!r} matches no rule code (see `qlin rules`)")
@@ -232,5 +275,7 @@ def show_rule(code):
 
 
 from .convert_command import convert  # noqa: E402
+from .targets_command import targets  # noqa: E402
 
 main.add_command(convert)
+main.add_command(targets)

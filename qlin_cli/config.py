@@ -28,7 +28,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 FAIL_ON = ("error", "warning")
 MAX_BYTES = 16 * 2**20  # no real pyproject.toml comes near this
-KEYS = {"select", "ignore", "fail-on", "per-path-ignores"}
+KEYS = {"select", "ignore", "fail-on", "per-path-ignores", "target"}
 
 
 class ConfigError(ValueError):
@@ -42,6 +42,7 @@ class Config:
     ignore: list[str] = field(default_factory=list)
     fail_on: str = "error"
     per_path_ignores: dict[str, list[str]] = field(default_factory=dict)
+    target: list[str] = field(default_factory=list)  # deployment targets checked too
 
     @property
     def root(self) -> str:
@@ -145,6 +146,8 @@ def load_config(start: str | None = None) -> Config:
             raise ConfigError(f"{path}: [tool.qlin] fail-on must be one of {', '.join(FAIL_ON)}, "
                               f"not {_brief(table['fail-on'])}")
         cfg.fail_on = table["fail-on"]
+    if "target" in table:
+        cfg.target = _targets(table["target"], f"{path}: [tool.qlin] target")
     ppi = table.get("per-path-ignores", {})
     if not isinstance(ppi, dict):
         raise ConfigError(f"{path}: [tool.qlin] per-path-ignores must be a table of glob = [codes]")
@@ -152,3 +155,19 @@ def load_config(start: str | None = None) -> Config:
         str(k): _codes(v, f"{path}: per-path-ignores {_brief(k)}") for k, v in ppi.items()
     }
     return cfg
+
+
+def _targets(value, where: str) -> list[str]:
+    """Target names from the config, each one qlin knows."""
+    from .targets import base
+
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"{where} must be a list of target names")
+    for n in names:
+        try:
+            base.get(n)
+        except LookupError:
+            known = ", ".join(base.names())
+            raise ConfigError(f"{where}: unknown target {_brief(n)} (known: {known})") from None
+    return list(names)

@@ -30,10 +30,13 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
 @click.option("--quark-axis", "vendor_axis", type=click.IntRange(-8, 8), default=None, metavar="N",
               help="The axis of per-axis com.amd.quark nodes that omit it (the page says 1, Quark's "
                    "kernel uses 0); without it such nodes are refused.")
+@click.option("--target", default=None, metavar="NAME",
+              help="Choose the opset, IR, domain and --lower so that this runtime runs the model "
+                   "(see `qlin targets`); the result is checked against the target.")
 @click.option("-v", "--verbose", is_flag=True, help="One line per node, not only the summary.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, no_verify,
-            vendor_axis, verbose, fmt):
+            vendor_axis, target, verbose, fmt):
     """Convert MODEL to another ai.onnx opset and/or move its Q/DQ nodes to another domain.
 
     MODEL is first checked with the rules of `qlin check`: a model with errors is
@@ -53,8 +56,11 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
         output = model
     if not output and not dry_run:
         _fail("-o", "give an output path (-o OUT), --in-place or --dry-run")
-    if to_opset is None and to_domain is None:
-        _fail("--to-opset", "give a target opset (--to-opset N), a domain (--to-domain D), or both")
+    if target is not None and (to_opset is not None or to_domain is not None or lower):
+        _fail("--target", "it chooses the opset, domain and --lower itself: give it alone")
+    if to_opset is None and to_domain is None and target is None:
+        _fail("--to-opset", "give a target opset (--to-opset N), a domain (--to-domain D), a "
+                            "runtime (--target NAME), or both of the first two")
     if ir_version is not None and ir_version < 3:
         _fail("--ir-version", f"{ir_version} is below 3, the first IR with opsets")
     if ir_version is not None and ir_version > _newest_ir():
@@ -75,6 +81,8 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
         errors = _errors(proto, base_dir)
         if errors:
             _refuse_invalid(model, errors)
+        if target is not None:
+            to_opset, to_domain, lower = _plan_for(proto, base_dir, model, target)
         if to_opset is None:
             to_opset = _model_opset(proto, model)
         opts = Options(to_opset, to_domain, ir_version, lower, not no_verify, vendor_axis)
@@ -83,6 +91,8 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
         with Meter("verifying", enabled=fmt == "text") as progress:
             result = convert_model(proto, base_dir, opts, progress, source=model)
         written = None
+        if target is not None and result.model is not None:
+            _still_refused(result.model, base_dir, model, target)
         if result.model is not None and not dry_run:
             write.write_model(result.model, base_dir, output, source=model, in_place=in_place)
             written = output
@@ -128,6 +138,45 @@ def _refuse_invalid(model: str, errors: list) -> None:
     out.error(f"{printable(model)} has {n} error{'s' if n > 1 else ''} ({codes}): run "
               f"`qlin check {printable(model)}`; nothing converted")
     sys.exit(EXIT_FINDINGS)
+
+
+def _plan_for(proto, base_dir: str, model: str, target: str):
+    """(opset, domain, lower) that make ``target`` run the model, from the target's
+    profile (qlin_cli/targets); exit 0 when it runs as it is, 1 when nothing helps."""
+    from . import output
+    from .report.safe import printable
+    from .targets import base, predict
+
+    try:
+        base.get(target)
+    except LookupError:
+        _fail("--target", f"unknown target {printable(target)} (known: {', '.join(base.names())})")
+    plan = predict.plan(proto, base_dir, target)
+    if not plan.needed:
+        click.echo(f"qlin convert: {printable(model)} already runs on {target} as it is; nothing written")
+        sys.exit(EXIT_OK)
+    if plan.choice is None:
+        output.error(f"{printable(model)}: no conversion makes {target} run it:")
+        for p in plan.blocking:
+            click.echo(f"  {p.code} {printable(p.message)}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    c = plan.choice
+    return c.to_opset, c.to_domain, c.lower
+
+
+def _still_refused(result_model, base_dir: str, model: str, target: str) -> None:
+    """The converted model, held against the target once more: nothing is written if the
+    target would still refuse it."""
+    from . import output
+    from .report.safe import printable
+    from .targets import predict
+
+    errors = [p for p in predict.findings(result_model, base_dir, [target]) if p.severity == "error"]
+    if errors:
+        output.error(f"{printable(model)}: converted, but {target} would still refuse it; nothing written:")
+        for p in errors:
+            click.echo(f"  {p.code} {printable(p.message)}", err=True)
+        sys.exit(EXIT_FINDINGS)
 
 
 def _model_opset(proto, path: str) -> int:
