@@ -104,7 +104,11 @@ def _attr_item(a: AttributeProto) -> tuple:
     return (a.name, a.type, a.SerializeToString(deterministic=True))
 
 
-@dataclass(frozen=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, which made
+# building the facts of every node the largest cost of `qlin check`. NodeFacts are never
+# changed after read_facts builds them (nothing assigns to a field), and the hash is
+# generated from the compared fields as for a frozen class.
+@dataclass(unsafe_hash=True)
 class NodeFacts:
     op: str
     domain: str  # normalized: "" for ai.onnx

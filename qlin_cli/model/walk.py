@@ -199,6 +199,8 @@ def walk_owned(
     scopes: dict[str, Scope] = {}
 
     def note_call(scope: Scope, node: onnx.NodeProto) -> None:
+        if not functions:
+            return
         key = function_key(node.domain, node.op_type, node.overload)
         if key in functions:
             calls[key].setdefault(call_signature(functions[key], node, scope), None)
