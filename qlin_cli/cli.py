@@ -9,6 +9,8 @@ import click
 
 from .errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK
 
+FAIL_ON = ("error", "warning", "info")  # one word per severity, as in every report
+
 
 def _codes(values: tuple[str, ...]) -> list[str]:
     out: list[str] = []
@@ -99,16 +101,26 @@ def main() -> None:
               help="Only these rule codes or prefixes (comma-separated, e.g. QL4,QL501).")
 @click.option("--ignore", multiple=True, metavar="CODES",
               help="Skip these rule codes or prefixes (comma-separated).")
-@click.option("--fail-on", type=click.Choice(["error", "warning"]), default=None,
+@click.option("--fail-on", type=click.Choice(list(FAIL_ON)), default=None,
               help="Lowest severity that makes the exit status 1 [default: error, or fail-on "
                    "in [tool.qlin]].")
+@click.option("--exit-zero", is_flag=True,
+              help="Exit 0 even with findings (2 still means a file could not be checked).")
+@click.option("--statistics", is_flag=True,
+              help="Text: one line per code found with its count, instead of each finding.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Text: the findings only, no summary line and no progress bar.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to this file instead of standard output.")
 @click.option("--no-config", is_flag=True, help="Ignore [tool.qlin] in pyproject.toml.")
 @click.option("--target", "targets", multiple=True, metavar="NAMES",
               help="Also check that these runtimes run the model and compute what the spec says "
                    "(comma-separated; see `qlin targets`).")
-def check(paths, fmt, select, ignore, fail_on, no_config, targets):
+def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, output_file,
+          no_config, targets):
     """Check every Q/DQ node of the models at PATHS (files or folders of *.onnx).
 
+    One line per finding: PATH:GRAPH:NODE: CODE SEVERITY [OP-VERSION DOMAIN] MESSAGE.
     Settings come from [tool.qlin] in the nearest pyproject.toml above the working
     directory; flags given here win. Exit status: 0 nothing at or above --fail-on,
     1 findings at or above it, 2 a file could not be checked.
@@ -130,7 +142,7 @@ def check(paths, fmt, select, ignore, fail_on, no_config, targets):
     target_names = _target_names(targets) if targets else cfg.target
     files = walk_paths(paths)
     results = []
-    for path, problem in track(files, len(files), "Checking models"):
+    for path, problem in track(files, len(files), "Checking models", enabled=not quiet):
         if problem is not None:
             r = FileResult(path, error=problem)
         else:
@@ -144,12 +156,18 @@ def check(paths, fmt, select, ignore, fail_on, no_config, targets):
             output.error_at(r.path, r.error)
         results.append(r)
     summary = summarize(results)
-    with output.report():
-        _report(results, summary, fmt)
+    with output.report_to(output_file):
+        _report(results, summary, fmt, quiet=quiet, statistics=statistics)
     if any(r.error is not None for r in results):
         sys.exit(EXIT_BAD_INPUT)
-    failing = summary["errors"] + (summary["warnings"] if fail_on == "warning" else 0)
-    sys.exit(EXIT_FINDINGS if failing else EXIT_OK)
+    sys.exit(EXIT_OK if exit_zero or not failing(summary, fail_on) else EXIT_FINDINGS)
+
+
+def failing(summary: dict, fail_on: str) -> int:
+    """How many findings are at or above ``fail_on``."""
+    keys = {"error": ["errors"], "warning": ["errors", "warnings"],
+            "info": ["errors", "warnings", "infos"]}[fail_on]
+    return sum(summary[k] for k in keys)
 
 
 def _target_names(values: tuple[str, ...]) -> list[str]:
@@ -188,7 +206,7 @@ def _add_target_findings(result, names: list[str], select, ignore) -> None:
                               if selected(p.code, select, ignore))
 
 
-def _report(results, summary, fmt) -> None:
+def _report(results, summary, fmt, *, quiet=False, statistics=False) -> None:
     if fmt == "json":
         from .report.json_report import render
 
@@ -209,7 +227,8 @@ def _report(results, summary, fmt) -> None:
 
         from .report.text import render
 
-        render(results, summary, Console(highlight=False))
+        render(results, summary, Console(file=sys.stdout, highlight=False), quiet=quiet,
+               statistics=statistics)
 
 
 def _validate_codes(codes: list[str]) -> None:

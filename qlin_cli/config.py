@@ -4,7 +4,7 @@ working directory. Command-line flags win over it.
     [tool.qlin]
     select = ["QL"]                    # codes or prefixes to run (default: all)
     ignore = ["QL409"]                 # codes or prefixes to skip
-    fail-on = "error"                  # "error" or "warning": what makes exit status 1
+    fail-on = "error"                  # "error", "warning" or "info": what makes exit status 1
     [tool.qlin.per-path-ignores]
     "models/legacy/*.onnx" = ["QL403"] # globs relative to the pyproject.toml's folder
 
@@ -26,7 +26,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-FAIL_ON = ("error", "warning")
+FAIL_ON = ("error", "warning", "info")
 MAX_BYTES = 16 * 2**20  # no real pyproject.toml comes near this
 KEYS = {"select", "ignore", "fail-on", "per-path-ignores", "target"}
 

@@ -52,6 +52,54 @@ def report():
         raise OutputFailed(f"cannot write to standard output: {e.strerror or e}") from None
 
 
+@contextlib.contextmanager
+def report_to(path: str | None):
+    """``report()``, or with ``path`` the report's writes to stdout go to that file:
+    written whole to a temporary file beside it, then renamed over it (a reader never
+    sees half a report; a file it replaces keeps its mode). A file that cannot be
+    written is one line and exit 2."""
+    if path is None:
+        with report():
+            yield
+        return
+    import io
+
+    buffer = io.StringIO()
+    saved = sys.stdout
+    sys.stdout = buffer
+    try:
+        yield
+    finally:
+        sys.stdout = saved
+    try:
+        _write_text(path, buffer.getvalue())
+    except OSError as e:
+        raise OutputFailed(f"cannot write {printable(path)}: {e.strerror or e}") from None
+
+
+def _write_text(path: str, text: str) -> None:
+    import stat
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=".qlin-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def _silence_stdout() -> None:
     """Point stdout at the null device so that no later flush fails."""
     with contextlib.suppress(Exception):

@@ -71,9 +71,9 @@ class Meter:
 
 
 def track(items: Iterable[T], total: int, description: str, *, min_items: int = 2,
-          console=None) -> Iterator[T]:
+          console=None, enabled: bool = True) -> Iterator[T]:
     """Yield ``items``; with a terminal (or a given console) and enough items, show progress."""
-    if console is None and total < min_items:
+    if not enabled or (console is None and total < min_items):
         yield from items
         return
     with Meter(description, delay=0, console=console) as update:

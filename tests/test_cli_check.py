@@ -35,7 +35,8 @@ def test_clean_model_exits_0():
 def test_error_exits_1_and_names_file_node_code():
     code, out, _ = run("check", model("rules/QL405-bad.onnx"))
     assert code == 1
-    assert "QL405-bad.onnx" in out and "QL405" in out and "'node0'" in out
+    path = model("rules/QL405-bad.onnx")
+    assert out.splitlines()[0].startswith(f"{path}:main:node0: QL405 error [QuantizeLinear-21 ai.onnx] ")
 
 
 def test_warning_only_exits_0():
@@ -49,14 +50,18 @@ def test_json_contract():
                        model("rules/QL501-ok.onnx"))
     assert code == 1
     doc = json.loads(out)
-    assert doc["version"] == 1
+    assert doc["version"] == 2
     assert [os.path.basename(f["path"]) for f in doc["files"]] == ["QL501-bad.onnx", "QL501-ok.onnx"]
     d = doc["files"][0]["diagnostics"][0]
-    assert set(d) == {"code", "severity", "message", "node", "op_type", "domain", "opset", "graph", "fix"}
+    assert set(d) == {"code", "severity", "message", "title", "node", "op_type", "domain", "opset",
+                      "graph", "fix"}
+    assert d["title"] == "QuantizeLinear-21 ai.onnx" and not d["message"].startswith("node ")
     assert (d["code"], d["severity"], d["node"], d["op_type"], d["domain"], d["opset"], d["graph"]) == (
         "QL501", "error", "node0", "QuantizeLinear", "ai.onnx", 21, "main")
     assert doc["files"][0]["error"] is None
-    assert doc["summary"] == {"files": 2, "errors": 1, "warnings": 0}
+    assert [f["nodes"] for f in doc["files"]] == [1, 1]
+    assert doc["summary"] == {"files": 2, "unchecked": 0, "nodes": 2, "errors": 1, "warnings": 0,
+                              "infos": 0}
 
 
 def test_directory_is_searched_recursively_for_onnx_files():

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from ..rules.base import ERROR, INFO, WARNING, Fix
 
-__all__ = ["ERROR", "INFO", "WARNING", "Diagnostic"]
+__all__ = ["ERROR", "INFO", "WARNING", "SEVERITIES", "Diagnostic", "split_location"]
+
+SEVERITIES = (INFO, WARNING, ERROR)  # lowest first: the one word per severity, everywhere
 
 
 @dataclass(frozen=True)
@@ -20,14 +22,66 @@ class Diagnostic:
     opset: int
     graph: str
     fix: Fix | None = None
+    where: str = ""  # the location that starts ``message`` ("node 'q1' (QuantizeLinear-21 (ai.onnx))")
+
+    @property
+    def located(self) -> str:
+        return self.where or split_location(self.message, self.node, self.graph)
+
+    @property
+    def detail(self) -> str:
+        """The violation's own message, without the location that starts ``message``."""
+        where = self.located
+        if where and self.message.startswith(where + ": "):
+            return self.message[len(where) + 2:]
+        return self.message
+
+    @property
+    def title(self) -> str:
+        """What the finding is on, short: 'QuantizeLinear-21 ai.onnx' for a node (the op
+        and schema version, then the domain), the site itself otherwise ('opset import
+        com.microsoft 1', "tensor 'w' (int4)", 'model')."""
+        where = self.located
+        for prefix in _node_prefixes(self.node, self.graph):
+            if where.startswith(prefix) and where.endswith(")"):
+                inner = where[len(prefix):-1]
+                if inner.endswith(")") and " (" in inner:
+                    op, _, domain = inner[:-1].rpartition(" (")
+                    return f"{op} {domain}"
+                return inner
+        return where
 
     def to_json(self) -> dict:
+        """One finding in the JSON contract, version 2: ``message`` without the location."""
         return {
-            "code": self.code, "severity": self.severity, "message": self.message,
-            "node": self.node, "op_type": self.op_type, "domain": self.domain,
-            "opset": self.opset, "graph": self.graph,
+            "code": self.code, "severity": self.severity, "message": self.detail,
+            "title": self.title, "node": self.node, "op_type": self.op_type,
+            "domain": self.domain, "opset": self.opset, "graph": self.graph,
             "fix": None if self.fix is None else {
                 "title": self.fix.title, "safe": self.fix.safe,
                 "edits": [e.describe() for e in self.fix.edits],
             },
         }
+
+
+def _node_prefixes(label: str, graph: str) -> list[str]:
+    out = [f"node '{label}' ("]
+    if label.startswith("#"):
+        out.append(f"node {label} in {graph} (")
+    return out
+
+
+def split_location(message: str, label: str, graph: str) -> str:
+    """The location that starts a message placed by the engine or a target
+    ("node 'q1' (QuantizeLinear-21 (ai.onnx))", "model"), or "" when there is none.
+
+    The node's label and graph are known, so a name holding ': ' does not cut it short.
+    """
+    for prefix in _node_prefixes(label, graph):
+        if message.startswith(prefix):
+            end = message.find("): ", len(prefix))
+            if end >= 0:
+                return message[:end + 1]
+    if not label and message.startswith("model: "):
+        return "model"
+    return ""

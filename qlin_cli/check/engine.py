@@ -23,7 +23,7 @@ from ..model.safety import validate_model_files
 from ..model.view import ModelView
 from ..model.walk import walk_owned
 from ..rules.base import ModelRule, Violation
-from .diagnostic import ERROR, WARNING, Diagnostic
+from .diagnostic import ERROR, INFO, WARNING, Diagnostic
 
 
 @dataclass
@@ -31,6 +31,7 @@ class FileResult:
     path: str
     error: str | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    nodes: int = 0  # quantization nodes checked (those of an op qlin has a schema for)
 
     def count(self, severity: str) -> int:
         return sum(1 for d in self.diagnostics if d.severity == severity)
@@ -39,6 +40,7 @@ class FileResult:
         return {
             "path": self.path,
             "error": self.error,
+            "nodes": self.nodes,
             "diagnostics": [d.to_json() for d in self.diagnostics],
         }
 
@@ -51,12 +53,14 @@ def selected(code: str, select: list[str] | None, ignore: list[str] | None) -> b
 
 
 def check_model(
-    model: onnx.ModelProto, base_dir: str, select=None, ignore=None, *, cache: bool = True
+    model: onnx.ModelProto, base_dir: str, select=None, ignore=None, *, cache: bool = True,
+    stats: dict | None = None,
 ) -> list[Diagnostic]:
     """Every finding of the selected rules on every known quantization node.
 
     ``cache``: a node whose facts equal those of a node that raised nothing is not
-    checked again (facts leave names out, so the verdict is the same).
+    checked again (facts leave names out, so the verdict is the same). ``stats``, if
+    given, gets ``nodes``: how many quantization nodes were checked.
     """
     active = [r for r in rule_registry.all_rules() if selected(r.code, select, ignore)]
     node_rules = [r for r in active if not isinstance(r, ModelRule)]
@@ -65,11 +69,13 @@ def check_model(
     found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
     clean: set[NodeFacts] = set()
     view = ModelView(model, base_dir)
+    checked = 0
     for scope, owner, index, node in walk_owned(model, extra):
         body = view.add(scope, owner, node)
         if not schema.knows(node.domain, node.op_type):
             continue
         facts = body.facts[index] = read_facts(node, index, scope, base_dir)
+        checked += 1
         if cache and facts in clean:
             continue
         before = len(found)
@@ -85,16 +91,19 @@ def check_model(
         for v in rule.check_model(view):
             found.append(((*view.order(v.at.graph, v.at.index), rule.code), placed(rule, v)))
     found.sort(key=lambda item: item[0])  # stable: a rule's findings keep their order
+    if stats is not None:
+        stats["nodes"] = checked
     return [d for _, d in found]
 
 
 def diagnostic(rule, v: Violation, f: NodeFacts) -> Diagnostic:
     """A rule's violation placed on its node."""
     loc = f.location
+    where = f"node {loc.where} ({f.title})"
     return Diagnostic(
-        code=rule.code, severity=rule.severity, message=f"node {loc.where} ({f.title}): {v.message}",
+        code=rule.code, severity=rule.severity, message=f"{where}: {v.message}",
         node=loc.label, op_type=f.op, domain=f.domain_name, opset=f.opset or 0, graph=loc.graph,
-        fix=v.fix,
+        fix=v.fix, where=where,
     )
 
 
@@ -104,6 +113,7 @@ def placed(rule, v: Violation) -> Diagnostic:
     return Diagnostic(
         code=rule.code, severity=rule.severity, message=f"{at.what}: {v.message}", node=at.label,
         op_type=at.op_type, domain=at.domain, opset=at.opset, graph=at.graph, fix=v.fix,
+        where=at.what,
     )
 
 
@@ -117,7 +127,9 @@ def check_file(path: str, select=None, ignore=None) -> FileResult:
         model = load_model(path, weights=False)  # checking never reads values above 64 MiB
         base_dir = os.path.dirname(os.path.abspath(path))
         validate_model_files(model, base_dir, path)
-        result.diagnostics = check_model(model, base_dir, select, ignore)
+        stats: dict = {}
+        result.diagnostics = check_model(model, base_dir, select, ignore, stats=stats)
+        result.nodes = stats["nodes"]
     except QlinError as e:
         result.error = e.reason
     except Exception as e:  # never a traceback, and the other files of the run are still checked
@@ -126,8 +138,13 @@ def check_file(path: str, select=None, ignore=None) -> FileResult:
 
 
 def summarize(results: list[FileResult]) -> dict:
+    """The counts of a run (JSON contract version 2): files given, files that could not
+    be checked, quantization nodes checked, and findings by severity."""
     return {
         "files": len(results),
+        "unchecked": sum(1 for r in results if r.error is not None),
+        "nodes": sum(r.nodes for r in results),
         "errors": sum(r.count(ERROR) for r in results),
         "warnings": sum(r.count(WARNING) for r in results),
+        "infos": sum(r.count(INFO) for r in results),
     }

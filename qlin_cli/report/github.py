@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from .safe import github_data, github_property, printable
 
+# qlin's severity -> GitHub's annotation level: qlin says `info` everywhere, but
+# `notice` is GitHub's own word for that level, so it stays here.
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 

@@ -1,4 +1,8 @@
-"""The machine report for `qlin check --format json` (contract version 1).
+"""The machine report for `qlin check --format json` (contract version 2).
+
+Version 2 (from 1): a diagnostic's ``message`` no longer starts with the location
+(``node`` / ``graph`` / the new ``title`` say it); each file has ``nodes``; the summary
+has ``unchecked``, ``nodes`` and ``infos``.
 
 Names are kept exactly; the output is ASCII (``json.dumps`` escapes every other
 character, controls included), and a file name that is not UTF-8 has its
@@ -12,10 +16,12 @@ import json
 
 from .safe import unicode_tree
 
+VERSION = 2
+
 
 def render(results, summary: dict) -> str:
     doc = {
-        "version": 1,
+        "version": VERSION,
         "files": [r.to_json() for r in results],
         "summary": summary,
     }

@@ -1,4 +1,14 @@
-"""The human report: diagnostics grouped by file, then a summary line.
+"""The human report: one line per finding, then a summary line.
+
+    PATH:GRAPH:NODE: CODE SEVERITY [WHAT] MESSAGE
+
+``GRAPH`` is ``main``, a subgraph path (``main/loop.body``) or ``function
+DOMAIN.NAME``; ``NODE`` the node's name, or ``#index`` in that graph for an
+unnamed node (empty for a finding on the model, an opset import or a tensor);
+``WHAT`` the op, its schema version and domain (``QuantizeLinear-21 ai.onnx``),
+or the site of a finding that is not on a node (``opset import com.microsoft 1``).
+Every finding holds its file, so ``qlin check models | grep QL405`` keeps it.
+Colour only on a terminal (rich's detection), plain text in pipes and files.
 
 File names, messages and graph paths come from outside: each is made printable
 (report/safe.py: no control character or escape sequence reaches the terminal)
@@ -6,6 +16,8 @@ and then escaped for rich's markup.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from rich.console import Console
 from rich.markup import escape as _markup
@@ -24,29 +36,55 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def render(results, summary: dict, console: Console) -> None:
-    for r in results:
-        if r.error is not None:
-            continue
-        if not r.diagnostics:
-            continue
-        console.print(f"[bold]{escape(r.path)}[/bold]", soft_wrap=True)
-        for d in r.diagnostics:
-            style = STYLE.get(d.severity, "")
-            console.print(
-                f"  [{style}]{d.code}[/{style}] [{style}]{d.severity:<7}[/{style}] "
-                f"{escape(d.message)} [dim]({escape(d.graph)})[/dim]",
-                highlight=False,
-                soft_wrap=True,
-            )
-    infos = sum(r.count("info") for r in results)
-    failed = sum(1 for r in results if r.error is not None)
+def line(path: str, d) -> str:
+    """One finding as rich markup (``plain(line(...))`` is the text without colour)."""
+    style = STYLE.get(d.severity, "")
+    return (f"[bold]{escape(path)}[/bold]:{escape(d.graph)}:{escape(d.node)}: "
+            f"[{style}]{d.code} {d.severity}[/{style}] "
+            f"[dim]{escape('[' + d.title + ']')}[/dim] {escape(d.detail)}")
+
+
+def summary_line(summary: dict) -> tuple[str, str]:
+    """The last line and its style: counts by severity, files checked and not."""
+    failed = summary["unchecked"]
     checked = summary["files"] - failed
-    parts = [plural(summary["errors"], "error"), plural(summary["warnings"], "warning")]
-    if infos:
-        parts.append(plural(infos, "note"))
-    line = f"{', '.join(parts)} in {plural(checked, 'file')} checked"
+    parts = [plural(summary["errors"], "error"), plural(summary["warnings"], "warning"),
+             plural(summary["infos"], "info")]
+    text = f"{', '.join(parts)} in {plural(checked, 'file')} checked"
     if failed:
-        line += f"; {plural(failed, 'file')} could not be checked"
+        text += f"; {plural(failed, 'file')} could not be checked"
     style = "bold red" if summary["errors"] or failed else "bold green"
-    console.print(f"[{style}]{line}[/{style}]", highlight=False)
+    return text, style
+
+
+def render(results, summary: dict, console: Console, *, quiet: bool = False,
+           statistics: bool = False) -> None:
+    """The findings (or, with ``statistics``, a count per code), then the summary line
+    unless ``quiet``."""
+    if statistics:
+        render_statistics(results, console)
+    else:
+        for r in results:
+            if r.error is not None:
+                continue
+            for d in r.diagnostics:
+                console.print(line(r.path, d), highlight=False, soft_wrap=True)
+    if quiet:
+        return
+    text, style = summary_line(summary)
+    console.print(f"[{style}]{text}[/{style}]", highlight=False, soft_wrap=True)
+
+
+def render_statistics(results, console: Console) -> None:
+    """``COUNT CODE SEVERITY NAME`` per code found, most frequent first (ruff's
+    --statistics)."""
+    from .. import rules
+    from ..targets import codes as target_codes
+
+    counts = Counter((d.code, d.severity) for r in results for d in r.diagnostics)
+    names = {r.code: r.name for r in [*rules.all_rules(), *target_codes.all_codes()]}
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    for (code, severity), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        style = STYLE.get(severity, "")
+        console.print(f"{n:>{width}} [{style}]{code}[/{style}] {severity:<7} "
+                      f"{escape(names.get(code, ''))}".rstrip(), highlight=False, soft_wrap=True)
