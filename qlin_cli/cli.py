@@ -112,7 +112,7 @@ def main() -> None:
               help="Text: the findings only, no summary line and no progress bar.")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of standard output.")
-@click.option("--no-config", is_flag=True, help="Ignore [tool.qlin] in pyproject.toml.")
+@click.option("--no-config", is_flag=True, help="Ignore qlin.toml and [tool.qlin] in pyproject.toml.")
 @click.option("--target", "targets", multiple=True, metavar="NAMES",
               help="Also check that these runtimes run the model and compute what the spec says "
                    "(comma-separated; see `qlin targets`).")
@@ -121,46 +121,66 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     """Check every Q/DQ node of the models at PATHS (files or folders of *.onnx).
 
     One line per finding: PATH:GRAPH:NODE: CODE SEVERITY [OP-VERSION DOMAIN] MESSAGE.
-    Settings come from [tool.qlin] in the nearest pyproject.toml above the working
-    directory; flags given here win. Exit status: 0 nothing at or above --fail-on,
+    Settings come from the nearest qlin.toml or pyproject.toml [tool.qlin] above each
+    checked file (else above the working directory); flags given here win. Exit status: 0 nothing at or above --fail-on,
     1 findings at or above it, 2 a file could not be checked.
     """
     from . import output
     from .check.engine import FileResult, check_file, selected, summarize
-    from .config import Config, ConfigError, load_config
+    from .config import Config, ConfigError, Finder, load_config
     from .progress import track
 
+    cli_select, cli_ignore = _codes(select), _codes(ignore)
+    _validate_codes(cli_select + cli_ignore)
+    cli_targets = _target_names(targets) if targets else None
+    files = walk_paths(paths)
     try:
-        cfg = Config() if no_config else load_config()
+        default = Config() if no_config else load_config()
+        finder = Finder(default)
+        configs = [default if no_config or problem is not None else finder.for_file(path)
+                   for path, problem in files]
     except ConfigError as e:
         output.error(str(e))
         sys.exit(EXIT_BAD_INPUT)
-    select_codes = _codes(select) or cfg.select
-    ignore_codes = _codes(ignore) if ignore else cfg.ignore
-    _validate_codes((select_codes or []) + ignore_codes)
-    fail_on = fail_on or cfg.fail_on
-    target_names = _target_names(targets) if targets else cfg.target
-    files = walk_paths(paths)
     results = []
-    for path, problem in track(files, len(files), "Checking models", enabled=not quiet):
+    failures = 0
+    for (path, problem), cfg in track(list(zip(files, configs)), len(files), "Checking models",
+                                      enabled=not quiet):
         if problem is not None:
             r = FileResult(path, error=problem)
         else:
+            select_codes = cli_select or cfg.select
+            ignore_codes = cli_ignore or cfg.ignore
             r = check_file(path, select_codes, ignore_codes)
+            target_names = cli_targets if cli_targets is not None else cfg.target
             if target_names and r.error is None:
                 _add_target_findings(r, target_names, select_codes, ignore_codes)
-            extra = cfg.ignored_for(path)
-            if extra:
-                r.diagnostics = [d for d in r.diagnostics if selected(d.code, None, extra)]
+            _suppress(r, cfg, selected)
         if r.error is not None:
             output.error_at(r.path, r.error)
+        failures += failing(summarize([r]), fail_on or cfg.fail_on)
         results.append(r)
     summary = summarize(results)
     with output.report_to(output_file):
         _report(results, summary, fmt, quiet=quiet, statistics=statistics)
     if any(r.error is not None for r in results):
         sys.exit(EXIT_BAD_INPUT)
-    sys.exit(EXIT_OK if exit_zero or not failing(summary, fail_on) else EXIT_FINDINGS)
+    sys.exit(EXIT_OK if exit_zero or not failures else EXIT_FINDINGS)
+
+
+def _suppress(result, cfg, selected) -> None:
+    """Drop the findings the file's configuration ignores: per-path-ignores for the
+    file, per-node-ignores for a node."""
+    extra = cfg.ignored_for(result.path)
+    if extra:
+        result.diagnostics = [d for d in result.diagnostics if selected(d.code, None, extra)]
+    if cfg.per_node_ignores:
+        kept = []
+        for d in result.diagnostics:
+            codes = cfg.ignored_for_node(d.node) if d.node else None
+            if codes is None or (codes and selected(d.code, None, codes)):
+                kept.append(d)
+        result.diagnostics = kept
 
 
 def failing(summary: dict, fail_on: str) -> int:
@@ -232,10 +252,11 @@ def _report(results, summary, fmt, *, quiet=False, statistics=False) -> None:
 
 
 def _validate_codes(codes: list[str]) -> None:
-    from . import rules
-    from .targets import codes as target_codes
+    if not codes:
+        return
+    from .config import known_codes
 
-    known = [r.code for r in rules.all_rules()] + [c.code for c in target_codes.all_codes()]
+    known = known_codes()
     for c in codes:
         if not any(k.startswith(c) for k in known):
             raise click.BadParameter(f"{c!r} matches no rule code (see `qlin rules`)")

@@ -1,5 +1,7 @@
-"""`[tool.qlin]` configuration in pyproject.toml, found by walking up from the
-working directory. Command-line flags win over it.
+"""qlin's configuration, found like ruff's: for each checked file, the nearest
+``qlin.toml`` (settings at its top level) or ``pyproject.toml`` with a ``[tool.qlin]``
+table in the file's folder or above it (``qlin.toml`` first in one folder); a file with
+none above it gets the one found from the working directory. Command-line flags win.
 
     [tool.qlin]
     select = ["QL"]                    # codes or prefixes to run (default: all)
@@ -7,6 +9,11 @@ working directory. Command-line flags win over it.
     fail-on = "error"                  # "error", "warning" or "info": what makes exit status 1
     [tool.qlin.per-path-ignores]
     "models/legacy/*.onnx" = ["QL403"] # globs relative to the pyproject.toml's folder
+    [tool.qlin.per-node-ignores]
+    "weight_*" = ["QL604"]             # node-name globs (any graph); [] ignores every code
+
+A node can also carry its own suppression: a ``metadata_props`` entry ``qlin:ignore``
+whose value is codes or prefixes (comma-separated), or empty for every code.
 
 Every pyproject.toml met on the way up is read: one that cannot be read or
 parsed (bad TOML, arrays nested past what the parser can take, a file over
@@ -28,7 +35,8 @@ except ModuleNotFoundError:  # Python 3.10
 
 FAIL_ON = ("error", "warning", "info")
 MAX_BYTES = 16 * 2**20  # no real pyproject.toml comes near this
-KEYS = {"select", "ignore", "fail-on", "per-path-ignores", "target"}
+KEYS = {"select", "ignore", "fail-on", "per-path-ignores", "per-node-ignores", "target"}
+QLIN_TOML = "qlin.toml"
 
 
 class ConfigError(ValueError):
@@ -42,7 +50,18 @@ class Config:
     ignore: list[str] = field(default_factory=list)
     fail_on: str = "error"
     per_path_ignores: dict[str, list[str]] = field(default_factory=dict)
+    per_node_ignores: dict[str, list[str]] = field(default_factory=dict)
     target: list[str] = field(default_factory=list)  # deployment targets checked too
+
+    def ignored_for_node(self, label: str) -> list[str] | None:
+        """Codes per-node-ignores drops for a node (``[]``: every code; None: nothing)."""
+        found: list[str] | None = None
+        for pattern, codes in self.per_node_ignores.items():
+            if fnmatch.fnmatchcase(label, pattern):
+                if not codes:
+                    return []
+                found = (found or []) + codes
+        return found
 
     @property
     def root(self) -> str:
@@ -104,12 +123,16 @@ def _tool_table(path: str) -> dict:
 
 
 def find_pyproject(start: str | None = None) -> str | None:
-    """The nearest pyproject.toml at or above ``start`` that has a [tool.qlin] table.
+    """The nearest qlin.toml, or pyproject.toml with a [tool.qlin] table, at or above
+    ``start`` (a folder).
 
     Raises ConfigError for a pyproject.toml on the way that cannot be read.
     """
     d = os.path.abspath(start or os.getcwd())
     while True:
+        own = os.path.join(d, QLIN_TOML)
+        if os.path.isfile(own):
+            return own
         candidate = os.path.join(d, "pyproject.toml")
         if os.path.isfile(candidate) and "qlin" in _tool_table(candidate):
             return candidate
@@ -119,17 +142,63 @@ def find_pyproject(start: str | None = None) -> str | None:
         d = parent
 
 
+class Finder:
+    """The configuration of each checked file, each configuration file read once.
+
+    ``default`` is the one found from the working directory, for files with none
+    above them. A configuration file qlin cannot use raises ConfigError naming it."""
+
+    def __init__(self, default: Config):
+        self.default = default
+        self._by_folder: dict[str, str | None] = {}
+        self._loaded: dict[str, Config] = {}
+        if default.path:
+            self._loaded[default.path] = default
+
+    def for_file(self, model_path: str) -> Config:
+        folder = os.path.dirname(os.path.abspath(model_path))
+        if folder not in self._by_folder:
+            self._by_folder[folder] = find_pyproject(folder)
+        path = self._by_folder[folder]
+        if path is None:
+            return self.default
+        if path not in self._loaded:
+            self._loaded[path] = _load(path)
+        return self._loaded[path]
+
+
 def _codes(value, where: str) -> list[str]:
+    """Rule codes or prefixes from the config, each matching a known code."""
     if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
         raise ConfigError(f"{where} must be a list of rule codes")
-    return [c.strip().upper() for c in value]
+    codes = [c.strip().upper() for c in value]
+    known = known_codes()
+    for c in codes:
+        if not c or not any(k.startswith(c) for k in known):
+            raise ConfigError(f"{where}: {_brief(c)} matches no rule code (see `qlin rules`)")
+    return codes
+
+
+def known_codes() -> list[str]:
+    """Every rule code and target code."""
+    from . import rules
+    from .targets import codes as target_codes
+
+    return [r.code for r in rules.all_rules()] + [c.code for c in target_codes.all_codes()]
 
 
 def load_config(start: str | None = None) -> Config:
     path = find_pyproject(start)
     if path is None:
         return Config()
-    table = _tool_table(path)["qlin"]
+    return _load(path)
+
+
+def _load(path: str) -> Config:
+    if os.path.basename(path) == QLIN_TOML:
+        table = _read_toml(path)
+    else:
+        table = _tool_table(path)["qlin"]
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.qlin] must be a table")
     unknown = sorted(set(table) - KEYS)
@@ -153,6 +222,13 @@ def load_config(start: str | None = None) -> Config:
         raise ConfigError(f"{path}: [tool.qlin] per-path-ignores must be a table of glob = [codes]")
     cfg.per_path_ignores = {
         str(k): _codes(v, f"{path}: per-path-ignores {_brief(k)}") for k, v in ppi.items()
+    }
+    pni = table.get("per-node-ignores", {})
+    if not isinstance(pni, dict):
+        raise ConfigError(f"{path}: [tool.qlin] per-node-ignores must be a table of "
+                          f"node-name glob = [codes]")
+    cfg.per_node_ignores = {
+        str(k): _codes(v, f"{path}: per-node-ignores {_brief(k)}") for k, v in pni.items()
     }
     return cfg
 

@@ -70,8 +70,13 @@ def check_model(
     clean: set[NodeFacts] = set()
     view = ModelView(model, base_dir)
     checked = 0
+    marked: dict[tuple[str, str], list[str]] = {}  # (graph, node label) -> its qlin:ignore codes
     for scope, owner, index, node in walk_owned(model, extra):
         body = view.add(scope, owner, node)
+        if node.metadata_props:
+            codes = node_ignores(node)
+            if codes is not None:
+                marked[(body.path, node.name or f"#{index}")] = codes
         if not schema.knows(node.domain, node.op_type):
             continue
         facts = body.facts[index] = read_facts(node, index, scope, base_dir)
@@ -93,7 +98,24 @@ def check_model(
     found.sort(key=lambda item: item[0])  # stable: a rule's findings keep their order
     if stats is not None:
         stats["nodes"] = checked
-    return [d for _, d in found]
+    return [d for _, d in found if not _suppressed(d, marked)]
+
+
+IGNORE_KEY = "qlin:ignore"
+
+
+def node_ignores(node) -> list[str] | None:
+    """The codes a node's ``qlin:ignore`` metadata entry suppresses: None without the
+    entry, [] (every code) for an empty value, else its comma-separated codes/prefixes."""
+    for entry in node.metadata_props:
+        if entry.key == IGNORE_KEY:
+            return [c.strip().upper() for c in entry.value.split(",") if c.strip()]
+    return None
+
+
+def _suppressed(d: Diagnostic, marked: dict) -> bool:
+    codes = marked.get((d.graph, d.node)) if marked else None
+    return codes is not None and (not codes or any(d.code.startswith(c) for c in codes))
 
 
 def diagnostic(rule, v: Violation, f: NodeFacts) -> Diagnostic:
