@@ -27,8 +27,22 @@ class OutputFailed(Exception):
 
 def error(text: str) -> None:
     """``qlin: error: TEXT`` on stderr, one line; a stderr that fails is left alone."""
+    _line(f"qlin: error: {printable(text)}")
+
+
+def warning(text: str) -> None:
+    """``qlin: warning: TEXT`` on stderr, one line."""
+    _line(f"qlin: warning: {printable(text)}")
+
+
+def _line(text: str) -> None:
+    """One line on stderr, above the progress bar when one is drawn (never glued to it)."""
+    from . import progress
+
     with contextlib.suppress(OSError, ValueError):
-        sys.stderr.write(f"qlin: error: {printable(text)}\n")
+        if progress.print_above(text):
+            return
+        sys.stderr.write(text + "\n")
         sys.stderr.flush()
 
 

@@ -14,6 +14,18 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
+_ACTIVE: list = []  # the bars on screen, innermost last
+
+
+def print_above(text: str) -> bool:
+    """Print one plain line above the bar on screen, if any (True: done). A line
+    written straight to stderr while a bar is drawn would be glued onto it."""
+    if not _ACTIVE:
+        return False
+    _ACTIVE[-1].console.print(text, markup=False, highlight=False, emoji=False,
+                              soft_wrap=True)
+    return True
+
 
 def stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
@@ -59,13 +71,16 @@ class Meter:
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), console=self.console or Console(stderr=True),
-                                transient=True)
+                                transient=True, redirect_stdout=False, redirect_stderr=False)
             self.bar.start()
+            _ACTIVE.append(self.bar)
             self.task = self.bar.add_task(escape(printable(self.description)), total=total)
         self.bar.update(self.task, completed=done, total=total)
 
     def __exit__(self, *exc) -> bool:
         if self.bar is not None:
+            if self.bar in _ACTIVE:
+                _ACTIVE.remove(self.bar)
             self.bar.stop()
         return False
 

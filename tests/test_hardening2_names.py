@@ -174,8 +174,10 @@ def test_folder_with_hostile_names_is_walked_and_reported(tmp_path, guard):  # n
         r = cli("check", "--format", fmt, tmp_path)
         assert r.exit_code == 1, r.output
         _no_forgery(r.stdout + r.stderr)
-    r = cli("check", sub / "empty")
-    assert_bad_input(r, safe.printable(str(sub / "empty")), "no .onnx")
+    r = cli("check", sub / "empty")  # an empty folder is a warning (issue 13), exit 0
+    assert r.exit_code == 0
+    assert r.stderr.splitlines() == [f"qlin: warning: {safe.printable(str(sub / 'empty'))}: "
+                                     f"directory holds no .onnx files"]
 
 
 # ---- convert's report -------------------------------------------------------------------

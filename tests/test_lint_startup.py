@@ -1,0 +1,120 @@
+"""Start-up and packaging: `qlin rules` / `qlin rule` without onnx, the rule metadata read
+from source equal to the registry's, onnxruntime only a test dependency, an empty folder a
+warning, error lines never glued onto the progress bar."""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+from paths import ROOT
+
+from qlin_cli import rule_docs, rules
+from qlin_cli.cli import main
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+
+def _modules_after(argv) -> set[str]:
+    probe = ("import sys\nfrom qlin_cli.cli import main\n"
+             f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+             "print('MODULES', sorted({m.split('.')[0] for m in sys.modules}))\n")
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    line = next(x for x in p.stdout.splitlines() if x.startswith("MODULES"))
+    return set(ast.literal_eval(line[len("MODULES "):]))
+
+
+@pytest.mark.parametrize("argv", [["rules"], ["rules", "--format", "json"], ["rule", "QL409"]])
+def test_rules_and_rule_import_neither_onnx_nor_numpy(argv):
+    assert not _modules_after(argv) & {"onnx", "numpy", "onnxruntime", "ml_dtypes"}
+
+
+def test_rule_metadata_from_source_equals_the_registry():
+    from_source = rule_docs._read()
+    imported = {r.code: r for r in rules.all_rules()}
+    assert set(from_source) == set(imported)
+    for code, r in imported.items():
+        d = from_source[code]
+        assert (d.name, d.severity, d.summary, d.fixable, d.doc()) == (
+            r.name, r.severity, r.summary, bool(r.fixable), r.doc()), code
+
+
+def test_rules_output_unchanged_by_reading_source():
+    out = CliRunner().invoke(main, ["rules", "--format", "json"]).stdout
+    import json
+
+    assert json.loads(out) == [{"code": r.code, "name": r.name, "severity": r.severity,
+                                "summary": r.summary} for r in rules.all_rules()]
+
+
+def _best(argv, n=5) -> float:
+    best = float("inf")
+    for _ in range(n):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "qlin_cli", *argv], capture_output=True, check=True)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def test_rules_starts_about_as_fast_as_help():
+    helped, listed = _best(["--help"]), _best(["rules"])
+    # rich's table is the only extra: ~1.9x --help on the development VM (it was ~4.3x with onnx)
+    assert listed < 2.5 * helped, (listed, helped)
+
+
+def test_onnxruntime_is_a_dev_dependency_only():
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    names = [d.split(">")[0].split("=")[0].split(";")[0].strip() for d in project["dependencies"]]
+    assert "onnxruntime" not in names
+    assert any(d.startswith("onnxruntime") for d in project["optional-dependencies"]["dev"])
+    # and no module of qlin imports it
+    for folder, _, files in os.walk(os.path.join(ROOT, "qlin_cli")):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    tree = ast.parse(f.read())
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.Import):
+                        mods = [a.name for a in node.names]
+                    elif isinstance(node, ast.ImportFrom):
+                        mods = [node.module or ""]
+                    else:
+                        continue
+                    assert not any(m.split(".")[0] == "onnxruntime" for m in mods), (name, mods)
+
+
+def test_empty_folder_is_a_warning_and_exit_0(tmp_path):
+    (tmp_path / "empty" / "deeper").mkdir(parents=True)
+    r = CliRunner().invoke(main, ["check", "--no-config", str(tmp_path / "empty")])
+    assert r.exit_code == 0
+    assert r.stderr == f"qlin: warning: {tmp_path / 'empty'}: directory holds no .onnx files\n"
+    assert r.stdout.splitlines()[-1] == "0 errors, 0 warnings, 0 infos in 0 files checked"
+
+
+def test_error_lines_are_printed_above_the_bar_never_glued_to_it():
+    from rich.console import Console
+
+    from qlin_cli import output, progress
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=80)
+    for i in progress.track(range(4), 4, "Checking models", console=console):
+        time.sleep(0.05)
+        if i:
+            output.error(f"m{i}.onnx: cannot check")
+    text = buf.getvalue()
+    for i in (1, 2, 3):
+        line = f"qlin: error: m{i}.onnx: cannot check\n"
+        at = text.index(line)
+        # each starts on a cleared line (\r + erase line) and ends with its newline
+        assert text[:at].endswith("\r\x1b[2K"), repr(text[max(0, at - 40):at + 40])
