@@ -159,10 +159,10 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     results = []
     failures = 0
     work = [(path, problem, cfg, cli_select, cli_ignore, cli_targets)
-            for (path, problem), cfg in zip(files, configs)]
+            for (path, problem), cfg in zip(files, configs, strict=True)]
     checked = ordered_map(_check_one, work, jobs or default_jobs(),
                           [path for path, problem in files if problem is None])
-    for r, cfg in track(zip(checked, configs), len(files), "Checking models", enabled=not quiet):
+    for r, cfg in track(zip(checked, configs, strict=True), len(files), "Checking models", enabled=not quiet):
         if r.error is not None:
             output.error_at(r.path, r.error)
         failures += failing(summarize([r]), fail_on or cfg.fail_on)
