@@ -115,6 +115,10 @@ def main() -> None:
               help="Text: the findings only, no summary line and no progress bar.")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of standard output.")
+@click.option("--fix", is_flag=True,
+              help="Apply the safe fixes (each node edit proven with qlin's evaluator), "
+                   "writing each model in place.")
+@click.option("--diff", is_flag=True, help="Print the edits --fix would make; write nothing.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
               help="Check files in N worker processes [default: every core]; the output is "
                    "the same as in one process, in the same order.")
@@ -123,7 +127,7 @@ def main() -> None:
               help="Also check that these runtimes run the model and compute what the spec says "
                    "(comma-separated; see `qlin targets`).")
 def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, output_file,
-          jobs, no_config, targets):
+          fix, diff, jobs, no_config, targets):
     """Check every Q/DQ node of the models at PATHS (files or folders of *.onnx).
 
     One line per finding: PATH:GRAPH:NODE: CODE SEVERITY [OP-VERSION DOMAIN] MESSAGE.
@@ -162,17 +166,69 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
             for (path, problem), cfg in zip(files, configs, strict=True)]
     checked = ordered_map(_check_one, work, jobs or default_jobs(),
                           [path for path, problem in files if problem is None])
-    for r, cfg in track(zip(checked, configs, strict=True), len(files), "Checking models", enabled=not quiet):
+    fixes = []
+    for r, cfg in track(zip(checked, configs, strict=True), len(files), "Checking models",
+                        enabled=not quiet):
+        if (fix or diff) and r.error is None:
+            fixes.append(_fix(r, cfg, cli_select, cli_ignore, write=not diff))
         if r.error is not None:
             output.error_at(r.path, r.error)
         failures += failing(summarize([r]), fail_on or cfg.fail_on)
         results.append(r)
+    if diff:
+        with output.report_to(output_file):
+            _print_diff(fixes)
+        sys.exit(EXIT_FINDINGS if any(f.fixed for f in fixes) else EXIT_OK)
     summary = summarize(results)
+    if fix:
+        summary["fixed"] = sum(len(f.fixed) for f in fixes)
     with output.report_to(output_file):
         _report(results, summary, fmt, quiet=quiet, statistics=statistics)
     if any(r.error is not None for r in results):
         sys.exit(EXIT_BAD_INPUT)
     sys.exit(EXIT_OK if exit_zero or not failures else EXIT_FINDINGS)
+
+
+def _fix(result, cfg, cli_select, cli_ignore, *, write: bool):
+    """--fix / --diff on one checked file; the fixed findings leave ``result``."""
+    from . import output
+    from .check.engine import selected
+    from .fix import fix_file
+
+    def post(diagnostics):
+        from .check.engine import FileResult
+
+        r = FileResult(result.path, diagnostics=list(diagnostics))
+        _suppress(r, cfg, selected)
+        return r.diagnostics
+
+    outcome = fix_file(result.path, result.diagnostics, cli_select or cfg.select,
+                       cli_ignore or cfg.ignore, write=write, post=post)
+    if outcome.error is not None:
+        output.error_at(result.path, f"not fixed: {outcome.error}")
+        result.error = outcome.error
+        return outcome
+    for d, why in outcome.skipped:
+        output.warning(f"{result.path}:{d.graph}:{d.node}: {d.code} not fixed: {why}")
+    if write:
+        result.diagnostics = [d for d in result.diagnostics if d not in outcome.fixed]
+    return outcome
+
+
+def _print_diff(outcomes) -> None:
+    """Each fix --fix would apply: the finding's place and code, the fix, its edits."""
+    from .report.safe import printable
+
+    n = 0
+    for o in outcomes:
+        for d in o.fixed:
+            n += 1
+            click.echo(printable(f"{o.path}:{d.graph}:{d.node}: {d.code} {d.fix.title}"))
+            for e in d.fix.edits:
+                click.echo(printable(f"    {e.describe()}"))
+    files = sum(1 for o in outcomes if o.fixed)
+    click.echo(f"{n} fix{'es' if n != 1 else ''} would be applied in {files} "
+               f"file{'s' if files != 1 else ''}; nothing written (--fix applies them)")
 
 
 def _check_one(item):
@@ -294,7 +350,8 @@ def list_rules(fmt):
     from . import rule_docs  # read from the rule modules' source: onnx is not imported
 
     items = [
-        {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary}
+        {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
+         "fixable": r.fixable}
         for r in rule_docs.all_docs()
     ]
     from . import output
@@ -309,10 +366,11 @@ def list_rules(fmt):
         from rich.table import Table
 
         table = Table(show_edge=False, header_style="bold")
-        for col in ("code", "name", "severity", "summary"):
+        for col in ("code", "name", "severity", "fix", "summary"):
             table.add_column(col)
         for it in items:
-            table.add_row(it["code"], it["name"], it["severity"], it["summary"])
+            table.add_row(it["code"], it["name"], it["severity"], "yes" if it["fixable"] else "",
+                          it["summary"])
         Console().print(table)
 
 
@@ -329,7 +387,10 @@ def show_rule(code):
     from rich.console import Console
     from rich.markdown import Markdown
 
-    text = f"# {rule.code} {rule.name} ({rule.severity})\n\n{rule.summary}\n\n{rule.doc()}"
+    fixable = ("Fixable: `qlin check --fix` applies this rule's fix (`--diff` shows it)."
+               if rule.fixable else "Fixable: no, `qlin check --fix` leaves it to you.")
+    text = (f"# {rule.code} {rule.name} ({rule.severity})\n\n{rule.summary}\n\n{fixable}\n\n"
+            f"{rule.doc()}")
     console = Console()
     with output.report():
         if console.is_terminal:

@@ -108,7 +108,7 @@ def test_rules_json_lists_every_rule():
     assert code == 0
     items = json.loads(out)
     assert [i["code"] for i in items] == [r.code for r in rules.all_rules()]
-    assert all(set(i) == {"code", "name", "severity", "summary"} for i in items)
+    assert all(set(i) == {"code", "name", "severity", "summary", "fixable"} for i in items)
     assert len(items) >= 20
 
 

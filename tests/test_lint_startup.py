@@ -53,7 +53,8 @@ def test_rules_output_unchanged_by_reading_source():
     import json
 
     assert json.loads(out) == [{"code": r.code, "name": r.name, "severity": r.severity,
-                                "summary": r.summary} for r in rules.all_rules()]
+                                "summary": r.summary, "fixable": r.fixable}
+                               for r in rules.all_rules()]
 
 
 def _best(argv, n=5) -> float:

@@ -53,6 +53,8 @@ def summary_line(summary: dict) -> tuple[str, str]:
     text = f"{', '.join(parts)} in {plural(checked, 'file')} checked"
     if failed:
         text += f"; {plural(failed, 'file')} could not be checked"
+    if "fixed" in summary:
+        text += f"; {summary['fixed']} fixed"
     style = "bold red" if summary["errors"] or failed else "bold green"
     return text, style
 
