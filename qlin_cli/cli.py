@@ -400,7 +400,9 @@ def show_rule(code):
 
 
 from .convert_command import convert  # noqa: E402
+from .inspect_command import inspect_model  # noqa: E402
 from .targets_command import targets  # noqa: E402
 
 main.add_command(convert)
+main.add_command(inspect_model)
 main.add_command(targets)

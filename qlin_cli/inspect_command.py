@@ -1,0 +1,205 @@
+"""`qlin inspect MODEL`: the model's quantization scheme at a glance.
+
+Opset imports and IR version; the quantization nodes counted by op (with domain and
+schema version), by quantized type, granularity and block size; statistics of the
+constant scales (each scale tensor once, however many nodes read it); and, per
+deployment target, what it reports on the model (targets/predict.py ``findings``) and
+whether `qlin convert --target` removes it. Text (rich tables) or ``--format json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+
+import click
+
+
+@click.command("inspect")
+@click.argument("model_path", metavar="MODEL", type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--target", "targets", multiple=True, metavar="NAMES",
+              help="Only these targets (comma-separated) [default: every target, see `qlin targets`].")
+def inspect_model(model_path, fmt, targets):
+    """The quantization scheme of MODEL: opsets, IR, counts by op, domain, version, type,
+    granularity and block size, scale statistics, and what each target needs."""
+    from . import output
+    from .errors import EXIT_BAD_INPUT, QlinError, unexpected
+
+    try:
+        doc = describe(model_path, _names(targets))
+    except QlinError as e:
+        output.error_at(model_path, e.reason)
+        sys.exit(EXIT_BAD_INPUT)
+    except LookupError as e:
+        output.error(f"--target: {e}")
+        sys.exit(EXIT_BAD_INPUT)
+    except Exception as e:  # never a traceback
+        output.error_at(model_path, unexpected(e))
+        sys.exit(EXIT_BAD_INPUT)
+    with output.report():
+        if fmt == "json":
+            from .report.safe import unicode_tree
+
+            click.echo(json.dumps(unicode_tree(doc), indent=2))
+        else:
+            _render(doc)
+
+
+def _names(values) -> list[str] | None:
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    return names or None
+
+
+def describe(path: str, target_names: list[str] | None = None) -> dict:
+    """The scheme of the model at ``path`` as a JSON-ready dict (version 1)."""
+    import numpy as np
+
+    from . import schema
+    from .model.facts import read_facts
+    from .model.infer import inferred_types
+    from .model.load import load_model
+    from .model.safety import validate_model_files
+    from .model.tensors import read_value
+    from .model.view import ModelView
+    from .model.walk import walk_owned
+    from .targets import base, predict
+
+    names = target_names or base.names()
+    for n in names:
+        base.get(n)  # an unknown name raises LookupError before anything is read
+    model = load_model(path, weights=False)
+    base_dir = os.path.dirname(os.path.abspath(path))
+    validate_model_files(model, base_dir, path)
+    view = ModelView(model, base_dir)
+    ops: Counter = Counter()
+    types: Counter = Counter()
+    granularity: Counter = Counter()
+    blocks: Counter = Counter()
+    seen_scales: dict[tuple, np.ndarray] = {}
+    nodes = 0
+    extra = inferred_types(model)
+    for scope, owner, index, node in walk_owned(model, extra):
+        body = view.add(scope, owner, node)
+        if not schema.knows(node.domain, node.op_type):
+            continue
+        facts = read_facts(node, index, scope, base_dir)
+        nodes += 1
+        spec = facts.spec
+        version = spec.since if spec else None
+        ops[(node.op_type, facts.domain_name, version)] += 1
+        if not schema.is_linear(spec):
+            continue
+        types[facts.quant_type or "unknown"] += 1
+        granularity[facts.granularity or "unknown"] += 1
+        if facts.block_size:
+            blocks[facts.block_size] += 1
+        i = facts.scale_index
+        if i is not None and facts.present_at(i):
+            name = node.input[i]
+            key = (body.path, name)
+            if key not in seen_scales:
+                t = scope.find_value(name)
+                v = read_value(t, base_dir) if t is not None else None
+                if v is not None:
+                    seen_scales[key] = np.asarray(v, np.float64).reshape(-1)
+    scales = _scale_stats(list(seen_scales.values()))
+    need = []
+    for name in names:
+        found = predict.findings(model, base_dir, [name])
+        by_code = Counter((f.code, f.severity) for f in found)
+        need.append({
+            "target": name,
+            "errors": sum(1 for f in found if f.severity == "error"),
+            "warnings": sum(1 for f in found if f.severity == "warning"),
+            "codes": [{"code": c, "severity": s, "count": n} for (c, s), n in sorted(by_code.items())],
+            "convert_helps": any(f.convertible for f in found),
+        })
+    return {
+        "version": 1,
+        "path": path,
+        "ir_version": model.ir_version,
+        "opset_imports": [{"domain": schema.domain_name(o.domain), "version": o.version}
+                          for o in model.opset_import],
+        "nodes": nodes,
+        "ops": [{"op_type": op, "domain": dom, "version": ver, "count": n}
+                for (op, dom, ver), n in sorted(ops.items(), key=lambda kv: (-kv[1], str(kv[0])))],
+        "quantized_types": dict(sorted(types.items())),
+        "granularity": dict(sorted(granularity.items())),
+        "block_sizes": {str(k): v for k, v in sorted(blocks.items())},
+        "scales": scales,
+        "targets": need,
+    }
+
+
+def _scale_stats(arrays) -> dict:
+    import numpy as np
+
+    if not arrays:
+        return {"tensors": 0, "values": 0}
+    allv = np.concatenate(arrays)
+    finite = allv[np.isfinite(allv)]
+    positive = finite[finite > 0]
+    out = {"tensors": len(arrays), "values": int(allv.size),
+           "non_finite": int(allv.size - finite.size), "not_positive": int(finite.size - positive.size)}
+    if positive.size:
+        out.update({"min": float(positive.min()), "median": float(np.median(positive)),
+                    "max": float(positive.max()),
+                    "max_over_min": float(positive.max() / positive.min())})
+    return out
+
+
+def _render(doc: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .report.safe import printable
+
+    console = Console(highlight=False)
+    imports = ", ".join(f"{o['domain']} {o['version']}" for o in doc["opset_imports"])
+    console.print(f"[bold]{_esc(printable(doc['path']))}[/bold]: IR {doc['ir_version']}, "
+                  f"opsets {_esc(printable(imports))}; {doc['nodes']} quantization "
+                  f"node{'' if doc['nodes'] == 1 else 's'}",
+                  soft_wrap=True)
+    t = Table(title="ops", show_edge=False, header_style="bold")
+    for col in ("op", "domain", "version", "count"):
+        t.add_column(col, justify="right" if col in ("version", "count") else "left")
+    for o in doc["ops"]:
+        t.add_row(_esc(printable(o["op_type"])), _esc(printable(o["domain"])),
+                  str(o["version"] or "?"), str(o["count"]))
+    console.print(t)
+    t = Table(title="Q/DQ scheme", show_edge=False, header_style="bold")
+    t.add_column("quantized type")
+    t.add_column("granularity")
+    t.add_column("block size")
+    rows = max(len(doc["quantized_types"]), len(doc["granularity"]), len(doc["block_sizes"]), 1)
+    cols = [[f"{k} x{v}" for k, v in d.items()] for d in
+            (doc["quantized_types"], doc["granularity"], doc["block_sizes"])]
+    for i in range(rows):
+        t.add_row(*[c[i] if i < len(c) else "" for c in cols])
+    console.print(t)
+    s = doc["scales"]
+    if s["tensors"]:
+        line = f"scales: {s['tensors']} constant tensors, {s['values']} values"
+        if "min" in s:
+            line += (f"; min {s['min']:.6g}, median {s['median']:.6g}, max {s['max']:.6g} "
+                     f"(max/min {s['max_over_min']:.3g})")
+        if s["non_finite"] or s["not_positive"]:
+            line += f"; {s['non_finite']} not finite, {s['not_positive']} zero or negative"
+        console.print(line)
+    t = Table(title="targets", show_edge=False, header_style="bold")
+    for col in ("target", "errors", "warnings", "codes", "qlin convert --target helps"):
+        t.add_column(col)
+    for n in doc["targets"]:
+        codes = ", ".join(f"{c['code']} x{c['count']}" for c in n["codes"]) or "runs as is"
+        t.add_row(n["target"], str(n["errors"]), str(n["warnings"]), codes,
+                  "yes" if n["convert_helps"] else "")
+    console.print(t)
+
+
+def _esc(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

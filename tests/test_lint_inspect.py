@@ -1,0 +1,72 @@
+"""`qlin inspect MODEL`: the quantization scheme at a glance, as tables and JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from click.testing import CliRunner
+from paths import MODELS
+
+from qlin_cli.cli import main
+from qlin_cli.model.load import load_model
+from qlin_cli.targets import base, predict
+
+
+def run(*args):
+    r = CliRunner().invoke(main, ["inspect", *map(str, args)])
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_json_counts_ops_types_granularity_and_scales():
+    code, out, _ = run("--format", "json", os.path.join(MODELS, "broken", "chain.onnx"))
+    doc = json.loads(out)
+    assert code == 0 and doc["version"] == 1
+    assert doc["ir_version"] == 10 and doc["opset_imports"] == [{"domain": "ai.onnx", "version": 13}]
+    assert doc["nodes"] == 4
+    assert {(o["op_type"], o["domain"], o["version"], o["count"]) for o in doc["ops"]} == {
+        ("QuantizeLinear", "ai.onnx", 13, 2), ("DequantizeLinear", "ai.onnx", 13, 2)}
+    assert doc["quantized_types"] == {"int8": 2, "uint8": 2}
+    assert doc["granularity"] == {"per-axis": 2, "per-tensor": 2}
+    s = doc["scales"]  # s_in (a zero: QL501) and s_w (4 values), each counted once
+    assert (s["tensors"], s["values"], s["not_positive"], s["non_finite"]) == (2, 5, 1, 0)
+    assert s["min"] == s["max"] == s["median"] and s["max_over_min"] == 1.0
+
+
+def test_blocked_model_reports_its_block_size():
+    _, out, _ = run("--format", "json", os.path.join(MODELS, "clean", "blocked_int4.onnx"))
+    doc = json.loads(out)
+    assert doc["granularity"] == {"blocked": 1} and doc["block_sizes"] == {"32": 1}
+    assert doc["quantized_types"] == {"int4": 1}
+
+
+def test_targets_are_predict_findings():
+    path = os.path.join(MODELS, "clean", "blocked_int4.onnx")
+    _, out, _ = run("--format", "json", path)
+    doc = json.loads(out)
+    assert [t["target"] for t in doc["targets"]] == base.names()
+    model = load_model(path, weights=False)
+    for t in doc["targets"]:
+        found = predict.findings(model, os.path.dirname(path), [t["target"]])
+        assert t["errors"] == sum(f.severity == "error" for f in found)
+        assert sum(c["count"] for c in t["codes"]) == len(found)
+    _, out, _ = run("--format", "json", "--target", "onnxruntime", path)
+    assert [t["target"] for t in json.loads(out)["targets"]] == ["onnxruntime"]
+
+
+def test_text_tables():
+    code, out, _ = run(os.path.join(MODELS, "clean", "blocked_int4.onnx"))
+    assert code == 0
+    assert "IR 10, opsets ai.onnx 21; 1 quantization node" in out
+    for words in ("DequantizeLinear", "int4 x1", "blocked x1", "32 x1", "scales: 1 constant",
+                  "onnxruntime", "runs as is"):
+        assert words in out, words
+
+
+def test_bad_inputs_exit_2(tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"nope")
+    code, _, err = run(bad)
+    assert code == 2 and err.startswith(f"qlin: error: {bad}: ")
+    code, _, err = run("--target", "nosuch", os.path.join(MODELS, "clean", "blocked_int4.onnx"))
+    assert code == 2 and "nosuch" in err and len(err.splitlines()) == 1
