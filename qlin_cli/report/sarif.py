@@ -76,7 +76,6 @@ def render(results, all_rules) -> str:
         "tool": {"driver": {
             "name": "qlin",
             "version": _version(),
-            "informationUri": "https://pypi.org/project/qlin/",
             "rules": [_rule(r) for r in rules],
         }},
         "results": sarif_results,
