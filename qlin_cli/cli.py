@@ -147,7 +147,9 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     cli_targets = _target_names(targets) if targets else None
     files = []
     for path, problem in walk_paths(paths):
-        if problem == NO_MODELS:
+        # an empty folder is a warning; a folder named like a model (m.onnx/) given in
+        # place of one stays an error, like any other path that is not a model
+        if problem == NO_MODELS and not path.rstrip("/" + os.sep).endswith(".onnx"):
             output.warning(f"{path}: {problem}")
         else:
             files.append((path, problem))

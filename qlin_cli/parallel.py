@@ -43,6 +43,13 @@ def worth_it(paths: Sequence[str], jobs: int) -> bool:
     return False
 
 
+def _worker_start() -> None:
+    """Workers leave SIGINT to the parent, which reports it once and ends the run."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def ordered_map(fn: Callable, items: Sequence, jobs: int, work_paths: Sequence[str]) -> Iterator:
     """``map(fn, items)``, in order, on ``jobs`` forked workers when that pays off."""
     if not worth_it(work_paths, jobs):
@@ -52,7 +59,7 @@ def ordered_map(fn: Callable, items: Sequence, jobs: int, work_paths: Sequence[s
 
     ctx = multiprocessing.get_context("fork")
     workers = min(jobs, len(items))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_start) as pool:
         futures = [pool.submit(fn, item) for item in items]
         try:
             for f in futures:

@@ -102,6 +102,12 @@ def test_empty_folder_is_a_warning_and_exit_0(tmp_path):
     assert r.stdout.splitlines()[-1] == "0 errors, 0 warnings, 0 infos in 0 files checked"
 
 
+def test_a_folder_named_like_a_model_is_still_an_error(tmp_path):
+    (tmp_path / "m.onnx").mkdir()
+    r = CliRunner().invoke(main, ["check", "--no-config", str(tmp_path / "m.onnx")])
+    assert r.exit_code == 2 and "no .onnx files" in r.stderr
+
+
 def test_error_lines_are_printed_above_the_bar_never_glued_to_it():
     from rich.console import Console
 
