@@ -148,3 +148,32 @@ def test_json_summary_counts_infos_unchecked_files_and_nodes(tmp_path):
 def test_github_keeps_notice_as_its_word_for_info():
     _, out, _ = run("--format", "github", model("rules/QL409-bad.onnx"))
     assert out.startswith("::notice ") and "qlin QL409 info" in out
+
+
+def test_terminal_shows_the_node_under_each_finding_with_the_named_parts_marked():
+    from rich.console import Console
+
+    from qlin_cli.check.engine import check_file, summarize
+    from qlin_cli.report.text import render
+
+    results = [check_file(model("broken/chain.onnx"))]
+    console = Console(force_terminal=True, color_system=None, width=300)
+    with console.capture() as cap:
+        render(results, summarize(results), console)
+    lines = cap.get().splitlines()
+    at = next(i for i, t in enumerate(lines) if ":weight_q: QL405" in t)
+    assert [t.rstrip() for t in lines[at + 1:at + 6]] == [
+        "  │   w     float [8, 4]",
+        "  │   s_w   float [4]  <--",
+        "  │   z_w   int8 [4]",
+        "  │ @ axis  0  <--",
+        "  │ > wq    int8",
+    ]
+    with console.capture() as cap:  # --quiet: the findings only
+        render(results, summarize(results), console, quiet=True)
+    assert all(LINE.match(t) for t in cap.get().splitlines())
+
+
+def test_no_node_view_in_pipes():
+    code, out, _ = run(model("broken/chain.onnx"))
+    assert "│" not in out and all(LINE.match(t) for t in out.splitlines()[:-1])

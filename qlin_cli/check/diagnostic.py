@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..rules.base import ERROR, INFO, WARNING, Fix
 
-__all__ = ["ERROR", "INFO", "WARNING", "SEVERITIES", "Diagnostic", "split_location"]
+__all__ = ["ERROR", "INFO", "WARNING", "SEVERITIES", "Diagnostic", "node_frame", "split_location"]
 
 SEVERITIES = (INFO, WARNING, ERROR)  # lowest first: the one word per severity, everywhere
 
@@ -23,6 +23,9 @@ class Diagnostic:
     graph: str
     fix: Fix | None = None
     where: str = ""  # the location that starts ``message`` ("node 'q1' (QuantizeLinear-21 (ai.onnx))")
+    # a compact view of the node for the terminal: (kind, name, text, marked) rows,
+    # kind "input", "attribute" or "output"; marked: the message names it
+    frame: tuple = ()
 
     @property
     def located(self) -> str:
@@ -62,6 +65,37 @@ class Diagnostic:
                 "edits": [e.describe() for e in self.fix.edits],
             },
         }
+
+
+MAX_FRAME_ROWS = 12
+
+
+def node_frame(facts, message: str) -> tuple:
+    """The node's inputs (type and shape), attributes and outputs, each marked when the
+    message names it (an input by its quoted name, an attribute by its name)."""
+    import re
+
+    from ..model.tensors import dims_text
+
+    def typed(t, s) -> str:
+        return f"{t or '?'} {'?' if s is None else dims_text(['?' if d is None else d for d in s])}"
+
+    rows = []
+    for i, name in enumerate(facts.inputs):
+        if name:
+            t = facts.in_types[i] if i < len(facts.in_types) else None
+            s = facts.in_shapes[i] if i < len(facts.in_shapes) else None
+            rows.append(("input", name, typed(t, s), f"'{name}'" in message))
+    for name, _, value in facts.attr_items:
+        text = str(value) if isinstance(value, int) else (
+            f"@{value[1]}" if isinstance(value, tuple) else "...")
+        rows.append(("attribute", name, text,
+                     re.search(rf"(?<![\w']){re.escape(name)}(?![\w'])", message) is not None))
+    for i, name in enumerate(facts.outputs):
+        if name:
+            t = facts.out_types[i] if i < len(facts.out_types) else None
+            rows.append(("output", name, t or "?", f"'{name}'" in message))
+    return tuple(rows[:MAX_FRAME_ROWS])
 
 
 def _node_prefixes(label: str, graph: str) -> list[str]:

@@ -23,7 +23,7 @@ from ..model.safety import validate_model_files
 from ..model.view import ModelView
 from ..model.walk import walk_owned
 from ..rules.base import ModelRule, Violation
-from .diagnostic import ERROR, INFO, WARNING, Diagnostic
+from .diagnostic import ERROR, INFO, WARNING, Diagnostic, node_frame
 
 
 @dataclass
@@ -125,7 +125,7 @@ def diagnostic(rule, v: Violation, f: NodeFacts) -> Diagnostic:
     return Diagnostic(
         code=rule.code, severity=rule.severity, message=f"{where}: {v.message}",
         node=loc.label, op_type=f.op, domain=f.domain_name, opset=f.opset or 0, graph=loc.graph,
-        fix=v.fix, where=where,
+        fix=v.fix, where=where, frame=node_frame(f, v.message),
     )
 
 

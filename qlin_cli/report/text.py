@@ -8,7 +8,9 @@ unnamed node (empty for a finding on the model, an opset import or a tensor);
 ``WHAT`` the op, its schema version and domain (``QuantizeLinear-21 ai.onnx``),
 or the site of a finding that is not on a node (``opset import com.microsoft 1``).
 Every finding holds its file, so ``qlin check models | grep QL405`` keeps it.
-Colour only on a terminal (rich's detection), plain text in pipes and files.
+Colour only on a terminal (rich's detection), plain text in pipes and files. On a
+terminal, under each finding on a node, the node's inputs (type and shape), attributes
+(``@``) and outputs (``>``), the parts the message names marked ``<--``.
 
 File names, messages and graph paths come from outside: each is made printable
 (report/safe.py: no control character or escape sequence reaches the terminal)
@@ -59,10 +61,29 @@ def summary_line(summary: dict) -> tuple[str, str]:
     return text, style
 
 
+def frame(d) -> list[str]:
+    """Under a finding on a terminal: the node's inputs, attributes and outputs, the
+    parts the message names marked (rustc's and ruff's code frames, for a node)."""
+    if not d.frame:
+        return []
+    width = max(len(printable(name)) for _, name, _, _ in d.frame)
+    out = []
+    for kind, name, text, marked in d.frame:
+        arrow = {"input": " ", "attribute": "@", "output": ">"}[kind]
+        body = f"{arrow} {printable(name):<{width}}  {printable(text)}"
+        if marked:
+            out.append(f"  [dim]│[/dim] [bold red]{_markup(body)}  <--[/bold red]")
+        else:
+            out.append(f"  [dim]│ {_markup(body)}[/dim]")
+    return out
+
+
 def render(results, summary: dict, console: Console, *, quiet: bool = False,
-           statistics: bool = False) -> None:
+           statistics: bool = False, frames: bool | None = None) -> None:
     """The findings (or, with ``statistics``, a count per code), then the summary line
-    unless ``quiet``."""
+    unless ``quiet``. ``frames`` (default: on a terminal) adds each node's view."""
+    if frames is None:
+        frames = console.is_terminal and not quiet
     if statistics:
         render_statistics(results, console)
     else:
@@ -71,6 +92,8 @@ def render(results, summary: dict, console: Console, *, quiet: bool = False,
                 continue
             for d in r.diagnostics:
                 console.print(line(r.path, d), highlight=False, soft_wrap=True)
+                for row in frame(d) if frames else ():
+                    console.print(row, highlight=False, soft_wrap=True)
     if quiet:
         return
     text, style = summary_line(summary)
