@@ -23,6 +23,8 @@ demo: $(STAMP)
 	@echo
 	@echo "== qlin convert: int4 blocked weights cannot go to opset 19 (expect: refusal, exit 1)"
 	$(BIN)/qlin convert fixtures/models/clean/blocked_int4.onnx --to-opset 19 --dry-run; test $$? -eq 1
+	@echo
+	@echo "qlin is installed in $(VENV): run $(BIN)/qlin check MODELS (or: source $(BIN)/activate; qlin --help)"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -38,3 +38,9 @@ def test_sarif_names_no_invented_url():
     from qlin_cli.report.sarif import render
 
     assert "pypi.org" not in render([], [])
+
+
+def test_make_demo_ends_by_saying_how_to_run_qlin():
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
+        demo = f.read().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    assert "run $(BIN)/qlin check" in demo
