@@ -364,6 +364,15 @@ def list_rules(fmt):
 
             click.echo(json.dumps(items, indent=2))
             return
+        rows = [(it["code"], it["name"], it["severity"], "yes" if it["fixable"] else "",
+                 it["summary"]) for it in items]
+        if not sys.stdout.isatty():  # plain columns for pipes and files: no rich to load
+            header = ("code", "name", "severity", "fix", "summary")
+            widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+            for r in [header, *rows]:
+                click.echo("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True))
+                           + "  " + r[4])
+            return
         from rich.console import Console
         from rich.table import Table
 
@@ -386,17 +395,16 @@ def show_rule(code):
     if rule is None:
         output.error(f"no rule {code!r} (see `qlin rules`)")
         sys.exit(EXIT_BAD_INPUT)
-    from rich.console import Console
-    from rich.markdown import Markdown
-
     fixable = ("Fixable: `qlin check --fix` applies this rule's fix (`--diff` shows it)."
                if rule.fixable else "Fixable: no, `qlin check --fix` leaves it to you.")
     text = (f"# {rule.code} {rule.name} ({rule.severity})\n\n{rule.summary}\n\n{fixable}\n\n"
             f"{rule.doc()}")
-    console = Console()
     with output.report():
-        if console.is_terminal:
-            console.print(Markdown(text))
+        if sys.stdout.isatty():  # rendered Markdown on a terminal; rich only loaded here
+            from rich.console import Console
+            from rich.markdown import Markdown
+
+            Console().print(Markdown(text))
         else:
             click.echo(text)
 
