@@ -226,6 +226,15 @@ class Param:
         return f"{self.name}{extra}"
 
 
+def _changed(old, new, fields: tuple[str, ...]) -> tuple[str, ...]:
+    """What differs between two sides of a step: added, removed, or the fields that differ."""
+    if old is None:
+        return ("added",)
+    if new is None:
+        return ("removed",)
+    return tuple(f for f in fields if getattr(old, f) != getattr(new, f))
+
+
 @dataclass(frozen=True)
 class ParamChange:
     """An input or output position whose formal parameter differs (or exists on one side only)."""
@@ -236,12 +245,7 @@ class ParamChange:
 
     @property
     def changed(self) -> tuple[str, ...]:
-        if self.old is None:
-            return ("added",)
-        if self.new is None:
-            return ("removed",)
-        return tuple(f for f in ("name", "option", "homogeneous", "min_arity")
-                     if getattr(self.old, f) != getattr(self.new, f))
+        return _changed(self.old, self.new, ("name", "option", "homogeneous", "min_arity"))
 
 
 @dataclass(frozen=True)
@@ -261,12 +265,7 @@ class AttrChange:
 
     @property
     def changed(self) -> tuple[str, ...]:
-        if self.old is None:
-            return ("added",)
-        if self.new is None:
-            return ("removed",)
-        return tuple(f for f in ("type", "required", "default")
-                     if getattr(self.old, f) != getattr(self.new, f))
+        return _changed(self.old, self.new, ("type", "required", "default"))
 
 
 @dataclass(frozen=True)
