@@ -195,37 +195,36 @@ def load_config(start: str | None = None) -> Config:
 
 
 def _load(path: str) -> Config:
-    if os.path.basename(path) == QLIN_TOML:
-        table = _read_toml(path)
-    else:
-        table = _tool_table(path)["qlin"]
+    own = os.path.basename(path) == QLIN_TOML
+    table = _read_toml(path) if own else _tool_table(path)["qlin"]
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.qlin] must be a table")
+    sec = "" if own else " [tool.qlin]"  # how messages name where a key is
     unknown = sorted(set(table) - KEYS)
     if unknown:
-        raise ConfigError(f"{path}: [tool.qlin] has unknown key {unknown[0]!r} "
+        raise ConfigError(f"{path}:{sec} has unknown key {unknown[0]!r} "
                           f"(known: {', '.join(sorted(KEYS))})")
     cfg = Config(path=path)
     if "select" in table:
-        cfg.select = _codes(table["select"], f"{path}: [tool.qlin] select")
+        cfg.select = _codes(table["select"], f"{path}:{sec} select")
     if "ignore" in table:
-        cfg.ignore = _codes(table["ignore"], f"{path}: [tool.qlin] ignore")
+        cfg.ignore = _codes(table["ignore"], f"{path}:{sec} ignore")
     if "fail-on" in table:
         if table["fail-on"] not in FAIL_ON:
-            raise ConfigError(f"{path}: [tool.qlin] fail-on must be one of {', '.join(FAIL_ON)}, "
+            raise ConfigError(f"{path}:{sec} fail-on must be one of {', '.join(FAIL_ON)}, "
                               f"not {_brief(table['fail-on'])}")
         cfg.fail_on = table["fail-on"]
     if "target" in table:
-        cfg.target = _targets(table["target"], f"{path}: [tool.qlin] target")
+        cfg.target = _targets(table["target"], f"{path}:{sec} target")
     ppi = table.get("per-path-ignores", {})
     if not isinstance(ppi, dict):
-        raise ConfigError(f"{path}: [tool.qlin] per-path-ignores must be a table of glob = [codes]")
+        raise ConfigError(f"{path}:{sec} per-path-ignores must be a table of glob = [codes]")
     cfg.per_path_ignores = {
         str(k): _codes(v, f"{path}: per-path-ignores {_brief(k)}") for k, v in ppi.items()
     }
     pni = table.get("per-node-ignores", {})
     if not isinstance(pni, dict):
-        raise ConfigError(f"{path}: [tool.qlin] per-node-ignores must be a table of "
+        raise ConfigError(f"{path}:{sec} per-node-ignores must be a table of "
                           f"node-name glob = [codes]")
     cfg.per_node_ignores = {
         str(k): _codes(v, f"{path}: per-node-ignores {_brief(k)}") for k, v in pni.items()

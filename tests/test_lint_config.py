@@ -134,3 +134,15 @@ def test_node_metadata_qlin_ignore(tmp_path):
         x for x in before if x not in {("weight_q", "QL405"), ("weight_q", "QL604")}]
     assert _with_metadata(tmp_path, "weight_q", "") == [x for x in before if x[0] != "weight_q"]
     assert _with_metadata(tmp_path, "weight_q", "QL1") == before
+
+
+def test_qlin_toml_errors_name_the_file_and_key(tmp_path):
+    proj = _tree(tmp_path)
+    cfg = proj / "b" / "qlin.toml"
+    cfg.write_text('ignore = ["QL999"]\n')
+    code, _, err = check(proj / "b" / "m.onnx", cwd=tmp_path / "elsewhere")
+    assert code == 2 and err == (f"qlin: error: {cfg}: ignore: 'QL999' matches no rule code "
+                                 f"(see `qlin rules`)\n")
+    cfg.write_text('colour = "always"\n')
+    code, _, err = check(proj / "b" / "m.onnx", cwd=tmp_path / "elsewhere")
+    assert code == 2 and err.startswith(f"qlin: error: {cfg}: has unknown key 'colour'")
