@@ -350,11 +350,16 @@ def _validate_codes(codes: list[str]) -> None:
 def list_rules(fmt):
     """List every rule with its code, name, severity and summary."""
     from . import rule_docs  # read from the rule modules' source: onnx is not imported
+    from .targets import codes as target_codes  # imports no onnx either
 
     items = [
         {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
          "fixable": r.fixable}
         for r in rule_docs.all_docs()
+    ] + [
+        {"code": c.code, "name": c.name, "severity": c.severity, "summary": c.summary,
+         "fixable": False}
+        for c in target_codes.all_codes()
     ]
     from . import output
 
@@ -393,10 +398,13 @@ def show_rule(code):
 
     rule = rule_docs.get(code)
     if rule is None:
+        rule = _target_code(code)
+    if rule is None:
         output.error(f"no rule {code!r} (see `qlin rules`)")
         sys.exit(EXIT_BAD_INPUT)
     fixable = ("Fixable: `qlin check --fix` applies this rule's fix (`--diff` shows it)."
-               if rule.fixable else "Fixable: no, `qlin check --fix` leaves it to you.")
+               if getattr(rule, "fixable", False) else
+               "Fixable: no, `qlin check --fix` leaves it to you.")
     text = (f"# {rule.code} {rule.name} ({rule.severity})\n\n{rule.summary}\n\n{fixable}\n\n"
             f"{rule.doc()}")
     with output.report():
@@ -407,6 +415,16 @@ def show_rule(code):
             Console().print(Markdown(text))
         else:
             click.echo(text)
+
+
+def _target_code(code: str):
+    """A deployment target's code (QTnnn: `qlin check --target`), or None."""
+    from .targets import codes as target_codes
+
+    try:
+        return target_codes.get(code.upper())
+    except KeyError:
+        return None
 
 
 from .convert_command import convert  # noqa: E402

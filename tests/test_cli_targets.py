@@ -92,3 +92,13 @@ def test_a_model_that_already_runs_is_left_alone(tmp_path):
     r = cli("convert", CLEAN, "--target", "onnxruntime", "-o", tmp_path / "o.onnx")
     assert r.exit_code == 0 and "already runs on onnxruntime" in r.output
     assert not (tmp_path / "o.onnx").exists()
+
+
+def test_target_codes_are_documented_like_rules():
+    r = cli("rule", "QT104")
+    assert r.exit_code == 0
+    for section in ("## What it checks", "## Why is this bad?", "## Example", "## Fix"):
+        assert section in r.output
+    listed = cli("rules", "--format", "json")
+    codes = {row["code"] for row in json.loads(listed.output)}
+    assert {"QL405", "QT104", "QT408"} <= codes

@@ -46,7 +46,9 @@ def test_rules_in_a_pipe_are_plain_columns():
     assert lines[0].split() == ["code", "name", "severity", "fix", "summary"]
     row = next(x for x in lines if x.startswith("QL409 "))
     assert row.split()[:4] == ["QL409", "one-element-scale", "info", "yes"]
-    assert len(lines) == 1 + len(rules.all_rules())
+    from qlin_cli.targets import codes as target_codes
+
+    assert len(lines) == 1 + len(rules.all_rules()) + len(target_codes.all_codes())
 
 
 def test_rule_metadata_from_source_equals_the_registry():
@@ -63,9 +65,14 @@ def test_rules_output_unchanged_by_reading_source():
     out = CliRunner().invoke(main, ["rules", "--format", "json"]).stdout
     import json
 
-    assert json.loads(out) == [{"code": r.code, "name": r.name, "severity": r.severity,
-                                "summary": r.summary, "fixable": r.fixable}
-                               for r in rules.all_rules()]
+    from qlin_cli.targets import codes as target_codes
+
+    listed = json.loads(out)
+    assert listed[:len(rules.all_rules())] == [
+        {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
+         "fixable": r.fixable} for r in rules.all_rules()]
+    assert [i["code"] for i in listed[len(rules.all_rules()):]] == [
+        c.code for c in target_codes.all_codes()]
 
 
 def _best(argv, n=5) -> float:
