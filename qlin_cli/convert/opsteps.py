@@ -43,6 +43,8 @@ from dataclasses import dataclass
 
 import onnx.defs
 
+from ..model.propagate import REDUCE
+
 FIRST_OPSET = 10
 AI_ONNX = ""
 
@@ -55,18 +57,19 @@ AI_ONNX = ""
 # --------------------------------------------------------------------------------------------
 _NEG_AXIS = ("negative values accepted in {what} (counted from the back); going below 11 needs "
              "them made non-negative from the input rank")
+# The ops whose `axis` attribute, and those whose `axes` attribute, accept negative values
+# from version 11 (onnx #2281, below). TopK's axis too: see its own entry.
+NEG_AXIS_OPS = ("ArgMax", "ArgMin", "Compress", "Concat", "Flatten", "Hardmax", "LogSoftmax",
+                "Softmax", "Split")
+NEG_AXES_OPS = (*sorted(REDUCE), "Squeeze", "Unsqueeze")
 
 SEMANTIC_CHANGES: dict[tuple[str, int], str] = {
     # onnx #2281 "Supporting negative axes for all existing onnx ops" created these version-11
     # schemas; each new attribute/input text adds "Negative value means counting dimensions
     # from the back. Accepted range is [-r, r-1]". version_converter registers only
     # CompatibleAdapter for 10<->11, i.e. it does not rewrite a negative axis going down.
-    **{(op, 11): _NEG_AXIS.format(what="axis") for op in (
-        "ArgMax", "ArgMin", "Compress", "Concat", "Flatten", "Hardmax", "LogSoftmax", "Softmax",
-        "Split")},
-    **{(op, 11): _NEG_AXIS.format(what="axes") for op in (
-        "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
-        "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Squeeze", "Unsqueeze")},
+    **{(op, 11): _NEG_AXIS.format(what="axis") for op in NEG_AXIS_OPS},
+    **{(op, 11): _NEG_AXIS.format(what="axes") for op in NEG_AXES_OPS},
     ("Scan", 11): _NEG_AXIS.format(what="scan_input_axes/scan_output_axes"),
     # TopK-11 was created by #2126 (largest/sorted attributes, visible in the signature) and
     # then given the same negative-axis sentence by #2281.

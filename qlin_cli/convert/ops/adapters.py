@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...model.propagate import REDUCE
+from ..opsteps import NEG_AXES_OPS, NEG_AXIS_OPS
 from . import generic
 from .registry import adapter
 from .step import OpStep, Refusal, UseFallback
 
-REDUCE_18 = ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-             "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
+# Every Reduce op but ReduceSum (whose axes became an input at 13) moved axes at 18.
+REDUCE_18 = tuple(sorted(REDUCE - {"ReduceSum"}))
 
 
 def move(step: OpStep, attr: str, index: int, dtype, *, keep_scalar: bool = False) -> Refusal | None:
@@ -149,10 +151,8 @@ def _non_negative(step: OpStep, attr: str) -> Refusal | None:
     return None
 
 
-NEG_AXIS = ("ArgMax", "ArgMin", "Compress", "Concat", "Flatten", "Hardmax", "LogSoftmax", "Softmax",
-            "Split", "TopK")
-NEG_AXES = ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
-            "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Squeeze", "Unsqueeze")
+NEG_AXIS = (*NEG_AXIS_OPS, "TopK")
+NEG_AXES = NEG_AXES_OPS
 
 
 def negative_axes(step: OpStep) -> Refusal | None:
