@@ -151,3 +151,12 @@ def test_identical_nodes_are_proven_once(monkeypatch):
     r = _convert(model, 21, to_domain="com.microsoft")
     assert not r.refused and r.count("converted") == 2 and r.verified == 2
     assert len(calls) == 1
+
+
+def test_every_attribute_of_the_schema_table_has_a_policy():
+    """retarget decides each attribute by its policy; one the table gains without a policy
+    would travel unjudged."""
+    from qlin_cli.convert.qnode import KNOWN_ATTRS
+    from qlin_cli.convert.retarget import POLICIES
+
+    assert set(POLICIES) == set(KNOWN_ATTRS)
