@@ -18,6 +18,23 @@ def of_family(view, body, family: str):
     return sorted(view.of_family(body, family).values(), key=lambda item: item[0])
 
 
+def fed_by(view, consumer_family: str, producer_family: str):
+    """(body, index, facts, producer index, producer facts) for every node of
+    ``consumer_family`` whose x is produced by a node of ``producer_family`` in its body."""
+    for body in view.bodies:
+        for i, f in of_family(view, body, consumer_family):
+            if not f.present_at(0):
+                continue
+            found = producer(view, body, f.inputs[0], producer_family)
+            if found is not None:
+                yield (body, i, f, *found)
+
+
+def label(f, index: int) -> str:
+    """How a message names another node: 'name', or #index in its body."""
+    return f"'{f.location.name}'" if f.location.name else f"#{index}"
+
+
 def scale_of(f) -> np.ndarray | None:
     return f.value(f.scale_index) if f.present_at(f.scale_index) else None
 

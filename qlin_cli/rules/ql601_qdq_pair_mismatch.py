@@ -1,6 +1,6 @@
 from .. import schema
 from .base import WARNING, ModelRule, Violation
-from .base_qdq import differences, of_family, producer
+from .base_qdq import differences, fed_by, label
 
 
 class QdqPairMismatch(ModelRule):
@@ -38,18 +38,10 @@ class QdqPairMismatch(ModelRule):
     summary = "A Q -> DQ pair whose scale, zero point, type or axis differ."
 
     def check_model(self, view):
-        for body in view.bodies:
-            for i, f in of_family(view, body, schema.LINEAR_DEQUANTIZE):
-                if not f.present_at(0):
-                    continue
-                found = producer(view, body, f.inputs[0], schema.LINEAR_QUANTIZE)
-                if found is None:
-                    continue
-                j, q = found
-                diff = differences(q, f)
-                if diff:
-                    who = f"'{q.location.name}'" if q.location.name else f"#{j}"
-                    yield Violation(
-                        f"dequantizes '{f.inputs[0]}' from QuantizeLinear {who} with "
-                        f"{'; '.join(diff)}: use the quantize's parameters (share its initializers)",
-                        at=view.node_site(body, i))
+        for body, i, f, j, q in fed_by(view, schema.LINEAR_DEQUANTIZE, schema.LINEAR_QUANTIZE):
+            diff = differences(q, f)
+            if diff:
+                yield Violation(
+                    f"dequantizes '{f.inputs[0]}' from QuantizeLinear {label(q, j)} with "
+                    f"{'; '.join(diff)}: use the quantize's parameters (share its initializers)",
+                    at=view.node_site(body, i))

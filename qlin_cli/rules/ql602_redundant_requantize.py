@@ -1,6 +1,6 @@
 from .. import schema
 from .base import INFO, ModelRule, Violation
-from .base_qdq import differences, of_family, producer, same_values, scale_of
+from .base_qdq import differences, fed_by, label, same_values, scale_of
 
 
 class RedundantRequantize(ModelRule):
@@ -33,21 +33,13 @@ class RedundantRequantize(ModelRule):
     summary = "A DQ -> Q pair that requantizes with the same parameters."
 
     def check_model(self, view):
-        for body in view.bodies:
-            for i, f in of_family(view, body, schema.LINEAR_QUANTIZE):
-                if not f.present_at(0):
-                    continue
-                found = producer(view, body, f.inputs[0], schema.LINEAR_DEQUANTIZE)
-                if found is None:
-                    continue
-                j, d = found
-                if f.quant_type != d.in_type(0) or differences(f, d):
-                    continue
-                if same_values(scale_of(f), scale_of(d)) is None and \
-                        f.inputs[f.scale_index] != d.inputs[d.scale_index]:
-                    continue  # unknown scales: cannot tell
-                who = f"'{d.location.name}'" if d.location.name else f"#{j}"
-                yield Violation(
-                    f"requantizes the output of DequantizeLinear {who} with the parameters it was "
-                    f"dequantized with, giving back '{d.inputs[0]}': remove the pair and read "
-                    f"'{d.inputs[0]}' directly", at=view.node_site(body, i))
+        for body, i, f, j, d in fed_by(view, schema.LINEAR_QUANTIZE, schema.LINEAR_DEQUANTIZE):
+            if f.quant_type != d.in_type(0) or differences(f, d):
+                continue
+            if same_values(scale_of(f), scale_of(d)) is None and \
+                    f.inputs[f.scale_index] != d.inputs[d.scale_index]:
+                continue  # unknown scales: cannot tell
+            yield Violation(
+                f"requantizes the output of DequantizeLinear {label(d, j)} with the parameters it "
+                f"was dequantized with, giving back '{d.inputs[0]}': remove the pair and read "
+                f"'{d.inputs[0]}' directly", at=view.node_site(body, i))
