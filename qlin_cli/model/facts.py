@@ -1,7 +1,7 @@
 """Node facts: everything check, convert, the evaluator and targets read about one node.
 
-``read_facts`` builds one frozen ``NodeFacts`` per node from its scope: op,
-domain, the schema in force, input presence, resolved types and shapes, known
+``read_facts`` builds one ``NodeFacts`` per node from its scope (never changed once
+built): op, domain, the schema in force, input presence, resolved types and shapes, known
 constant values of scale and zero point inputs, attributes, and (derived through
 ``qlin_cli.schema.semantics``) granularity, axis, block size and the implied
 types. Rules read only facts; the converter and the evaluator build them too.
