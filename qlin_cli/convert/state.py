@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
 import onnx
 
 from .sites import Namer, Site
@@ -70,7 +69,6 @@ class Context:
     sites: list[Site] = field(default_factory=list)
     namer: Namer | None = None
     rewrites: list[Rewrite] = field(default_factory=list)
-    values: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
 
 @dataclass

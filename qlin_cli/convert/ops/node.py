@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from ...schema.dtypes import name_of_array
 from .. import opsteps
 from . import (
     adapters,  # noqa: F401  (registers the hand-written adapters)
@@ -102,7 +103,7 @@ def convert(node: onnx.NodeProto, from_opset: int, to_opset: int, *, types: dict
         if r is not None:
             return Refusal(f"{r.reason} (step {a} -> {b})")
     if step.exact:
-        final_types = tuple(types.get(n) if n not in step.made else _name_of(step.made[n])
+        final_types = tuple(types.get(n) if n not in step.made else name_of_array(step.made[n])
                             for n in work.input)
         why = _type_check(op, s_from, s_to, final_types, tuple(bool(n) for n in work.input), out_types)
         if why:
@@ -111,8 +112,3 @@ def convert(node: onnx.NodeProto, from_opset: int, to_opset: int, *, types: dict
         step.changes.append(f"version {s_from} -> {s_to}: nothing to rewrite")
     return Converted([*step.before, work, *step.after], step.changes, step.exact)
 
-
-def _name_of(value) -> str | None:
-    from ...schema.dtypes import name_of_array
-
-    return name_of_array(value)
