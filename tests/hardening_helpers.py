@@ -300,3 +300,24 @@ def _rename_uses(m: onnx.ModelProto, old: str, new: str) -> None:
     for vi in list(m.graph.output) + list(m.graph.value_info):
         if vi.name == old:
             vi.name = new
+
+
+def external_dq_source(folder, data: np.ndarray, data_name: str = "w.bin", graph: str = "g") -> str:
+    """folder/m.onnx: a DequantizeLinear (opset 21) of the int8 weight ``data``, kept in
+    folder/<data_name>; returns the model's path."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, data_name), "wb") as f:
+        f.write(data.tobytes())
+    size = data.size
+    w = external_tensor("w", [size], data_name, 0, size)
+    s = numpy_helper.from_array(np.float32(0.25), "s")
+    z = numpy_helper.from_array(np.int8(1), "z")
+    node = helper.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq")
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [size])
+    m = helper.make_model(helper.make_graph([node], graph, [], [y], initializer=[w, s, z]),
+                          opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    path = os.path.join(folder, "m.onnx")
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    return path

@@ -22,7 +22,15 @@ import time
 import numpy as np
 import onnx
 import pytest
-from hardening_helpers import assert_bad_input, cli, external_tensor, fingerprint, guard, listing  # noqa: F401
+from hardening_helpers import (  # noqa: F401
+    assert_bad_input,
+    cli,
+    external_dq_source,
+    external_tensor,
+    fingerprint,
+    guard,
+    listing,
+)
 from onnx import TensorProto, helper, numpy_helper
 from paths import FIXTURES, MODELS, ROOT
 
@@ -32,23 +40,8 @@ IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 def _source(folder, tag: str, size: int, data_name: str = "w.bin") -> str:
     """folder/m.onnx: graph named ``tag``, DequantizeLinear of an int8 weight of ``size``
     bytes (each byte derived from ``tag``) kept in folder/<data_name>."""
-    os.makedirs(folder, exist_ok=True)
     rng = np.random.default_rng(sum(map(ord, tag)))
-    data = rng.integers(1, 127, size, dtype=np.int8)
-    with open(os.path.join(folder, data_name), "wb") as f:
-        f.write(data.tobytes())
-    w = external_tensor("w", [size], data_name, 0, size)
-    s = numpy_helper.from_array(np.float32(0.25), "s")
-    z = numpy_helper.from_array(np.int8(1), "z")
-    node = helper.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq")
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [size])
-    g = helper.make_graph([node], tag, [], [y], initializer=[w, s, z])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
-    m.ir_version = 10
-    path = os.path.join(folder, "m.onnx")
-    with open(path, "wb") as f:
-        f.write(m.SerializeToString())
-    return path
+    return external_dq_source(folder, rng.integers(1, 127, size, dtype=np.int8), data_name, tag)
 
 
 def _weights_of(model_path: str) -> tuple[str, bytes]:

@@ -13,8 +13,14 @@ import time
 import numpy as np
 import onnx
 import pytest
-from hardening_helpers import assert_bad_input, cli, fingerprint, guard, listing  # noqa: F401
-from onnx import TensorProto, helper, numpy_helper
+from hardening_helpers import (  # noqa: F401
+    assert_bad_input,
+    cli,
+    external_dq_source,
+    fingerprint,
+    guard,
+    listing,
+)
 from paths import FIXTURES, ROOT
 
 WEIGHT_BYTES = 6 * 2**20  # > the 8 MiB copy chunk / 2 : several writes, not all zero
@@ -22,27 +28,10 @@ WEIGHT_BYTES = 6 * 2**20  # > the 8 MiB copy chunk / 2 : several writes, not all
 
 def _source(folder, data_name="w.bin", fill=7) -> str:
     """folder/m.onnx: DequantizeLinear of a 6 MiB int8 weight in folder/<data_name>, opset 21."""
-    os.makedirs(folder, exist_ok=True)
     rng = np.random.default_rng(fill)
     data = rng.integers(-128, 127, WEIGHT_BYTES, dtype=np.int8)
     data[: 2**20] = 0  # a hole-able stretch
-    with open(os.path.join(folder, data_name), "wb") as f:
-        f.write(data.tobytes())
-    w = TensorProto(name="w", data_type=TensorProto.INT8, dims=[WEIGHT_BYTES])
-    w.data_location = TensorProto.EXTERNAL
-    for k, v in (("location", data_name), ("offset", "0"), ("length", str(WEIGHT_BYTES))):
-        w.external_data.add(key=k, value=v)
-    s = numpy_helper.from_array(np.float32(0.25), "s")
-    z = numpy_helper.from_array(np.int8(1), "z")
-    node = helper.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq")
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [WEIGHT_BYTES])
-    g = helper.make_graph([node], "g", [], [y], initializer=[w, s, z])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
-    m.ir_version = 10
-    path = os.path.join(folder, "m.onnx")
-    with open(path, "wb") as f:
-        f.write(m.SerializeToString())
-    return path
+    return external_dq_source(folder, data, data_name)
 
 
 @pytest.fixture
