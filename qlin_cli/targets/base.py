@@ -137,6 +137,13 @@ class Target:
     def node_findings(self, site: NodeSite) -> Iterable[TargetFinding]:
         return ()
 
+    def findings_for(self, site: NodeSite) -> list[TargetFinding]:
+        """The node's findings. A node whose domain its scope does not import gets none:
+        the spec rules report that (QL103), and no target can run it either way."""
+        if site.facts.opset is None:
+            return []
+        return list(self.node_findings(site))
+
     def runs_lowered(self, quant_type: str | None, opset: int) -> bool:
         """Whether the primitive ops of ``qlin convert --lower`` run here for a node of that
         quantized type at that ai.onnx opset (Cast to and from the type; float

@@ -82,7 +82,7 @@ class Nnapi(Target):
 
     def node_findings(self, site: NodeSite):
         f = site.facts
-        if f.opset is None or not nodes.is_linear(f):
+        if not nodes.is_linear(f):
             return
         if f.domain != schema.AI_ONNX:
             yield self.finding(

@@ -157,8 +157,6 @@ class OnnxRuntimeCpu(Target):
     # ---- one node -----------------------------------------------------------------------
     def node_findings(self, site: NodeSite):
         f = site.facts
-        if f.opset is None:  # the domain is not imported: the spec rules report it
-            return
         domain, op = f.domain, f.op
         linear = nodes.is_linear(f)
         if domain not in TABLE.domains:

@@ -141,8 +141,6 @@ class OpenVinoCpu(Target):
 
     def node_findings(self, site: NodeSite):
         f = site.facts
-        if f.opset is None:
-            return
         if f.domain == schema.QUARK:
             yield self.finding(
                 "QT104",

@@ -206,7 +206,7 @@ def _raw(
     for site in all_sites:
         found = cache.get(site)
         if found is None:
-            found = cache[site] = list(t.node_findings(site))
+            found = cache[site] = t.findings_for(site)
         out += [(site.facts, x) for x in found]
     return out
 
@@ -477,7 +477,7 @@ def _try(
         key = (t.name, new_site)
         errors = cache.get(key)
         if errors is None:
-            errors = cache[key] = [x for x in t.node_findings(new_site) if x.severity == ERROR]
+            errors = cache[key] = [x for x in t.findings_for(new_site) if x.severity == ERROR]
         blocking += [_place_node(t, f, x) for x in errors]
     opsets = {
         d: v

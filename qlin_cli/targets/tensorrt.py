@@ -78,8 +78,6 @@ class TensorRt(Target):
 
     def node_findings(self, site: NodeSite):
         f = site.facts
-        if f.opset is None:
-            return
         linear = nodes.is_linear(f)
         if f.domain != schema.AI_ONNX and schema.knows(f.domain, f.op):
             yield self.finding(
