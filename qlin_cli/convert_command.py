@@ -150,7 +150,7 @@ def _plan_for(proto, base_dir: str, model: str, target: str):
     try:
         base.get(target)
     except LookupError:
-        _fail("--target", f"unknown target {printable(target)} (known: {', '.join(base.names())})")
+        _fail("--target", f"unknown target '{printable(target)}' (known: {', '.join(base.names())})")
     plan = predict.plan(proto, base_dir, target)
     if not plan.needed:
         click.echo(f"qlin convert: {printable(model)} already runs on {target} as it is; nothing written")

@@ -102,3 +102,10 @@ def test_target_codes_are_documented_like_rules():
     listed = cli("rules", "--format", "json")
     codes = {row["code"] for row in json.loads(listed.output)}
     assert {"QL405", "QT104", "QT408"} <= codes
+
+
+def test_convert_target_unknown_is_one_line(tmp_path):
+    r = cli("convert", QUARK, "--target", "mystery-npu", "-o", tmp_path / "o.onnx")
+    assert r.exit_code == 2 and not (tmp_path / "o.onnx").exists()
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unknown target 'mystery-npu'" in lines[0]
