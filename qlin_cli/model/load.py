@@ -28,6 +28,7 @@ from google.protobuf.message import DecodeError
 
 from ..errors import QlinError
 from .tensors import MAX_VALUE_BYTES
+from .utf8 import Strings
 
 # protobuf refuses to parse messages above 2 GiB; so do we, with a clear message.
 PROTOBUF_LIMIT = 2**31 - 1
@@ -75,13 +76,16 @@ def load_model(path: str, *, weights: bool = True) -> onnx.ModelProto:
             f"file is {size} bytes, over protobuf's 2 GiB limit for one message; "
             "store the weights as external data",
         )
+    strings = Strings()
     try:
-        model = _parse_file(path, size, weights)
+        model = _parse_file(path, size, weights, strings)
     except OSError as e:
         raise QlinError(path, f"cannot read: {e.strerror or e}") from None
-    bad = invalid_string(model)
-    if bad is not None:
-        raise QlinError(path, f"a string ({bad}) is not valid UTF-8: a corrupt or hostile file")
+    if strings.bad or strings.unknown:
+        bad = invalid_string(model)  # names the field (and is the verdict without one)
+        if bad is not None or strings.bad:
+            raise QlinError(path, f"a string ({bad or 'a string field'}) is not valid UTF-8: "
+                            "a corrupt or hostile file")
     if not model.HasField("graph"):
         raise QlinError(path, "not an ONNX model: no graph in the file")
     if model.ir_version <= 0:
@@ -89,17 +93,23 @@ def load_model(path: str, *, weights: bool = True) -> onnx.ModelProto:
     return model
 
 
-def _parse_file(path: str, size: int, weights: bool = True) -> onnx.ModelProto:
+def _parse_file(path: str, size: int, weights: bool = True,
+                strings: Strings | None = None) -> onnx.ModelProto:
+    """The parsed model; ``strings`` (if given) sees every byte parsed (model/utf8.py)."""
+    strings = strings or Strings()
     with open(path, "rb", buffering=0) as f:
         if size > PIECES_ABOVE:
             model = onnx.ModelProto()
             try:
-                _parse_in_pieces(f, size, model, weights)
+                _parse_in_pieces(f, size, model, weights, strings)
                 return model
             except (_Unexpected, DecodeError, RuntimeWarning, ValueError, RecursionError, IndexError):
                 del model  # the whole parse below gives the verdict
+                strings.reset()
         data = _read_exactly(f, 0, size, bytearray(size))
-    return _parse_whole(path, data)
+    model = _parse_whole(path, data)
+    strings.see(data)
+    return model
 
 
 def _parse_whole(path: str, data) -> onnx.ModelProto:
@@ -222,14 +232,17 @@ def _tensor_without_data(f, win: _Window, start: int, end: int) -> bytes:
     return _graph_piece(len(inner)) + inner
 
 
-def _parse_in_pieces(f, size: int, model: onnx.ModelProto, weights: bool = True) -> None:
+def _parse_in_pieces(f, size: int, model: onnx.ModelProto, weights: bool = True,
+                     strings: Strings | None = None) -> None:
     win = _Window(f, size)
+    see = strings.see if strings is not None else (lambda piece: None)
 
     def merge(start: int, end: int, header: bytes = b"") -> None:
         piece = bytearray(len(header) + end - start)
         piece[:len(header)] = header
         _read_exactly(f, start, end - start, piece, len(header))
         model.MergeFromString(piece)
+        see(piece)
 
     top = top_end = 0  # a batch of top-level fields not yet merged
     for tag, pos, nxt in _fields(win, 0, size):
@@ -252,7 +265,9 @@ def _parse_in_pieces(f, size: int, model: onnx.ModelProto, weights: bool = True)
                     and field_end - field_pos > MAX_VALUE_BYTES):
                 if b > a:
                     merge(a, b, _graph_piece(b - a))
-                model.MergeFromString(_tensor_without_data(f, win, field_pos, field_end))
+                piece = _tensor_without_data(f, win, field_pos, field_end)
+                model.MergeFromString(piece)
+                see(piece)
                 a = b = field_end
                 continue
             if field_end - a > PIECE and b > a:
@@ -270,7 +285,8 @@ def invalid_string(model: onnx.ModelProto) -> str | None:
     protobuf does not validate strings of a proto2 file when parsing; in Python
     a bad one reads back as ``bytes`` instead of ``str``, and code far away then
     fails on it. Every message is visited (an explicit stack, no recursion):
-    0.2 s for 30,000 nodes and 30,000 initializers.
+    0.2 s for 30,000 nodes and 30,000 initializers, so the loader runs it only to
+    name the field model/utf8.py found bad, or where that check is unavailable.
     """
     stack: list = [model]
     while stack:
