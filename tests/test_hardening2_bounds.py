@@ -265,8 +265,17 @@ def test_skeleton_keeps_structure_and_drops_heavy_data():
     assert [n.op_type for n in sk.graph.node] == ["Constant", "If"]
 
 
-def test_shape_inference_still_runs_on_the_skeleton():
+@pytest.mark.parametrize(("direct", "known"), [(2**20, False), (0, True), (2**20, True)],
+                         ids=["size-unknown", "too-large", "whole"])
+def test_shape_inference_still_runs_on_the_skeleton(direct, known, monkeypatch):
+    """A model goes to inference whole only when its size is known and small."""
+    from qlin_cli.model import infer
     from qlin_cli.model.infer import inferred_types
+
+    monkeypatch.setattr(infer, "DIRECT_BYTES", direct)
+    built = []
+    real = infer.skeleton
+    monkeypatch.setattr(infer, "skeleton", lambda m: built.append(1) or real(m))
 
     w = numpy_helper.from_array(np.ones((64, 128), np.int8), "w")  # 8 KiB: data left out
     shape = numpy_helper.from_array(np.array([128, 64], np.int64), "shape")  # kept: Reshape reads it
@@ -274,10 +283,11 @@ def test_shape_inference_still_runs_on_the_skeleton():
              helper.make_node("Reshape", ["f", "shape"], ["r"])]
     m = _model(nodes, [], [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)],
                [w, shape, numpy_helper.from_array(np.float32(0.5), "s")])
-    types_ = inferred_types(m)
+    types_ = inferred_types(m, len(m.SerializeToString()) if known else None)
     assert types_ is not None
-    (r,) = types_["main"]["r"]
+    (r,) = [vi.type for vi in types_["main"] if vi.name == "r"]
     assert [d.dim_value for d in r.tensor_type.shape.dim] == [128, 64]
+    assert built == ([] if known and direct else [1])
 
 
 def _single_tensor_model(path, size: int) -> str:

@@ -75,21 +75,23 @@ def test_rules_output_unchanged_by_reading_source():
         c.code for c in target_codes.all_codes()]
 
 
-def _best(argv, n=5) -> float:
-    best = float("inf")
-    for _ in range(n):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "qlin_cli", *argv], capture_output=True, check=True)
-        best = min(best, time.perf_counter() - t)
-    return best
+def _run(argv) -> float:
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "qlin_cli", *argv], capture_output=True, check=True)
+    return time.perf_counter() - t
 
 
 def test_rules_and_rule_start_about_as_fast_as_help():
-    helped = _best(["--help"])
-    # in a pipe: ~1.2x --help on the development VM (it was ~3.9x when the registry imported onnx)
-    for argv in (["rules"], ["rule", "QL405"]):
-        took = _best(argv)
-        assert took < 1.6 * helped, (argv, took, helped)
+    # in a pipe: ~1.2x --help on the development VM (it was ~3.9x when the registry imported
+    # onnx). The runs are interleaved, so a busy machine slows all of them alike.
+    argvs = (["--help"], ["rules"], ["rule", "QL405"])
+    best = {tuple(a): float("inf") for a in argvs}
+    for _ in range(7):
+        for argv in argvs:
+            best[tuple(argv)] = min(best[tuple(argv)], _run(argv))
+    helped = best[("--help",)]
+    for argv in argvs[1:]:
+        assert best[tuple(argv)] < 1.6 * helped, (argv, best[tuple(argv)], helped)
 
 
 def test_onnxruntime_is_a_dev_dependency_only():

@@ -54,18 +54,19 @@ def selected(code: str, select: list[str] | None, ignore: list[str] | None) -> b
 
 def check_model(
     model: onnx.ModelProto, base_dir: str, select=None, ignore=None, *, cache: bool = True,
-    stats: dict | None = None,
+    stats: dict | None = None, size: int | None = None,
 ) -> list[Diagnostic]:
     """Every finding of the selected rules on every known quantization node.
 
     ``cache``: a node whose facts equal those of a node that raised nothing is not
     checked again (facts leave names out, so the verdict is the same). ``stats``, if
-    given, gets ``nodes``: how many quantization nodes were checked.
+    given, gets ``nodes``: how many quantization nodes were checked. ``size``: the
+    model's serialized size when known (its file's), for ``inferred_types``.
     """
     active = [r for r in rule_registry.all_rules() if selected(r.code, select, ignore)]
     node_rules = [r for r in active if not isinstance(r, ModelRule)]
     model_rules = [r for r in active if isinstance(r, ModelRule)]
-    extra = inferred_types(model) if _has_known(model) else None
+    extra = inferred_types(model, size) if _has_known(model) else None
     found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
     clean: set[NodeFacts] = set()
     view = ModelView(model, base_dir)
@@ -150,7 +151,8 @@ def check_file(path: str, select=None, ignore=None) -> FileResult:
         base_dir = os.path.dirname(os.path.abspath(path))
         validate_model_files(model, base_dir, path)
         stats: dict = {}
-        result.diagnostics = check_model(model, base_dir, select, ignore, stats=stats)
+        result.diagnostics = check_model(model, base_dir, select, ignore, stats=stats,
+                                         size=os.path.getsize(path))
         result.nodes = stats["nodes"]
     except QlinError as e:
         result.error = e.reason

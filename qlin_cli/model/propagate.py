@@ -113,7 +113,6 @@ def fill_ranks(walked) -> int:
         rank = _out_rank(node, scope)
         if rank is not None:
             scope.types[out] = (t[0], (None,) * rank)
-            scope.resolved.add(out)
             added += 1
     for scope, _, node in reversed(walked):
         if not _keeps_rank(node) or not node.input or not node.input[0] or not node.output:
@@ -121,7 +120,6 @@ def fill_ranks(walked) -> int:
         t, rank = scope.find_type(node.input[0]), _rank_of(scope, node.output[0])
         if t is not None and t[0] and t[1] is None and rank is not None:
             scope.types[node.input[0]] = (t[0], (None,) * rank)
-            scope.resolved.add(node.input[0])
             added += 1
     return added
 
@@ -164,7 +162,6 @@ def fill(walked) -> int:
             t = bound.get(key) or _name(single.get(key, "")) or _name(key)
             if t is not None and t in dtypes.BY_NAME:
                 scope.types[out] = (dtypes.BY_NAME[t].proto, None)
-                scope.resolved.add(out)
                 added += 1
     return added
 

@@ -35,26 +35,25 @@ class Scope:
     opsets: dict[str, int]
     parent: Scope | None = None
     values: dict[str, onnx.TensorProto] = field(default_factory=dict)
+    # name -> (elem_type, shape): initializers and constants first, then what the scope
+    # declares and what inference adds, each kept only where it says more (``_better``)
     types: dict[str, tuple[int, Shape | None]] = field(default_factory=dict)
     is_function: bool = False
     read_cache: dict = field(default_factory=dict)  # id(tensor) -> value read by a rule
-    # Declared (then inferred) TypeProtos by name, parsed only when a rule asks:
-    # a large model has tens of thousands of value_infos and few are ever needed.
-    raw: dict[str, list] = field(default_factory=dict)
-    resolved: set = field(default_factory=set)
 
-    def local_type(self, name: str) -> tuple[int, Shape | None] | None:
-        if name in self.resolved:
-            return self.types.get(name)
-        best = self.types.get(name)
-        for tp in self.raw.get(name, ()):
-            if _complete(best):
-                break
-            best = _better(best, _shape_of(tp))
-        self.resolved.add(name)
+    def declare(self, name: str, tp: onnx.TypeProto) -> None:
+        """Add a declared or inferred type of ``name``, unless what is known is complete."""
+        have = self.types.get(name)
+        if have is not None and have[0] != 0 and have[1] is not None and None not in have[1]:
+            return
+        best = _better(have, _shape_of(tp))
         if best is not None:
             self.types[name] = best
-        return best
+
+    def declare_infos(self, infos) -> None:
+        """``declare`` every ValueInfoProto of ``infos``."""
+        for vi in infos:
+            self.declare(vi.name, vi.type)
 
     def find_value(self, name: str) -> onnx.TensorProto | None:
         s = self
@@ -66,17 +65,12 @@ class Scope:
         return None
 
     def find_type(self, name: str) -> tuple[int, Shape | None] | None:
-        s = self
-        while s is not None:
-            t = s.local_type(name)
-            if t is not None:
-                return t
+        t = self.types.get(name)
+        s = self.parent
+        while t is None and s is not None:
+            t = s.types.get(name)
             s = s.parent
-        return None
-
-
-def _complete(t) -> bool:
-    return t is not None and t[0] != 0 and t[1] is not None and None not in t[1]
+        return t
 
 
 def _better(old, new):
@@ -113,12 +107,6 @@ def _parse_type(tp: onnx.TypeProto) -> tuple[int, Shape | None] | None:
     return (tt.elem_type, dims)
 
 
-def _add_value_infos(scope: Scope, infos) -> None:
-    raw = scope.raw
-    for vi in infos:
-        raw.setdefault(vi.name, []).append(vi.type)
-
-
 def constant_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:
     """The value a Constant node produces, as a TensorProto (None if not a plain value)."""
     for a in node.attribute:
@@ -148,23 +136,17 @@ def graph_scope(
     graph: onnx.GraphProto, path: str, opsets, parent: Scope | None, extra: dict | None = None
 ) -> Scope:
     scope = Scope(path, opsets, parent)
+    values, types = scope.values, scope.types
     for init in graph.initializer:
-        scope.values[init.name] = init
-        scope.types[init.name] = (init.data_type, tuple(init.dims))
-    _add_value_infos(scope, graph.input)
-    _add_value_infos(scope, graph.value_info)
-    _add_value_infos(scope, graph.output)
+        values[init.name] = init
+        types[init.name] = (init.data_type, tuple(init.dims))
     _fill(scope, graph.node)
-    _add_extra(scope, extra)
+    scope.declare_infos(graph.input)
+    scope.declare_infos(graph.value_info)
+    scope.declare_infos(graph.output)
+    if extra:  # shape inference's results, after what the model declares
+        scope.declare_infos(extra.get(path, ()))
     return scope
-
-
-def _add_extra(scope: Scope, extra: dict | None) -> None:
-    """Add shape inference's results after what the model declares."""
-    if not extra:
-        return
-    for name, types in extra.get(scope.path, {}).items():
-        scope.raw.setdefault(name, []).extend(types)
 
 
 def function_scope(fn: onnx.FunctionProto, path: str | None = None, types: dict | None = None) -> Scope:
@@ -172,10 +154,11 @@ def function_scope(fn: onnx.FunctionProto, path: str | None = None, types: dict 
     (model/specialize.py), after what the body itself declares."""
     opsets = {o.domain: o.version for o in fn.opset_import}
     scope = Scope(path or function_path(fn), opsets, None, is_function=True)
-    _add_value_infos(scope, getattr(fn, "value_info", ()))
-    for name, found in (types or {}).items():
-        scope.raw.setdefault(name, []).extend(found)
     _fill(scope, fn.node)
+    scope.declare_infos(getattr(fn, "value_info", ()))
+    for name, found in (types or {}).items():
+        for tp in found:
+            scope.declare(name, tp)
     return scope
 
 
@@ -190,8 +173,8 @@ def walk_owned(
     (model/specialize.py), typed as that call types it; a body nobody calls comes
     once, untyped. Its nodes then come more than once, with different scopes.
 
-    ``extra_types`` maps a scope path to {name: [TypeProto, ...]} found by shape
-    inference; they fill what the model itself does not declare.
+    ``extra_types`` maps a scope path to the ValueInfoProtos shape inference found
+    (``scope_types``); they fill what the model itself does not declare.
     """
     opsets = {o.domain: o.version for o in model.opset_import}
     functions = {function_key(fn.domain, fn.name, fn.overload): fn for fn in model.functions}
@@ -265,13 +248,6 @@ def graph_paths(model: onnx.ModelProto) -> Iterator[tuple[str, onnx.GraphProto]]
             yield b.path, b.owner
 
 
-def scope_types(model: onnx.ModelProto) -> dict[str, dict]:
-    """{scope path: {name: [TypeProto, ...]}} from every graph's value_info and outputs."""
-    found: dict[str, dict] = {}
-    for path, g in graph_paths(model):
-        scope = Scope(path, {})
-        _add_value_infos(scope, g.value_info)
-        _add_value_infos(scope, g.output)
-        found[path] = scope.raw
-    return found
-
+def scope_types(model: onnx.ModelProto) -> dict[str, list]:
+    """{scope path: [ValueInfoProto, ...]}: every graph's value_info and outputs."""
+    return {path: [*g.value_info, *g.output] for path, g in graph_paths(model)}
