@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 import onnx
@@ -29,8 +30,7 @@ from .tensors import UnsafeData, read_value
 SMALL = 4096  # bytes: constants up to this size are compared by content
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(NamedTuple):  # a tuple: built for every node, at a tuple's cost
     graph: str  # the scope path: "main", "main/loop.body", "function local.F"
     index: int  # position in its graph or function
     name: str  # the node's name ("" when unnamed)
@@ -261,47 +261,72 @@ def _spec_for(domain: str, op: str, opset: int | None, imported: bool) -> OpSpec
     return spec
 
 
-def _type_name(t) -> str | None:
-    return None if t is None or t[0] == 0 else dtypes.name_of(t[0])
-
-
 _CONST_ROLES = (schema.SCALE, schema.ZERO_POINT)
-_CONST_AT: dict[int, tuple[int, ...]] = {}  # id(spec) -> input positions of scale / zero point roles
+_TYPE_NAMES = {proto: d.name for proto, d in dtypes.BY_PROTO.items()}
 
 
-def _const_positions(spec: OpSpec) -> tuple[int, ...]:
-    found = _CONST_AT.get(id(spec))
-    if found is None:
-        found = _CONST_AT[id(spec)] = tuple(i for i, p in enumerate(spec.inputs) if p.role in _CONST_ROLES)
+class OpInScope(NamedTuple):
+    """What one (domain, op_type) as a node spells it resolves to in one scope."""
+
+    domain: str  # normalized
+    opset: int | None
+    imported: bool
+    spec: OpSpec | None
+    const_at: tuple[int, ...]  # input positions of the scale and zero point roles
+
+
+def op_in_scope(scope, domain: str, op_type: str) -> OpInScope | None:
+    """The resolution of an op of a family qlin knows in ``scope`` (None for other ops),
+    worked out once per scope and spelling (``scope.ops``)."""
+    key = (domain, op_type)
+    found = scope.ops.get(key, False)
+    if found is False:
+        found = None
+        if schema.knows(domain, op_type):
+            d = schema.normalize_domain(domain)
+            opset = schema.opset_of(scope.opsets, d)
+            spec = _spec_for(d, op_type, opset, opset is not None)
+            at = () if spec is None else tuple(
+                i for i, p in enumerate(spec.inputs) if p.role in _CONST_ROLES)
+            found = OpInScope(d, opset, opset is not None, spec, at)
+        scope.ops[key] = found
     return found
 
 
-def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str) -> NodeFacts:
-    """The facts of one node in a ``model.walk.Scope``. (The hot path of `qlin check`:
-    written for speed, every field as the dataclass documents it.)"""
-    domain = schema.normalize_domain(node.domain)
-    opset = schema.opset_of(scope.opsets, domain)
-    imported = opset is not None
-    spec = _spec_for(domain, node.op_type, opset, imported)
+def _type_name(t) -> str | None:
+    if t is None or t[0] == 0:
+        return None
+    return _TYPE_NAMES.get(t[0]) or dtypes.name_of(t[0])
+
+
+def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
+               op: OpInScope | None = None) -> NodeFacts:
+    """The facts of one node in a ``model.walk.Scope``; ``op`` is its ``op_in_scope``
+    when the caller has it. (The hot path of `qlin check`: written for speed, every
+    field as the dataclass documents it.)"""
+    if op is None:
+        op = op_in_scope(scope, node.domain, node.op_type)
+        if op is None:  # an op of no family qlin knows: no schema, no constants
+            d = schema.normalize_domain(node.domain)
+            opset = schema.opset_of(scope.opsets, d)
+            op = OpInScope(d, opset, opset is not None, None, ())
     inputs = tuple(node.input)
     outputs = tuple(node.output)
     find = scope.find_type
     found = [find(n) if n else None for n in inputs]
-    out_found = [find(n) if n else None for n in outputs]
     values = [None] * len(inputs)
-    if spec is not None:
-        for i in _const_positions(spec):
-            if i < len(inputs) and inputs[i]:
-                tensor = scope.find_value(inputs[i])
-                if tensor is not None:
-                    values[i] = Const(tensor, base_dir, scope.read_cache)
+    for i in op.const_at:
+        if i < len(inputs) and inputs[i]:
+            tensor = scope.find_value(inputs[i])
+            if tensor is not None:
+                values[i] = Const(tensor, base_dir, scope.read_cache)
     return NodeFacts(
-        op=node.op_type, domain=domain, opset=opset, imported=imported, spec=spec,
+        op=node.op_type, domain=op.domain, opset=op.opset, imported=op.imported, spec=op.spec,
         present=tuple([bool(n) for n in inputs]),
-        in_types=tuple([None if t is None or t[0] == 0 else dtypes.name_of(t[0]) for t in found]),
+        in_types=tuple([_type_name(t) for t in found]),
         in_shapes=tuple([None if t is None else t[1] for t in found]),
         out_present=tuple([bool(n) for n in outputs]),
-        out_types=tuple([None if t is None or t[0] == 0 else dtypes.name_of(t[0]) for t in out_found]),
+        out_types=tuple([_type_name(find(n)) if n else None for n in outputs]),
         attr_items=tuple([_attr_item(a) for a in node.attribute]) if len(node.attribute) else (),
         values=tuple(values),
         inputs=inputs, outputs=outputs,
@@ -327,4 +352,5 @@ def array_facts(node: onnx.NodeProto, opset: int, arrays: list) -> NodeFacts:
     )
 
 
-__all__ = ["Const", "Location", "NodeFacts", "array_facts", "node_label", "read_facts"]
+__all__ = ["Const", "Location", "NodeFacts", "OpInScope", "array_facts", "node_label", "op_in_scope",
+           "read_facts"]

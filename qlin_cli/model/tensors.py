@@ -108,10 +108,11 @@ def resolve_location(base_dir: str, location: str) -> str:
 
 
 def _int_field(info: dict[str, str], key: str, location: str) -> int | None:
-    if key not in info:
+    text = info.get(key)
+    if text is None:
         return None
     try:
-        value = int(info[key])
+        value = int(text)
     except ValueError:
         raise UnsafeData(f"external data {key} {info[key]!r} of {location!r} is not a number") from None
     if value < 0:
@@ -128,8 +129,9 @@ def check_external(
     """
     info = external_info(tensor)
     location = info.get("location", "")
-    if any(d < 0 for d in tensor.dims):
-        raise UnsafeData(f"tensor {tensor.name!r} has a negative dimension {dims_text(tensor.dims)}")
+    dims = tensor.dims
+    if dims and min(dims) < 0:
+        raise UnsafeData(f"tensor {tensor.name!r} has a negative dimension {dims_text(dims)}")
     if cache is not None and location in cache:
         path, size = cache[location]
     else:

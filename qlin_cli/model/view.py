@@ -98,14 +98,17 @@ class ModelView:
         return self._memo[key]
 
     def of_family(self, body: BodyView, family: str) -> dict[str, tuple[int, NodeFacts]]:
-        """First output name -> (index, facts) of the body's nodes of one family."""
+        """First output name -> (index, facts) of the body's nodes of one family, in node
+        order. (Every family of the body is sorted out at the first call.)"""
         def compute():
-            found: dict[str, tuple[int, NodeFacts]] = {}
-            for i, f in body.facts.items():
-                if f.spec is not None and f.spec.family == family and f.outputs and f.outputs[0]:
-                    found.setdefault(f.outputs[0], (i, f))
+            found: dict[str, dict[str, tuple[int, NodeFacts]]] = {}
+            facts = body.facts
+            for i in sorted(facts):
+                f = facts[i]
+                if f.spec is not None and f.outputs and f.outputs[0]:
+                    found.setdefault(f.spec.family, {}).setdefault(f.outputs[0], (i, f))
             return found
-        return self.memo(("family", body.path, family), compute)
+        return self.memo(("families", body.path), compute).get(family, {})
 
     # ---- building (the engine) ---------------------------------------------------------
     def add(self, scope, owner, node: onnx.NodeProto) -> BodyView:
@@ -146,6 +149,8 @@ class ModelView:
     @cached_property
     def owners(self) -> dict[str, tuple[BodyView, int]]:
         """Subgraph path -> (the body holding the node that owns it, that node's index)."""
+        if not self.children:  # no subgraphs: no node to look for
+            return {}
         by_graph: dict[int, tuple[BodyView, int]] = {}
         for body in self.bodies:
             for i, node in enumerate(body.nodes):

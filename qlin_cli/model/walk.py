@@ -36,14 +36,26 @@ class Scope:
     parent: Scope | None = None
     values: dict[str, onnx.TensorProto] = field(default_factory=dict)
     # name -> (elem_type, shape): initializers and constants first, then what the scope
-    # declares and what inference adds, each kept only where it says more (``_better``)
+    # declares and what inference adds, each kept only where it says more (``_better``).
+    # An initializer's own type is entered when first needed (``_tensor_type``): reading
+    # the dims of every initializer of a large model costs more than all lookups.
     types: dict[str, tuple[int, Shape | None]] = field(default_factory=dict)
     is_function: bool = False
     read_cache: dict = field(default_factory=dict)  # id(tensor) -> value read by a rule
+    ops: dict = field(default_factory=dict)  # (domain, op_type) -> model.facts.op_in_scope's answer
+
+    def _tensor_type(self, name: str) -> tuple[int, Shape | None] | None:
+        """The type in ``types``, else the type of the initializer or constant named so."""
+        t = self.types.get(name)
+        if t is None:
+            tensor = self.values.get(name)
+            if tensor is not None:
+                t = self.types[name] = (tensor.data_type, tuple(tensor.dims))
+        return t
 
     def declare(self, name: str, tp: onnx.TypeProto) -> None:
         """Add a declared or inferred type of ``name``, unless what is known is complete."""
-        have = self.types.get(name)
+        have = self._tensor_type(name)
         if have is not None and have[0] != 0 and have[1] is not None and None not in have[1]:
             return
         best = _better(have, _shape_of(tp))
@@ -65,12 +77,13 @@ class Scope:
         return None
 
     def find_type(self, name: str) -> tuple[int, Shape | None] | None:
-        t = self.types.get(name)
-        s = self.parent
-        while t is None and s is not None:
-            t = s.types.get(name)
+        s = self
+        while s is not None:
+            t = s.types.get(name) or s._tensor_type(name)
+            if t is not None:
+                return t
             s = s.parent
-        return t
+        return None
 
 
 def _better(old, new):
@@ -136,10 +149,9 @@ def graph_scope(
     graph: onnx.GraphProto, path: str, opsets, parent: Scope | None, extra: dict | None = None
 ) -> Scope:
     scope = Scope(path, opsets, parent)
-    values, types = scope.values, scope.types
+    values = scope.values
     for init in graph.initializer:
         values[init.name] = init
-        types[init.name] = (init.data_type, tuple(init.dims))
     _fill(scope, graph.node)
     scope.declare_infos(graph.input)
     scope.declare_infos(graph.value_info)

@@ -15,7 +15,7 @@ def producer(view, body, name: str, family: str):
 
 def of_family(view, body, family: str):
     """(index, facts) of every node of ``family`` in ``body``, in node order."""
-    return sorted(view.of_family(body, family).values(), key=lambda item: item[0])
+    return view.of_family(body, family).values()
 
 
 def fed_by(view, consumer_family: str, producer_family: str):
