@@ -60,7 +60,7 @@ class Const:
         self._tensor, self._base_dir, self._cache = tensor, base_dir, cache
         raw = tensor.raw_data  # read once: each read copies the bytes out of protobuf
         if raw and len(raw) <= SMALL:
-            self._key = (tensor.data_type, tuple(tensor.dims), raw)
+            self._key = (tensor.data_type, tuple(tensor.dims[:]), raw)  # [:]: twice as fast
         elif not raw and tensor.ByteSize() <= SMALL:
             self._key = ("proto", tensor.SerializeToString(deterministic=True))
         else:
@@ -310,16 +310,21 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
             d = schema.normalize_domain(node.domain)
             opset = schema.opset_of(scope.opsets, d)
             op = OpInScope(d, opset, opset is not None, None, ())
-    inputs = tuple(node.input)
-    outputs = tuple(node.output)
+    inputs = tuple(node.input[:])  # a slice first: twice as fast as tuple() on protobuf's list
+    outputs = tuple(node.output[:])
     find = scope.find_type
     found = [find(n) if n else None for n in inputs]
     values = [None] * len(inputs)
+    consts = scope.consts
     for i in op.const_at:
-        if i < len(inputs) and inputs[i]:
-            tensor = scope.find_value(inputs[i])
-            if tensor is not None:
-                values[i] = Const(tensor, base_dir, scope.read_cache)
+        name = inputs[i] if i < len(inputs) else ""
+        if name:
+            c = consts.get(name)
+            if c is None:
+                tensor = scope.find_value(name)
+                if tensor is not None:
+                    c = consts[name] = Const(tensor, base_dir, scope.read_cache)
+            values[i] = c
     return NodeFacts(
         op=node.op_type, domain=op.domain, opset=op.opset, imported=op.imported, spec=op.spec,
         present=tuple([bool(n) for n in inputs]),

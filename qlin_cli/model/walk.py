@@ -43,6 +43,7 @@ class Scope:
     is_function: bool = False
     read_cache: dict = field(default_factory=dict)  # id(tensor) -> value read by a rule
     ops: dict = field(default_factory=dict)  # (domain, op_type) -> model.facts.op_in_scope's answer
+    consts: dict = field(default_factory=dict)  # name -> the model.facts.Const read_facts made
 
     def _tensor_type(self, name: str) -> tuple[int, Shape | None] | None:
         """The type in ``types``, else the type of the initializer or constant named so."""
@@ -50,7 +51,7 @@ class Scope:
         if t is None:
             tensor = self.values.get(name)
             if tensor is not None:
-                t = self.types[name] = (tensor.data_type, tuple(tensor.dims))
+                t = self.types[name] = (tensor.data_type, tuple(tensor.dims[:]))
         return t
 
     def declare(self, name: str, tp: onnx.TypeProto) -> None:
