@@ -18,7 +18,7 @@ _DATA_ATTRIBUTES = {AttributeProto.TENSOR, AttributeProto.TENSORS, AttributeProt
 
 
 def inferred_types(model: onnx.ModelProto, size: int | None = None) -> dict | None:
-    """{scope path: [ValueInfoProto, ...]} from onnx shape inference, or None
+    """{scope path: [(name, (elem_type, shape)), ...]} from onnx shape inference, or None
     when it cannot run.
 
     ``size``: the model's serialized size when the caller knows it (the size of

@@ -54,19 +54,20 @@ class Scope:
                 t = self.types[name] = (tensor.data_type, tuple(tensor.dims[:]))
         return t
 
-    def declare(self, name: str, tp: onnx.TypeProto) -> None:
-        """Add a declared or inferred type of ``name``, unless what is known is complete."""
+    def declare(self, name: str, t: tuple[int, Shape | None] | None) -> None:
+        """Add a declared or inferred (elem_type, shape) of ``name`` (``_shape_of`` of its
+        TypeProto), unless what is known is complete."""
         have = self._tensor_type(name)
         if have is not None and have[0] != 0 and have[1] is not None and None not in have[1]:
             return
-        best = _better(have, _shape_of(tp))
+        best = _better(have, t)
         if best is not None:
             self.types[name] = best
 
     def declare_infos(self, infos) -> None:
         """``declare`` every ValueInfoProto of ``infos``."""
         for vi in infos:
-            self.declare(vi.name, vi.type)
+            self.declare(vi.name, _shape_of(vi.type))
 
     def find_value(self, name: str) -> onnx.TensorProto | None:
         s = self
@@ -158,7 +159,8 @@ def graph_scope(
     scope.declare_infos(graph.value_info)
     scope.declare_infos(graph.output)
     if extra:  # shape inference's results, after what the model declares
-        scope.declare_infos(extra.get(path, ()))
+        for name, t in extra.get(path, ()):
+            scope.declare(name, t)
     return scope
 
 
@@ -171,7 +173,7 @@ def function_scope(fn: onnx.FunctionProto, path: str | None = None, types: dict 
     scope.declare_infos(getattr(fn, "value_info", ()))
     for name, found in (types or {}).items():
         for tp in found:
-            scope.declare(name, tp)
+            scope.declare(name, _shape_of(tp))
     return scope
 
 
@@ -186,7 +188,7 @@ def walk_owned(
     (model/specialize.py), typed as that call types it; a body nobody calls comes
     once, untyped. Its nodes then come more than once, with different scopes.
 
-    ``extra_types`` maps a scope path to the ValueInfoProtos shape inference found
+    ``extra_types`` maps a scope path to the (name, type) pairs shape inference found
     (``scope_types``); they fill what the model itself does not declare.
     """
     opsets = {o.domain: o.version for o in model.opset_import}
@@ -262,5 +264,7 @@ def graph_paths(model: onnx.ModelProto) -> Iterator[tuple[str, onnx.GraphProto]]
 
 
 def scope_types(model: onnx.ModelProto) -> dict[str, list]:
-    """{scope path: [ValueInfoProto, ...]}: every graph's value_info and outputs."""
-    return {path: [*g.value_info, *g.output] for path, g in graph_paths(model)}
+    """{scope path: [(name, (elem_type, shape) or None), ...]}: the types of every graph's
+    value_info and outputs, as ``Scope.declare`` takes them."""
+    return {path: [(vi.name, _shape_of(vi.type)) for vi in (*g.value_info, *g.output)]
+            for path, g in graph_paths(model)}
