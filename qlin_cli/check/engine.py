@@ -17,7 +17,7 @@ from .. import schema
 from ..errors import QlinError, unexpected
 from ..gc_pause import paused_collection
 from ..model.facts import NodeFacts, op_in_scope, read_facts
-from ..model.graphs import all_nodes
+from ..model.graphs import all_nodes, reading
 from ..model.infer import inferred_types
 from ..model.load import load_model
 from ..model.safety import validate_model_files
@@ -156,10 +156,11 @@ def _check_file(path: str, select, ignore) -> FileResult:
     try:
         model = load_model(path, weights=False)  # checking never reads values above 64 MiB
         base_dir = os.path.dirname(os.path.abspath(path))
-        validate_model_files(model, base_dir, path)
         stats: dict = {}
-        result.diagnostics = check_model(model, base_dir, select, ignore, stats=stats,
-                                         size=os.path.getsize(path))
+        with reading(model):  # nothing below changes the model
+            validate_model_files(model, base_dir, path)
+            result.diagnostics = check_model(model, base_dir, select, ignore, stats=stats,
+                                             size=os.path.getsize(path))
         result.nodes = stats["nodes"]
     except QlinError as e:
         result.error = e.reason

@@ -13,7 +13,9 @@ nested models cannot exhaust Python's recursion limit.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import onnx
@@ -66,10 +68,33 @@ def roots(model: onnx.ModelProto) -> list[Body]:
     return found
 
 
+_reading = threading.local()  # .memo: (the model being read, its bodies or None)
+
+
+@contextmanager
+def reading(model: onnx.ModelProto):
+    """A block in which the caller does not change ``model``: ``bodies(model)`` scans its
+    nodes for subgraphs once, however many passes ask (check's safety checks, walk and
+    model rules each did)."""
+    before = getattr(_reading, "memo", None)
+    if before is not None and before[0] is model:
+        yield
+        return
+    _reading.memo = (model, None)
+    try:
+        yield
+    finally:
+        _reading.memo = before
+
+
 def bodies(model: onnx.ModelProto) -> Iterator[Body]:
     """Every body of the model: each root, then its subgraphs depth first."""
-    for root in roots(model):
-        yield from within(root)
+    memo = getattr(_reading, "memo", None)
+    if memo is not None and memo[0] is model:
+        if memo[1] is None:
+            memo = _reading.memo = (model, [b for root in roots(model) for b in within(root)])
+        return iter(memo[1])
+    return (b for root in roots(model) for b in within(root))
 
 
 def within(root: Body) -> Iterator[Body]:

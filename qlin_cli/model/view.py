@@ -46,12 +46,30 @@ class BodyView:
     def is_function(self) -> bool:
         return isinstance(self.owner, onnx.FunctionProto)
 
+    # Model rules scan every node of a body, often several rules over the same fields:
+    # each field is read from protobuf once, here, and kept as plain tuples.
+    @cached_property
+    def kinds(self) -> list[tuple[str, str]]:
+        """(domain as spelled, op_type) of every node."""
+        return [(n.domain, n.op_type) for n in self.nodes]
+
+    @cached_property
+    def io(self) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        """(input names, output names) of every node (the facts' tuples where read)."""
+        facts = self.facts
+        out = []
+        for i, n in enumerate(self.nodes):
+            f = facts.get(i)
+            out.append((f.inputs, f.outputs) if f is not None else
+                       (tuple(n.input[:]), tuple(n.output[:])))
+        return out
+
     @cached_property
     def producers(self) -> dict[str, int]:
         """Output name -> the index of the (first) node that produces it."""
         found: dict[str, int] = {}
-        for i, node in enumerate(self.nodes):
-            for name in node.output:
+        for i, (_, outs) in enumerate(self.io):
+            for name in outs:
                 if name:
                     found.setdefault(name, i)
         return found
@@ -60,8 +78,8 @@ class BodyView:
     def consumers(self) -> dict[str, list[tuple[int, int]]]:
         """Value name -> [(node index, input position)] of the nodes in this body reading it."""
         found: dict[str, list[tuple[int, int]]] = {}
-        for i, node in enumerate(self.nodes):
-            for k, name in enumerate(node.input):
+        for i, (ins, _) in enumerate(self.io):
+            for k, name in enumerate(ins):
                 if name:
                     found.setdefault(name, []).append((i, k))
         return found
@@ -167,9 +185,10 @@ class ModelView:
         for body in reversed(self.bodies):  # subgraphs come after their parents in the walk
             local = set(body.defined)
             used: set[str] = set()
-            for node in body.nodes:
-                used.update(n for n in node.input if n)
-                local.update(n for n in node.output if n)
+            for ins, outs in body.io:
+                used.update(ins)
+                local.update(outs)
+            used.discard("")
             for child in self.children.get(body.path, ()):
                 used |= found.get(child.path, frozenset())
             found[body.path] = frozenset(used - local)

@@ -14,7 +14,7 @@ import onnx
 from onnx import AttributeProto, helper
 
 from ..schema import normalize_domain
-from .graphs import Body, bodies, function_path, roots, within
+from .graphs import Body, bodies, function_path, within
 from .specialize import (
     body_types,
     call_signature,
@@ -203,17 +203,16 @@ def walk_owned(
         if key in functions:
             calls[key].setdefault(call_signature(functions[key], node, scope), None)
 
-    for root in roots(model):
-        if root.is_function:
-            continue
-        for body in within(root):
-            parent = scopes.get(body.parent) if body.parent else None
-            scope = graph_scope(body.owner, body.path, parent.opsets if parent else opsets,
-                                parent, extra_types)
-            scopes[body.path] = scope
-            for i, node in enumerate(body.owner.node):
-                note_call(scope, node)
-                yield scope, body.owner, i, node
+    for body in bodies(model):  # the graphs: main and training graphs, with their subgraphs
+        if body.is_function:
+            break  # the functions' roots come last: they are walked below, per call signature
+        parent = scopes.get(body.parent) if body.parent else None
+        scope = graph_scope(body.owner, body.path, parent.opsets if parent else opsets,
+                            parent, extra_types)
+        scopes[body.path] = scope
+        for i, node in enumerate(body.owner.node):
+            note_call(scope, node)
+            yield scope, body.owner, i, node
     done: set = set()
     inferred_bodies = {key for key, fn in functions.items() if needs_inference(fn, functions)}
     pending = [key for key in functions]

@@ -39,7 +39,7 @@ class DomainNotImported(ModelRule):
         for body in view.bodies:
             opsets = body.scope.opsets
             owner = "function" if body.is_function else "model"
-            missing = {d for d in {n.domain for n in body.nodes} if schema.opset_of(opsets, d) is None}
+            missing = {d for d in {d for d, _ in body.kinds} if schema.opset_of(opsets, d) is None}
             if not missing:
                 continue
             for i, node in enumerate(body.nodes):

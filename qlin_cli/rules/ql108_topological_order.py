@@ -39,15 +39,12 @@ class TopologicalOrder(ModelRule):
         for body in view.bodies:
             seen = set(body.defined)
             seen.add("")  # an absent optional input
-            facts = body.facts
-            for i, node in enumerate(body.nodes):
+            for i, (ins, outs) in enumerate(body.io):
                 children = owned.get((body.path, i)) if owned else None
-                f = facts.get(i)  # the facts hold the names as tuples already (cheaper than protobuf)
-                ins, outs = (f.inputs, f.outputs) if f is not None else (node.input, node.output)
                 if children is None and seen.issuperset(ins):
                     seen.update(outs)  # the usual node: every input already there
                     continue
-                names = list(node.input)
+                names = list(ins)
                 for child in children or ():
                     names.extend(sorted(reads.get(child, ())))
                 producers = body.producers  # built on the first input not seen yet
@@ -58,7 +55,7 @@ class TopologicalOrder(ModelRule):
                     who = f"'{other.name}'" if other.name else f"#{j}"
                     how = "it" if j == i else f"node {who} ({other.op_type}), which comes after it"
                     more = f" (and {len(late) - 1} more)" if len(late) > 1 else ""
-                    sub = "" if late[0] in node.input else " through its subgraph"
+                    sub = "" if late[0] in ins else " through its subgraph"
                     yield Violation(
                         f"reads '{late[0]}'{sub}{more}, produced by {how}: sort the nodes "
                         f"topologically", at=view.node_site(body, i))

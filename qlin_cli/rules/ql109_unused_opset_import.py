@@ -39,7 +39,7 @@ class UnusedOpsetImport(ModelRule):
         model_used: set[str] = set()
         fn_used: dict[int, set[str]] = {}  # id(FunctionProto) -> domains its body uses
         for body in view.bodies:
-            used = {schema.normalize_domain(n.domain) for n in body.nodes}
+            used = {schema.normalize_domain(d) for d in {d for d, _ in body.kinds}}
             model_used |= used
             top = body
             while top.parent is not None:  # a subgraph inside a function counts for it

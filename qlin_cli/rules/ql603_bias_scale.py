@@ -44,9 +44,10 @@ class BiasScale(ModelRule):
 
     def check_model(self, view):
         for body in view.bodies:
-            for node in body.nodes:
-                if node.op_type not in BIAS_OPS or schema.normalize_domain(node.domain) != schema.AI_ONNX:
+            for i, (domain, op) in enumerate(body.kinds):
+                if op not in BIAS_OPS or schema.normalize_domain(domain) != schema.AI_ONNX:
                     continue
+                node = body.nodes[i]
                 if len(node.input) < 3 or not node.input[2] or not _unit_gemm(node):
                     continue
                 found = [producer(view, body, node.input[k], schema.LINEAR_DEQUANTIZE) for k in range(3)]
