@@ -29,6 +29,9 @@ class Body:
     path: str  # "main", "main/loop.body", "training_info[0].algorithm", "function local.F"
     owner: onnx.GraphProto | onnx.FunctionProto
     parent: str | None  # the path of the body whose names this one sees (None: a root)
+    # indices of the nodes that have attributes (as ``within`` yields it; None before):
+    # passes that look into attributes skip the other nodes without touching them again
+    attributed: tuple[int, ...] | None = None
 
     @property
     def is_function(self) -> bool:
@@ -102,12 +105,14 @@ def within(root: Body) -> Iterator[Body]:
     stack = [root]
     while stack:
         body = stack.pop()
-        yield body
         children = []
+        attributed = []
         for i, node in enumerate(body.owner.node):
             if node.attribute:
+                attributed.append(i)
                 children.extend(Body(f"{body.path}/{sub}", g, body.path)
                                 for sub, g in subgraphs(node, i))
+        yield Body(body.path, body.owner, body.parent, tuple(attributed))
         stack.extend(reversed(children))
 
 

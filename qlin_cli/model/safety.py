@@ -15,16 +15,18 @@ from .tensors import UnsafeData, check_external, is_external
 
 def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
     """Every TensorProto that can carry data: initializers and tensor attributes."""
-    owners = [b.owner for b in bodies(model)]
-    for g in owners:
+    found = list(bodies(model))
+    for b in found:
+        g = b.owner
         if isinstance(g, onnx.GraphProto):
             yield from g.initializer
             for sp in g.sparse_initializer:
                 yield sp.values
                 yield sp.indices
-    for owner in owners:
-        for node in owner.node:
-            for a in node.attribute:
+    for b in found:
+        nodes = b.owner.node
+        for i in b.attributed:
+            for a in nodes[i].attribute:
                 if a.type == AttributeProto.TENSOR:
                     yield a.t
                 elif a.type == AttributeProto.TENSORS:

@@ -15,7 +15,7 @@ import onnx
 
 from .. import schema
 from .facts import NodeFacts, read_facts
-from .graphs import subgraphs
+from .graphs import bodies, subgraphs
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class BodyView:
     parent: BodyView | None
     nodes: list[onnx.NodeProto] = field(default_factory=list)
     facts: dict[int, NodeFacts] = field(default_factory=dict)
+    found_attributed: tuple[int, ...] | None = None  # graphs.Body.attributed, where known
 
     @property
     def is_function(self) -> bool:
@@ -63,6 +64,13 @@ class BodyView:
             out.append((f.inputs, f.outputs) if f is not None else
                        (tuple(n.input[:]), tuple(n.output[:])))
         return out
+
+    @cached_property
+    def attributed(self) -> tuple[int, ...]:
+        """Indices of the nodes that have attributes."""
+        if self.found_attributed is not None:
+            return self.found_attributed
+        return tuple(i for i, n in enumerate(self.nodes) if n.attribute)
 
     @cached_property
     def producers(self) -> dict[str, int]:
@@ -145,13 +153,16 @@ class ModelView:
 
     def graphs(self) -> list[BodyView]:
         """Every graph body (not functions), those without nodes included."""
-        have = {b.path for b in self.bodies}
+        have = {b.path: b for b in self.bodies}
         extra = []
-        from .walk import graph_paths
-
-        for path, g in graph_paths(self.model):
-            if path not in have:
-                extra.append(BodyView(path, g, None, None))
+        for b in bodies(self.model):
+            if b.is_function:
+                continue
+            seen = have.get(b.path)
+            if seen is None:
+                extra.append(BodyView(b.path, b.owner, None, None, found_attributed=b.attributed))
+            elif seen.owner is b.owner:
+                seen.found_attributed = b.attributed
         return [b for b in self.bodies if not b.is_function] + extra
 
     def facts(self, body: BodyView, index: int) -> NodeFacts | None:

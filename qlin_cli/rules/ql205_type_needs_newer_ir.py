@@ -94,7 +94,8 @@ def _mentions(body, types: set[int]) -> bool:
         return True
     if not types.isdisjoint({vi.type.tensor_type.elem_type for vi in (*g.input, *g.output, *g.value_info)}):
         return True
-    return any(a.HasField("t") or len(a.tensors) for n in body.nodes if n.attribute for a in n.attribute)
+    nodes = body.owner.node
+    return any(a.HasField("t") or len(a.tensors) for i in body.attributed for a in nodes[i].attribute)
 
 
 def _declared(body):
@@ -107,9 +108,9 @@ def _declared(body):
     for vi in (*g.input, *g.output, *g.value_info):
         if vi.type.HasField("tensor_type"):
             yield vi.name, vi.type.tensor_type.elem_type
-    for node in body.nodes:
-        if not node.attribute:
-            continue
+    nodes = body.owner.node
+    for i in body.attributed:
+        node = nodes[i]
         for a in node.attribute:
             if a.HasField("t"):
                 yield node.output[0] if node.output else a.name, a.t.data_type
