@@ -5,6 +5,7 @@ from __future__ import annotations
 import onnx
 from onnx import AttributeProto
 
+from .graphs import MAIN, bodies
 from .tensors import nbytes
 from .walk import scope_types
 
@@ -37,7 +38,10 @@ def inferred_types(model: onnx.ModelProto, size: int | None = None) -> dict | No
         )
     except Exception:  # inference is a help, not a requirement
         return None
-    return scope_types(inferred)
+    # the copy has the model's bodies: when the model has no subgraph, neither has the copy
+    # (and looking for them would visit every node again)
+    only_main = [b.path for b in bodies(model) if not b.is_function] == [MAIN]
+    return scope_types(inferred, only_main)
 
 
 def _light_tensor(src: onnx.TensorProto, dst: onnx.TensorProto) -> None:

@@ -14,7 +14,7 @@ import onnx
 from onnx import AttributeProto, helper
 
 from ..schema import normalize_domain
-from .graphs import Body, bodies, function_path, within
+from .graphs import MAIN, Body, bodies, function_path, within
 from .specialize import (
     body_types,
     call_signature,
@@ -262,8 +262,10 @@ def graph_paths(model: onnx.ModelProto) -> Iterator[tuple[str, onnx.GraphProto]]
             yield b.path, b.owner
 
 
-def scope_types(model: onnx.ModelProto) -> dict[str, list]:
+def scope_types(model: onnx.ModelProto, only_main: bool = False) -> dict[str, list]:
     """{scope path: [(name, (elem_type, shape) or None), ...]}: the types of every graph's
-    value_info and outputs, as ``Scope.declare`` takes them."""
+    value_info and outputs (of the main graph alone with ``only_main``), as
+    ``Scope.declare`` takes them."""
+    graphs = [(MAIN, model.graph)] if only_main else graph_paths(model)
     return {path: [(vi.name, _shape_of(vi.type)) for vi in (*g.value_info, *g.output)]
-            for path, g in graph_paths(model)}
+            for path, g in graphs}
