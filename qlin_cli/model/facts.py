@@ -262,7 +262,17 @@ def _spec_for(domain: str, op: str, opset: int | None, imported: bool) -> OpSpec
 
 
 _CONST_ROLES = (schema.SCALE, schema.ZERO_POINT)
-_TYPE_NAMES = {proto: d.name for proto, d in dtypes.BY_PROTO.items()}
+
+
+class _TypeNames(dict):
+    """Element type number -> its name (None for 0, undefined), filled on first use."""
+
+    def __missing__(self, proto: int) -> str | None:
+        name = self[proto] = dtypes.name_of(proto) if proto else None
+        return name
+
+
+_TYPE_NAMES = _TypeNames()
 
 
 class OpInScope(NamedTuple):
@@ -293,12 +303,6 @@ def op_in_scope(scope, domain: str, op_type: str) -> OpInScope | None:
     return found
 
 
-def _type_name(t) -> str | None:
-    if t is None or t[0] == 0:
-        return None
-    return _TYPE_NAMES.get(t[0]) or dtypes.name_of(t[0])
-
-
 def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
                op: OpInScope | None = None) -> NodeFacts:
     """The facts of one node in a ``model.walk.Scope``; ``op`` is its ``op_in_scope``
@@ -325,13 +329,15 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
                 if tensor is not None:
                     c = consts[name] = Const(tensor, base_dir, scope.read_cache)
             values[i] = c
+    names = _TYPE_NAMES
+    out_found = [find(n) if n else None for n in outputs]
     return NodeFacts(
         op=node.op_type, domain=op.domain, opset=op.opset, imported=op.imported, spec=op.spec,
-        present=tuple([bool(n) for n in inputs]),
-        in_types=tuple([_type_name(t) for t in found]),
+        present=tuple(map(bool, inputs)),
+        in_types=tuple([None if t is None else names[t[0]] for t in found]),
         in_shapes=tuple([None if t is None else t[1] for t in found]),
-        out_present=tuple([bool(n) for n in outputs]),
-        out_types=tuple([_type_name(find(n)) if n else None for n in outputs]),
+        out_present=tuple(map(bool, outputs)),
+        out_types=tuple([None if t is None else names[t[0]] for t in out_found]),
         attr_items=tuple([_attr_item(a) for a in node.attribute]) if len(node.attribute) else (),
         values=tuple(values),
         inputs=inputs, outputs=outputs,
