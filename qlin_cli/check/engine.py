@@ -73,8 +73,11 @@ def check_model(
     view = ModelView(model, base_dir)
     checked = 0
     marked: dict[tuple[str, str], list[str]] = {}  # (graph, node label) -> its qlin:ignore codes
+    last = body = None
     for scope, owner, index, node in walk_owned(model, extra):
-        body = view.add(scope, owner, node)
+        if scope is not last:
+            last, body = scope, view.body_of(scope, owner)
+        body.nodes.append(node)
         if node.metadata_props:
             codes = node_ignores(node)
             if codes is not None:

@@ -138,13 +138,18 @@ class ModelView:
 
     # ---- building (the engine) ---------------------------------------------------------
     def add(self, scope, owner, node: onnx.NodeProto) -> BodyView:
+        body = self.body_of(scope, owner)
+        body.nodes.append(node)
+        return body
+
+    def body_of(self, scope, owner) -> BodyView:
+        """The body a scope's nodes go to (the engine appends to its ``nodes`` itself)."""
         body = self._by_path.get(scope.path)
         if body is None:
             parent = self._by_path.get(scope.parent.path) if scope.parent is not None else None
             body = BodyView(scope.path, owner, scope, parent)
             self._by_path[scope.path] = body
             self.bodies.append(body)
-        body.nodes.append(node)
         return body
 
     # ---- reading (the rules) -----------------------------------------------------------
