@@ -317,7 +317,13 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
     inputs = tuple(node.input[:])  # a slice first: twice as fast as tuple() on protobuf's list
     outputs = tuple(node.output[:])
     find = scope.find_type
-    found = [find(n) if n else None for n in inputs]
+    if scope.parent is None:  # the usual scope: one dict look-up per name, no call
+        types, own = scope.types, scope._tensor_type
+        found = [(types.get(n) or own(n)) if n else None for n in inputs]
+        out_found = [(types.get(n) or own(n)) if n else None for n in outputs]
+    else:
+        found = [find(n) if n else None for n in inputs]
+        out_found = [find(n) if n else None for n in outputs]
     values = [None] * len(inputs)
     consts = scope.consts
     for i in op.const_at:
@@ -330,7 +336,6 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
                     c = consts[name] = Const(tensor, base_dir, scope.read_cache)
             values[i] = c
     names = _TYPE_NAMES
-    out_found = [find(n) if n else None for n in outputs]
     return NodeFacts(
         op=node.op_type, domain=op.domain, opset=op.opset, imported=op.imported, spec=op.spec,
         present=tuple(map(bool, inputs)),

@@ -46,7 +46,8 @@ class Scope:
     consts: dict = field(default_factory=dict)  # name -> the model.facts.Const read_facts made
 
     def _tensor_type(self, name: str) -> tuple[int, Shape | None] | None:
-        """The type in ``types``, else the type of the initializer or constant named so."""
+        """The type in ``types``, else the type of the initializer or constant named so
+        (model.facts.read_facts calls it directly for a scope without a parent)."""
         t = self.types.get(name)
         if t is None:
             tensor = self.values.get(name)
