@@ -160,8 +160,12 @@ def graph_scope(
     scope.declare_infos(graph.value_info)
     scope.declare_infos(graph.output)
     if extra:  # shape inference's results, after what the model declares
+        types = scope.types
         for name, t in extra.get(path, ()):
-            scope.declare(name, t)
+            if t is not None and name not in types and name not in values:
+                types[name] = t  # the usual case, and what declare() would do
+            else:
+                scope.declare(name, t)
     return scope
 
 
