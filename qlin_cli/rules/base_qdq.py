@@ -22,10 +22,13 @@ def fed_by(view, consumer_family: str, producer_family: str):
     """(body, index, facts, producer index, producer facts) for every node of
     ``consumer_family`` whose x is produced by a node of ``producer_family`` in its body."""
     for body in view.bodies:
+        producers = view.of_family(body, producer_family)
+        if not producers:
+            continue
         for i, f in of_family(view, body, consumer_family):
             if not f.present_at(0):
                 continue
-            found = producer(view, body, f.inputs[0], producer_family)
+            found = producers.get(f.inputs[0])
             if found is not None:
                 yield (body, i, f, *found)
 
