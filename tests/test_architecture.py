@@ -3,7 +3,8 @@
 * findings do not depend on the clean-verdict cache or on node order;
 * the rule registry is complete whichever threads ask for it first;
 * no package imports another in a cycle; convert does not import check;
-* schema facts (vendor domains, the axis policy) are stated only in schema/.
+* schema facts (vendor domains, the axis policy) are stated only in schema/;
+* read_facts, which builds NodeFacts by position for speed, gives each field its value.
 """
 
 from __future__ import annotations
@@ -247,3 +248,54 @@ def test_fixable_rules_attach_a_fix_and_others_do_not(rule):
     for d in found:
         if d.fix is not None:
             assert d.fix.edits and all(e.describe() for e in d.fix.edits)
+
+
+def _slow_facts(node, index, scope, base_dir):
+    """NodeFacts built by keyword, field by field, the slow way: what read_facts (which
+    passes them by position, for speed) must give."""
+    from qlin_cli import schema
+    from qlin_cli.model.facts import Const, Location, NodeFacts, _attr_item, op_in_scope
+    from qlin_cli.schema import dtypes
+
+    op = op_in_scope(scope, node.domain, node.op_type)
+    types = [scope.find_type(n) if n else None for n in node.input]
+    outs = [scope.find_type(n) if n else None for n in node.output]
+    values = []
+    for i, n in enumerate(node.input):
+        role = op.spec.inputs[i].role if op.spec is not None and i < len(op.spec.inputs) else None
+        tensor = scope.find_value(n) if n and role in (schema.SCALE, schema.ZERO_POINT) else None
+        values.append(None if tensor is None else Const(tensor, base_dir, {}))
+    name = lambda t: None if t is None or not t[0] else dtypes.name_of(t[0])  # noqa: E731
+    return NodeFacts(
+        op=node.op_type, domain=op.domain, opset=op.opset, imported=op.imported, spec=op.spec,
+        present=tuple(bool(n) for n in node.input), in_types=tuple(name(t) for t in types),
+        in_shapes=tuple(None if t is None else t[1] for t in types),
+        out_present=tuple(bool(n) for n in node.output), out_types=tuple(name(t) for t in outs),
+        attr_items=tuple(_attr_item(a) for a in node.attribute), values=tuple(values),
+        inputs=tuple(node.input), outputs=tuple(node.output),
+        location=Location(scope.path, index, node.name, scope.is_function))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: os.path.relpath(p, MODELS))
+def test_read_facts_gives_every_field_its_value(path):
+    """read_facts builds NodeFacts by position: each field holds what it is named for."""
+    from dataclasses import fields
+
+    from qlin_cli import schema
+    from qlin_cli.model.facts import read_facts
+    from qlin_cli.model.infer import inferred_types
+    from qlin_cli.model.walk import walk
+
+    model = load_model(path)
+    base = os.path.dirname(path)
+    extra = inferred_types(model)
+    seen = 0
+    for scope, index, node in walk(model, extra):
+        if not schema.knows(node.domain, node.op_type):
+            continue
+        got = read_facts(node, index, scope, base)
+        want = _slow_facts(node, index, scope, base)
+        for f in fields(got):
+            assert getattr(got, f.name) == getattr(want, f.name), (path, node.name, f.name)
+        seen += 1
+    assert seen or "no_quant" in path or "empty" in path
