@@ -299,3 +299,24 @@ def test_read_facts_gives_every_field_its_value(path):
             assert getattr(got, f.name) == getattr(want, f.name), (path, node.name, f.name)
         seen += 1
     assert seen or "no_quant" in path or "empty" in path
+
+
+def test_an_initializer_keeps_its_type_over_a_constant_of_the_same_name():
+    """Initializer types are entered on first use; a Constant node that produces a name an
+    initializer already has must not take its place in the scope's types (its value
+    does, as it always has)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from qlin_cli.model.walk import walk
+
+    const = helper.make_node("Constant", [], ["s"],
+                             value=numpy_helper.from_array(np.array(0.5, np.float16)))
+    dq = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], name="dq")
+    g = helper.make_graph([const, dq], "g", [helper.make_tensor_value_info("x", TensorProto.INT8, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+                          initializer=[numpy_helper.from_array(np.float32(0.25), "s")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    scope = next(scope for scope, _, _ in walk(model))
+    assert scope.find_type("s") == (TensorProto.FLOAT, ())
+    assert scope.find_value("s").data_type == TensorProto.FLOAT16

@@ -265,29 +265,54 @@ def test_skeleton_keeps_structure_and_drops_heavy_data():
     assert [n.op_type for n in sk.graph.node] == ["Constant", "If"]
 
 
-@pytest.mark.parametrize(("direct", "known"), [(2**20, False), (0, True), (2**20, True)],
-                         ids=["size-unknown", "too-large", "whole"])
-def test_shape_inference_still_runs_on_the_skeleton(direct, known, monkeypatch):
-    """A model goes to inference whole only when its size is known and small."""
+@pytest.mark.parametrize("where", ["inline-8KiB", "external", "small", "constant-8KiB"])
+def test_shape_inference_still_runs_on_the_skeleton(where, tmp_path, monkeypatch):
+    """The skeleton is built only when it differs from the model by more than external
+    references (an inline tensor above KEEP_DATA_BYTES); the types are the same either way."""
     from qlin_cli.model import infer
     from qlin_cli.model.infer import inferred_types
 
-    monkeypatch.setattr(infer, "DIRECT_BYTES", direct)
     built = []
     real = infer.skeleton
     monkeypatch.setattr(infer, "skeleton", lambda m: built.append(1) or real(m))
 
     w = numpy_helper.from_array(np.ones((64, 128), np.int8), "w")  # 8 KiB: data left out
-    shape = numpy_helper.from_array(np.array([128, 64], np.int64), "shape")  # kept: Reshape reads it
+    if where == "external":
+        w = external_tensor("w", [64, 128], "w.bin")
+    elif where in ("small", "constant-8KiB"):
+        w = numpy_helper.from_array(np.ones((64, 16), np.int8), "w")  # 1 KiB: kept whole
+    shape = numpy_helper.from_array(np.array([128, 64] if where != "small" and where != "constant-8KiB"
+                                             else [16, 64], np.int64), "shape")  # Reshape reads it
     nodes = [helper.make_node("DequantizeLinear", ["w", "s"], ["f"]),
              helper.make_node("Reshape", ["f", "shape"], ["r"])]
+    if where == "constant-8KiB":
+        nodes.append(helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(
+            np.ones(8192, np.int8))))
     m = _model(nodes, [], [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)],
                [w, shape, numpy_helper.from_array(np.float32(0.5), "s")])
-    types_ = inferred_types(m, len(m.SerializeToString()) if known else None)
+    types_ = inferred_types(m)
     assert types_ is not None
     (r,) = [t for name, t in types_["main"] if name == "r"]
-    assert r == (TensorProto.FLOAT, (128, 64))
-    assert built == ([] if known and direct else [1])
+    assert r == (TensorProto.FLOAT, (128, 64) if where not in ("small", "constant-8KiB") else (16, 64))
+    assert built == ([1] if where in ("inline-8KiB", "constant-8KiB") else [])
+
+
+def test_an_external_reference_gives_inference_no_data_on_either_path():
+    """Why the model may go to inference as it is when only external references would be
+    dropped: a Reshape whose shape is external infers the same (nothing) as one whose shape
+    is a dataless inline tensor, which is what the skeleton makes of it."""
+    from qlin_cli.model.infer import inferred_types, skeleton
+
+    shape = external_tensor("shape", [2], "shape.bin", data_type=TensorProto.INT64)
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"])]
+    m = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+               [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)], [shape])
+    whole = onnx.shape_inference.infer_shapes(m, check_type=False, strict_mode=False, data_prop=False)
+    light = onnx.shape_inference.infer_shapes(skeleton(m), check_type=False, strict_mode=False,
+                                              data_prop=False)
+    assert whole.graph.output[0] == light.graph.output[0]
+    assert not whole.graph.output[0].type.tensor_type.HasField("shape")
+    assert inferred_types(m)["main"] == [("r", (TensorProto.FLOAT, None))]
 
 
 def _single_tensor_model(path, size: int) -> str:

@@ -114,3 +114,61 @@ def test_without_the_copy_the_walk_refuses(tmp_path, monkeypatch):
         loader.load_model(str(p))
     p.write_bytes(_model().SerializeToString())
     assert loader.load_model(str(p)).graph.node[1].input[1] == "big"
+
+
+def _big_weight_model(name: str) -> bytes:
+    """A model whose one initializer carries 4 KiB of data, named ``name``."""
+    m = _model()
+    w = m.graph.initializer[0]
+    w.name = name
+    w.dims[:] = [4096]
+    w.ClearField("int32_data")
+    w.raw_data = bytes(4096)
+    return m.SerializeToString()
+
+
+@pytest.mark.parametrize("weights", [True, False])
+def test_a_large_weight_is_verified_without_its_data(weights, tmp_path, monkeypatch):
+    """The verifying parse never copies a weight above STRICT_MAX_BYTES (it would add its
+    size to the peak): it sees the tensor without its data, strings and all."""
+    monkeypatch.setattr(loader, "PIECES_ABOVE", 0)
+    monkeypatch.setattr(loader, "STRICT_MAX_BYTES", 1024)
+    monkeypatch.setattr(utf8, "STRICT_MAX_BYTES", 1024)
+    seen = []
+    real = utf8.Strings.see
+    monkeypatch.setattr(utf8.Strings, "see", lambda self, data: seen.append(len(data)) or real(self, data))
+    p = tmp_path / "m.onnx"
+    p.write_bytes(_big_weight_model("Q~q").replace(b"Q~q", b"Q\xffq"))
+    with pytest.raises(QlinError, match=r"onnx\.TensorProto\.name\) is not valid UTF-8"):
+        loader.load_model(str(p), weights=weights)
+    assert seen and max(seen) <= 1024
+    seen.clear()
+    p.write_bytes(_big_weight_model("fine"))
+    assert len(loader.load_model(str(p), weights=weights).graph.initializer[0].raw_data) == 4096
+    assert seen and max(seen) <= 1024
+
+
+def test_bytes_above_the_limit_are_left_to_the_walk(tmp_path, monkeypatch):
+    monkeypatch.setattr(utf8, "STRICT_MAX_BYTES", 64)
+    strings = utf8.Strings()
+    strings.see(_model().SerializeToString())
+    assert strings.unknown and not strings.bad
+    p = tmp_path / "m.onnx"
+    p.write_bytes(_bad_bytes("graph name"))
+    with pytest.raises(QlinError, match=r"onnx\.GraphProto\.name\) is not valid UTF-8"):
+        loader.load_model(str(p))
+
+
+def test_a_bad_value_the_parse_overwrote_is_still_refused(tmp_path):
+    """A field sent twice keeps its last value; a bad first value leaves no trace in the
+    parsed model, but the verifying parse saw it: refused, without a field name."""
+    from google.protobuf.internal.encoder import _VarintBytes
+
+    data = _model().SerializeToString() + _VarintBytes(2 << 3 | 2) + _VarintBytes(2) + b"\xff\xfe"
+    m = onnx.ModelProto.FromString(data + _VarintBytes(2 << 3 | 2) + _VarintBytes(2) + b"ok")
+    assert m.producer_name == "ok" and loader.invalid_string(m) is None
+    p = tmp_path / "m.onnx"
+    p.write_bytes(data + _VarintBytes(2 << 3 | 2) + _VarintBytes(2) + b"ok")
+    with pytest.raises(QlinError) as e:
+        loader.load_model(str(p))
+    assert e.value.reason == "a string is not valid UTF-8: a corrupt or hostile file"

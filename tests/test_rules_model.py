@@ -45,6 +45,24 @@ def test_outer_scope_value_produced_after_the_subgraph_owner_is_out_of_order():
     assert not [c for c in codes(_if_reading_outer(False)) if c[0] == "QL108"]
 
 
+def test_a_training_graph_subgraph_reading_a_later_value_is_out_of_order():
+    """The only subgraphs are in a training graph (none in main): still walked for QL108."""
+    then = helper.make_graph([helper.make_node("Identity", ["late"], ["t"])], "then", [],
+                             [_vi("t", TensorProto.FLOAT, [2])])
+    other = helper.make_graph([helper.make_node("Identity", ["r"], ["e"])], "else", [],
+                              [_vi("e", TensorProto.FLOAT, [2])])
+    main = helper.make_graph([helper.make_node("Relu", ["i"], ["r"])], "g",
+                             [_vi("i", TensorProto.FLOAT, [2]), _vi("c", TensorProto.BOOL, [])],
+                             [_vi("r", TensorProto.FLOAT, [2])])
+    model = make(main, {"": 13})
+    model.training_info.add().algorithm.CopyFrom(helper.make_graph(
+        [helper.make_node("If", ["c"], ["o"], name="branch", then_branch=then, else_branch=other),
+         helper.make_node("Relu", ["r"], ["late"], name="producer")], "alg", [],
+        [_vi("o", TensorProto.FLOAT, [2])]))
+    found = [c for c in codes(model) if c[0] == "QL108"]
+    assert found == [("QL108", "branch", "training_info[0].algorithm")]
+
+
 def test_order_inside_a_subgraph_is_checked_with_outer_values_available():
     body = helper.make_graph(
         [helper.make_node("Neg", ["mid"], ["t"], name="second"),

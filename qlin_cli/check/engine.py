@@ -55,19 +55,18 @@ def selected(code: str, select: list[str] | None, ignore: list[str] | None) -> b
 
 def check_model(
     model: onnx.ModelProto, base_dir: str, select=None, ignore=None, *, cache: bool = True,
-    stats: dict | None = None, size: int | None = None,
+    stats: dict | None = None,
 ) -> list[Diagnostic]:
     """Every finding of the selected rules on every known quantization node.
 
     ``cache``: a node whose facts equal those of a node that raised nothing is not
     checked again (facts leave names out, so the verdict is the same). ``stats``, if
-    given, gets ``nodes``: how many quantization nodes were checked. ``size``: the
-    model's serialized size when known (its file's), for ``inferred_types``.
+    given, gets ``nodes``: how many quantization nodes were checked.
     """
     active = [r for r in rule_registry.all_rules() if selected(r.code, select, ignore)]
     node_rules = [r for r in active if not isinstance(r, ModelRule)]
     model_rules = [r for r in active if isinstance(r, ModelRule)]
-    extra = inferred_types(model, size) if _has_known(model) else None
+    extra = inferred_types(model) if _has_known(model) else None
     found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
     clean: set[NodeFacts] = set()
     view = ModelView(model, base_dir)
@@ -162,8 +161,7 @@ def _check_file(path: str, select, ignore) -> FileResult:
         stats: dict = {}
         with reading(model):  # nothing below changes the model
             validate_model_files(model, base_dir, path)
-            result.diagnostics = check_model(model, base_dir, select, ignore, stats=stats,
-                                             size=os.path.getsize(path))
+            result.diagnostics = check_model(model, base_dir, select, ignore, stats=stats)
         result.nodes = stats["nodes"]
     except QlinError as e:
         result.error = e.reason

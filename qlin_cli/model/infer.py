@@ -5,6 +5,7 @@ from __future__ import annotations
 import onnx
 from onnx import AttributeProto
 
+from ..schema import dtypes
 from .graphs import MAIN, bodies
 from .tensors import nbytes
 from .walk import scope_types
@@ -12,26 +13,25 @@ from .walk import scope_types
 # Tensors whose data is at most this size keep it in the copy shape inference sees (the
 # shape, axes, pads ... inputs some ops' inference reads); larger ones keep type and dims.
 KEEP_DATA_BYTES = 4096
-# Models up to this serialized size go to inference whole: their copies cost little.
-DIRECT_BYTES = 16 * 2**20
 _DATA_ATTRIBUTES = {AttributeProto.TENSOR, AttributeProto.TENSORS, AttributeProto.SPARSE_TENSOR,
                     AttributeProto.SPARSE_TENSORS, AttributeProto.GRAPH, AttributeProto.GRAPHS}
 
 
-def inferred_types(model: onnx.ModelProto, size: int | None = None) -> dict | None:
+def inferred_types(model: onnx.ModelProto) -> dict | None:
     """{scope path: [(name, (elem_type, shape)), ...]} from onnx shape inference, or None
     when it cannot run.
 
-    ``size``: the model's serialized size when the caller knows it (the size of
-    the file it was read from; ``ModelProto.ByteSize`` would serialize the whole
-    model to measure it). A model known to be at most DIRECT_BYTES is inferred as it
-    is; any other on a skeleton (``skeleton``): every tensor keeps its
-    type and dims, but external references and data above KEEP_DATA_BYTES are
-    left out, since copying, serializing and parsing back inline weights would
-    cost several times the model's size. (The skeleton is built in Python, node by
-    node: on 30,000 nodes it took as long as the inference itself.)
+    Inference sees a skeleton of the model (``skeleton``): every tensor keeps its
+    type and dims, but external references and data above KEEP_DATA_BYTES are left
+    out, since copying, serializing and parsing back inline weights would cost
+    several times the model's size. Where the skeleton would differ from the model
+    only by external references (``_as_skeleton``: no inline tensor above that size),
+    the model goes as it is: the skeleton is built in Python, node by node, and on
+    30,000 nodes took as long as the inference itself. An external reference gives
+    inference no data either way (tests/test_hardening2_bounds.py), so the types are
+    the same on both paths, whichever command asks.
     """
-    light = model.SerializeToString() if size is not None and size <= DIRECT_BYTES else skeleton(model)
+    light = model.SerializeToString() if _as_skeleton(model) else skeleton(model)
     try:
         inferred = onnx.shape_inference.infer_shapes(
             light, check_type=False, strict_mode=False, data_prop=False
@@ -42,6 +42,43 @@ def inferred_types(model: onnx.ModelProto, size: int | None = None) -> dict | No
     # (and looking for them would visit every node again)
     only_main = [b.path for b in bodies(model) if not b.is_function] == [MAIN]
     return scope_types(inferred, only_main)
+
+
+_SIZED = frozenset(dtypes.BY_PROTO)  # element types with a fixed width
+
+
+def _kept(t: onnx.TensorProto) -> bool:
+    """Whether the skeleton keeps a tensor whole, or drops only its external reference."""
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        return True
+    if not len(t.dims):  # a scalar: at most 16 bytes
+        return t.data_type in _SIZED
+    need = nbytes(t)
+    return need is not None and need <= KEEP_DATA_BYTES
+
+
+def _as_skeleton(model: onnx.ModelProto) -> bool:
+    """Whether every tensor of the model is one the skeleton keeps (``_kept``)."""
+    for b in bodies(model):
+        owner = b.owner
+        if isinstance(owner, onnx.GraphProto):
+            if len(owner.sparse_initializer):
+                return False
+            for t in owner.initializer:
+                if not _kept(t):
+                    return False
+        nodes = owner.node
+        for i in b.attributed:
+            for a in nodes[i].attribute:
+                if a.type == AttributeProto.TENSOR:
+                    if not _kept(a.t):
+                        return False
+                elif a.type == AttributeProto.TENSORS:
+                    if not all(_kept(t) for t in a.tensors):
+                        return False
+                elif a.type in (AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS):
+                    return False
+    return True
 
 
 def _light_tensor(src: onnx.TensorProto, dst: onnx.TensorProto) -> None:

@@ -28,7 +28,7 @@ from google.protobuf.message import DecodeError
 
 from ..errors import QlinError
 from .tensors import MAX_VALUE_BYTES
-from .utf8 import Strings
+from .utf8 import STRICT_MAX_BYTES, Strings
 
 # protobuf refuses to parse messages above 2 GiB; so do we, with a clear message.
 PROTOBUF_LIMIT = 2**31 - 1
@@ -84,8 +84,10 @@ def load_model(path: str, *, weights: bool = True) -> onnx.ModelProto:
     if strings.bad or strings.unknown:
         bad = invalid_string(model)  # names the field (and is the verdict without one)
         if bad is not None or strings.bad:
-            raise QlinError(path, f"a string ({bad or 'a string field'}) is not valid UTF-8: "
-                            "a corrupt or hostile file")
+            # (unnamed: a bad value the parse kept no trace of, like the first of two
+            # values sent for one field)
+            name = f" ({bad})" if bad is not None else ""
+            raise QlinError(path, f"a string{name} is not valid UTF-8: a corrupt or hostile file")
     if not model.HasField("graph"):
         raise QlinError(path, "not an ONNX model: no graph in the file")
     if model.ir_version <= 0:
@@ -237,12 +239,14 @@ def _parse_in_pieces(f, size: int, model: onnx.ModelProto, weights: bool = True,
     win = _Window(f, size)
     see = strings.see if strings is not None else (lambda piece: None)
 
-    def merge(start: int, end: int, header: bytes = b"") -> None:
+    def merge(start: int, end: int, header: bytes = b"", strings: bytes | None = None) -> None:
+        """Merge the file's [start, end) (after ``header``); ``strings``: what to verify
+        the strings of instead of the piece (the piece without its data)."""
         piece = bytearray(len(header) + end - start)
         piece[:len(header)] = header
         _read_exactly(f, start, end - start, piece, len(header))
         model.MergeFromString(piece)
-        see(piece)
+        see(piece if strings is None else strings)
 
     top = top_end = 0  # a batch of top-level fields not yet merged
     for tag, pos, nxt in _fields(win, 0, size):
@@ -268,6 +272,15 @@ def _parse_in_pieces(f, size: int, model: onnx.ModelProto, weights: bool = True,
                 piece = _tensor_without_data(f, win, field_pos, field_end)
                 model.MergeFromString(piece)
                 see(piece)
+                a = b = field_end
+                continue
+            if field_tag == _INITIALIZER_TAG and field_end - field_pos > STRICT_MAX_BYTES:
+                # a large weight: its strings are verified without its data, so that the
+                # verifying parse does not copy the weight (model/utf8.py)
+                if b > a:
+                    merge(a, b, _graph_piece(b - a))
+                merge(field_pos, field_end, _graph_piece(field_end - field_pos),
+                      _tensor_without_data(f, win, field_pos, field_end))
                 a = b = field_end
                 continue
             if field_end - a > PIECE and b > a:

@@ -8,8 +8,9 @@ copy of onnx.proto's messages declared with UTF-8 verification on (protobuf edit
 ``features.utf8_validation = VERIFY``), which protobuf itself enforces while
 parsing; the copy is thrown away at once.
 
-Where that copy cannot be built (a protobuf without editions), ``Strings.unknown``
-is set and the loader falls back to the walk (``load.invalid_string``).
+Where that copy cannot be built (a protobuf without editions), or a piece is larger
+than STRICT_MAX_BYTES, ``Strings.unknown`` is set and the loader falls back to the walk
+(``load.invalid_string``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ import onnx
 from google.protobuf.message import DecodeError
 
 _PACKAGE = "qlin_utf8_check"
+# Bytes above this are not parsed a second time: the verifying parse copies what it reads,
+# weights included, so it would add their size to the peak. The loader gives such a weight
+# without its data instead; anything else that large is left to the walk over the model.
+STRICT_MAX_BYTES = 16 * 2**20
 
 
 @cache
@@ -75,6 +80,9 @@ class Strings:
     def see(self, data) -> None:
         """Parse ``data`` (a serialized ModelProto, or a piece of one) with verified strings."""
         if self.unknown or self.bad:
+            return
+        if len(data) > STRICT_MAX_BYTES:
+            self.unknown = True
             return
         try:
             self.cls().ParseFromString(data)

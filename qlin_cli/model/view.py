@@ -15,7 +15,7 @@ import onnx
 
 from .. import schema
 from .facts import NodeFacts, read_facts
-from .graphs import bodies, subgraphs
+from .graphs import bodies, roots, subgraphs
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,10 @@ class BodyView:
 
     @cached_property
     def attributed(self) -> tuple[int, ...]:
-        """Indices of the nodes that have attributes."""
+        """Indices of the owner's nodes that have attributes."""
         if self.found_attributed is not None:
             return self.found_attributed
-        return tuple(i for i, n in enumerate(self.nodes) if n.attribute)
+        return tuple(i for i, n in enumerate(self.owner.node) if n.attribute)
 
     @cached_property
     def producers(self) -> dict[str, int]:
@@ -212,9 +212,12 @@ class ModelView:
 
     @cached_property
     def children(self) -> dict[str, list[BodyView]]:
+        """Body path -> the subgraphs held by its nodes. (A training graph sees the main
+        graph's names but is no node's subgraph: a root, like the main graph.)"""
+        rooted = {r.path for r in roots(self.model)}
         found: dict[str, list[BodyView]] = {}
         for b in self.bodies:
-            if b.parent is not None and not b.path.startswith("training_info"):
+            if b.parent is not None and b.path not in rooted:
                 found.setdefault(b.parent.path, []).append(b)
         return found
 

@@ -144,8 +144,10 @@ def _fill(scope: Scope, nodes) -> None:
         if node.op_type == "Constant" and normalize_domain(node.domain) == "" and node.output:
             t = constant_tensor(node)
             if t is not None:
-                scope.values[node.output[0]] = t
-                scope.types.setdefault(node.output[0], (t.data_type, tuple(t.dims)))
+                name = node.output[0]
+                scope._tensor_type(name)  # an initializer of that name keeps its type first
+                scope.values[name] = t
+                scope.types.setdefault(name, (t.data_type, tuple(t.dims)))
 
 
 def graph_scope(
