@@ -318,7 +318,7 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
     outputs = tuple(node.output[:])
     find = scope.find_type
     if scope.parent is None:  # the usual scope: one dict look-up per name, no call
-        types, own = scope.types, scope._tensor_type
+        types, own = scope.types, scope.own_type
         found = [(types.get(n) or own(n)) if n else None for n in inputs]
         out_found = [(types.get(n) or own(n)) if n else None for n in outputs]
     else:

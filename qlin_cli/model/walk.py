@@ -37,7 +37,7 @@ class Scope:
     values: dict[str, onnx.TensorProto] = field(default_factory=dict)
     # name -> (elem_type, shape): initializers and constants first, then what the scope
     # declares and what inference adds, each kept only where it says more (``_better``).
-    # An initializer's own type is entered when first needed (``_tensor_type``): reading
+    # An initializer's own type is entered when first needed (``own_type``): reading
     # the dims of every initializer of a large model costs more than all lookups.
     types: dict[str, tuple[int, Shape | None]] = field(default_factory=dict)
     is_function: bool = False
@@ -45,9 +45,9 @@ class Scope:
     ops: dict = field(default_factory=dict)  # (domain, op_type) -> model.facts.op_in_scope's answer
     consts: dict = field(default_factory=dict)  # name -> the model.facts.Const read_facts made
 
-    def _tensor_type(self, name: str) -> tuple[int, Shape | None] | None:
-        """The type in ``types``, else the type of the initializer or constant named so
-        (model.facts.read_facts calls it directly for a scope without a parent)."""
+    def own_type(self, name: str) -> tuple[int, Shape | None] | None:
+        """The type this scope itself gives ``name`` (not its parents): the one in ``types``,
+        else that of the initializer or constant so named, entered now."""
         t = self.types.get(name)
         if t is None:
             tensor = self.values.get(name)
@@ -58,7 +58,7 @@ class Scope:
     def declare(self, name: str, t: tuple[int, Shape | None] | None) -> None:
         """Add a declared or inferred (elem_type, shape) of ``name`` (``_shape_of`` of its
         TypeProto), unless what is known is complete."""
-        have = self._tensor_type(name)
+        have = self.own_type(name)
         if have is not None and have[0] != 0 and have[1] is not None and None not in have[1]:
             return
         best = _better(have, t)
@@ -82,7 +82,7 @@ class Scope:
     def find_type(self, name: str) -> tuple[int, Shape | None] | None:
         s = self
         while s is not None:
-            t = s.types.get(name) or s._tensor_type(name)
+            t = s.types.get(name) or s.own_type(name)
             if t is not None:
                 return t
             s = s.parent
@@ -145,7 +145,7 @@ def _fill(scope: Scope, nodes) -> None:
             t = constant_tensor(node)
             if t is not None:
                 name = node.output[0]
-                scope._tensor_type(name)  # an initializer of that name keeps its type first
+                scope.own_type(name)  # enter an initializer's type first: it wins
                 scope.values[name] = t
                 scope.types.setdefault(name, (t.data_type, tuple(t.dims)))
 
