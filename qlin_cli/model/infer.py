@@ -7,6 +7,7 @@ from onnx import AttributeProto
 
 from ..schema import dtypes
 from .graphs import MAIN, bodies
+from .safety import all_tensors
 from .tensors import nbytes
 from .walk import scope_types
 
@@ -25,13 +26,13 @@ def inferred_types(model: onnx.ModelProto) -> dict | None:
     type and dims, but external references and data above KEEP_DATA_BYTES are left
     out, since copying, serializing and parsing back inline weights would cost
     several times the model's size. Where the skeleton would differ from the model
-    only by external references (``_as_skeleton``: no inline tensor above that size),
+    only by external references (``_same_as_skeleton``: no inline tensor above that size),
     the model goes as it is: the skeleton is built in Python, node by node, and on
     30,000 nodes took as long as the inference itself. An external reference gives
     inference no data either way (tests/test_hardening2_bounds.py), so the types are
     the same on both paths, whichever command asks.
     """
-    light = model.SerializeToString() if _as_skeleton(model) else skeleton(model)
+    light = model.SerializeToString() if _same_as_skeleton(model) else skeleton(model)
     try:
         inferred = onnx.shape_inference.infer_shapes(
             light, check_type=False, strict_mode=False, data_prop=False
@@ -45,50 +46,36 @@ def inferred_types(model: onnx.ModelProto) -> dict | None:
 
 
 _SIZED = frozenset(dtypes.BY_PROTO)  # element types with a fixed width
+_SPARSE = (AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS)
 
 
-def _kept(t: onnx.TensorProto) -> bool:
-    """Whether the skeleton keeps a tensor whole, or drops only its external reference."""
+def _keeps_data(t: onnx.TensorProto) -> bool:
+    """Whether the skeleton keeps a tensor whole: inline data of at most KEEP_DATA_BYTES,
+    its size read from the dims (nothing is copied to measure it)."""
     if t.data_location == onnx.TensorProto.EXTERNAL:
-        return True
+        return False
     if not len(t.dims):  # a scalar: at most 16 bytes
         return t.data_type in _SIZED
     need = nbytes(t)
     return need is not None and need <= KEEP_DATA_BYTES
 
 
-def _as_skeleton(model: onnx.ModelProto) -> bool:
-    """Whether every tensor of the model is one the skeleton keeps (``_kept``)."""
-    for b in bodies(model):
-        owner = b.owner
-        if isinstance(owner, onnx.GraphProto):
-            if len(owner.sparse_initializer):
-                return False
-            for t in owner.initializer:
-                if not _kept(t):
-                    return False
-        nodes = owner.node
-        for i in b.attributed:
-            for a in nodes[i].attribute:
-                if a.type == AttributeProto.TENSOR:
-                    if not _kept(a.t):
-                        return False
-                elif a.type == AttributeProto.TENSORS:
-                    if not all(_kept(t) for t in a.tensors):
-                        return False
-                elif a.type in (AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS):
-                    return False
-    return True
+def _same_as_skeleton(model: onnx.ModelProto) -> bool:
+    """Whether the skeleton would drop nothing but external references: every tensor
+    that can carry data (``safety.all_tensors``) is external or kept whole, and no
+    attribute holds a sparse tensor."""
+    if not all(t.data_location == onnx.TensorProto.EXTERNAL or _keeps_data(t)
+               for t in all_tensors(model)):
+        return False
+    return not any(a.type in _SPARSE for b in bodies(model) for i in b.attributed
+                   for a in b.owner.node[i].attribute)
 
 
 def _light_tensor(src: onnx.TensorProto, dst: onnx.TensorProto) -> None:
-    """``dst`` = ``src`` without its data when that is external or large. The size comes
-    from the dims (nothing is copied to measure it)."""
-    if src.data_location != onnx.TensorProto.EXTERNAL:
-        need = nbytes(src)
-        if need is not None and need <= KEEP_DATA_BYTES:
-            dst.CopyFrom(src)
-            return
+    """``dst`` = ``src`` without its data when that is external or large."""
+    if _keeps_data(src):
+        dst.CopyFrom(src)
+        return
     dst.name = src.name
     dst.data_type = src.data_type
     dst.dims.extend(src.dims)
