@@ -265,22 +265,18 @@ def _parse_in_pieces(f, size: int, model: onnx.ModelProto, weights: bool = True,
         body = pos + (j - i)  # the graph's own fields: [body, nxt)
         a = b = body
         for field_tag, field_pos, field_end in _fields(win, body, nxt):
-            if (not weights and field_tag == _INITIALIZER_TAG
-                    and field_end - field_pos > MAX_VALUE_BYTES):
-                if b > a:
-                    merge(a, b, _graph_piece(b - a))
-                piece = _tensor_without_data(f, win, field_pos, field_end)
-                model.MergeFromString(piece)
-                see(piece)
-                a = b = field_end
-                continue
             if field_tag == _INITIALIZER_TAG and field_end - field_pos > STRICT_MAX_BYTES:
-                # a large weight: its strings are verified without its data, so that the
-                # verifying parse does not copy the weight (model/utf8.py)
+                # A large weight, on its own. Its strings are verified without its data, so
+                # that the verifying parse does not copy it (model/utf8.py); without
+                # ``weights``, one above MAX_VALUE_BYTES is merged without its data too.
                 if b > a:
                     merge(a, b, _graph_piece(b - a))
-                merge(field_pos, field_end, _graph_piece(field_end - field_pos),
-                      _tensor_without_data(f, win, field_pos, field_end))
+                light = _tensor_without_data(f, win, field_pos, field_end)
+                if not weights and field_end - field_pos > MAX_VALUE_BYTES:
+                    model.MergeFromString(light)
+                    see(light)
+                else:
+                    merge(field_pos, field_end, _graph_piece(field_end - field_pos), light)
                 a = b = field_end
                 continue
             if field_end - a > PIECE and b > a:
