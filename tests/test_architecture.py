@@ -252,9 +252,10 @@ def test_fixable_rules_attach_a_fix_and_others_do_not(rule):
 
 def _slow_facts(node, index, scope, base_dir):
     """NodeFacts built by keyword, field by field, the slow way: what read_facts (which
-    passes them by position, for speed) must give."""
+    passes them by position, for speed) must give. Also what the derived input and
+    output views must read, each from the node itself."""
     from qlin_cli import schema
-    from qlin_cli.model.facts import Const, Location, NodeFacts, _attr_item, op_in_scope
+    from qlin_cli.model.facts import UNKNOWN, Const, Location, NodeFacts, _attr_item, op_in_scope
     from qlin_cli.schema import dtypes
 
     op = op_in_scope(scope, node.domain, node.op_type)
@@ -266,14 +267,21 @@ def _slow_facts(node, index, scope, base_dir):
         tensor = scope.find_value(n) if n and role in (schema.SCALE, schema.ZERO_POINT) else None
         values.append(None if tensor is None else Const(tensor, base_dir, {}))
     name = lambda t: None if t is None or not t[0] else dtypes.name_of(t[0])  # noqa: E731
-    return NodeFacts(
+    facts = NodeFacts(
         op=node.op_type, domain=op.domain, opset=op.opset, imported=op.imported, spec=op.spec,
-        present=tuple(bool(n) for n in node.input), in_types=tuple(name(t) for t in types),
-        in_shapes=tuple(None if t is None else t[1] for t in types),
-        out_present=tuple(bool(n) for n in node.output), out_types=tuple(name(t) for t in outs),
+        in_typed=tuple((t or UNKNOWN) if n else None for n, t in zip(node.input, types, strict=True)),
+        out_typed=tuple((t or UNKNOWN) if n else None for n, t in zip(node.output, outs, strict=True)),
         attr_items=tuple(_attr_item(a) for a in node.attribute), values=tuple(values),
         inputs=tuple(node.input), outputs=tuple(node.output),
         location=Location(scope.path, index, node.name, scope.is_function))
+    derived = {
+        "present": tuple(bool(n) for n in node.input),
+        "in_types": tuple(name(t) for t in types),
+        "in_shapes": tuple(None if t is None else t[1] for t in types),
+        "out_present": tuple(bool(n) for n in node.output),
+        "out_types": tuple(name(t) for t in outs),
+    }
+    return facts, derived
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: os.path.relpath(p, MODELS))
@@ -294,9 +302,16 @@ def test_read_facts_gives_every_field_its_value(path):
         if not schema.knows(node.domain, node.op_type):
             continue
         got = read_facts(node, index, scope, base)
-        want = _slow_facts(node, index, scope, base)
+        want, derived = _slow_facts(node, index, scope, base)
         for f in fields(got):
             assert getattr(got, f.name) == getattr(want, f.name), (path, node.name, f.name)
+        for view, value in derived.items():
+            assert getattr(got, view) == value, (path, node.name, view)
+        for i in range(len(node.input) + 1):
+            assert got.present_at(i) == (i < len(node.input) and bool(node.input[i]))
+            assert got.in_type(i) == (derived["in_types"][i] if i < len(node.input) else None)
+            assert got.in_shape(i) == (derived["in_shapes"][i] if i < len(node.input) else None)
+        assert got.out_type == (derived["out_types"][0] if node.output else None)
         seen += 1
     assert seen or "no_quant" in path or "empty" in path
 

@@ -104,6 +104,18 @@ def _attr_item(a: AttributeProto) -> tuple:
     return (a.name, a.type, a.SerializeToString(deterministic=True))
 
 
+class _TypeNames(dict):
+    """Element type number -> its name (None for 0, undefined), filled on first use."""
+
+    def __missing__(self, proto: int) -> str | None:
+        name = self[proto] = dtypes.name_of(proto) if proto else None
+        return name
+
+
+_TYPE_NAMES = _TypeNames()
+UNKNOWN = (0, None)  # the (element type, shape) of a name nobody types
+
+
 # Not frozen: a frozen dataclass sets each field through object.__setattr__, which made
 # building the facts of every node the largest cost of `qlin check`. NodeFacts are never
 # changed after read_facts builds them (nothing assigns to a field), and the hash is
@@ -115,11 +127,12 @@ class NodeFacts:
     opset: int | None  # the version the scope imports for the domain
     imported: bool  # the scope imports the domain
     spec: OpSpec | None  # the schema in force (None: qlin knows none)
-    present: tuple[bool, ...]  # per input position
-    in_types: tuple[str | None, ...]
-    in_shapes: tuple[tuple | None, ...]
-    out_present: tuple[bool, ...]
-    out_types: tuple[str | None, ...]  # as declared or inferred
+    # per input / output position: (element type number, shape or None) as declared or
+    # inferred, UNKNOWN where the name has no known type, None where the position is empty.
+    # ``present``, ``in_types`` ... are read from these when asked for: building all five
+    # tuples for every node cost a sixth of `qlin check` on large models.
+    in_typed: tuple[tuple[int, tuple | None] | None, ...]
+    out_typed: tuple[tuple[int, tuple | None] | None, ...]
     attr_items: tuple[tuple, ...]  # (name, AttributeProto type, int / bytes / ("ref", name))
     values: tuple[Const | None, ...]  # known constants of the scale and zero point inputs
     inputs: tuple[str, ...] = field(compare=False)
@@ -138,17 +151,40 @@ class NodeFacts:
         return f"{s.op_type}-{s.since} ({s.domain_name})" if s else self.op
 
     # ---- inputs -----------------------------------------------------------------
+    @cached_property
+    def present(self) -> tuple[bool, ...]:
+        return tuple([t is not None for t in self.in_typed])
+
+    @cached_property
+    def in_types(self) -> tuple[str | None, ...]:
+        return tuple([None if t is None else _TYPE_NAMES[t[0]] for t in self.in_typed])
+
+    @cached_property
+    def in_shapes(self) -> tuple[tuple | None, ...]:
+        return tuple([None if t is None else t[1] for t in self.in_typed])
+
+    @cached_property
+    def out_present(self) -> tuple[bool, ...]:
+        return tuple([t is not None for t in self.out_typed])
+
+    @cached_property
+    def out_types(self) -> tuple[str | None, ...]:
+        """As declared or inferred."""
+        return tuple([None if t is None else _TYPE_NAMES[t[0]] for t in self.out_typed])
+
     def present_at(self, i: int) -> bool:
-        return i < len(self.present) and self.present[i]
+        return i < len(self.in_typed) and self.in_typed[i] is not None
 
     def input_name(self, i: int) -> str:
         return self.inputs[i] if self.present_at(i) else ""
 
     def in_type(self, i: int) -> str | None:
-        return self.in_types[i] if i < len(self.in_types) else None
+        t = self.in_typed[i] if i < len(self.in_typed) else None
+        return None if t is None else _TYPE_NAMES[t[0]]
 
     def in_shape(self, i: int) -> tuple | None:
-        return self.in_shapes[i] if i < len(self.in_shapes) else None
+        t = self.in_typed[i] if i < len(self.in_typed) else None
+        return None if t is None else t[1]
 
     def in_rank(self, i: int) -> int | None:
         s = self.in_shape(i)
@@ -162,7 +198,8 @@ class NodeFacts:
     @property
     def out_type(self) -> str | None:
         """The declared (or inferred) type of the first output."""
-        return self.out_types[0] if self.out_types else None
+        t = self.out_typed[0] if self.out_typed else None
+        return None if t is None else _TYPE_NAMES[t[0]]
 
     # ---- attributes ---------------------------------------------------------------
     @cached_property
@@ -264,15 +301,6 @@ def _spec_for(domain: str, op: str, opset: int | None, imported: bool) -> OpSpec
 _CONST_ROLES = (schema.SCALE, schema.ZERO_POINT)
 
 
-class _TypeNames(dict):
-    """Element type number -> its name (None for 0, undefined), filled on first use."""
-
-    def __missing__(self, proto: int) -> str | None:
-        name = self[proto] = dtypes.name_of(proto) if proto else None
-        return name
-
-
-_TYPE_NAMES = _TypeNames()
 
 
 class OpInScope(NamedTuple):
@@ -316,14 +344,14 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
             op = OpInScope(d, opset, opset is not None, None, ())
     inputs = tuple(node.input[:])  # a slice first: twice as fast as tuple() on protobuf's list
     outputs = tuple(node.output[:])
-    find = scope.find_type
     if scope.parent is None:  # the usual scope: one dict look-up per name, no call
         types, own = scope.types, scope.own_type
-        found = [(types.get(n) or own(n)) if n else None for n in inputs]
-        out_found = [(types.get(n) or own(n)) if n else None for n in outputs]
+        found = tuple([(types.get(n) or own(n) or UNKNOWN) if n else None for n in inputs])
+        out_found = tuple([(types.get(n) or own(n) or UNKNOWN) if n else None for n in outputs])
     else:
-        found = [find(n) if n else None for n in inputs]
-        out_found = [find(n) if n else None for n in outputs]
+        find = scope.find_type
+        found = tuple([(find(n) or UNKNOWN) if n else None for n in inputs])
+        out_found = tuple([(find(n) or UNKNOWN) if n else None for n in outputs])
     values = [None] * len(inputs)
     consts = scope.consts
     for i in op.const_at:
@@ -335,34 +363,31 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
                 if tensor is not None:
                     c = consts[name] = Const(tensor, base_dir, scope.read_cache)
             values[i] = c
-    names = _TYPE_NAMES
     attrs = node.attribute
     # Positional, in the order of NodeFacts' fields (keywords cost 8% of this function);
     # tests/test_architecture.py holds every field to what it must be.
     return NodeFacts(
-        node.op_type, op.domain, op.opset, op.imported, op.spec,
-        tuple(map(bool, inputs)),  # present
-        tuple([None if t is None else names[t[0]] for t in found]),  # in_types
-        tuple([None if t is None else t[1] for t in found]),  # in_shapes
-        tuple(map(bool, outputs)),  # out_present
-        tuple([None if t is None else names[t[0]] for t in out_found]),  # out_types
+        node.op_type, op.domain, op.opset, op.imported, op.spec, found, out_found,
         tuple([_attr_item(a) for a in attrs]) if len(attrs) else (),  # attr_items
         tuple(values), inputs, outputs,
         Location(scope.path, index, node.name, scope.is_function),
     )
 
 
+def _proto_of(a: np.ndarray) -> int:
+    """The element type number of an array (0, undefined, for a dtype ONNX has not)."""
+    d = dtypes.BY_NUMPY.get(a.dtype)
+    return 0 if d is None else d.proto
+
+
 def array_facts(node: onnx.NodeProto, opset: int, arrays: list) -> NodeFacts:
     """The facts of one node whose inputs are given as arrays (None: absent)."""
     domain = schema.normalize_domain(node.domain)
     spec = schema.lookup(domain, node.op_type, opset)
-    present = tuple(a is not None for a in arrays)
     return NodeFacts(
         op=node.op_type, domain=domain, opset=opset, imported=True, spec=spec,
-        present=present,
-        in_types=tuple(None if a is None else dtypes.name_of_array(a) for a in arrays),
-        in_shapes=tuple(None if a is None else tuple(a.shape) for a in arrays),
-        out_present=tuple(bool(n) for n in node.output), out_types=(),
+        in_typed=tuple(None if a is None else (_proto_of(a), tuple(a.shape)) for a in arrays),
+        out_typed=tuple(UNKNOWN if n else None for n in node.output),
         attr_items=tuple(_attr_item(a) for a in node.attribute),
         values=tuple(None if a is None else ArrayConst(a) for a in arrays),
         inputs=tuple(node.input), outputs=tuple(node.output),
