@@ -22,7 +22,7 @@ from ..model.infer import inferred_types
 from ..model.load import load_model
 from ..model.safety import validate_model_files
 from ..model.view import ModelView
-from ..model.walk import walk_owned
+from ..model.walk import walk_bodies
 from ..rules.base import ModelRule, Violation
 from .diagnostic import ERROR, INFO, WARNING, Diagnostic, node_frame
 
@@ -72,31 +72,33 @@ def check_model(
     view = ModelView(model, base_dir)
     checked = 0
     marked: dict[tuple[str, str], list[str]] = {}  # (graph, node label) -> its qlin:ignore codes
-    last = body = None
-    for scope, owner, index, node in walk_owned(model, extra):
-        if scope is not last:
-            last, body = scope, view.body_of(scope, owner)
-        body.nodes.append(node)
-        if node.metadata_props:
-            codes = node_ignores(node)
-            if codes is not None:
-                marked[(body.path, node.name or f"#{index}")] = codes
-        op = op_in_scope(scope, node.domain, node.op_type)
-        if op is None:
-            continue
-        facts = body.facts[index] = read_facts(node, index, scope, base_dir, op)
-        checked += 1
-        if cache and facts in clean:
-            continue
-        before = len(found)
-        order = (len(view.bodies) - 1, index)
-        for rule in node_rules:
-            if not rule.applies_to(facts):
+    for scope, owner, nodes in walk_bodies(model, extra):
+        body = view.body_of(scope, owner)
+        body.nodes.extend(nodes)
+        ops = scope.ops
+        for index, node in enumerate(nodes):
+            if node.metadata_props:
+                codes = node_ignores(node)
+                if codes is not None:
+                    marked[(body.path, node.name or f"#{index}")] = codes
+            op = ops.get((node.domain, node.op_type), False)  # op_in_scope's cache, read
+            if op is False:  # here without a call per node
+                op = op_in_scope(scope, node.domain, node.op_type)
+            if op is None:
                 continue
-            for v in rule.violations(facts):
-                found.append(((*order, rule.code), diagnostic(rule, v, facts)))
-        if len(found) == before:
-            clean.add(facts)
+            facts = body.facts[index] = read_facts(node, index, scope, base_dir, op)
+            checked += 1
+            if cache and facts in clean:
+                continue
+            before = len(found)
+            order = (len(view.bodies) - 1, index)
+            for rule in node_rules:
+                if not rule.applies_to(facts):
+                    continue
+                for v in rule.violations(facts):
+                    found.append(((*order, rule.code), diagnostic(rule, v, facts)))
+            if len(found) == before:
+                clean.add(facts)
     for rule in model_rules:
         for v in rule.check_model(view):
             found.append(((*view.order(v.at.graph, v.at.index), rule.code), placed(rule, v)))

@@ -184,12 +184,12 @@ def function_scope(fn: onnx.FunctionProto, path: str | None = None, types: dict 
     return scope
 
 
-def walk_owned(
+def walk_bodies(
     model: onnx.ModelProto, extra_types: dict | None = None
-) -> Iterator[tuple[Scope, Owner, int, onnx.NodeProto]]:
-    """Yield (scope, owner, index in the owner, node) for every node of every body
-    (``graphs.bodies``: main graph, training graphs, functions, subgraphs). The
-    owner is the GraphProto or FunctionProto that holds the node.
+) -> Iterator[tuple[Scope, Owner, list[onnx.NodeProto]]]:
+    """Yield (scope, owner, its nodes as a list) for every body (``graphs.bodies``: main
+    graph, training graphs, functions, subgraphs). The owner is the GraphProto or
+    FunctionProto that holds the nodes; a node's index in the list is its index there.
 
     A model-local function's body comes once per distinct signature of its calls
     (model/specialize.py), typed as that call types it; a body nobody calls comes
@@ -197,18 +197,22 @@ def walk_owned(
 
     ``extra_types`` maps a scope path to the (name, type) pairs shape inference found
     (``scope_types``); they fill what the model itself does not declare.
+
+    A caller that loops over the nodes itself (the check engine) saves a generator
+    step per node; ``walk_owned`` gives them one by one.
     """
     opsets = {o.domain: o.version for o in model.opset_import}
     functions = {function_key(fn.domain, fn.name, fn.overload): fn for fn in model.functions}
     calls: dict[tuple, dict] = {key: {} for key in functions}  # key -> {signature: None}, ordered
     scopes: dict[str, Scope] = {}
 
-    def note_call(scope: Scope, node: onnx.NodeProto) -> None:
+    def note_calls(scope: Scope, nodes: list) -> None:
         if not functions:
             return
-        key = function_key(node.domain, node.op_type, node.overload)
-        if key in functions:
-            calls[key].setdefault(call_signature(functions[key], node, scope), None)
+        for node in nodes:
+            key = function_key(node.domain, node.op_type, node.overload)
+            if key in functions:
+                calls[key].setdefault(call_signature(functions[key], node, scope), None)
 
     for body in bodies(model):  # the graphs: main and training graphs, with their subgraphs
         if body.is_function:
@@ -217,9 +221,9 @@ def walk_owned(
         scope = graph_scope(body.owner, body.path, parent.opsets if parent else opsets,
                             parent, extra_types)
         scopes[body.path] = scope
-        for i, node in enumerate(body.owner.node):
-            note_call(scope, node)
-            yield scope, body.owner, i, node
+        nodes = list(body.owner.node)
+        note_calls(scope, nodes)
+        yield scope, body.owner, nodes
     done: set = set()
     inferred_bodies = {key for key, fn in functions.items() if needs_inference(fn, functions)}
     pending = [key for key in functions]
@@ -247,11 +251,21 @@ def walk_owned(
                     parent = scopes[body.parent]
                     scope = graph_scope(body.owner, body.path, parent.opsets, parent, None)
                 scopes[body.path] = scope
-                for i, node in enumerate(body.owner.node):
-                    note_call(scope, node)
-                    yield scope, body.owner, i, node
+                nodes = list(body.owner.node)
+                note_calls(scope, nodes)
+                yield scope, body.owner, nodes
             # a call found inside this body gives its callee another signature to read
             pending.extend(k for k, v in calls.items() if len(v) > before[k] and k not in pending)
+
+
+def walk_owned(
+    model: onnx.ModelProto, extra_types: dict | None = None
+) -> Iterator[tuple[Scope, Owner, int, onnx.NodeProto]]:
+    """Yield (scope, owner, index in the owner, node) for every node of every body, in
+    the order and with the scopes of ``walk_bodies``."""
+    for scope, owner, nodes in walk_bodies(model, extra_types):
+        for i, node in enumerate(nodes):
+            yield scope, owner, i, node
 
 
 def walk(
