@@ -113,6 +113,16 @@ def _shape_of(tp: onnx.TypeProto) -> tuple[int, Shape | None] | None:
     return found
 
 
+def type_of_bytes(data: bytes) -> tuple[int, Shape | None] | None:
+    """``_shape_of`` of a serialized TypeProto (kept by its bytes, as ``_shape_of`` keeps them)."""
+    if data in _PARSED:
+        return _PARSED[data]
+    found = _parse_type(onnx.TypeProto.FromString(data))
+    if len(_PARSED) < 65536:
+        _PARSED[data] = found
+    return found
+
+
 def _parse_type(tp: onnx.TypeProto) -> tuple[int, Shape | None] | None:
     if not tp.HasField("tensor_type"):
         return None
