@@ -125,6 +125,13 @@ def test_int4_weights_in_an_ir_7_file_are_reported_once_with_the_version_needed(
     assert not [d for d in check_model(_int4_weights(10), ".") if d.code in ("QL205", "QL206")]
 
 
+def test_an_ir_below_3_names_only_the_types_newer_than_it():
+    """IR 1 predates opset imports, not float: QL205 speaks of int4 alone (found by the
+    byte fuzzer, where an IR of 1 crashed the rule on a float tensor)."""
+    found = [d for d in check_model(_int4_weights(1), ".") if d.code == "QL205"]
+    assert len(found) == 1 and "int4" in found[0].message and "float" not in found[0].message
+
+
 def test_opset_newer_than_the_ir_is_a_warning():
     found = [d for d in check_model(_int4_weights(9), ".") if d.code == "QL206"]
     assert [d.severity for d in found] == ["warning"] and "opset 21 came with IR 10" in found[0].message
@@ -174,3 +181,40 @@ def test_weight_quantized_at_run_time_but_not_an_overridable_input():
     model = weight_q()
     model.graph.input.append(_vi("w", TensorProto.FLOAT, [4, 3]))  # an initializer that is also an input
     assert not [c for c in codes(model) if c[0] == "QL604"]
+
+
+# ---- bodies without nodes ----------------------------------------------------------------
+def test_an_empty_subgraph_named_like_another_does_not_take_its_scope():
+    """Two If nodes named alike give their then-branches one path; the first branch has no
+    node. The engine gives the view only bodies with nodes, so the second branch keeps its
+    own scope and its weight quantized at run time is still found."""
+    empty = helper.make_graph([], "e", [], [_vi("cond", TensorProto.BOOL, [])])
+    other = helper.make_graph([helper.make_node("Identity", ["cond"], ["o"])], "o", [],
+                              [_vi("o", TensorProto.BOOL, [])])
+    body = helper.make_graph(
+        [helper.make_node("QuantizeLinear", ["w", "s", "z"], ["wq"], name="q"),
+         helper.make_node("DequantizeLinear", ["wq", "s", "z"], ["wd"], name="dq")],
+        "b", [], [_vi("wd", TensorProto.FLOAT, [4])],
+        [tensor("w", np.ones(4, F32)), tensor("s", F32(0.1)), tensor("z", np.int8(0))])
+    main = helper.make_graph(
+        [helper.make_node("If", ["cond"], ["a"], name="if", then_branch=empty, else_branch=other),
+         helper.make_node("If", ["cond"], ["b"], name="if", then_branch=body, else_branch=body)],
+        "g", [_vi("cond", TensorProto.BOOL, [])],
+        [_vi("a", TensorProto.BOOL, []), _vi("b", TensorProto.FLOAT, [4])])
+    found = [c for c in codes(make(main, {"": 21})) if c[0] == "QL604"]
+    assert found and all(c[1] == "q" for c in found)
+
+
+def test_findings_on_an_empty_main_graph_come_after_the_functions():
+    """Findings sort by body in walk order; a body without nodes is not in the walk's
+    order, so what is found on it comes last."""
+    foo = helper.make_node("Foo", ["a"], ["b"], domain="x.y")
+    fn = helper.make_function("local", "F", ["a"], ["b"], [foo], [helper.make_opsetid("", 21)])
+    main = helper.make_graph([], "g", [_vi("a", TensorProto.FLOAT, [2])], [_vi("a", TensorProto.FLOAT, [2])])
+    model = helper.make_model(main, opset_imports=[helper.make_opsetid("", 21),
+                                                   helper.make_opsetid("com.microsoft", 1),
+                                                   helper.make_opsetid("local", 1)], functions=[fn])
+    model.ir_version = 10
+    found = [c[0] for c in codes(model)]
+    assert "QL103" in found and "QL109" in found
+    assert found.index("QL103") < found.index("QL109")

@@ -73,6 +73,8 @@ def check_model(
     checked = 0
     marked: dict[tuple[str, str], list[str]] = {}  # (graph, node label) -> its qlin:ignore codes
     for scope, owner, nodes in walk_bodies(model, extra):
+        if not nodes:  # a body without nodes has no place in the view (rules meet it via graphs())
+            continue
         body = view.body_of(scope, owner)
         body.nodes.extend(nodes)
         ops = scope.ops
