@@ -32,6 +32,7 @@ from ..check.engine import check_model
 from ..convert import qnode, verify
 from ..errors import QlinError, unexpected
 from ..model.facts import read_facts
+from ..model.graphs import function_path
 from ..model.load import load_model
 from ..model.safety import all_tensors
 from ..model.tensors import is_external, read_value
@@ -124,8 +125,7 @@ def _apply(model, nodes, d, base_dir) -> str | None:
         target = model
         if d.graph.startswith("function "):
             target = next((f for f in model.functions
-                           if d.graph in (f"function {f.domain}.{f.name}",
-                                          f"function {schema.domain_name(f.domain)}.{f.name}")),
+                           if d.graph in (function_path(f), function_path(f, schema.domain_name(f.domain)))),
                           None)
             if target is None:
                 return "its function was not found"

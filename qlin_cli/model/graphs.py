@@ -14,6 +14,7 @@ nested models cannot exhaust Python's recursion limit.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,13 +44,18 @@ def node_label(node: onnx.NodeProto, index: int) -> str:
     return node.name if node.name else f"#{index}"
 
 
-def function_path(fn: onnx.FunctionProto) -> str:
-    return f"function {fn.domain}.{fn.name}"
+def function_path(fn: onnx.FunctionProto, domain: str | None = None) -> str:
+    """'function local.F', or 'function local.F:fast' for an overload: each function its
+    own (``domain``: spelled another way than the function does)."""
+    d = fn.domain if domain is None else domain
+    return f"function {d}.{fn.name}" + (f":{fn.overload}" if fn.overload else "")
 
 
-def subgraphs(node: onnx.NodeProto, index: int) -> Iterator[tuple[str, onnx.GraphProto]]:
-    """(name within the node, graph) of every graph attribute, GRAPHS lists included."""
-    label = node_label(node, index)
+def subgraphs(node: onnx.NodeProto, index: int,
+              label: str | None = None) -> Iterator[tuple[str, onnx.GraphProto]]:
+    """(name within the node, graph) of every graph attribute, GRAPHS lists included;
+    ``label`` names the node (default ``node_label``)."""
+    label = label or node_label(node, index)
     for a in node.attribute:
         if a.type == AttributeProto.GRAPH:
             yield f"{label}.{a.name}", a.g
@@ -105,15 +111,42 @@ def within(root: Body) -> Iterator[Body]:
     stack = [root]
     while stack:
         body = stack.pop()
-        children = []
+        owners = []  # (index, node) of the nodes that hold a subgraph
         attributed = []
         for i, node in enumerate(body.owner.node):
             if node.attribute:
                 attributed.append(i)
-                children.extend(Body(f"{body.path}/{sub}", g, body.path)
-                                for sub, g in subgraphs(node, i))
+                if any(a.type in _GRAPH_KINDS for a in node.attribute):
+                    owners.append((i, node))
+        children = []
+        for (i, node), label in zip(owners, _owner_labels(owners), strict=True):
+            children.extend(Body(f"{body.path}/{sub}", g, body.path)
+                            for sub, g in subgraphs(node, i, label))
         yield Body(body.path, body.owner, body.parent, tuple(attributed))
         stack.extend(reversed(children))
+
+
+_GRAPH_KINDS = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+
+
+def _owner_labels(owners: list) -> list[str]:
+    """A label per subgraph-holding node of one body, no two alike, so no two subgraphs
+    share a path: a node's name (or #index); where nodes share a name, the first keeps
+    it and each later one gets its index too ('if', then 'if#7'). (Paths are keys: the
+    check's view, fix and the findings tell subgraphs apart by them.)"""
+    labels = [node_label(node, i) for i, node in owners]
+    if len(set(labels)) == len(labels):
+        return labels  # the usual case
+    count = Counter(labels)
+    taken = {label for label in labels if count[label] == 1}
+    out = []
+    for (i, _), label in zip(owners, labels, strict=True):
+        if count[label] > 1:
+            while label in taken:  # '#index' appended until no other label has it
+                label += f"#{i}"
+            taken.add(label)
+        out.append(label)
+    return out
 
 
 def all_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:

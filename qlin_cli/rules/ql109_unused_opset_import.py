@@ -1,4 +1,5 @@
 from .. import schema
+from ..model.graphs import function_path
 from .base import INFO, Fix, ModelRule, RemoveOpsetImport, Violation
 
 
@@ -48,7 +49,7 @@ class UnusedOpsetImport(ModelRule):
                 fn_used.setdefault(id(top.owner), set()).update(used)
         yield from _unused(view, view.model.opset_import, model_used, "main", "model")
         for fn in view.model.functions:
-            path = f"function {fn.domain}.{fn.name}"
+            path = function_path(fn)
             yield from _unused(view, fn.opset_import, fn_used.get(id(fn), set()), path, "function")
 
 
