@@ -48,7 +48,9 @@ class TypeNeedsNewerIr(ModelRule):
                 continue
             for name, elem in _declared(body):
                 t = dtypes.name_of(elem) if elem else None
-                if t is None or ir.TYPE_MIN_IR.get(t, ir.OLDEST_IR) <= have:
+                # only the types of the table are newer than some IR (an IR below 3 says
+                # nothing of float: other rules speak of such an IR itself)
+                if t is None or ir.TYPE_MIN_IR.get(t, have) <= have:
                     continue
                 g, n, c = first.get(t, (body.path, name, 0))
                 first[t] = (g, n, c + 1)
