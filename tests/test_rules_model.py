@@ -78,6 +78,17 @@ def test_order_inside_a_subgraph_is_checked_with_outer_values_available():
                                              ("second", "main/branch.else_branch")}
 
 
+def test_a_constant_read_before_it_is_made_is_out_of_order_unless_an_initializer_has_its_name():
+    """What a graph has before its first node is its inputs and initializers (read from the
+    scope's initializer entries), never a Constant node's output."""
+    read = helper.make_node("Relu", ["c"], ["y"], name="reader")
+    const = helper.make_node("Constant", [], ["c"], name="maker", value=tensor("v", F32(1.0)))
+    graph = helper.make_graph([read, const], "g", [], [_vi("y", TensorProto.FLOAT, [])])
+    assert ("QL108", "reader", "main") in codes(make(graph, {"": 13}))
+    graph.initializer.append(tensor("c", F32(2.0)))
+    assert not [c for c in codes(make(graph, {"": 13})) if c[0] == "QL108"]
+
+
 def test_qdq_pair_out_of_order_names_the_late_producer():
     assert ("QL108", "node0", "main") in codes(qdq_chain(reverse=True))
     assert not [c for c in codes(qdq_chain()) if c[0] == "QL108"]

@@ -57,13 +57,9 @@ class BodyView:
     @cached_property
     def io(self) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
         """(input names, output names) of every node (the facts' tuples where read)."""
-        facts = self.facts
-        out = []
-        for i, n in enumerate(self.nodes):
-            f = facts.get(i)
-            out.append((f.inputs, f.outputs) if f is not None else
-                       (tuple(n.input[:]), tuple(n.output[:])))
-        return out
+        get = self.facts.get
+        return [(f.inputs, f.outputs) if (f := get(i)) is not None else
+                (tuple(n.input[:]), tuple(n.output[:])) for i, n in enumerate(self.nodes)]
 
     @cached_property
     def attributed(self) -> tuple[int, ...]:
@@ -99,7 +95,10 @@ class BodyView:
         if self.is_function:
             return frozenset(self.owner.input)
         g = self.owner
-        return frozenset([i.name for i in g.input] + [t.name for t in g.initializer]
+        scope = self.scope
+        inits = (scope.initializer_names() if scope is not None and scope.owner is g
+                 else [t.name for t in g.initializer])  # the scope has read them already
+        return frozenset([i.name for i in g.input] + list(inits)
                          + [t.name for t in g.sparse_initializer])
 
     @cached_property

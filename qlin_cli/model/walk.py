@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 
 import onnx
 from onnx import AttributeProto, helper
@@ -44,6 +45,14 @@ class Scope:
     read_cache: dict = field(default_factory=dict)  # id(tensor) -> value read by a rule
     ops: dict = field(default_factory=dict)  # (domain, op_type) -> model.facts.op_in_scope's answer
     consts: dict = field(default_factory=dict)  # name -> the model.facts.Const read_facts made
+    owner: object = None  # the GraphProto a graph scope reads (None for a function's)
+    initializers: int = 0  # how many distinct initializer names begin ``values``
+
+    def initializer_names(self) -> Iterator[str]:
+        """The names of the graph's initializers: the first entries of ``values``, which
+        ``graph_scope`` enters before any Constant (a Constant of an initializer's name
+        keeps that entry's place)."""
+        return islice(self.values, self.initializers)
 
     def own_type(self, name: str) -> tuple[int, Shape | None] | None:
         """The type this scope itself gives ``name`` (not its parents): the one in ``types``,
@@ -163,10 +172,11 @@ def _fill(scope: Scope, nodes) -> None:
 def graph_scope(
     graph: onnx.GraphProto, path: str, opsets, parent: Scope | None, extra: dict | None = None
 ) -> Scope:
-    scope = Scope(path, opsets, parent)
+    scope = Scope(path, opsets, parent, owner=graph)
     values = scope.values
     for init in graph.initializer:
         values[init.name] = init
+    scope.initializers = len(values)
     _fill(scope, graph.node)
     scope.declare_infos(graph.input)
     scope.declare_infos(graph.value_info)

@@ -26,9 +26,8 @@ def fed_by(view, consumer_family: str, producer_family: str):
         if not producers:
             continue
         for i, f in of_family(view, body, consumer_family):
-            if not f.present_at(0):
-                continue
-            found = producers.get(f.inputs[0])
+            x = f.inputs[0] if f.inputs else ""  # present_at(0), without a call per node
+            found = producers.get(x) if x else None
             if found is not None:
                 yield (body, i, f, *found)
 
@@ -127,7 +126,7 @@ def _same_tensors_and_layout(q, d) -> bool:
     qi, di = q.inputs, d.inputs
     if len(qi) < 2 or len(di) < 2 or qi[1] != di[1] or (qi[2:3] or ("",)) != (di[2:3] or ("",)):
         return False
-    return _layout_attrs(q) == _layout_attrs(d)
+    return q.attr_items == d.attr_items or _layout_attrs(q) == _layout_attrs(d)
 
 
 def _layout_attrs(f) -> tuple:

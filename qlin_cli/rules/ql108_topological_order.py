@@ -39,10 +39,11 @@ class TopologicalOrder(ModelRule):
         for body in view.bodies:
             seen = set(body.defined)
             seen.add("")  # an absent optional input
+            there, add = seen.issuperset, seen.update
             for i, (ins, outs) in enumerate(body.io):
                 children = owned.get((body.path, i)) if owned else None
-                if children is None and seen.issuperset(ins):
-                    seen.update(outs)  # the usual node: every input already there
+                if children is None and there(ins):
+                    add(outs)  # the usual node: every input already there
                     continue
                 names = list(ins)
                 for child in children or ():
