@@ -116,6 +116,14 @@ _TYPE_NAMES = _TypeNames()
 UNKNOWN = (0, None)  # the (element type, shape) of a name nobody types
 
 
+def _present(typed: tuple) -> tuple[bool, ...]:
+    return tuple([t is not None for t in typed])
+
+
+def _type_names(typed: tuple) -> tuple[str | None, ...]:
+    return tuple([None if t is None else _TYPE_NAMES[t[0]] for t in typed])
+
+
 # Not frozen: a frozen dataclass sets each field through object.__setattr__, which made
 # building the facts of every node the largest cost of `qlin check`. NodeFacts are never
 # changed after read_facts builds them (nothing assigns to a field), and the hash is
@@ -153,11 +161,11 @@ class NodeFacts:
     # ---- inputs -----------------------------------------------------------------
     @cached_property
     def present(self) -> tuple[bool, ...]:
-        return tuple([t is not None for t in self.in_typed])
+        return _present(self.in_typed)
 
     @cached_property
     def in_types(self) -> tuple[str | None, ...]:
-        return tuple([None if t is None else _TYPE_NAMES[t[0]] for t in self.in_typed])
+        return _type_names(self.in_typed)
 
     @cached_property
     def in_shapes(self) -> tuple[tuple | None, ...]:
@@ -165,12 +173,12 @@ class NodeFacts:
 
     @cached_property
     def out_present(self) -> tuple[bool, ...]:
-        return tuple([t is not None for t in self.out_typed])
+        return _present(self.out_typed)
 
     @cached_property
     def out_types(self) -> tuple[str | None, ...]:
         """As declared or inferred."""
-        return tuple([None if t is None else _TYPE_NAMES[t[0]] for t in self.out_typed])
+        return _type_names(self.out_typed)
 
     def present_at(self, i: int) -> bool:
         return i < len(self.in_typed) and self.in_typed[i] is not None
