@@ -229,3 +229,45 @@ def test_findings_on_an_empty_main_graph_come_after_the_functions():
     found = [c[0] for c in codes(model)]
     assert "QL103" in found and "QL109" in found
     assert found.index("QL103") < found.index("QL109")
+
+
+# ---- qlin:ignore on nodes of subgraphs and functions ---------------------------------------
+def _ignored(node, codes_: str):
+    entry = node.metadata_props.add()
+    entry.key, entry.value = "qlin:ignore", codes_
+    return node
+
+
+def _weight_q_in_a_branch(ignore: str | None, heavy: bool) -> onnx.ModelProto:
+    q = helper.make_node("QuantizeLinear", ["w", "s", "z"], ["wq"], name="q")
+    if ignore is not None:
+        _ignored(q, ignore)
+    branch = helper.make_graph(
+        [q, helper.make_node("DequantizeLinear", ["wq", "s", "z"], ["wd"], name="dq")], "b", [],
+        [_vi("wd", TensorProto.FLOAT, [4])],
+        [tensor("w", np.ones(4, F32)), tensor("s", F32(0.1)), tensor("z", np.int8(0))])
+    main = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch, else_branch=branch)],
+        "g", [_vi("c", TensorProto.BOOL, [])], [_vi("y", TensorProto.FLOAT, [4])],
+        [tensor("big", np.zeros(4096, F32))] if heavy else [])  # 16 KiB: inference gets a skeleton
+    return make(main, {"": 21})
+
+
+def test_a_qlin_ignore_entry_inside_a_subgraph_is_honoured_whatever_copy_inference_gets():
+    for heavy in (False, True):
+        assert [c for c in codes(_weight_q_in_a_branch(None, heavy)) if c[0] == "QL604"]
+        assert not [c for c in codes(_weight_q_in_a_branch("QL604", heavy)) if c[0] == "QL604"]
+
+
+def test_a_qlin_ignore_entry_inside_a_function_is_honoured():
+    def model(ignore):
+        s = helper.make_node("Constant", [], ["s"], value=tensor("v", F32(0.0)))
+        q = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q")
+        if ignore:
+            _ignored(q, "QL501")
+        fn = helper.make_function("local", "F", ["x"], ["y"], [s, q], [helper.make_opsetid("", 21)])
+        main = helper.make_graph([helper.make_node("F", ["x"], ["y"], domain="local", name="call")], "g",
+                                 [_vi("x", TensorProto.FLOAT, [4])], [_vi("y", TensorProto.UINT8, [4])])
+        return make(main, {"": 21, "local": 1}, functions=[fn])
+    assert [c for c in codes(model(False)) if c[0] == "QL501"]
+    assert not [c for c in codes(model(True)) if c[0] == "QL501"]

@@ -20,9 +20,9 @@ _DATA_ATTRIBUTES = {AttributeProto.TENSOR, AttributeProto.TENSORS, AttributeProt
                     AttributeProto.SPARSE_TENSORS, AttributeProto.GRAPH, AttributeProto.GRAPHS}
 
 
-def inferred_types(model: onnx.ModelProto) -> dict | None:
+def inferred_types(model: onnx.ModelProto, light: bytes | None = None) -> dict | None:
     """{scope path: [(name, (elem_type, shape)), ...]} from onnx shape inference, or None
-    when it cannot run.
+    when it cannot run. ``light``: what ``inference_input`` gave, when the caller has it.
 
     Inference sees a skeleton of the model (``skeleton``): every tensor keeps its
     type and dims, but external references and data above KEEP_DATA_BYTES are left
@@ -34,12 +34,26 @@ def inferred_types(model: onnx.ModelProto) -> dict | None:
     inference no data either way (tests/test_hardening2_bounds.py), so the types are
     the same on both paths, whichever command asks.
     """
-    light = model.SerializeToString() if _same_as_skeleton(model) else skeleton(model)
+    if light is None:
+        light = inference_input(model)
+        if light is None:
+            return None
     # the copy has the model's bodies: when the model has no subgraph, neither has the copy
     # (and looking for them would visit every node again)
     only_main = [b.path for b in bodies(model) if not b.is_function] == [MAIN]
     try:
         return read_inferred(_infer(light), only_main)
+    except Exception:  # inference is a help, not a requirement
+        return None
+
+
+def inference_input(model: onnx.ModelProto) -> bytes | None:
+    """The bytes inference reads: the model as it is, or its skeleton (see
+    ``inferred_types``); None when they cannot be made (a model protobuf cannot write).
+    Every node keeps all it has but heavy attribute data, its metadata included."""
+    try:
+        return (model.SerializeToString() if _same_as_skeleton(model)
+                else skeleton(model).SerializeToString())
     except Exception:  # inference is a help, not a requirement
         return None
 
