@@ -43,6 +43,14 @@ def test_the_public_entry_point_gives_the_same_result():
     assert len(direct.graph.value_info) > 0
 
 
+def test_without_the_cpp_entry_point_the_public_function_infers_the_same(monkeypatch):
+    path = os.path.join(MODELS, "rules", "QL601-bad.onnx")
+    data = load_model(path).SerializeToString()
+    direct = onnx.load_from_string(infer._infer(data))
+    monkeypatch.setattr(infer, "_c_entry", lambda: None)
+    assert onnx.load_from_string(infer._infer(data)) == direct
+
+
 def test_without_the_reading_class_the_whole_parse_is_used(monkeypatch):
     path = os.path.join(MODELS, "rules", "QL601-bad.onnx")
     out = infer._infer(load_model(path).SerializeToString())

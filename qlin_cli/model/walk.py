@@ -111,19 +111,13 @@ _PARSED: dict[bytes, tuple | None] = {}  # serialized TypeProto -> (elem_type, s
 
 
 def _shape_of(tp: onnx.TypeProto) -> tuple[int, Shape | None] | None:
-    """(elem_type, dims) of a tensor type; None for other types. Most value_infos
-    of a model repeat a few types, so parsed results are kept by their bytes."""
-    key = tp.SerializeToString()
-    if key in _PARSED:
-        return _PARSED[key]
-    found = _parse_type(tp)
-    if len(_PARSED) < 65536:
-        _PARSED[key] = found
-    return found
+    """(elem_type, dims) of a tensor type; None for other types."""
+    return type_of_bytes(tp.SerializeToString())
 
 
 def type_of_bytes(data: bytes) -> tuple[int, Shape | None] | None:
-    """``_shape_of`` of a serialized TypeProto (kept by its bytes, as ``_shape_of`` keeps them)."""
+    """``_shape_of`` of a serialized TypeProto. Most value_infos of a model repeat a few
+    types, so parsed results are kept by their bytes."""
     if data in _PARSED:
         return _PARSED[data]
     found = _parse_type(onnx.TypeProto.FromString(data))
