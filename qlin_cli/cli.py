@@ -164,7 +164,7 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     rules.all_rules()  # built once here: forked workers inherit the registry
     results = []
     failures = 0
-    work = [(path, problem, cfg, cli_select, cli_ignore, cli_targets)
+    work = [(path, problem, cfg, cli_select, cli_ignore, cli_targets, fix or diff)
             for (path, problem), cfg in zip(files, configs, strict=True)]
     checked = ordered_map(_check_one, work, jobs or default_jobs(),
                           [path for path, problem in files if problem is None])
@@ -205,7 +205,7 @@ def _fix(result, cfg, cli_select, cli_ignore, *, write: bool):
         return r.diagnostics
 
     outcome = fix_file(result.path, result.diagnostics, cli_select or cfg.select,
-                       cli_ignore or cfg.ignore, write=write, post=post)
+                       cli_ignore or cfg.ignore, write=write, post=post, types=result.types)
     if outcome.error is not None:
         output.error_at(result.path, f"not fixed: {outcome.error}")
         result.error = outcome.error
@@ -237,15 +237,13 @@ def _check_one(item):
     """One file checked with its configuration (in this process or a worker)."""
     from .check.engine import FileResult, check_file, selected
 
-    path, problem, cfg, cli_select, cli_ignore, cli_targets = item
+    path, problem, cfg, cli_select, cli_ignore, cli_targets, keep_types = item
     if problem is not None:
         return FileResult(path, error=problem)
     select_codes = cli_select or cfg.select
     ignore_codes = cli_ignore or cfg.ignore
-    r = check_file(path, select_codes, ignore_codes)
     target_names = cli_targets if cli_targets is not None else cfg.target
-    if target_names and r.error is None:
-        _add_target_findings(r, target_names, select_codes, ignore_codes)
+    r = check_file(path, select_codes, ignore_codes, target_names or None, keep_types=keep_types)
     _suppress(r, cfg, selected)
     return r
 
@@ -285,27 +283,6 @@ def _target_names(values: tuple[str, ...]) -> list[str]:
             output.error(f"--target: unknown target {n!r} (known: {', '.join(base.names())})")
             sys.exit(EXIT_BAD_INPUT)
     return names
-
-
-def _add_target_findings(result, names: list[str], select, ignore) -> None:
-    """The targets' findings on one checked file, as diagnostics after the spec's."""
-    from .check.diagnostic import Diagnostic
-    from .check.engine import selected
-    from .errors import QlinError, unexpected
-    from .model.load import load_model
-    from .targets import predict
-
-    try:
-        model = load_model(result.path, weights=False)
-        placed = predict.findings(model, os.path.dirname(os.path.abspath(result.path)), names)
-    except QlinError as e:
-        result.error = e.reason
-        return
-    except Exception as e:  # never a traceback
-        result.error = unexpected(e)
-        return
-    result.diagnostics.extend(Diagnostic(**p.diagnostic_fields()) for p in placed
-                              if selected(p.code, select, ignore))
 
 
 def _report(results, summary, fmt, *, quiet=False, statistics=False) -> None:

@@ -75,21 +75,24 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
 
         if output and not dry_run:
             write.check_target(output, model, in_place)
+        from .model.analysis import analyze
+
         proto = load_model(model)
         base_dir = os.path.dirname(os.path.abspath(model))
         validate_model_files(proto, base_dir, model)
-        errors = _errors(proto, base_dir)
+        analysis = analyze(proto, base_dir)  # read once: the check, the plan and the conversion
+        errors = _errors(analysis)
         if errors:
             _refuse_invalid(model, errors)
         if target is not None:
-            to_opset, to_domain, lower = _plan_for(proto, base_dir, model, target)
+            to_opset, to_domain, lower = _plan_for(analysis, model, target)
         if to_opset is None:
             to_opset = _model_opset(proto, model)
         opts = Options(to_opset, to_domain, ir_version, lower, not no_verify, vendor_axis)
         from .progress import Meter
 
         with Meter("verifying", enabled=fmt == "text") as progress:
-            result = convert_model(proto, base_dir, opts, progress, source=model)
+            result = convert_model(proto, base_dir, opts, progress, source=model, types=analysis.inferred)
         written = None
         if target is not None and result.model is not None:
             _still_refused(result.model, base_dir, model, target)
@@ -118,13 +121,13 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
     sys.exit(EXIT_FINDINGS if result.refused else EXIT_OK)
 
 
-def _errors(proto, base_dir: str) -> list:
+def _errors(analysis) -> list:
     """The model's findings of severity error under `qlin check`'s rules."""
     from . import rules
-    from .check.engine import check_model
+    from .check.engine import check_analysis
 
     mended = {r.code for r in rules.all_rules() if r.mended_by_convert}
-    return [d for d in check_model(proto, base_dir) if d.severity == "error" and d.code not in mended]
+    return [d for d in check_analysis(analysis) if d.severity == "error" and d.code not in mended]
 
 
 def _refuse_invalid(model: str, errors: list) -> None:
@@ -140,7 +143,7 @@ def _refuse_invalid(model: str, errors: list) -> None:
     sys.exit(EXIT_FINDINGS)
 
 
-def _plan_for(proto, base_dir: str, model: str, target: str):
+def _plan_for(analysis, model: str, target: str):
     """(opset, domain, lower) that make ``target`` run the model, from the target's
     profile (qlin_cli/targets); exit 0 when it runs as it is, 1 when nothing helps."""
     from . import output
@@ -151,7 +154,7 @@ def _plan_for(proto, base_dir: str, model: str, target: str):
         base.get(target)
     except LookupError:
         _fail("--target", f"unknown target '{printable(target)}' (known: {', '.join(base.names())})")
-    plan = predict.plan(proto, base_dir, target)
+    plan = predict.plan_in(analysis, target)
     if not plan.needed:
         click.echo(f"qlin convert: {printable(model)} already runs on {target} as it is; nothing written")
         sys.exit(EXIT_OK)

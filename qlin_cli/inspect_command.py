@@ -58,13 +58,10 @@ def describe(path: str, target_names: list[str] | None = None) -> dict:
     import numpy as np
 
     from . import schema
-    from .model.facts import read_facts
-    from .model.infer import inferred_types
+    from .model.analysis import analyze
     from .model.load import load_model
     from .model.safety import validate_model_files
     from .model.tensors import read_value
-    from .model.view import ModelView
-    from .model.walk import walk_owned
     from .targets import base, predict
 
     names = target_names or base.names()
@@ -73,19 +70,18 @@ def describe(path: str, target_names: list[str] | None = None) -> dict:
     model = load_model(path, weights=False)
     base_dir = os.path.dirname(os.path.abspath(path))
     validate_model_files(model, base_dir, path)
-    view = ModelView(model, base_dir)
+    a = analyze(model, base_dir)  # one analysis: the counts below and every target's findings
     ops: Counter = Counter()
     types: Counter = Counter()
     granularity: Counter = Counter()
     blocks: Counter = Counter()
     seen_scales: dict[tuple, np.ndarray] = {}
     nodes = 0
-    extra = inferred_types(model)
-    for scope, owner, index, node in walk_owned(model, extra):
-        body = view.add(scope, owner, node)
-        if not schema.knows(node.domain, node.op_type):
+    for body, index, node in a.nodes():
+        facts = a.facts(body, index)
+        if facts is None:  # an op qlin has no schema for
             continue
-        facts = read_facts(node, index, scope, base_dir)
+        scope = body.scope
         nodes += 1
         spec = facts.spec
         version = spec.since if spec else None
@@ -108,7 +104,7 @@ def describe(path: str, target_names: list[str] | None = None) -> dict:
     scales = _scale_stats(list(seen_scales.values()))
     need = []
     for name in names:
-        found = predict.findings(model, base_dir, [name])
+        found = predict.findings_in(a, [name])
         by_code = Counter((f.code, f.severity) for f in found)
         need.append({
             "target": name,

@@ -64,8 +64,8 @@ def test_check_file_runs_paused_and_restores(monkeypatch):
     from qlin_cli.check import engine
 
     seen = []
-    real = engine.check_model
-    monkeypatch.setattr(engine, "check_model",
+    real = engine.check_analysis
+    monkeypatch.setattr(engine, "check_analysis",
                         lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
     result = check_file(os.path.join(MODELS, "rules", "QL405-bad.onnx"))
     assert seen == [False] and gc.isenabled()

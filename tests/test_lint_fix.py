@@ -107,12 +107,11 @@ def test_an_edit_that_would_change_results_is_not_applied(tmp_path):
     onnx.save(m, path)
     from qlin_cli.check.diagnostic import Diagnostic
 
-    wrong = Diagnostic("QL402", "warning", "node 'q' (QuantizeLinear-21 (ai.onnx)): test", "q",
-                       "QuantizeLinear", "ai.onnx", 21, "main",
-                       Fix("axis along the other dimension", (SetAttribute("axis", 1),)))
-    same = Diagnostic("QL402", "warning", "node 'q' (QuantizeLinear-21 (ai.onnx)): test", "q",
-                      "QuantizeLinear", "ai.onnx", 21, "main",
-                      Fix("axis counted from the end", (SetAttribute("axis", -2),)))
+    where = "node 'q' (QuantizeLinear-21 (ai.onnx))"
+    wrong = Diagnostic("QL402", "warning", "test", "q", "QuantizeLinear", "ai.onnx", 21, "main",
+                       Fix("axis along the other dimension", (SetAttribute("axis", 1),)), where)
+    same = Diagnostic("QL402", "warning", "test", "q", "QuantizeLinear", "ai.onnx", 21, "main",
+                      Fix("axis counted from the end", (SetAttribute("axis", -2),)), where)
     before = digest(path)
     out = fix_file(str(path), [wrong], write=True, post=lambda ds: ds)
     assert out.fixed == [] and "not proven" in out.skipped[0][1] and not out.written

@@ -263,13 +263,16 @@ def test_findings_in_subgraphs_and_functions_are_placed():
     assert set(inner.diagnostic_fields()) == {
         "code",
         "severity",
-        "message",
+        "detail",
         "node",
         "op_type",
         "domain",
         "opset",
         "graph",
+        "where",
+        "title",
     }
+    assert inner.title == "QuantizeLinear-21 ai.onnx" and inner.detail.startswith("tensorrt-10: ")
     assert inner.message.startswith("node 'inner' (QuantizeLinear-21 (ai.onnx)): tensorrt-10: ")
 
 

@@ -6,53 +6,35 @@ from dataclasses import dataclass
 
 from ..rules.base import ERROR, INFO, WARNING, Fix
 
-__all__ = ["ERROR", "INFO", "WARNING", "SEVERITIES", "Diagnostic", "node_frame", "split_location"]
+__all__ = ["ERROR", "INFO", "WARNING", "SEVERITIES", "Diagnostic", "node_frame"]
 
 SEVERITIES = (INFO, WARNING, ERROR)  # lowest first: the one word per severity, everywhere
 
 
 @dataclass(frozen=True)
 class Diagnostic:
+    """One finding, of a rule or a target: what is wrong (``detail``) and where (the other
+    fields), kept apart and composed only when rendered (``message``)."""
+
     code: str
     severity: str
-    message: str  # "node 'q1' (QuantizeLinear-21 (ai.onnx)): <the violation's message>"
-    node: str
+    detail: str  # the violation's own message, without the location
+    node: str  # the node's label (name or #index); "" when the finding is not on a node
     op_type: str
     domain: str
     opset: int
     graph: str
     fix: Fix | None = None
-    where: str = ""  # the location that starts ``message`` ("node 'q1' (QuantizeLinear-21 (ai.onnx))")
+    where: str = ""  # how a message names the place: "node 'q1' (QuantizeLinear-21 (ai.onnx))", "model"
+    title: str = ""  # what it is on, short: "QuantizeLinear-21 ai.onnx", "opset import com.microsoft 1"
     # a compact view of the node for the terminal: (kind, name, text, marked) rows,
     # kind "input", "attribute" or "output"; marked: the message names it
     frame: tuple = ()
 
     @property
-    def located(self) -> str:
-        return self.where or split_location(self.message, self.node, self.graph)
-
-    @property
-    def detail(self) -> str:
-        """The violation's own message, without the location that starts ``message``."""
-        where = self.located
-        if where and self.message.startswith(where + ": "):
-            return self.message[len(where) + 2:]
-        return self.message
-
-    @property
-    def title(self) -> str:
-        """What the finding is on, short: 'QuantizeLinear-21 ai.onnx' for a node (the op
-        and schema version, then the domain), the site itself otherwise ('opset import
-        com.microsoft 1', "tensor 'w' (int4)", 'model')."""
-        where = self.located
-        for prefix in _node_prefixes(self.node, self.graph):
-            if where.startswith(prefix) and where.endswith(")"):
-                inner = where[len(prefix):-1]
-                if inner.endswith(")") and " (" in inner:
-                    op, _, domain = inner[:-1].rpartition(" (")
-                    return f"{op} {domain}"
-                return inner
-        return where
+    def message(self) -> str:
+        """The finding in one line, its place first, for formats without columns."""
+        return f"{self.where}: {self.detail}" if self.where else self.detail
 
     def to_json(self) -> dict:
         """One finding in the JSON contract, version 2: ``message`` without the location."""
@@ -96,26 +78,3 @@ def node_frame(facts, message: str) -> tuple:
             t = facts.out_types[i] if i < len(facts.out_types) else None
             rows.append(("output", name, t or "?", f"'{name}'" in message))
     return tuple(rows[:MAX_FRAME_ROWS])
-
-
-def _node_prefixes(label: str, graph: str) -> list[str]:
-    out = [f"node '{label}' ("]
-    if label.startswith("#"):
-        out.append(f"node {label} in {graph} (")
-    return out
-
-
-def split_location(message: str, label: str, graph: str) -> str:
-    """The location that starts a message placed by the engine or a target
-    ("node 'q1' (QuantizeLinear-21 (ai.onnx))", "model"), or "" when there is none.
-
-    The node's label and graph are known, so a name holding ': ' does not cut it short.
-    """
-    for prefix in _node_prefixes(label, graph):
-        if message.startswith(prefix):
-            end = message.find("): ", len(prefix))
-            if end >= 0:
-                return message[:end + 1]
-    if not label and message.startswith("model: "):
-        return "model"
-    return ""

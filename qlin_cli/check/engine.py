@@ -13,16 +13,14 @@ from dataclasses import dataclass, field
 import onnx
 
 from .. import rules as rule_registry
-from .. import schema
 from ..errors import QlinError, unexpected
 from ..gc_pause import paused_collection
+from ..model.analysis import Analysis, analyze
 from ..model.facts import NodeFacts, op_in_scope, read_facts
-from ..model.graphs import all_nodes, reading
-from ..model.infer import inference_input, inferred_types
+from ..model.graphs import reading
 from ..model.load import load_model
 from ..model.safety import validate_model_files
-from ..model.view import ModelView
-from ..model.walk import walk_bodies
+from ..model.view import short_title
 from ..rules.base import ModelRule, Violation
 from .diagnostic import ERROR, INFO, WARNING, Diagnostic, node_frame
 
@@ -33,6 +31,7 @@ class FileResult:
     error: str | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     nodes: int = 0  # quantization nodes checked (those of an op qlin has a schema for)
+    types: dict | None = None  # inference's types (Analysis.inferred), kept for --fix
 
     def count(self, severity: str) -> int:
         return sum(1 for d in self.diagnostics if d.severity == severity)
@@ -57,7 +56,15 @@ def check_model(
     model: onnx.ModelProto, base_dir: str, select=None, ignore=None, *, cache: bool = True,
     stats: dict | None = None,
 ) -> list[Diagnostic]:
-    """Every finding of the selected rules on every known quantization node.
+    """Every finding of the selected rules on ``model`` (``check_analysis`` of its analysis)."""
+    return check_analysis(analyze(model, base_dir), select, ignore, cache=cache, stats=stats)
+
+
+def check_analysis(
+    a: Analysis, select=None, ignore=None, *, cache: bool = True, stats: dict | None = None,
+) -> list[Diagnostic]:
+    """Every finding of the selected rules on every known quantization node, then of the
+    model rules on the whole analysis.
 
     ``cache``: a node whose facts equal those of a node that raised nothing is not
     checked again (facts leave names out, so the verdict is the same). ``stats``, if
@@ -66,66 +73,39 @@ def check_model(
     active = [r for r in rule_registry.all_rules() if selected(r.code, select, ignore)]
     node_rules = [r for r in active if not isinstance(r, ModelRule)]
     model_rules = [r for r in active if isinstance(r, ModelRule)]
-    light = inference_input(model) if _has_known(model) else None
-    # A node holds a qlin:ignore entry only if the key's bytes are in the model's: protobuf
-    # keeps strings as they are, and inference's copy keeps every node's metadata. So most
-    # models skip reading each node's metadata (2% of a check of 30,000 nodes).
-    marks = light is None or IGNORE_KEY.encode() in light
-    extra = inferred_types(model, light) if light is not None else None
-    del light  # the walk does not need the copy
     found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
     clean: set[NodeFacts] = set()
-    view = ModelView(model, base_dir)
     checked = 0
-    marked: dict[tuple[str, str], list[str]] = {}  # (graph, node label) -> its qlin:ignore codes
-    for scope, owner, nodes in walk_bodies(model, extra):
-        if not nodes:  # a body without nodes has no place in the view (rules meet it via graphs())
-            continue
-        body = view.body_of(scope, owner)
-        body.nodes.extend(nodes)
+    for order, body in enumerate(a.bodies):
+        scope = body.scope
         ops = scope.ops
-        for index, node in enumerate(nodes):
-            if marks and node.metadata_props:
-                codes = node_ignores(node)
-                if codes is not None:
-                    marked[(body.path, node.name or f"#{index}")] = codes
+        for index, node in enumerate(body.nodes):
             op = ops.get((node.domain, node.op_type), False)  # op_in_scope's cache, read
             if op is False:  # here without a call per node
                 op = op_in_scope(scope, node.domain, node.op_type)
             if op is None:
                 continue
-            facts = body.facts[index] = read_facts(node, index, scope, base_dir, op)
+            facts = body.facts.get(index)
+            if facts is None:
+                facts = body.facts[index] = read_facts(node, index, scope, a.base_dir, op)
             checked += 1
             if cache and facts in clean:
                 continue
             before = len(found)
-            order = (len(view.bodies) - 1, index)
             for rule in node_rules:
                 if not rule.applies_to(facts):
                     continue
                 for v in rule.violations(facts):
-                    found.append(((*order, rule.code), diagnostic(rule, v, facts)))
+                    found.append(((order, index, rule.code), diagnostic(rule, v, facts)))
             if len(found) == before:
                 clean.add(facts)
     for rule in model_rules:
-        for v in rule.check_model(view):
-            found.append(((*view.order(v.at.graph, v.at.index), rule.code), placed(rule, v)))
+        for v in rule.check_model(a):
+            found.append(((*a.order(v.at.graph, v.at.index), rule.code), placed(rule, v)))
     found.sort(key=lambda item: item[0])  # stable: a rule's findings keep their order
     if stats is not None:
         stats["nodes"] = checked
-    return [d for _, d in found if not _suppressed(d, marked)]
-
-
-IGNORE_KEY = "qlin:ignore"
-
-
-def node_ignores(node) -> list[str] | None:
-    """The codes a node's ``qlin:ignore`` metadata entry suppresses: None without the
-    entry, [] (every code) for an empty value, else its comma-separated codes/prefixes."""
-    for entry in node.metadata_props:
-        if entry.key == IGNORE_KEY:
-            return [c.strip().upper() for c in entry.value.split(",") if c.strip()]
-    return None
+    return [d for _, d in found if not _suppressed(d, a.marked)]
 
 
 def _suppressed(d: Diagnostic, marked: dict) -> bool:
@@ -136,11 +116,12 @@ def _suppressed(d: Diagnostic, marked: dict) -> bool:
 def diagnostic(rule, v: Violation, f: NodeFacts) -> Diagnostic:
     """A rule's violation placed on its node."""
     loc = f.location
-    where = f"node {loc.where} ({f.title})"
+    title = f.title
     return Diagnostic(
-        code=rule.code, severity=rule.severity, message=f"{where}: {v.message}",
+        code=rule.code, severity=rule.severity, detail=v.message,
         node=loc.label, op_type=f.op, domain=f.domain_name, opset=f.opset or 0, graph=loc.graph,
-        fix=v.fix, where=where, frame=node_frame(f, v.message),
+        fix=v.fix, where=f"node {loc.where} ({title})", title=short_title(title),
+        frame=node_frame(f, v.message),
     )
 
 
@@ -148,22 +129,20 @@ def placed(rule, v: Violation) -> Diagnostic:
     """A model rule's violation at the site it names."""
     at = v.at
     return Diagnostic(
-        code=rule.code, severity=rule.severity, message=f"{at.what}: {v.message}", node=at.label,
+        code=rule.code, severity=rule.severity, detail=v.message, node=at.label,
         op_type=at.op_type, domain=at.domain, opset=at.opset, graph=at.graph, fix=v.fix,
-        where=at.what,
+        where=at.what, title=at.title or at.what,
     )
 
 
-def _has_known(model: onnx.ModelProto) -> bool:
-    return any(schema.knows(n.domain, n.op_type) for n in all_nodes(model))
-
-
-def check_file(path: str, select=None, ignore=None) -> FileResult:
+def check_file(path: str, select=None, ignore=None, targets=None, *, keep_types: bool = False) -> FileResult:
+    """The findings of ``path``: the rules', then each named target's (one analysis for all).
+    ``keep_types``: the result keeps inference's types (``FileResult.types``) for --fix."""
     with paused_collection():  # see gc_pause.py: a third of the time on large models
-        return _check_file(path, select, ignore)
+        return _check_file(path, select, ignore, targets, keep_types)
 
 
-def _check_file(path: str, select, ignore) -> FileResult:
+def _check_file(path: str, select, ignore, targets, keep_types: bool) -> FileResult:
     result = FileResult(path)
     try:
         model = load_model(path, weights=False)  # checking never reads values above 64 MiB
@@ -171,13 +150,26 @@ def _check_file(path: str, select, ignore) -> FileResult:
         stats: dict = {}
         with reading(model):  # nothing below changes the model
             validate_model_files(model, base_dir, path)
-            result.diagnostics = check_model(model, base_dir, select, ignore, stats=stats)
+            a = analyze(model, base_dir)
+            result.diagnostics = check_analysis(a, select, ignore, stats=stats)
+            if targets:
+                result.diagnostics += target_diagnostics(a, targets, select, ignore)
         result.nodes = stats["nodes"]
+        if keep_types:
+            result.types = a.inferred
     except QlinError as e:
         result.error = e.reason
     except Exception as e:  # never a traceback, and the other files of the run are still checked
         result.error = unexpected(e)
     return result
+
+
+def target_diagnostics(a: Analysis, targets, select=None, ignore=None) -> list[Diagnostic]:
+    """The named targets' findings on the analysed model, as diagnostics (after the rules')."""
+    from ..targets import predict
+
+    return [Diagnostic(**p.diagnostic_fields()) for p in predict.findings_in(a, targets)
+            if selected(p.code, select, ignore)]
 
 
 def summarize(results: list[FileResult]) -> dict:

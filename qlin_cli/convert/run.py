@@ -24,19 +24,22 @@ __all__ = ["Entry", "Options", "Refused", "Result", "convert_model"]
 
 
 def convert_model(model: onnx.ModelProto, base_dir: str, opts: Options,
-                  progress: Callable[[int, int], None] | None = None, source: str | None = None) -> Result:
+                  progress: Callable[[int, int], None] | None = None, source: str | None = None,
+                  types: dict | None = None) -> Result:
     """The converted model (None when something is refused) and what happened.
 
     A tensor qlin cannot read raises QlinError naming ``source`` (the model file).
+    ``types``: inference's types from the caller's analysis of ``model`` (``Analysis.inferred``),
+    so the conversion does not infer again.
     """
     try:
-        return _convert(model, base_dir, opts, progress)
+        return _convert(model, base_dir, opts, progress, types)
     except UnsafeData as e:
         raise QlinError(source or base_dir, str(e)) from None
 
 
 def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
-             progress: Callable[[int, int], None] | None) -> Result:
+             progress: Callable[[int, int], None] | None, types: dict | None) -> Result:
     if opts.to_domain is not None:  # any spelling of a domain qlin knows
         opts = dataclasses.replace(opts, to_domain=schema.domain_from_name(opts.to_domain) or opts.to_domain)
     newest = ir.newest_opset()
@@ -46,7 +49,7 @@ def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
     work = onnx.ModelProto()
     work.CopyFrom(model)
     opsets_from = {schema.normalize_domain(o.domain): o.version for o in model.opset_import}
-    ctx = Context(work, base_dir, opts, model.ir_version, opsets_from, progress)
+    ctx = Context(work, base_dir, opts, model.ir_version, opsets_from, progress, types)
     entries_refusals = _run(PLAN, ctx)
     ctx.rewrites = one_per_node(ctx.rewrites)
     entries = [r.entry for r in ctx.rewrites] + _one_each(entries_refusals[0])

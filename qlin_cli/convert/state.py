@@ -65,6 +65,7 @@ class Context:
     source_ir: int
     opsets_from: dict[str, int]
     progress: Callable[[int, int], None] | None = None
+    types: dict | None = None  # inference's types from an earlier analysis of the model, if any
     extra: dict | None = None  # shape inference's types, by scope path
     sites: list[Site] = field(default_factory=list)
     namer: Namer | None = None

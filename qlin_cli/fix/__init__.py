@@ -31,13 +31,12 @@ from .. import schema
 from ..check.engine import check_model
 from ..convert import qnode, verify
 from ..errors import QlinError, unexpected
+from ..model.analysis import analyze
 from ..model.facts import read_facts
-from ..model.graphs import function_path
+from ..model.graphs import function_path, node_label
 from ..model.load import load_model
 from ..model.safety import all_tensors
 from ..model.tensors import is_external, read_value
-from ..model.view import ModelView
-from ..model.walk import walk_owned
 from ..rules.base import (
     AddOpsetImport,
     RemoveAttribute,
@@ -67,10 +66,12 @@ def fixable(diagnostics) -> list:
 
 
 def fix_file(path: str, diagnostics, select=None, ignore=None, *, write: bool = True,
-             post=None) -> Outcome:
+             post=None, types: dict | None = None) -> Outcome:
     """Apply the safe fixes of ``diagnostics`` (the findings of ``path`` checked with
     ``select`` / ``ignore``; ``post`` filters a re-check's findings as the caller's
-    configuration filtered these)."""
+    configuration filtered these). ``types``: inference's types from the check's analysis
+    (``FileResult.types``), so the fixes read the nodes as the rules did; without them
+    the model is analysed again."""
     out = Outcome(path)
     todo = fixable(diagnostics)
     if not todo:
@@ -82,7 +83,7 @@ def fix_file(path: str, diagnostics, select=None, ignore=None, *, write: bool = 
                            for d in todo]
             return out
         base_dir = os.path.dirname(os.path.abspath(path))
-        nodes = _index(model, base_dir)
+        nodes = _index(model, base_dir, types)
         for d in todo:
             why = _apply(model, nodes, d, base_dir)
             if why is None:
@@ -108,13 +109,13 @@ def fix_file(path: str, diagnostics, select=None, ignore=None, *, write: bool = 
     return out
 
 
-def _index(model, base_dir) -> dict:
-    """(graph path, node label) -> (scope, owner, index, node), the first time met."""
-    view = ModelView(model, base_dir)
+def _index(model, base_dir, types: dict | None) -> dict:
+    """(graph path, node label) -> (scope, owner, index, node), the first time met, each
+    node typed as the check that found it typed it (its inference, propagated)."""
+    a = analyze(model, base_dir, types=types)
     found = {}
-    for scope, owner, index, node in walk_owned(model, None):
-        body = view.add(scope, owner, node)
-        found.setdefault((body.path, node.name or f"#{index}"), (scope, owner, index, node))
+    for body, index, node in a.nodes():
+        found.setdefault((body.path, node_label(node, index)), (body.scope, body.owner, index, node))
     return found
 
 

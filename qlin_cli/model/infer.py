@@ -23,6 +23,7 @@ _DATA_ATTRIBUTES = {AttributeProto.TENSOR, AttributeProto.TENSORS, AttributeProt
 def inferred_types(model: onnx.ModelProto, light: bytes | None = None) -> dict | None:
     """{scope path: [(name, (elem_type, shape)), ...]} from onnx shape inference, or None
     when it cannot run. ``light``: what ``inference_input`` gave, when the caller has it.
+    (``run_inference`` also gives strict inference's errors; model/analysis.py reads both.)
 
     Inference sees a skeleton of the model (``skeleton``): every tensor keeps its
     type and dims, but external references and data above KEEP_DATA_BYTES are left
@@ -34,40 +35,87 @@ def inferred_types(model: onnx.ModelProto, light: bytes | None = None) -> dict |
     inference no data either way (tests/test_hardening2_bounds.py), so the types are
     the same on both paths, whichever command asks.
     """
+    return run_inference(model, light, strict=False)[0]
+
+
+def run_inference(model: onnx.ModelProto, light: bytes | None = None, *,
+                  strict: bool = True) -> tuple[dict | None, tuple[str, ...]]:
+    """(types as ``inferred_types`` gives them, the errors of strict inference).
+
+    ``strict``: inference runs once as onnx.checker's full_check runs it (types checked,
+    every node's error gathered); a model it accepts costs that one run. Only when it
+    rejects the model does a second, lenient run give the types (``inference_errors``
+    tells which of the errors are the model's own)."""
     if light is None:
         light = inference_input(model)
         if light is None:
-            return None
+            return None, ()
     # the copy has the model's bodies: when the model has no subgraph, neither has the copy
     # (and looking for them would visit every node again)
     only_main = [b.path for b in bodies(model) if not b.is_function] == [MAIN]
+    errors: tuple[str, ...] = ()
+    if strict:
+        try:
+            return read_inferred(_infer(light, True), only_main), ()
+        except onnx.shape_inference.InferenceError as e:
+            errors = split_errors(str(e))
+        except Exception:  # inference is a help, not a requirement
+            return None, ()
     try:
-        return read_inferred(_infer(light), only_main)
+        return read_inferred(_infer(light), only_main), errors
     except Exception:  # inference is a help, not a requirement
-        return None
+        return None, errors
+
+
+ERRORS_HEADER = "Inference error(s): "
+
+
+def split_errors(text: str) -> tuple[str, ...]:
+    """onnx's strict-mode message cut into one entry per node error: each starts with
+    ``(op_type:OP`` and, when the node has a name, ``, node name: NAME``), then the error."""
+    at = text.find(ERRORS_HEADER)
+    body = text[at + len(ERRORS_HEADER):] if at >= 0 else text
+    out, current = [], []
+    for line in body.split("\n"):
+        if line.startswith("(op_type:") and current:
+            out.append("\n".join(current).strip())
+            current = []
+        current.append(line)
+    if current and "\n".join(current).strip():
+        out.append("\n".join(current).strip())
+    return tuple(out)
 
 
 def inference_input(model: onnx.ModelProto) -> bytes | None:
     """The bytes inference reads: the model as it is, or its skeleton (see
     ``inferred_types``); None when they cannot be made (a model protobuf cannot write).
     Every node keeps all it has but heavy attribute data, its metadata included."""
+    return inference_bytes(model)[0]
+
+
+def inference_bytes(model: onnx.ModelProto) -> tuple[bytes | None, bool]:
+    """(``inference_input``'s bytes, whether they are the skeleton rather than the model)."""
     try:
-        return (model.SerializeToString() if _same_as_skeleton(model)
-                else skeleton(model).SerializeToString())
+        if _same_as_skeleton(model):
+            return model.SerializeToString(), False
+        return skeleton(model).SerializeToString(), True
     except Exception:  # inference is a help, not a requirement
-        return None
+        return None, False
 
 
-def _infer(light: bytes) -> bytes:
+def _infer(light: bytes, strict: bool = False) -> bytes:
     """onnx shape inference of the serialized ``light``, its result as bytes: onnx's C++
     entry point, which ``onnx.shape_inference.infer_shapes`` calls and then parses the
-    result of as a whole model (the public function is the fallback)."""
+    result of as a whole model (the public function is the fallback). ``strict``: as
+    onnx.checker's full_check runs it (check_type and strict_mode on), raising
+    ``onnx.shape_inference.InferenceError`` with every node's error. Every inference
+    of a command goes through here (tests count the calls)."""
     run = _c_entry()
     if run is None:
-        inferred = onnx.shape_inference.infer_shapes(light, check_type=False, strict_mode=False,
+        inferred = onnx.shape_inference.infer_shapes(light, check_type=strict, strict_mode=strict,
                                                      data_prop=False)
         return inferred.SerializeToString()
-    return run(light, False, False, False)
+    return run(light, strict, strict, False)
 
 
 def _c_entry():

@@ -18,6 +18,14 @@ from .facts import NodeFacts, read_facts
 from .graphs import bodies, roots, subgraphs
 
 
+def short_title(title: str) -> str:
+    """A node's title as findings show it: 'QuantizeLinear-21 (ai.onnx)' -> 'QuantizeLinear-21 ai.onnx'."""
+    if title.endswith(")") and " (" in title:
+        op, _, domain = title[:-1].rpartition(" (")
+        return f"{op} {domain}"
+    return title
+
+
 @dataclass(frozen=True)
 class Site:
     """Where a finding of a model-level rule is: a node, or another part of the model
@@ -31,6 +39,7 @@ class Site:
     domain: str = ""
     opset: int = 0
     index: int = -1  # the node's index in its body (-1: not a node); orders the findings
+    title: str = ""  # what it is, short: "QuantizeLinear-21 ai.onnx" for a node ("": ``what``)
 
 
 @dataclass(eq=False)
@@ -232,7 +241,7 @@ class ModelView:
             title = node.op_type if not domain else f"{node.op_type} ({schema.domain_name(domain)})"
             opset = schema.opset_of(body.scope.opsets, domain) or 0
         return Site(body.path, label, f"node {where} ({title})", node.op_type,
-                    schema.domain_name(domain), opset, index)
+                    schema.domain_name(domain), opset, index, short_title(title))
 
     def site(self, graph: str, label: str, what: str, domain: str = "", opset: int = 0) -> Site:
         """A site that is not a node (an import, a tensor, the model)."""
@@ -244,4 +253,4 @@ class ModelView:
         return (self.bodies.index(body) if body is not None else len(self.bodies), index)
 
 
-__all__ = ["BodyView", "ModelView", "Site"]
+__all__ = ["BodyView", "ModelView", "Site", "short_title"]

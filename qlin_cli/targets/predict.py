@@ -23,9 +23,9 @@ import onnx
 from onnx import AttributeProto
 
 from .. import schema
-from ..model.facts import NodeFacts, read_facts
-from ..model.infer import inferred_types
-from ..model.walk import walk
+from ..model.analysis import Analysis, analyze
+from ..model.facts import NodeFacts
+from ..model.view import short_title
 from ..schema import dtypes, ir, semantics
 from . import nodes
 from .base import ERROR, ModelInfo, NodeSite, Target, TargetFinding, get
@@ -40,29 +40,39 @@ class Placed:
     target: str
     code: str
     severity: str
-    message: str  # "node 'q1' (QuantizeLinear-21 (ai.onnx)): onnxruntime: ...", or "model: ..."
+    detail: str  # the target's own message ("onnxruntime: ..."), without the location
     node: str  # the node's name or #index; "" for a model-level finding
     op_type: str
     domain: str
     opset: int
     graph: str  # "main", "main/loop.body", "function DOMAIN.NAME"
     convertible: bool = False  # `qlin convert --target TARGET` can remove it
+    where: str = "model"  # "node 'q1' (QuantizeLinear-21 (ai.onnx))", or "model"
+    title: str = "model"  # "QuantizeLinear-21 ai.onnx", or "model"
+
+    @property
+    def message(self) -> str:
+        return f"{self.where}: {self.detail}"
 
     def diagnostic_fields(self) -> dict:
         """Keyword arguments for ``check.diagnostic.Diagnostic`` (fix None)."""
         return {
             "code": self.code,
             "severity": self.severity,
-            "message": self.message,
+            "detail": self.detail,
             "node": self.node,
             "op_type": self.op_type,
             "domain": self.domain,
             "opset": self.opset,
             "graph": self.graph,
+            "where": self.where,
+            "title": self.title,
         }
 
     def to_json(self) -> dict:
-        return {"target": self.target, **self.diagnostic_fields(), "convertible": self.convertible}
+        return {"target": self.target, "code": self.code, "severity": self.severity, "message": self.message,
+                "node": self.node, "op_type": self.op_type, "domain": self.domain, "opset": self.opset,
+                "graph": self.graph, "convertible": self.convertible}
 
 
 # ---- reading the model once -----------------------------------------------------------------
@@ -97,23 +107,28 @@ def model_info(model: onnx.ModelProto) -> ModelInfo:
 
 def sites(model: onnx.ModelProto, base_dir: str, info: ModelInfo | None = None) -> Iterator[NodeSite]:
     """Every node (outside calls of model-local functions) as a ``NodeSite``, in walk order."""
+    return sites_in(analyze(model, base_dir), info)
+
+
+def sites_in(a: Analysis, info: ModelInfo | None = None) -> Iterator[NodeSite]:
+    """``sites`` of an analysed model (its facts read once, shared with check and inspect)."""
+    model = a.model
     info = info or model_info(model)
-    extra = inferred_types(model)
     main_inputs = {vi.name for vi in model.graph.input} - {t.name for t in model.graph.initializer}
     main_outputs = {vi.name for vi in model.graph.output}
     quantized: dict[tuple[str, str], NodeSite] = {}  # (scope path, output name) -> site of a linear Q
-    walked = list(walk(model, extra))
     readers: dict[tuple[str, str], list[tuple[str, str, int]]] = {}  # (scope, name) -> (op, domain, input)
-    for scope, _, node in walked:
+    for body, _, node in a.nodes():
         for i, name in enumerate(node.input):
             if name:
-                readers.setdefault((scope.path, name), []).append(
+                readers.setdefault((body.path, name), []).append(
                     (node.op_type, schema.normalize_domain(node.domain), i))
-    for scope, index, node in walked:
+    for body, index, node in a.nodes():
         key = (schema.normalize_domain(node.domain), node.op_type)
         if key in info.functions:
             continue  # a call of a model-local function: runtimes inline its body, walked on its own
-        f = read_facts(node, index, scope, base_dir)
+        f = a.any_facts(body, index)
+        scope = body.scope
         main = scope.path == "main"
         x = node.input[0] if node.input else ""
         y = node.output[0] if node.output else ""
@@ -143,36 +158,23 @@ def _targets(names: str | Sequence[str] | Iterable[Target]) -> list[Target]:
 
 def _place_node(target: Target, f: NodeFacts, found: TargetFinding) -> Placed:
     loc = f.location
-    return Placed(
-        target.name,
-        found.code,
-        found.severity,
-        f"node {loc.where} ({f.title}): {found.message}",
-        loc.label,
-        f.op,
-        f.domain_name,
-        f.opset or 0,
-        loc.graph,
-        found.convertible,
-    )
+    return Placed(target.name, found.code, found.severity, found.message, loc.label, f.op,
+                  f.domain_name, f.opset or 0, loc.graph, found.convertible,
+                  f"node {loc.where} ({f.title})", short_title(f.title))
 
 
 def _place_model(target: Target, found: TargetFinding) -> Placed:
-    return Placed(
-        target.name,
-        found.code,
-        found.severity,
-        f"model: {found.message}",
-        "",
-        "",
-        "",
-        0,
-        "main",
-        found.convertible,
-    )
+    return Placed(target.name, found.code, found.severity, found.message, "", "", "", 0, "main",
+                  found.convertible)
 
 
 def findings(model: onnx.ModelProto, base_dir: str, targets: str | Sequence[str]) -> list[Placed]:
+    """``findings_in`` of the model's analysis."""
+    chosen = _targets(targets)  # an unknown name raises before anything is read
+    return findings_in(analyze(model, base_dir), chosen)
+
+
+def findings_in(a: Analysis, targets: str | Sequence[str]) -> list[Placed]:
     """Every finding of every named target ("onnxruntime", "openvino,tensorrt-10" ...), model
     findings first, then nodes in walk order; target by target in the order given.
 
@@ -183,18 +185,25 @@ def findings(model: onnx.ModelProto, base_dir: str, targets: str | Sequence[str]
     Unknown names raise ``base.UnknownTarget`` (a LookupError) before anything is read.
     """
     chosen = _targets(targets)
-    info = model_info(model)
-    all_sites = list(sites(model, base_dir, info))
+    info, all_sites = _read(a)
     out = []
     for t in chosen:
         raw = _raw(t, info, all_sites)
         if (
             any(found.convertible for _, found in raw)
-            and plan(model, base_dir, t, _known=(info, all_sites, raw)).choice is None
+            and plan_in(a, t, _known=(info, all_sites, raw)).choice is None
         ):
             raw = [(f, x.without_conversion() if x.convertible else x) for f, x in raw]
         out += [_place_model(t, x) if f is None else _place_node(t, f, x) for f, x in raw]
     return out
+
+
+def _read(a: Analysis) -> tuple[ModelInfo, list[NodeSite]]:
+    """The model's info and sites, read once per analysis whichever target asks."""
+    def compute():
+        info = model_info(a.model)
+        return info, list(sites_in(a, info))
+    return a.memo("targets.sites", compute)
 
 
 def _raw(
@@ -360,7 +369,13 @@ def _candidates(target: Target, info: ModelInfo, has_vendor: bool, types: set[st
                 yield opset, domain, lower
 
 
-def plan(model: onnx.ModelProto, base_dir: str, target: str | Target, *, _known=None) -> Plan:
+def plan(model: onnx.ModelProto, base_dir: str, target: str | Target) -> Plan:
+    """``plan_in`` of the model's analysis."""
+    t = _targets([target])[0]
+    return plan_in(analyze(model, base_dir), t)
+
+
+def plan_in(a: Analysis, target: str | Target, *, _known=None) -> Plan:
     """The conversion (opset, IR, domain, --lower) after which ``target`` runs the model.
 
     Candidates are tried in this order: no lowering before lowering; every node keeping
@@ -371,9 +386,9 @@ def plan(model: onnx.ModelProto, base_dir: str, target: str | Target, *, _known=
     the model with ``choice.options()`` and run ``findings`` on the result to confirm.
     """
     t = _targets([target])[0]
+    model = a.model
     if _known is None:
-        info = model_info(model)
-        all_sites = list(sites(model, base_dir, info))
+        info, all_sites = _read(a)
         raw = _raw(t, info, all_sites)
     else:
         info, all_sites, raw = _known
@@ -417,7 +432,7 @@ def _unconvertible(p: Placed, t: Target) -> Placed:
     return dataclasses.replace(
         p,
         convertible=False,
-        message=p.message.replace(advice, f"no conversion makes the model run on {t.name}"),
+        detail=p.detail.replace(advice, f"no conversion makes the model run on {t.name}"),
     )
 
 

@@ -1,0 +1,155 @@
+"""One analysis of a model, which every command reads.
+
+``analyze(model, base_dir)`` runs onnx shape inference once and walks the model
+once: every body with its scope (types declared, inferred, then propagated where
+inference stops), its nodes, and the facts of its nodes read on first use. check,
+the targets, inspect, --fix and convert all read that one ``Analysis``; the only
+second inference a command makes is convert's look at its own result.
+
+Types are the same for every command because they come from here:
+
+* onnx shape inference knows no vendor op, so every value after a com.microsoft or
+  com.amd.quark QuantizeLinear / DequantizeLinear would lose its type. For the
+  inference only, those nodes are shown as their ai.onnx twins (same inputs, same
+  attributes, the same output type rule; ``vendor_twins``) and put back right after.
+* where inference still stops, ``model.propagate`` fills output types forward from
+  the schemas' type variables, and ranks where an op's output rank follows from its
+  inputs'.
+
+Inference runs as onnx.checker's full_check runs it (strict, types checked): a model
+it accepts pays nothing more, and for one it rejects ``inference_errors`` keeps each
+node's error (see ``own_errors`` for the errors that are not the model's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import onnx
+
+from .. import schema
+from .facts import NodeFacts, read_facts
+from .graphs import all_nodes, reading
+from .infer import inference_bytes, run_inference
+from .propagate import fill, fill_ranks
+from .view import BodyView, ModelView
+from .walk import walk_bodies
+
+IGNORE_KEY = "qlin:ignore"
+# marks a vendor node while it stands as its ai.onnx twin, so its inference errors
+# (the twin's, not the model's) can be told apart
+TWIN_MARK = "\x1fqlin-twin\x1f"
+
+
+class Analysis(ModelView):
+    """The model read once: its bodies (``ModelView``), inference's types and errors,
+    the nodes' ``qlin:ignore`` marks. Build it with ``analyze``."""
+
+    def __init__(self, model: onnx.ModelProto, base_dir: str):
+        super().__init__(model, base_dir)
+        self.inferred: dict | None = None  # inference's types by scope path (walk.scope_types)
+        self.inference_errors: tuple[str, ...] = ()  # strict inference's errors, the model's own
+        self.marked: dict[tuple[str, str], list[str]] = {}  # (graph, label) -> qlin:ignore codes
+
+    def nodes(self) -> Iterator[tuple[BodyView, int, onnx.NodeProto]]:
+        """(body, index, node) of every node, in walk order."""
+        for body in self.bodies:
+            for index, node in enumerate(body.nodes):
+                yield body, index, node
+
+    def any_facts(self, body: BodyView, index: int) -> NodeFacts:
+        """The facts of any node, of an op qlin knows or not (read once, then kept)."""
+        f = self.facts(body, index)
+        if f is None:
+            key = ("any", body.path, index)
+            f = self._memo.get(key)
+            if f is None:
+                f = self._memo[key] = read_facts(body.nodes[index], index, body.scope, self.base_dir)
+        return f
+
+
+def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
+            types: dict | None = None) -> Analysis:
+    """The analysis of ``model`` (tensors outside it are read relative to ``base_dir``).
+    ``infer=False``: no shape inference (types are what the model declares, propagated);
+    ``types``: inference's types as an earlier analysis of the same model found them
+    (``Analysis.inferred``), taken instead of inferring again."""
+    a = Analysis(model, base_dir)
+    a.inferred = types
+    with reading(model):  # nothing below changes the model (the twins are put back)
+        light, skeleton = None, False
+        if infer and types is None and any(True for _ in all_nodes(model)):
+            with vendor_twins(model):
+                light, skeleton = inference_bytes(model)
+        if light is not None:
+            marks = IGNORE_KEY.encode() in light  # inference's copy keeps every node's metadata
+            a.inferred, errors = run_inference(model, light)
+            a.inference_errors = own_errors(errors, skeleton)
+        else:
+            marks = True
+        del light
+        for scope, owner, nodes in walk_bodies(model, a.inferred):
+            if not nodes:  # a body without nodes has no place in the view (rules meet it via graphs())
+                continue
+            body = a.body_of(scope, owner)
+            body.nodes.extend(nodes)
+            walked = [(scope, i, n) for i, n in enumerate(nodes)]
+            fill(walked)
+            fill_ranks(walked)
+            if marks:
+                _note_ignores(a, body)
+    return a
+
+
+def _note_ignores(a: Analysis, body: BodyView) -> None:
+    for index, node in enumerate(body.nodes):
+        if node.metadata_props:
+            codes = node_ignores(node)
+            if codes is not None:
+                a.marked[(body.path, node.name or f"#{index}")] = codes
+
+
+def node_ignores(node) -> list[str] | None:
+    """The codes a node's ``qlin:ignore`` metadata entry suppresses: None without the
+    entry, [] (every code) for an empty value, else its comma-separated codes/prefixes."""
+    for entry in node.metadata_props:
+        if entry.key == IGNORE_KEY:
+            return [c.strip().upper() for c in entry.value.split(",") if c.strip()]
+    return None
+
+
+# The errors strict inference reports that say nothing of the model itself.
+CASCADE = "expected to have type but instead is null"  # an input whose producer failed: that error is listed
+NO_DATA = "Data size mismatch"  # a tensor whose data the skeleton left out (model/infer.py)
+
+
+def own_errors(errors: tuple[str, ...], skeleton: bool) -> tuple[str, ...]:
+    """The errors that are the model's: not a vendor node's twin's, not an input left
+    untyped by another listed error, not data the skeleton (not the model) lacks."""
+    return tuple(e for e in errors if TWIN_MARK not in e and CASCADE not in e
+                 and not (skeleton and NO_DATA in e))
+
+
+@contextmanager
+def vendor_twins(model: onnx.ModelProto):
+    """While inside, every vendor-domain linear Q/DQ node of ``model`` stands as its
+    ai.onnx twin (its name marked with TWIN_MARK)."""
+    changed = []
+    for n in all_nodes(model):
+        d = schema.normalize_domain(n.domain)
+        if d == schema.AI_ONNX or not schema.is_known_op(d, n.op_type):
+            continue
+        spec = schema.versions(d, n.op_type)[-1]
+        if schema.is_linear(spec):
+            changed.append((n, n.domain, n.op_type, n.name))
+            n.domain, n.op_type = "", schema.op_for(schema.AI_ONNX, spec.kind)
+            n.name = TWIN_MARK + n.name
+    try:
+        yield
+    finally:
+        for n, domain, op, name in changed:
+            n.domain, n.op_type, n.name = domain, op, name
+
+
+__all__ = ["Analysis", "IGNORE_KEY", "analyze", "node_ignores", "vendor_twins"]
