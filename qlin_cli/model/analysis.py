@@ -94,12 +94,25 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
                 continue
             body = a.body_of(scope, owner)
             body.nodes.extend(nodes)
-            walked = [(scope, i, n) for i, n in enumerate(nodes)]
-            fill(walked)
-            fill_ranks(walked)
+            if _untyped(scope.types, nodes):
+                walked = [(scope, i, n) for i, n in enumerate(nodes)]
+                fill(walked)
+                fill_ranks(walked)
             if marks:
                 _note_ignores(a, body)
     return a
+
+
+def _untyped(types: dict, nodes) -> bool:
+    """Whether a node output lacks a type or a shape (what ``propagate`` may fill; most
+    bodies inference typed whole need no second look)."""
+    for node in nodes:
+        for name in node.output:
+            if name:
+                t = types.get(name)
+                if t is None or not t[0] or t[1] is None:
+                    return True
+    return False
 
 
 def _note_ignores(a: Analysis, body: BodyView) -> None:

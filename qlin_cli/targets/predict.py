@@ -116,23 +116,26 @@ def sites_in(a: Analysis, info: ModelInfo | None = None) -> Iterator[NodeSite]:
     info = info or model_info(model)
     main_inputs = {vi.name for vi in model.graph.input} - {t.name for t in model.graph.initializer}
     main_outputs = {vi.name for vi in model.graph.output}
-    quantized: dict[tuple[str, str], NodeSite] = {}  # (scope path, output name) -> site of a linear Q
-    readers: dict[tuple[str, str], list[tuple[str, str, int]]] = {}  # (scope, name) -> (op, domain, input)
-    for body, _, node in a.nodes():
-        for i, name in enumerate(node.input):
-            if name:
-                readers.setdefault((body.path, name), []).append(
-                    (node.op_type, schema.normalize_domain(node.domain), i))
-    for body, index, node in a.nodes():
-        key = (schema.normalize_domain(node.domain), node.op_type)
-        if key in info.functions:
+    for body in a.bodies:
+        yield from _body_sites(a, body, info, main_inputs, main_outputs)
+
+
+def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -> Iterator[NodeSite]:
+    """The sites of one body's nodes; what reads a node's output comes from the body's
+    consumer map (``BodyView.consumers``, which the model rules share)."""
+    quantized: dict[str, NodeSite] = {}  # output name -> site of a linear Q
+    main = body.path == "main"
+    kinds, consumers = body.kinds, body.consumers
+    norm = schema.normalize_domain
+    for index, (ins, outs) in enumerate(body.io):
+        domain, op = kinds[index]
+        if (norm(domain), op) in info.functions:
             continue  # a call of a model-local function: runtimes inline its body, walked on its own
         f = a.any_facts(body, index)
-        scope = body.scope
-        main = scope.path == "main"
-        x = node.input[0] if node.input else ""
-        y = node.output[0] if node.output else ""
-        producer = quantized.get((scope.path, x)) if nodes.kind(f) == nodes.DEQUANTIZE else None
+        x = ins[0] if ins else ""
+        y = outs[0] if outs else ""
+        kind = nodes.kind(f)
+        producer = quantized.get(x) if kind == nodes.DEQUANTIZE else None
         si = f.scale_index
         scale_name = f.input_name(si) if si is not None else ""
         site = NodeSite(
@@ -143,10 +146,11 @@ def sites_in(a: Analysis, info: ModelInfo | None = None) -> Iterator[NodeSite]:
             producer=producer.facts if producer is not None else None,
             producer_site=producer,
             scale_is_graph_input=main and bool(scale_name) and scale_name in main_inputs,
-            consumers=tuple(readers.get((scope.path, y), ())) if y else (),
+            consumers=tuple((kinds[j][1], norm(kinds[j][0]), k) for j, k in consumers.get(y, ()))
+            if y else (),
         )
-        if nodes.kind(f) == nodes.QUANTIZE and y:
-            quantized[(scope.path, y)] = site
+        if kind == nodes.QUANTIZE and y:
+            quantized[y] = site
         yield site
 
 
