@@ -38,6 +38,7 @@ from onnx import helper, numpy_helper
 
 from qlin_cli.check.engine import check_model
 from qlin_cli.evaluator import evaluate
+from qlin_cli.finding import Finding
 from qlin_cli.schema import dtypes, lookup
 from qlin_cli.schema.ir import TYPE_MIN_IR, ir_for_opset
 from qlin_cli.targets import predict
@@ -535,7 +536,7 @@ class Result:
     case: Case
     skipped: str = ""  # why the case is not spec-valid
     outcomes: dict | None = None  # runtime -> Outcome
-    predicted: dict | None = None  # runtime -> list of Placed
+    predicted: dict | None = None  # runtime -> list of Finding
     diverged: dict | None = None  # runtime -> True / False / None (not comparable)
 
 
@@ -657,7 +658,7 @@ def test_disagreements_are_found():
     ran = evaluate_case(Case("q", "", 21, "float", "float", "int8"), ("onnxruntime",))
     assert not disagreements(ran)
     ran.predicted = {
-        "onnxruntime": [predict.Placed("onnxruntime", "QT202", "error", "planted", "", "", "", 0, "main")]
+        "onnxruntime": [Finding("QT202", "error", "planted", "", "", "", 0, "main", target="onnxruntime")]
     }
     assert disagreements(ran) and "ran it" in disagreements(ran)[0]
     diverged = evaluate_case(Case("q", "", 21, "float16", "float16", "int8"), ("onnxruntime",))

@@ -168,8 +168,7 @@ def target_diagnostics(a: Analysis, targets, select=None, ignore=None) -> list[D
     """The named targets' findings on the analysed model, as diagnostics (after the rules')."""
     from ..targets import predict
 
-    return [Diagnostic(**p.diagnostic_fields()) for p in predict.findings_in(a, targets)
-            if selected(p.code, select, ignore)]
+    return [p for p in predict.findings_in(a, targets) if selected(p.code, select, ignore)]
 
 
 def summarize(results: list[FileResult]) -> dict:

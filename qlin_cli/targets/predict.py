@@ -4,9 +4,8 @@ the model or compute something else out; the capability matrix; the conversion p
 * ``findings(model, base_dir, targets)`` walks the model once (``model.walk``: main graph,
   subgraphs, model-local functions per call signature), reads each node's facts
   (``model.facts.read_facts``; only small scale / zero-point tensors are ever read, never
-  weights) and applies every target's model and node checks. Each result is a ``Placed``
-  finding: the target, the code, its severity, the message with the node named, and the
-  node's location in the fields ``check.Diagnostic`` uses.
+  weights) and applies every target's model and node checks. Each result is a ``Finding``
+  (qlin_cli/finding.py, the type of every finding) with ``target`` and ``convertible`` set.
 * ``capability_matrix()`` gives one JSON-serialisable row per target (``qlin targets``).
 * ``plan(model, base_dir, target)`` chooses the ai.onnx opset, IR version, domain and
   ``--lower`` that make the model run on the target, by predicting each candidate's
@@ -23,6 +22,7 @@ import onnx
 from onnx import AttributeProto
 
 from .. import schema
+from ..finding import Finding
 from ..model.analysis import Analysis, analyze
 from ..model.facts import NodeFacts
 from ..model.view import short_title
@@ -30,49 +30,14 @@ from ..schema import dtypes, ir, semantics
 from . import nodes
 from .base import ERROR, ModelInfo, NodeSite, Target, TargetFinding, get
 
-__all__ = ["Choice", "Placed", "Plan", "capability_matrix", "findings", "model_info", "plan", "sites"]
+__all__ = ["Choice", "Plan", "capability_matrix", "findings", "model_info", "plan", "sites"]
 
 
-@dataclass(frozen=True)
-class Placed:
-    """A target finding placed in the model; the fields match ``check.Diagnostic``."""
-
-    target: str
-    code: str
-    severity: str
-    detail: str  # the target's own message ("onnxruntime: ..."), without the location
-    node: str  # the node's name or #index; "" for a model-level finding
-    op_type: str
-    domain: str
-    opset: int
-    graph: str  # "main", "main/loop.body", "function DOMAIN.NAME"
-    convertible: bool = False  # `qlin convert --target TARGET` can remove it
-    where: str = "model"  # "node 'q1' (QuantizeLinear-21 (ai.onnx))", or "model"
-    title: str = "model"  # "QuantizeLinear-21 ai.onnx", or "model"
-
-    @property
-    def message(self) -> str:
-        return f"{self.where}: {self.detail}"
-
-    def diagnostic_fields(self) -> dict:
-        """Keyword arguments for ``check.diagnostic.Diagnostic`` (fix None)."""
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "detail": self.detail,
-            "node": self.node,
-            "op_type": self.op_type,
-            "domain": self.domain,
-            "opset": self.opset,
-            "graph": self.graph,
-            "where": self.where,
-            "title": self.title,
-        }
-
-    def to_json(self) -> dict:
-        return {"target": self.target, "code": self.code, "severity": self.severity, "message": self.message,
-                "node": self.node, "op_type": self.op_type, "domain": self.domain, "opset": self.opset,
-                "graph": self.graph, "convertible": self.convertible}
+def placed_json(p: Finding) -> dict:
+    """A target's finding in the JSON of ``qlin convert --target`` and ``qlin inspect``."""
+    return {"target": p.target, "code": p.code, "severity": p.severity, "message": p.message,
+            "node": p.node, "op_type": p.op_type, "domain": p.domain, "opset": p.opset,
+            "graph": p.graph, "convertible": p.convertible}
 
 
 # ---- reading the model once -----------------------------------------------------------------
@@ -160,25 +125,25 @@ def _targets(names: str | Sequence[str] | Iterable[Target]) -> list[Target]:
     return [n if isinstance(n, Target) else get(n) for n in names]
 
 
-def _place_node(target: Target, f: NodeFacts, found: TargetFinding) -> Placed:
+def _place_node(target: Target, f: NodeFacts, found: TargetFinding) -> Finding:
     loc = f.location
-    return Placed(target.name, found.code, found.severity, found.message, loc.label, f.op,
-                  f.domain_name, f.opset or 0, loc.graph, found.convertible,
-                  f"node {loc.where} ({f.title})", short_title(f.title))
+    return Finding(found.code, found.severity, found.message, loc.label, f.op, f.domain_name,
+                   f.opset or 0, loc.graph, where=f"node {loc.where} ({f.title})",
+                   title=short_title(f.title), target=target.name, convertible=found.convertible)
 
 
-def _place_model(target: Target, found: TargetFinding) -> Placed:
-    return Placed(target.name, found.code, found.severity, found.message, "", "", "", 0, "main",
-                  found.convertible)
+def _place_model(target: Target, found: TargetFinding) -> Finding:
+    return Finding(found.code, found.severity, found.message, "", "", "", 0, "main", where="model",
+                   title="model", target=target.name, convertible=found.convertible)
 
 
-def findings(model: onnx.ModelProto, base_dir: str, targets: str | Sequence[str]) -> list[Placed]:
+def findings(model: onnx.ModelProto, base_dir: str, targets: str | Sequence[str]) -> list[Finding]:
     """``findings_in`` of the model's analysis."""
     chosen = _targets(targets)  # an unknown name raises before anything is read
     return findings_in(analyze(model, base_dir), chosen)
 
 
-def findings_in(a: Analysis, targets: str | Sequence[str]) -> list[Placed]:
+def findings_in(a: Analysis, targets: str | Sequence[str]) -> list[Finding]:
     """Every finding of every named target ("onnxruntime", "openvino,tensorrt-10" ...), model
     findings first, then nodes in walk order; target by target in the order given.
 
@@ -267,7 +232,7 @@ class Plan:
     target: str
     needed: bool
     choice: Choice | None
-    blocking: list[Placed] = field(default_factory=list)
+    blocking: list[Finding] = field(default_factory=list)
     tried: int = 0
 
     def to_json(self) -> dict:
@@ -275,7 +240,7 @@ class Plan:
             "target": self.target,
             "needed": self.needed,
             "choice": None if self.choice is None else self.choice.to_json(),
-            "blocking": [p.to_json() for p in self.blocking],
+            "blocking": [placed_json(p) for p in self.blocking],
             "tried": self.tried,
         }
 
@@ -409,7 +374,7 @@ def plan_in(a: Analysis, target: str | Target, *, _known=None) -> Plan:
         and s.facts.granularity == schema.PER_AXIS
         for s in all_sites
     )
-    best: tuple[tuple[int, int], list[Placed]] | None = None
+    best: tuple[tuple[int, int], list[Finding]] | None = None
     tried = 0
     cache: dict = {}  # (target, site as retargeted) -> its error findings
     for opset, domain, lower in _candidates(t, info, has_vendor, types):
@@ -428,7 +393,7 @@ def plan_in(a: Analysis, target: str | Target, *, _known=None) -> Plan:
     return Plan(t.name, True, None, [_unconvertible(p, t) for p in blocking], tried)
 
 
-def _unconvertible(p: Placed, t: Target) -> Placed:
+def _unconvertible(p: Finding, t: Target) -> Finding:
     """A placed finding whose conversion advice no conversion honours."""
     if not p.convertible:
         return p
@@ -449,9 +414,9 @@ def _try(
     domain: str | None,
     lower: bool,
     cache: dict,
-) -> tuple[list[Placed], list[str], int]:
+) -> tuple[list[Finding], list[str], int]:
     """The error findings of one candidate, the nodes it lowers, and the IR it needs."""
-    blocking: list[Placed] = []
+    blocking: list[Finding] = []
     lowered: list[str] = []
     gone: set[int] = set()  # sites lowered to primitive ops
     domains_left: set[str] = set()
