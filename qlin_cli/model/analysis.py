@@ -78,29 +78,47 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
     a = Analysis(model, base_dir)
     a.inferred = types
     with reading(model):  # nothing below changes the model (the twins are put back)
-        light, skeleton = None, False
+        foreign = _imports_beyond_ai_onnx(model)
+        marks, whole = True, False
         if infer and types is None and any(True for _ in all_nodes(model)):
-            with vendor_twins(model):
-                light, skeleton = inference_bytes(model)
-        if light is not None:
-            marks = IGNORE_KEY.encode() in light  # inference's copy keeps every node's metadata
-            a.inferred, errors = run_inference(model, light)
-            a.inference_errors = own_errors(errors, skeleton)
-        else:
-            marks = True
-        del light
+            marks, whole = _infer(a, foreign)
         for scope, owner, nodes in walk_bodies(model, a.inferred):
             if not nodes:  # a body without nodes has no place in the view (rules meet it via graphs())
                 continue
             body = a.body_of(scope, owner)
             body.nodes.extend(nodes)
-            if _untyped(scope.types, nodes):
+            if not whole and _untyped(scope.types, nodes):
                 walked = [(scope, i, n) for i, n in enumerate(nodes)]
                 fill(walked)
                 fill_ranks(walked)
             if marks:
                 _note_ignores(a, body)
     return a
+
+
+def _infer(a: Analysis, foreign: bool) -> tuple[bool, bool]:
+    """Run inference for ``a`` (vendor Q/DQ as twins when the model imports a domain other
+    than ai.onnx). Returns (whether a node may hold a qlin:ignore mark, whether inference
+    typed the model whole: every op is ai.onnx's and strict inference found no error, so
+    propagation has nothing to add)."""
+    if foreign:
+        with vendor_twins(a.model):
+            light, skeleton = inference_bytes(a.model)
+    else:
+        light, skeleton = inference_bytes(a.model)
+    if light is None:
+        return True, False
+    marks = IGNORE_KEY.encode() in light  # inference's copy keeps every node's metadata
+    a.inferred, errors = run_inference(a.model, light)
+    a.inference_errors = own_errors(errors, skeleton)
+    return marks, not foreign and not errors and a.inferred is not None
+
+
+def _imports_beyond_ai_onnx(model: onnx.ModelProto) -> bool:
+    """Whether the model or a function imports a domain other than ai.onnx (only then can a
+    node be of a vendor op, or a call of a function)."""
+    ai = schema.AI_ONNX
+    return bool(model.functions) or any(schema.normalize_domain(o.domain) != ai for o in model.opset_import)
 
 
 def _untyped(types: dict, nodes) -> bool:
