@@ -55,14 +55,11 @@ def _names(values) -> list[str] | None:
 
 def describe(path: str, target_names: list[str] | None = None) -> dict:
     """The scheme of the model at ``path`` as a JSON-ready dict (version 1)."""
-    import numpy as np
-
     from . import schema
     from .model.analysis import analyze
     from .model.load import load_model
     from .model.safety import validate_model_files
-    from .model.tensors import read_value
-    from .targets import base, predict
+    from .targets import base
 
     names = target_names or base.names()
     for n in names:
@@ -70,63 +67,84 @@ def describe(path: str, target_names: list[str] | None = None) -> dict:
     model = load_model(path, weights=False)
     base_dir = os.path.dirname(os.path.abspath(path))
     validate_model_files(model, base_dir, path)
-    a = analyze(model, base_dir)  # one analysis: the counts below and every target's findings
-    ops: Counter = Counter()
-    types: Counter = Counter()
-    granularity: Counter = Counter()
-    blocks: Counter = Counter()
-    seen_scales: dict[tuple, np.ndarray] = {}
-    nodes = 0
-    for body, index, node in a.nodes():
-        facts = a.facts(body, index)
-        if facts is None:  # an op qlin has no schema for
-            continue
-        scope = body.scope
-        nodes += 1
-        spec = facts.spec
-        version = spec.since if spec else None
-        ops[(node.op_type, facts.domain_name, version)] += 1
-        if not schema.is_linear(spec):
-            continue
-        types[facts.quant_type or "unknown"] += 1
-        granularity[facts.granularity or "unknown"] += 1
-        if facts.block_size:
-            blocks[facts.block_size] += 1
-        i = facts.scale_index
-        if i is not None and facts.present_at(i):
-            name = node.input[i]
-            key = (body.path, name)
-            if key not in seen_scales:
-                t = scope.find_value(name)
-                v = read_value(t, base_dir) if t is not None else None
-                if v is not None:
-                    seen_scales[key] = np.asarray(v, np.float64).reshape(-1)
-    scales = _scale_stats(list(seen_scales.values()))
-    need = []
-    for name in names:
-        found = predict.findings_in(a, [name])
-        by_code = Counter((f.code, f.severity) for f in found)
-        need.append({
-            "target": name,
-            "errors": sum(1 for f in found if f.severity == "error"),
-            "warnings": sum(1 for f in found if f.severity == "warning"),
-            "codes": [{"code": c, "severity": s, "count": n} for (c, s), n in sorted(by_code.items())],
-            "convert_helps": any(f.convertible for f in found),
-        })
+    a = analyze(model, base_dir)  # one analysis: the counts and every target's findings
     return {
         "version": 1,
         "path": path,
         "ir_version": model.ir_version,
         "opset_imports": [{"domain": schema.domain_name(o.domain), "version": o.version}
                           for o in model.opset_import],
+        **_scheme(a),
+        "targets": [_target_needs(a, name) for name in names],
+    }
+
+
+def _scheme(a) -> dict:
+    """The counts of the model's quantization nodes: ops, types, granularity, block sizes,
+    and the statistics of the scales they read (each scale tensor once)."""
+    from . import schema
+
+    ops: Counter = Counter()
+    types: Counter = Counter()
+    granularity: Counter = Counter()
+    blocks: Counter = Counter()
+    scales: dict = {}  # (body path, scale name) -> its values
+    nodes = 0
+    for body, index, node in a.nodes():
+        facts = a.facts(body, index)
+        if facts is None:  # an op qlin has no schema for
+            continue
+        nodes += 1
+        spec = facts.spec
+        ops[(node.op_type, facts.domain_name, spec.since if spec else None)] += 1
+        if not schema.is_linear(spec):
+            continue
+        types[facts.quant_type or "unknown"] += 1
+        granularity[facts.granularity or "unknown"] += 1
+        if facts.block_size:
+            blocks[facts.block_size] += 1
+        _read_scale(a, body, facts, scales)
+    return {
         "nodes": nodes,
         "ops": [{"op_type": op, "domain": dom, "version": ver, "count": n}
                 for (op, dom, ver), n in sorted(ops.items(), key=lambda kv: (-kv[1], str(kv[0])))],
         "quantized_types": dict(sorted(types.items())),
         "granularity": dict(sorted(granularity.items())),
         "block_sizes": {str(k): v for k, v in sorted(blocks.items())},
-        "scales": scales,
-        "targets": need,
+        "scales": _scale_stats(list(scales.values())),
+    }
+
+
+def _read_scale(a, body, facts, scales: dict) -> None:
+    """Keep the values of the node's scale in ``scales``, once per (body, name)."""
+    import numpy as np
+
+    from .model.tensors import read_value
+
+    i = facts.scale_index
+    if i is None or not facts.present_at(i):
+        return
+    key = (body.path, facts.inputs[i])
+    if key not in scales:
+        t = body.scope.find_value(key[1])
+        v = read_value(t, a.base_dir) if t is not None else None
+        if v is not None:
+            scales[key] = np.asarray(v, np.float64).reshape(-1)
+
+
+def _target_needs(a, name: str) -> dict:
+    """What one target says of the model: counts by severity and code, and whether
+    `qlin convert --target` helps."""
+    from .targets import predict
+
+    found = predict.findings_in(a, [name])
+    by_code = Counter((f.code, f.severity) for f in found)
+    return {
+        "target": name,
+        "errors": sum(1 for f in found if f.severity == "error"),
+        "warnings": sum(1 for f in found if f.severity == "warning"),
+        "codes": [{"code": c, "severity": s, "count": n} for (c, s), n in sorted(by_code.items())],
+        "convert_helps": any(f.convertible for f in found),
     }
 
 

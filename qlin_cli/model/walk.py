@@ -215,61 +215,76 @@ def walk_bodies(
     A caller that loops over the nodes itself (the check engine) saves a generator
     step per node; ``walk_owned`` gives them one by one.
     """
-    opsets = {o.domain: o.version for o in model.opset_import}
-    functions = {function_key(fn.domain, fn.name, fn.overload): fn for fn in model.functions}
-    calls: dict[tuple, dict] = {key: {} for key in functions}  # key -> {signature: None}, ordered
-    scopes: dict[str, Scope] = {}
+    walk = _Walk(model)
+    yield from walk.graphs(extra_types)
+    yield from walk.functions()
 
-    def note_calls(scope: Scope, nodes: list) -> None:
-        if not functions:
-            return
-        for node in nodes:
-            key = function_key(node.domain, node.op_type, node.overload)
-            if key in functions:
-                calls[key].setdefault(call_signature(functions[key], node, scope), None)
 
-    for body in bodies(model):  # the graphs: main and training graphs, with their subgraphs
-        if body.is_function:
-            break  # the functions' roots come last: they are walked below, per call signature
-        parent = scopes.get(body.parent) if body.parent else None
-        scope = graph_scope(body.owner, body.path, parent.opsets if parent else opsets,
-                            parent, extra_types)
-        scopes[body.path] = scope
-        nodes = list(body.owner.node)
-        note_calls(scope, nodes)
-        yield scope, body.owner, nodes
-    done: set = set()
-    inferred_bodies = {key for key, fn in functions.items() if needs_inference(fn, functions)}
-    pending = [key for key in functions]
-    while pending:
-        key = pending.pop(0)
-        fn = functions[key]
-        sigs = [s for s in calls[key] if (key, s) not in done] or ([None] if (key, None) not in done
-                                                                   and not calls[key] else [])
-        for sig in sigs:
-            done.add((key, sig))
-            path = function_path(fn)
-            if sig is not None and len(calls[key]) > 1:
-                path += f" [{describe(sig)}]"
-            if sig is None:
-                types = None
-            elif key not in inferred_bodies:
-                types = formal_types(fn, sig)
+class _Walk:
+    """The state of one ``walk_bodies``: each body's scope, and the signatures of the calls
+    of each model-local function met so far."""
+
+    def __init__(self, model: onnx.ModelProto):
+        self.model = model
+        self.local = {function_key(fn.domain, fn.name, fn.overload): fn for fn in model.functions}
+        self.calls: dict[tuple, dict] = {key: {} for key in self.local}  # key -> {signature: None}
+        self.scopes: dict[str, Scope] = {}
+
+    def graphs(self, extra_types: dict | None):
+        """The graphs: main and training graphs, with their subgraphs."""
+        opsets = {o.domain: o.version for o in self.model.opset_import}
+        for body in bodies(self.model):
+            if body.is_function:
+                break  # the functions' roots come last: ``functions`` walks them per call signature
+            parent = self.scopes.get(body.parent) if body.parent else None
+            scope = graph_scope(body.owner, body.path, parent.opsets if parent else opsets,
+                                parent, extra_types)
+            yield self._entered(scope, body)
+
+    def functions(self):
+        """Each function's body once per call signature (a call met inside one gives its
+        callee another signature to read), or once untyped when nobody calls it."""
+        done: set = set()
+        inferred = {key for key, fn in self.local.items() if needs_inference(fn, self.local)}
+        pending = list(self.local)
+        while pending:
+            key = pending.pop(0)
+            calls = self.calls[key]
+            sigs = [s for s in calls if (key, s) not in done] or (
+                [None] if (key, None) not in done and not calls else [])
+            for sig in sigs:
+                done.add((key, sig))
+                before = {k: len(v) for k, v in self.calls.items()}
+                yield from self._function(key, sig, key in inferred)
+                pending.extend(k for k, v in self.calls.items() if len(v) > before[k] and k not in pending)
+
+    def _function(self, key: tuple, sig, inferred: bool):
+        fn = self.local[key]
+        path = function_path(fn)
+        if sig is not None and len(self.calls[key]) > 1:
+            path += f" [{describe(sig)}]"
+        if sig is None:
+            types = None
+        else:
+            types = body_types(self.model, fn, sig) if inferred else formal_types(fn, sig)
+        for body in within(Body(path, fn, None)):
+            if body.is_function:
+                scope = function_scope(fn, path, types)
             else:
-                types = body_types(model, fn, sig)
-            before = {k: len(v) for k, v in calls.items()}
-            for body in within(Body(path, fn, None)):
-                if body.is_function:
-                    scope = function_scope(fn, path, types)
-                else:
-                    parent = scopes[body.parent]
-                    scope = graph_scope(body.owner, body.path, parent.opsets, parent, None)
-                scopes[body.path] = scope
-                nodes = list(body.owner.node)
-                note_calls(scope, nodes)
-                yield scope, body.owner, nodes
-            # a call found inside this body gives its callee another signature to read
-            pending.extend(k for k, v in calls.items() if len(v) > before[k] and k not in pending)
+                parent = self.scopes[body.parent]
+                scope = graph_scope(body.owner, body.path, parent.opsets, parent, None)
+            yield self._entered(scope, body)
+
+    def _entered(self, scope: Scope, body: Body):
+        """(scope, owner, nodes) of a body, its scope kept and its calls noted."""
+        self.scopes[body.path] = scope
+        nodes = list(body.owner.node)
+        if self.local:
+            for node in nodes:
+                key = function_key(node.domain, node.op_type, node.overload)
+                if key in self.local:
+                    self.calls[key].setdefault(call_signature(self.local[key], node, scope), None)
+        return scope, body.owner, nodes
 
 
 def walk_owned(
