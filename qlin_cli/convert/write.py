@@ -305,6 +305,39 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
             ranges.append(check_external(t, src_dir))
         except UnsafeData as e:
             raise QlinError(source or src_dir, f"tensor {t.name!r}: {e}") from None
+    _refuse_overwrites(ranges, out_path, data_path, source, bool(external), in_place)
+    outputs: list[_Output] = []
+    try:
+        data = _Output(out_dir, ".data.tmp", outputs) if external else None
+        if data is not None:
+            _copy_external(external, ranges, data.file, data_name)
+        blob = _serialize(model, out_path)
+        proto = _Output(out_dir, ".onnx.tmp", outputs)
+        proto.file.write(blob)
+        del blob
+        model_st = _regular_stat(out_path)
+        proto.keep_mode_of(model_st)
+        if data is not None:
+            data.keep_mode_of(_regular_stat(data_path) or model_st)
+            data.finish()
+        proto.finish()
+        _publish(out_dir, [(data, data_path)] if data is not None else [], (proto, out_path))
+        return data_path if external else None
+    except SourceError as e:
+        shown = os.path.relpath(e.path, src_dir) if os.path.isabs(e.path) else e.path
+        raise QlinError(source or e.path, f"cannot read external data file {shown!r}: {e.reason}") from None
+    except OSError as e:
+        raise QlinError(out_path, f"cannot write: {e.strerror or e}") from None
+    finally:
+        with signals.critical():
+            for o in outputs:
+                o.discard()
+
+
+def _refuse_overwrites(ranges, out_path: str, data_path: str, source: str | None, external: bool,
+                       in_place: bool) -> None:
+    """Raise QlinError when the output or its data file would replace the input model, one
+    of its data files, or anything but a regular file."""
     if not in_place:
         for path in {r[0] for r in ranges}:
             if _same(path, out_path):
@@ -321,61 +354,45 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
         raise QlinError(data_path, "data file path is a symbolic link; refusing to write through it")
     if external and _not_regular(data_path) is not None:
         raise QlinError(data_path, f"data file path {_not_regular(data_path)}")
-    outputs: list[_Output] = []
-    try:
-        if external:
-            data = _Output(out_dir, ".data.tmp", outputs)
-            dst = data.file
-            placed: dict[tuple[str, int, int], int] = {}
-            pos = 0
-            for t, key in zip(external, ranges, strict=True):
-                path, offset, length = key
-                if key not in placed:
-                    pos = -(-pos // ALIGN) * ALIGN
-                    dst.seek(pos)
-                    try:
-                        src = open(path, "rb")
-                    except OSError as e:
-                        raise SourceError(path, e.strerror or str(e)) from None
-                    with src:
-                        _copy_range(src, dst, offset, length)
-                    placed[key] = pos
-                    pos += length
-                info = {e.key: e.value for e in t.external_data}
-                info.update(location=data_name, offset=str(placed[key]), length=str(length))
-                del t.external_data[:]
-                for k, v in info.items():
-                    t.external_data.add(key=k, value=v)
-            dst.truncate(pos)
-        blob = _serialize(model, out_path)
-        proto = _Output(out_dir, ".onnx.tmp", outputs)
-        proto.file.write(blob)
-        del blob
-        model_st = _regular_stat(out_path)
-        proto.keep_mode_of(model_st)
-        if external:
-            data.keep_mode_of(_regular_stat(data_path) or model_st)
-            data.finish()
-        proto.finish()
-        with _folder_lock(out_dir), signals.critical():
-            for target in ([data_path] if external else []) + [out_path]:
-                problem = _not_regular(target)  # again: it may have changed while we wrote
-                if problem is not None:
-                    raise QlinError(target, f"output path {problem}")
-            if external:
-                data.publish(data_path)
-            proto.publish(out_path)
-            _sync_folder(out_dir)
-        return data_path if external else None
-    except SourceError as e:
-        shown = os.path.relpath(e.path, src_dir) if os.path.isabs(e.path) else e.path
-        raise QlinError(source or e.path, f"cannot read external data file {shown!r}: {e.reason}") from None
-    except OSError as e:
-        raise QlinError(out_path, f"cannot write: {e.strerror or e}") from None
-    finally:
-        with signals.critical():
-            for o in outputs:
-                o.discard()
+
+
+def _copy_external(external, ranges, dst, data_name: str) -> None:
+    """Copy each external tensor's bytes into ``dst`` (once per distinct source range,
+    aligned) and point the tensor at its new place in ``data_name``."""
+    placed: dict[tuple[str, int, int], int] = {}
+    pos = 0
+    for t, key in zip(external, ranges, strict=True):
+        path, offset, length = key
+        if key not in placed:
+            pos = -(-pos // ALIGN) * ALIGN
+            dst.seek(pos)
+            try:
+                src = open(path, "rb")
+            except OSError as e:
+                raise SourceError(path, e.strerror or str(e)) from None
+            with src:
+                _copy_range(src, dst, offset, length)
+            placed[key] = pos
+            pos += length
+        info = {e.key: e.value for e in t.external_data}
+        info.update(location=data_name, offset=str(placed[key]), length=str(length))
+        del t.external_data[:]
+        for k, v in info.items():
+            t.external_data.add(key=k, value=v)
+    dst.truncate(pos)
+
+
+def _publish(out_dir: str, data: list, proto: tuple) -> None:
+    """Move the finished temporary files to their names (the data file first), under the
+    folder lock and without being cut short by a signal."""
+    with _folder_lock(out_dir), signals.critical():
+        for _, target in [*data, proto]:
+            problem = _not_regular(target)  # again: it may have changed while we wrote
+            if problem is not None:
+                raise QlinError(target, f"output path {problem}")
+        for output, target in [*data, proto]:
+            output.publish(target)
+        _sync_folder(out_dir)
 
 
 def _sync_folder(folder: str) -> None:
