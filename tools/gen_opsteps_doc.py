@@ -376,7 +376,7 @@ def render(measured: dict[tuple[str, int, int], str]) -> str:
         "",
         f"Generated from onnx {onnx.__version__} (`onnx.defs` knows opsets up to {newest}). "
         "A *step* is the move between two neighbouring versions of one op's schema whose newer "
-        "version is above 10. `qlin_cli/convert/opsteps.py` classifies each one:",
+        "version is above 10. `qlin_cli/convert/opsteps/` classifies each one:",
         "",
         "* **type-only**: only allowed type lists (or which inputs/outputs share a constraint) "
         "differ; a node stays as it is when its types are allowed at the target. Steps where "
