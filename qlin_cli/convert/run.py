@@ -58,7 +58,8 @@ def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
                       model.ir_version)
     _run(FINISH, ctx)
     opsets_to = {schema.normalize_domain(o.domain): o.version for o in work.opset_import}
-    return Result(work, entries, [], opsets_from, opsets_to, model.ir_version, work.ir_version)
+    return Result(work, entries, [], opsets_from, opsets_to, model.ir_version, work.ir_version,
+                  changed=ctx.changed)
 
 
 def _one_each(entries: list[Entry]) -> list[Entry]:
@@ -74,10 +75,16 @@ def _one_each(entries: list[Entry]) -> list[Entry]:
 
 
 def _run(passes, ctx: Context) -> tuple[list[Entry], list[Refused]]:
+    """Run ``passes`` in order, each held to its contract (passes/__init__.py)."""
     entries: list[Entry] = []
     refused: list[Refused] = []
     for p in passes:
+        missing = [r for r in p.requires if r not in ctx.ensured]
+        if missing:
+            raise RuntimeError(f"conversion pass {p.name!r} runs before {', '.join(missing)}")
         r = p(ctx)
+        ctx.ensured.update(p.ensures)
+        ctx.changed |= r.modified
         entries += r.entries
         refused += r.refusals
     return entries, refused

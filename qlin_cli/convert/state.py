@@ -70,6 +70,8 @@ class Context:
     sites: list[Site] = field(default_factory=list)
     namer: Namer | None = None
     rewrites: list[Rewrite] = field(default_factory=list)
+    ensured: set[str] = field(default_factory=set)  # what the passes run so far ensure
+    changed: bool = False  # a finishing pass changed the working copy
 
 
 @dataclass
@@ -81,6 +83,7 @@ class Result:
     opsets_to: dict[str, int]
     ir_from: int
     ir_to: int
+    changed: bool = False  # the converted model differs from the source (a pass modified it)
 
     def count(self, action: str) -> int:
         return sum(1 for e in self.entries if e.action == action)

@@ -3,6 +3,10 @@
 Each pass takes the shared ``Context`` and returns a ``PassResult`` (whether it
 changed the model, entries, refusals). Planning passes only record rewrites; the
 model changes only when nothing was refused, in the finishing passes.
+
+Each pass states its contract: ``requires``, what earlier passes must have ensured
+before it runs, and ``ensures``, what it leaves done. ``run._run`` holds every pass to
+it, so a pass list in the wrong order fails at once instead of converting wrongly.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ from ..state import Context, PassResult, Rewrite
 
 class ApplyRewrites:
     name = "apply"
+    requires = ("proven",)
+    ensures = ("rewritten",)
 
     def __call__(self, ctx: Context) -> PassResult:
         order: list = []

@@ -32,6 +32,8 @@ def _set_imports(imports, used: set[str], to_opset: int, had: set[str]) -> bool:
 
 class FixImports:
     name = "imports"
+    requires = ("rewritten",)
+    ensures = ("imports",)
 
     def __call__(self, ctx: Context) -> PassResult:
         model, to = ctx.model, ctx.opts.to_opset

@@ -33,6 +33,8 @@ def has_node_metadata(model: onnx.ModelProto) -> bool:
 
 class ChooseIR:
     name = "ir"
+    requires = ("imports",)
+    ensures = ("ir version",)
 
     def __call__(self, ctx: Context) -> PassResult:
         model = ctx.model

@@ -59,6 +59,8 @@ def _lookups(site: Site, base_dir: str):
 
 class PlanOtherOps:
     name = "other-ops"
+    requires = ("sites", "names")
+    ensures = ("other ops planned",)
 
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()

@@ -20,6 +20,8 @@ def _shape_of(case) -> tuple:
 
 class Prove:
     name = "prove"
+    requires = ("readings agree",)
+    ensures = ("proven",)
 
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()

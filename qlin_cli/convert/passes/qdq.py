@@ -106,6 +106,8 @@ def plan(ctx: Context, site: Site, facts) -> Rewrite | Entry | Refused | None:
 
 class PlanQDQ:
     name = "qdq"
+    requires = ("sites", "names")
+    ensures = ("qdq planned",)
 
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()

@@ -16,6 +16,8 @@ from ..state import Context, PassResult
 
 class ReadModel:
     name = "read"
+    requires = ()
+    ensures = ("sites", "names")
 
     def __call__(self, ctx: Context) -> PassResult:
         a = analyze(ctx.model, ctx.base_dir, types=ctx.types)

@@ -13,6 +13,8 @@ def _key(r) -> tuple:
 
 class Unify:
     name = "unify"
+    requires = ("qdq planned", "other ops planned")
+    ensures = ("readings agree",)
 
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()
