@@ -292,9 +292,15 @@ class NodeFacts:
         return semantics.normalized_axis(self.axis, self.x_rank)
 
     def problems(self, spec: OpSpec | None = None):
-        """``schema.semantics.validate`` against ``spec`` (default: the schema in force)."""
-        spec = spec or self.spec
-        return [] if spec is None else semantics.validate(self, spec)
+        """``schema.semantics.validate`` against ``spec`` (default: the schema in force,
+        validated once however many rules ask)."""
+        if spec is None or spec is self.spec:
+            return self._own_problems
+        return semantics.validate(self, spec)
+
+    @cached_property
+    def _own_problems(self) -> list:
+        return [] if self.spec is None else semantics.validate(self, self.spec)
 
 
 def _spec_for(domain: str, op: str, opset: int | None, imported: bool) -> OpSpec | None:
