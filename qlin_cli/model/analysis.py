@@ -30,7 +30,7 @@ import onnx
 
 from .. import schema
 from .facts import NodeFacts, read_facts
-from .graphs import all_nodes, reading
+from .graphs import all_nodes, node_label, reading
 from .infer import inference_bytes, run_inference
 from .propagate import fill, fill_ranks
 from .view import BodyView, ModelView
@@ -138,7 +138,7 @@ def _note_ignores(a: Analysis, body: BodyView) -> None:
         if node.metadata_props:
             codes = node_ignores(node)
             if codes is not None:
-                a.marked[(body.path, node.name or f"#{index}")] = codes
+                a.marked[(body.path, node_label(node, index))] = codes
 
 
 def node_ignores(node) -> list[str] | None:

@@ -24,7 +24,7 @@ from onnx import AttributeProto
 
 from .. import schema
 from ..schema import OpSpec, dtypes, semantics
-from .graphs import node_label
+from .graphs import label_of, node_label, node_named
 from .tensors import UnsafeData, read_value
 
 SMALL = 4096  # bytes: constants up to this size are compared by content
@@ -39,12 +39,12 @@ class Location(NamedTuple):  # a tuple: built for every node, at a tuple's cost
     @property
     def label(self) -> str:
         """The node's name, or #index in its graph."""
-        return self.name if self.name else f"#{self.index}"
+        return label_of(self.name, self.index)
 
     @property
     def where(self) -> str:
         """How a message names the node: 'q1', or #3 in main/loop.body."""
-        return f"'{self.name}'" if self.name else f"#{self.index} in {self.graph}"
+        return node_named(self.name, self.index, self.graph)
 
 
 class Const:

@@ -41,7 +41,20 @@ class Body:
 
 def node_label(node: onnx.NodeProto, index: int) -> str:
     """A node's name, or ``#index`` within its body for an unnamed node."""
-    return node.name if node.name else f"#{index}"
+    return label_of(node.name, index)
+
+
+def label_of(name: str, index: int) -> str:
+    """``node_label`` from the name and index."""
+    return name if name else f"#{index}"
+
+
+def node_named(name: str, index: int, graph: str | None = None) -> str:
+    """How a message names a node: 'name' (quoted), or #index (``in graph`` when given,
+    for a message read away from its body)."""
+    if name:
+        return f"'{name}'"
+    return f"#{index} in {graph}" if graph else f"#{index}"
 
 
 def function_path(fn: onnx.FunctionProto, domain: str | None = None) -> str:

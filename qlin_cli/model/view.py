@@ -15,7 +15,7 @@ import onnx
 
 from .. import schema
 from .facts import NodeFacts, read_facts
-from .graphs import bodies, roots, subgraphs
+from .graphs import bodies, node_label, node_named, roots, subgraphs
 
 
 def short_title(title: str) -> str:
@@ -232,8 +232,8 @@ class ModelView:
     def node_site(self, body: BodyView, index: int) -> Site:
         node = body.nodes[index]
         f = self.facts(body, index)
-        label = node.name if node.name else f"#{index}"
-        where = f"'{node.name}'" if node.name else f"#{index} in {body.path}"
+        label = node_label(node, index)
+        where = node_named(node.name, index, body.path)
         domain = schema.normalize_domain(node.domain)
         if f is not None:
             title, opset = f.title, f.opset or 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import schema
+from ..model.graphs import node_named
 
 
 def producer(view, body, name: str, family: str):
@@ -34,7 +35,7 @@ def fed_by(view, consumer_family: str, producer_family: str):
 
 def label(f, index: int) -> str:
     """How a message names another node: 'name', or #index in its body."""
-    return f"'{f.location.name}'" if f.location.name else f"#{index}"
+    return node_named(f.location.name, index)
 
 
 def scale_of(f) -> np.ndarray | None:

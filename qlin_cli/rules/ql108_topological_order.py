@@ -1,3 +1,4 @@
+from ..model.graphs import node_named
 from .base import ModelRule, Violation
 
 
@@ -53,7 +54,7 @@ class TopologicalOrder(ModelRule):
                 if late:
                     j = producers[late[0]]
                     other = body.nodes[j]
-                    who = f"'{other.name}'" if other.name else f"#{j}"
+                    who = node_named(other.name, j)
                     how = "it" if j == i else f"node {who} ({other.op_type}), which comes after it"
                     more = f" (and {len(late) - 1} more)" if len(late) > 1 else ""
                     sub = "" if late[0] in ins else " through its subgraph"

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from ... import schema
+from ...model.graphs import node_named
 from ..sites import Site
 
 
 def where(site: Site) -> str:
     n = site.node
-    label = f"'{n.name}'" if n.name else f"#{site.index}"
-    return f"{label} in {site.scope.path}"
+    return f"{node_named(n.name, site.index)} in {site.scope.path}"
 
 
 def op_label(site: Site) -> str:
