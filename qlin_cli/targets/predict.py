@@ -389,8 +389,16 @@ def plan_in(a: Analysis, target: str | Target, *, _known=None) -> Plan:
         score = (len(blocking), sum(p.convertible for p in blocking))
         if best is None or score < best[0]:
             best = (score, blocking)
-    blocking = best[1] if best is not None else now
-    return Plan(t.name, True, None, [_unconvertible(p, t) for p in blocking], tried)
+    return Plan(t.name, True, None, [_unconvertible(p, t) for p in _refusal(now, best)], tried)
+
+
+def _refusal(now: list[Finding], best) -> list[Finding]:
+    """Why no conversion helps: the target's own errors on the model as it is; only when a
+    conversion could have removed every one of them, the errors of the candidate that came
+    closest (what stops each conversion)."""
+    if best is None or not all(p.convertible for p in now):
+        return now
+    return best[1]
 
 
 def _unconvertible(p: Finding, t: Target) -> Finding:
