@@ -234,6 +234,12 @@ def signature(facts, spec: OpSpec) -> list[Problem]:
     counts, input types, type variables shared between inputs and outputs, declared
     output types. Unknown types are not problems. ``facts`` needs ``attr_items``,
     ``refs``, ``present``, ``in_types``, ``out_present`` and ``out_types``."""
+    bound: dict[str, tuple[str, str]] = {}  # type variable -> (parameter, type), from the inputs
+    return [*_attribute_problems(facts, spec), *_count_problems(facts, spec),
+            *_input_type_problems(facts, spec, bound), *_output_type_problems(facts, spec, bound)]
+
+
+def _attribute_problems(facts, spec: OpSpec) -> list[Problem]:
     found: list[Problem] = []
     given = {name: kind for name, kind, _ in facts.attr_items}
     for name, kind in given.items():
@@ -246,6 +252,11 @@ def signature(facts, spec: OpSpec) -> list[Problem]:
     for name in sorted(spec.required):
         if name not in given:
             found.append(Problem(ATTRIBUTE_MISSING, f"required attribute '{name}' is missing", name))
+    return found
+
+
+def _count_problems(facts, spec: OpSpec) -> list[Problem]:
+    found: list[Problem] = []
     n_in, variadic = len(facts.present), bool(spec.inputs) and spec.inputs[-1].variadic
     if n_in > len(spec.inputs) and not variadic:
         found.append(Problem(INPUT_COUNT, f"{n_in} inputs given; it takes {spec.min_inputs} to "
@@ -263,7 +274,12 @@ def signature(facts, spec: OpSpec) -> list[Problem]:
         if not p.optional and not (k < n_out and facts.out_present[k]):
             found.append(Problem(OUTPUT_COUNT, f"required output '{p.name}' (output {k}) is missing",
                                  p.name, index=k))
-    bound: dict[str, tuple[str, str]] = {}  # type variable -> (parameter, type)
+    return found
+
+
+def _input_type_problems(facts, spec: OpSpec, bound: dict) -> list[Problem]:
+    """Input types against the schema; fills ``bound`` with the type each variable took."""
+    found: list[Problem] = []
     for i, t in enumerate(facts.in_types):
         p = spec.param_at(i)
         if p is None or t is None or not facts.present[i]:
@@ -279,6 +295,11 @@ def signature(facts, spec: OpSpec) -> list[Problem]:
             found.append(Problem(SHARED_TYPE, f"'{other}' is {ot} but '{p.name}' is {t}; the op needs "
                                               f"them to have one type", p.name, t, i))
         bound.setdefault(p.types, (p.name, t))
+    return found
+
+
+def _output_type_problems(facts, spec: OpSpec, bound: dict) -> list[Problem]:
+    found: list[Problem] = []
     for k, t in enumerate(facts.out_types):
         if k >= len(spec.outputs) or t is None:
             continue
