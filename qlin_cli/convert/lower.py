@@ -112,61 +112,74 @@ def lower(q: QNode, node, opts, namer, values: dict) -> Lowered | Refusal:
     z_name = node.input[2] if q.facts.present_at(2) else ""
     if s_name not in values or (z_name and z_name not in values):
         return Refusal("the scale and zero point must be constants")
-    d = dtypes.BY_NAME[q.q_type]
-    base = node.name or node.output[0]
-    consts: list[onnx.TensorProto] = []
-
-    def const(tag: str, arr) -> str:
-        name = namer(f"{base}_{tag}")
-        consts.append(numpy_helper.from_array(np.asarray(arr), name))
-        return name
-
-    def tmp(tag: str) -> str:
-        return namer(f"{base}_{tag}")
-
+    made = _Made(node.name or node.output[0], namer)
     try:
-        S = const("scale", _expand(values[s_name], q).astype(np.float32))
-        Z = const("zero_point", _expand(values[z_name], q).astype(np.float32)) if z_name else ""
+        S = made.const("scale", _expand(values[s_name], q).astype(np.float32))
+        Z = made.const("zero_point", _expand(values[z_name], q).astype(np.float32)) if z_name else ""
     except (ValueError, IndexError, TypeError) as e:  # a scale that does not fit x (qlin check QL4xx)
         return Refusal(f"the scale or zero point does not fit x ({str(e).splitlines()[0][:120]})")
-    x, y = node.input[0], node.output[0]
-    ops: list[onnx.NodeProto] = []
     if q.kind == "quantize":
-        lo = const("lo", np.float32(d.lo))
-        hi = const("hi", np.float32(d.hi))
-        div, rnd = tmp("div"), tmp("round")
-        ops += [helper.make_node("Div", [x, S], [div]), helper.make_node("Round", [div], [rnd])]
-        cur = rnd
-        if Z:
-            add = tmp("add")
-            ops.append(helper.make_node("Add", [rnd, Z], [add]))
-            cur = add
-        clip, nan, safe = tmp("clip"), tmp("isnan"), tmp("safe")
-        ops += [helper.make_node("Clip", [cur, lo, hi], [clip]),
-                helper.make_node("IsNaN", [clip], [nan]),
-                helper.make_node("Where", [nan, lo, clip], [safe]),
-                helper.make_node("Cast", [safe], [y], to=d.proto)]
+        ops = _quantize_ops(made, node.input[0], node.output[0], S, Z, dtypes.BY_NAME[q.q_type])
         summary = "lowered to Div, Round, Add, Clip, IsNaN, Where, Cast"
     else:
-        xf = tmp("float")
-        ops.append(helper.make_node("Cast", [x], [xf], to=TensorProto.FLOAT))
-        cur = xf
-        if Z:
-            sub = tmp("sub")
-            ops.append(helper.make_node("Sub", [xf, Z], [sub]))
-            cur = sub
-        ops.append(helper.make_node("Mul", [cur, S], [y]))
+        ops = _dequantize_ops(made, node.input[0], node.output[0], S, Z)
         summary = "lowered to Cast, Sub, Mul"
     last = ops[-1]
     last.name = node.name
     last.doc_string = node.doc_string
     last.metadata_props.extend(node.metadata_props)
     for i, n in enumerate(ops[:-1]):
-        n.name = namer(f"{base}_lowered_{i}")
+        n.name = namer(f"{made.base}_lowered_{i}")
     constants = []
-    for t in consts:
+    for t in made.consts:
         value = onnx.TensorProto()
         value.CopyFrom(t)
         value.name = ""
         constants.append(helper.make_node("Constant", [], [t.name], value=value))
-    return Lowered(constants + ops, consts, {}, summary)
+    return Lowered(constants + ops, made.consts, {}, summary)
+
+
+class _Made:
+    """The names and constants one lowering adds, each name new in the model."""
+
+    def __init__(self, base: str, namer):
+        self.base, self.namer = base, namer
+        self.consts: list[onnx.TensorProto] = []
+
+    def const(self, tag: str, arr) -> str:
+        name = self.namer(f"{self.base}_{tag}")
+        self.consts.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def tmp(self, tag: str) -> str:
+        return self.namer(f"{self.base}_{tag}")
+
+
+def _quantize_ops(made: _Made, x: str, y: str, S: str, Z: str, d) -> list[onnx.NodeProto]:
+    """y = Cast(Where(IsNaN(c), lo, c)), c = Clip(Round(x / S) + Z, lo, hi)."""
+    lo = made.const("lo", np.float32(d.lo))
+    hi = made.const("hi", np.float32(d.hi))
+    div, rnd = made.tmp("div"), made.tmp("round")
+    ops = [helper.make_node("Div", [x, S], [div]), helper.make_node("Round", [div], [rnd])]
+    cur = rnd
+    if Z:
+        add = made.tmp("add")
+        ops.append(helper.make_node("Add", [rnd, Z], [add]))
+        cur = add
+    clip, nan, safe = made.tmp("clip"), made.tmp("isnan"), made.tmp("safe")
+    return ops + [helper.make_node("Clip", [cur, lo, hi], [clip]),
+                  helper.make_node("IsNaN", [clip], [nan]),
+                  helper.make_node("Where", [nan, lo, clip], [safe]),
+                  helper.make_node("Cast", [safe], [y], to=d.proto)]
+
+
+def _dequantize_ops(made: _Made, x: str, y: str, S: str, Z: str) -> list[onnx.NodeProto]:
+    """y = (Cast(x) - Z) * S."""
+    xf = made.tmp("float")
+    ops = [helper.make_node("Cast", [x], [xf], to=TensorProto.FLOAT)]
+    cur = xf
+    if Z:
+        sub = made.tmp("sub")
+        ops.append(helper.make_node("Sub", [xf, Z], [sub]))
+        cur = sub
+    return ops + [helper.make_node("Mul", [cur, S], [y])]
