@@ -93,15 +93,9 @@ class Nnapi(Target):
             return
         q = nodes.quant_type(f)
         weight_of = {op for op, domain, i in site.consumers if domain == schema.AI_ONNX and i == 1}
-        conv_weight = (
-            nodes.kind(f) == nodes.DEQUANTIZE and q == "int8" and weight_of and weight_of <= CONV_WEIGHT
-        )
-        matmul_weight = (
-            nodes.kind(f) == nodes.DEQUANTIZE
-            and q == "int8"
-            and weight_of
-            and (weight_of <= CONV_WEIGHT | MATMUL_WEIGHT)
-        )
+        is_weight = nodes.kind(f) == nodes.DEQUANTIZE and q == "int8" and bool(weight_of)
+        conv_weight = is_weight and weight_of <= CONV_WEIGHT
+        matmul_weight = is_weight and weight_of <= CONV_WEIGHT | MATMUL_WEIGHT
         if q != "uint8" and not matmul_weight:
             yield self.finding(
                 "QT202",
@@ -109,6 +103,12 @@ class Nnapi(Target):
                 f"not {q}: the node stays on the CPU provider",
                 fix="quantize activations to uint8",
             )
+        yield from self._constants(site)
+        yield from self._granularity(f, conv_weight, matmul_weight)
+
+    def _constants(self, site: NodeSite):
+        """The scale and zero point must be constant initializers."""
+        f = site.facts
         if site.scale_is_graph_input or nodes.scale_values(f) is None:
             yield self.finding(
                 "QT305",
@@ -121,7 +121,13 @@ class Nnapi(Target):
                 "the zero point must be a constant initializer: the node stays on the CPU provider",
                 fix="store the zero point as an initializer",
             )
+
+    def _granularity(self, f, conv_weight: bool, matmul_weight: bool):
+        """Per-tensor scales, per-channel only for int8 Conv weights along axis 0; weights
+        symmetric."""
         g = f.granularity
+        zp = nodes.zero_point_values(f) if conv_weight or matmul_weight else None
+        asymmetric = zp is not None and (zp != 0).any()
         if g == schema.PER_AXIS and conv_weight:
             if f.normalized_axis() != 0:
                 yield self.finding(
@@ -129,8 +135,7 @@ class Nnapi(Target):
                     "per-channel weights must be quantized along axis 0 (the output channel)",
                     fix="quantize the weight per output channel",
                 )
-            zp = nodes.zero_point_values(f)
-            if zp is not None and (zp != 0).any():
+            if asymmetric:
                 yield self.finding(
                     "QT306",
                     "an int8 per-channel weight needs zero points 0",
@@ -143,12 +148,10 @@ class Nnapi(Target):
                 "for int8 Conv weights): the node stays on the CPU provider",
                 fix="use a per-tensor scale",
             )
-        elif conv_weight or matmul_weight:
-            zp = nodes.zero_point_values(f)
-            if zp is not None and (zp != 0).any():
-                yield self.finding(
-                    "QT306", "an int8 weight needs zero point 0", fix="requantize the weight symmetrically"
-                )
+        elif asymmetric:
+            yield self.finding(
+                "QT306", "an int8 weight needs zero point 0", fix="requantize the weight symmetrically"
+            )
 
 
 TARGET = register(Nnapi())
