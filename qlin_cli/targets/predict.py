@@ -436,41 +436,44 @@ def _try(
             g = _retargeted(f, to, opset)
             problems = [] if g is None else semantics.validate(g, g.spec)
             if g is None or problems:
-                q = nodes.quant_type(f)
-                if lower and _lowerable(f, opset) and t.runs_lowered(q, opset):
+                if lower and _lowerable(f, opset) and t.runs_lowered(nodes.quant_type(f), opset):
                     lowered.append(f.location.label)
                     gone.add(id(site))
-                    continue
-                why = "no such op" if g is None else problems[0].text
-                blocking.append(
-                    _place_node(
-                        t,
-                        f,
-                        TargetFinding(
-                            "QT202",
-                            ERROR,
-                            f"{t.name}: at {schema.domain_name(to)} opset {opset} the node cannot be "
-                            f"written: {why}",
-                        ),
-                    )
-                )
+                else:
+                    why = "no such op" if g is None else problems[0].text
+                    blocking.append(_place_node(t, f, TargetFinding(
+                        "QT202", ERROR, f"{t.name}: at {schema.domain_name(to)} opset {opset} the node "
+                                        f"cannot be written: {why}")))
                 continue
         else:
             g = _other_op(f, opset)
         domains_left.add(g.domain)
-        new_site = dataclasses.replace(site, facts=g)
-        if site.producer_site is not None:
-            p = moved.get(id(site.producer_site))
-            if id(site.producer_site) in gone or p is None:
-                new_site = dataclasses.replace(new_site, producer=None, producer_site=None)
-            else:
-                new_site = dataclasses.replace(new_site, producer=p.facts, producer_site=p)
-        moved[id(site)] = new_site
+        new_site = moved[id(site)] = _moved(site, g, moved, gone)
         key = (t.name, new_site)
         errors = cache.get(key)
         if errors is None:
             errors = cache[key] = [x for x in t.findings_for(new_site) if x.severity == ERROR]
         blocking += [_place_node(t, f, x) for x in errors]
+    need = _ir_needed(info, opset, domains_left, types)
+    new_info = dataclasses.replace(info, opsets=need[1], ir_version=need[0])
+    blocking[:0] = [_place_model(t, x) for x in t.model_findings(new_info) if x.severity == ERROR]
+    return blocking, lowered, need[0]
+
+
+def _moved(site: NodeSite, g: NodeFacts, moved: dict, gone: set) -> NodeSite:
+    """The site with the node as the conversion writes it, its producer's site moved too (or
+    dropped, when the producer was lowered to primitive ops)."""
+    new_site = dataclasses.replace(site, facts=g)
+    if site.producer_site is not None:
+        p = moved.get(id(site.producer_site))
+        if id(site.producer_site) in gone or p is None:
+            return dataclasses.replace(new_site, producer=None, producer_site=None)
+        return dataclasses.replace(new_site, producer=p.facts, producer_site=p)
+    return new_site
+
+
+def _ir_needed(info: ModelInfo, opset: int, domains_left: set[str], types: set[str]) -> tuple[int, dict]:
+    """(the IR version the converted model needs, its opset imports)."""
     opsets = {
         d: v
         for d, v in info.opsets.items()
@@ -480,6 +483,4 @@ def _try(
     for d in domains_left - set(opsets):
         opsets[d] = schema.domain_version(d) if d in schema.DOMAIN_NAMES else 1
     need = ir.ir_needed(opsets, types, bool(info.functions), False)
-    new_info = dataclasses.replace(info, opsets=opsets, ir_version=need)
-    blocking[:0] = [_place_model(t, x) for x in t.model_findings(new_info) if x.severity == ERROR]
-    return blocking, lowered, need
+    return need, opsets
