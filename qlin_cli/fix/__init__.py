@@ -123,16 +123,7 @@ def _apply(model, nodes, d, base_dir) -> str | None:
     """Apply one finding's fix; None when done, else why not."""
     edits = d.fix.edits
     if all(isinstance(e, MODEL_EDITS) for e in edits):
-        target = model
-        if d.graph.startswith("function "):
-            target = next((f for f in model.functions
-                           if d.graph in (function_path(f), function_path(f, schema.domain_name(f.domain)))),
-                          None)
-            if target is None:
-                return "its function was not found"
-        for e in edits:
-            _model_edit(model, target, e)
-        return None
+        return _apply_to_model(model, d)
     if not all(isinstance(e, NODE_EDITS) for e in edits):
         return "its edits mix the node and the model"
     site = nodes.get((d.graph, d.node))
@@ -145,36 +136,13 @@ def _apply(model, nodes, d, base_dir) -> str | None:
     new = onnx.NodeProto()
     new.CopyFrom(node)
     added: dict = {}
-    reshapes = []
+    reshapes: list = []
     for e in edits:
-        if isinstance(e, SetAttribute):
-            _drop_attr(new, e.name)
-            new.attribute.append(helper.make_attribute(e.name, e.value))
-        elif isinstance(e, RemoveAttribute):
-            _drop_attr(new, e.name)
-        else:
-            name = node.input[e.input_index] if e.input_index < len(node.input) else ""
-            tensor = scope.find_value(name) if name else None
-            if tensor is None or not isinstance(owner, onnx.GraphProto) or \
-                    name not in {t.name for t in owner.initializer}:
-                return f"input {e.input_index} is not an initializer of the node's graph"
-            value = read_value(tensor, base_dir)
-            if value is None or value.size != _size(e.shape):
-                return f"input {e.input_index} cannot take shape {list(e.shape)}"
-            shared = _readers(model, name) > 1
-            new_name = _fresh(model, f"{name}_scalar") if shared else name
-            new.input[e.input_index] = new_name
-            added[new_name] = value.reshape(e.shape)
-            reshapes.append((name, new_name, e.shape))
-    constants = {}
-    for i in (facts.scale_index, facts.zero_point_index):
-        if i is not None and i < len(node.input) and node.input[i]:
-            t = scope.find_value(node.input[i])
-            v = read_value(t, base_dir) if t is not None else None
-            if v is not None:
-                constants[node.input[i]] = v
+        why = _edit_node(model, site, new, e, base_dir, added, reshapes)
+        if why is not None:
+            return why
     opsets = {schema.normalize_domain(k): v for k, v in scope.opsets.items()}
-    failed = _prove(d, facts, node, new, opsets, constants, added, reshapes)
+    failed = _prove(d, facts, node, new, opsets, _constants(facts, node, scope, base_dir), added, reshapes)
     if failed is not None:
         return f"not proven: {failed}"
     for name, new_name, shape in reshapes:
@@ -186,6 +154,59 @@ def _apply(model, nodes, d, base_dir) -> str | None:
             owner.initializer.append(numpy_helper.from_array(added[new_name], new_name))
     node.CopyFrom(new)
     return None
+
+
+def _apply_to_model(model, d) -> str | None:
+    """A fix made of model edits (opset imports, the IR version), in the model or the
+    function the finding is on."""
+    target = model
+    if d.graph.startswith("function "):
+        target = next((f for f in model.functions
+                       if d.graph in (function_path(f), function_path(f, schema.domain_name(f.domain)))),
+                      None)
+        if target is None:
+            return "its function was not found"
+    for e in d.fix.edits:
+        _model_edit(model, target, e)
+    return None
+
+
+def _edit_node(model, site, new, e, base_dir, added: dict, reshapes: list) -> str | None:
+    """One node edit made on ``new`` (a copy of the node); a reshaped constant is noted in
+    ``added`` / ``reshapes`` and written only once the fix is proven. Why not, or None."""
+    scope, owner, _, node = site
+    if isinstance(e, SetAttribute):
+        _drop_attr(new, e.name)
+        new.attribute.append(helper.make_attribute(e.name, e.value))
+        return None
+    if isinstance(e, RemoveAttribute):
+        _drop_attr(new, e.name)
+        return None
+    name = node.input[e.input_index] if e.input_index < len(node.input) else ""
+    tensor = scope.find_value(name) if name else None
+    if tensor is None or not isinstance(owner, onnx.GraphProto) or \
+            name not in {t.name for t in owner.initializer}:
+        return f"input {e.input_index} is not an initializer of the node's graph"
+    value = read_value(tensor, base_dir)
+    if value is None or value.size != _size(e.shape):
+        return f"input {e.input_index} cannot take shape {list(e.shape)}"
+    new_name = _fresh(model, f"{name}_scalar") if _readers(model, name) > 1 else name
+    new.input[e.input_index] = new_name
+    added[new_name] = value.reshape(e.shape)
+    reshapes.append((name, new_name, e.shape))
+    return None
+
+
+def _constants(facts, node, scope, base_dir) -> dict:
+    """The node's scale and zero point values that are constants, by name."""
+    constants = {}
+    for i in (facts.scale_index, facts.zero_point_index):
+        if i is not None and i < len(node.input) and node.input[i]:
+            t = scope.find_value(node.input[i])
+            v = read_value(t, base_dir) if t is not None else None
+            if v is not None:
+                constants[node.input[i]] = v
+    return constants
 
 
 def _prove(d, facts, node, new, opsets, constants, added, reshapes) -> str | None:
