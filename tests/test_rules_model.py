@@ -143,9 +143,20 @@ def test_an_ir_below_3_names_only_the_types_newer_than_it():
     assert len(found) == 1 and "int4" in found[0].message and "float" not in found[0].message
 
 
-def test_opset_newer_than_the_ir_is_a_warning():
+def test_opset_newer_than_the_ir_is_an_info_the_checker_and_onnxruntime_accept():
+    """Versioning.md: IR and opset versions are "distinct and largely independent"; a model
+    importing opset 21 at IR 8 passes onnx.checker (full) and onnxruntime loads and runs it."""
+    import onnxruntime as ort
+
     found = [d for d in check_model(_int4_weights(9), ".") if d.code == "QL206"]
-    assert [d.severity for d in found] == ["warning"] and "opset 21 came with IR 10" in found[0].message
+    assert [d.severity for d in found] == ["info"] and "opset 21 came with IR 10" in found[0].message
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [_vi("x", TensorProto.FLOAT, [2])],
+                          [_vi("y", TensorProto.FLOAT, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)], ir_version=8)
+    onnx.checker.check_model(m, full_check=True)
+    out = ort.InferenceSession(m.SerializeToString()).run(None, {"x": np.array([-1, 2], F32)})[0]
+    assert out.tolist() == [0, 2]
+    assert [d.code for d in check_model(m, ".")] == ["QL206"]
 
 
 # ---- QDQ format ----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 from .. import schema
 from ..schema import ir
-from .base import WARNING, Fix, ModelRule, SetIrVersion, Violation
+from .base import INFO, Fix, ModelRule, SetIrVersion, Violation
 
 
 class OpsetNeedsNewerIr(ModelRule):
@@ -11,11 +11,17 @@ class OpsetNeedsNewerIr(ModelRule):
     opset 13 came with IR 7, opset 19 with IR 9, opset 21 with IR 10 ...).
 
     ## Why is this bad?
-    Runtimes decide from the IR version whether they can read a file: a runtime
-    made for IR 7 accepts the file, then fails on an opset it has never heard of
-    instead of saying the file is too new. Quantizers that raise the opset (to
-    21 for 16-bit or 4-bit types) and keep the input model's IR write exactly
-    this.
+    It is not an error, and not a warning either. onnx's Versioning.md says the
+    IR version and the operator set versions are "distinct and largely
+    independent": an IR version names the file format, an opset the operators,
+    and no sentence of IR.md or Versioning.md ties an opset to a minimum IR.
+    onnx.checker accepts such files, and so does onnxruntime (onnxruntime's own
+    16-bit QDQ output writes opset 21 at IR 7 and 8; AIMET writes opset 19 and 21
+    at IR 8). So the finding is an info, for the one thing it tells: a runtime
+    that decides from the IR version whether it reads a file (one made for IR 7)
+    accepts it, then meets an opset it has never heard of instead of saying the
+    file is too new. A type the IR does not have (int4 at IR 9) is an error, of
+    QL205, because IR.md lists each type with the IR version that added it.
 
     ## Example
     ```
@@ -30,7 +36,7 @@ class OpsetNeedsNewerIr(ModelRule):
 
     code = "QL206"
     name = "opset-needs-newer-ir"
-    severity = WARNING
+    severity = INFO
     summary = "The ai.onnx opset imported is newer than the model's IR version."
 
     fixable = True
