@@ -138,29 +138,14 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     """
     from . import output, rules
     from .check.engine import summarize
-    from .config import Config, ConfigError, Finder, load_config
     from .parallel import default_jobs, ordered_map
     from .progress import track
 
     cli_select, cli_ignore = _codes(select), _codes(ignore)
     _validate_codes(cli_select + cli_ignore)
     cli_targets = _target_names(targets) if targets else None
-    files = []
-    for path, problem in walk_paths(paths):
-        # an empty folder is a warning; a folder named like a model (m.onnx/) given in
-        # place of one stays an error, like any other path that is not a model
-        if problem == NO_MODELS and not path.rstrip("/" + os.sep).endswith(".onnx"):
-            output.warning(f"{path}: {problem}")
-        else:
-            files.append((path, problem))
-    try:
-        default = Config() if no_config else load_config()
-        finder = Finder(default)
-        configs = [default if no_config or problem is not None else finder.for_file(path)
-                   for path, problem in files]
-    except ConfigError as e:
-        output.error(str(e))
-        sys.exit(EXIT_BAD_INPUT)
+    files = _files(paths)
+    configs = _configs(files, no_config)
     rules.all_rules()  # built once here: forked workers inherit the registry
     results = []
     failures = 0
@@ -189,6 +174,38 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     if any(r.error is not None for r in results):
         sys.exit(EXIT_BAD_INPUT)
     sys.exit(EXIT_OK if exit_zero or not failures else EXIT_FINDINGS)
+
+
+def _files(paths) -> list[tuple[str, str | None]]:
+    """(path, why it cannot be checked or None) of every model the paths name; an empty
+    folder is a warning, and is left out."""
+    from . import output
+
+    files = []
+    for path, problem in walk_paths(paths):
+        # an empty folder is a warning; a folder named like a model (m.onnx/) given in
+        # place of one stays an error, like any other path that is not a model
+        if problem == NO_MODELS and not path.rstrip("/" + os.sep).endswith(".onnx"):
+            output.warning(f"{path}: {problem}")
+        else:
+            files.append((path, problem))
+    return files
+
+
+def _configs(files, no_config: bool) -> list:
+    """The configuration of each file (the nearest qlin.toml or [tool.qlin] above it), or
+    exit 2 naming a bad one."""
+    from . import output
+    from .config import Config, ConfigError, Finder, load_config
+
+    try:
+        default = Config() if no_config else load_config()
+        finder = Finder(default)
+        return [default if no_config or problem is not None else finder.for_file(path)
+                for path, problem in files]
+    except ConfigError as e:
+        output.error(str(e))
+        sys.exit(EXIT_BAD_INPUT)
 
 
 def _fix(result, cfg, cli_select, cli_ignore, *, write: bool):
@@ -291,10 +308,9 @@ def _report(results, summary, fmt, *, quiet=False, statistics=False) -> None:
 
         click.echo(render(results, summary))
     elif fmt == "sarif":
-        from . import rules
         from .report.sarif import render
 
-        click.echo(render(results, rules.all_rules()))
+        click.echo(render(results))
     elif fmt == "github":
         from .report.github import render
 
@@ -326,18 +342,10 @@ def _validate_codes(codes: list[str]) -> None:
               show_default=True)
 def list_rules(fmt):
     """List every rule with its code, name, severity and summary."""
-    from . import rule_docs  # read from the rule modules' source: onnx is not imported
-    from .targets import codes as target_codes  # imports no onnx either
+    from . import codes  # read from the rule modules' source: onnx is not imported
 
-    items = [
-        {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
-         "fixable": r.fixable}
-        for r in rule_docs.all_docs()
-    ] + [
-        {"code": c.code, "name": c.name, "severity": c.severity, "summary": c.summary,
-         "fixable": False}
-        for c in target_codes.all_codes()
-    ]
+    items = [{"code": c.code, "name": c.name, "severity": c.severity, "summary": c.summary,
+              "fixable": c.fixable} for c in codes.all_codes()]
     from . import output
 
     with output.report():
@@ -371,16 +379,14 @@ def list_rules(fmt):
 @click.argument("code")
 def show_rule(code):
     """Show the documentation of rule CODE (what it checks, why, example, fix)."""
-    from . import output, rule_docs
+    from . import codes, output
 
-    rule = rule_docs.get(code)
-    if rule is None:
-        rule = _target_code(code)
+    rule = codes.get(code)
     if rule is None:
         output.error(f"no rule {code!r} (see `qlin rules`)")
         sys.exit(EXIT_BAD_INPUT)
     fixable = ("Fixable: `qlin check --fix` applies this rule's fix (`--diff` shows it)."
-               if getattr(rule, "fixable", False) else
+               if rule.fixable else
                "Fixable: no, `qlin check --fix` leaves it to you.")
     text = (f"# {rule.code} {rule.name} ({rule.severity})\n\n{rule.summary}\n\n{fixable}\n\n"
             f"{rule.doc()}")
@@ -392,16 +398,6 @@ def show_rule(code):
             Console().print(Markdown(text))
         else:
             click.echo(text)
-
-
-def _target_code(code: str):
-    """A deployment target's code (QTnnn: `qlin check --target`), or None."""
-    from .targets import codes as target_codes
-
-    try:
-        return target_codes.get(code.upper())
-    except KeyError:
-        return None
 
 
 from .convert_command import convert  # noqa: E402

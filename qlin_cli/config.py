@@ -181,10 +181,9 @@ def _codes(value, where: str) -> list[str]:
 
 def known_codes() -> list[str]:
     """Every rule code and target code."""
-    from . import rules
-    from .targets import codes as target_codes
+    from . import codes
 
-    return [r.code for r in rules.all_rules()] + [c.code for c in target_codes.all_codes()]
+    return codes.known()
 
 
 def load_config(start: str | None = None) -> Config:

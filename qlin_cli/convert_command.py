@@ -45,11 +45,40 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
     input, 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (the old output, or none,
     is left as it was).
     """
-    import os
-
     from . import output as out
     from .errors import QlinError
 
+    output = _check_options(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run,
+                            target)
+    try:
+        result, written = _convert(model, to_opset, to_domain, output, in_place, ir_version, lower,
+                                   dry_run, no_verify, vendor_axis, target, fmt)
+    except QlinError as e:
+        out.error(str(e))
+        sys.exit(EXIT_BAD_INPUT)
+    except Exception as e:  # never a traceback; nothing was written (write_model cleans up)
+        from .errors import unexpected
+
+        out.error_at(model, unexpected(e))
+        sys.exit(EXIT_BAD_INPUT)
+    from .convert.report import render_json, render_text
+
+    with out.report():
+        if fmt == "json":
+            from .report.safe import unicode_text
+
+            click.echo(render_json(unicode_text(model), written and unicode_text(written),
+                                   _shown(result, unicode_text), dry_run))
+        else:
+            from .report.safe import printable
+
+            render_text(printable(model), written and printable(written), _shown(result, printable),
+                        dry_run, verbose)
+    sys.exit(EXIT_FINDINGS if result.refused else EXIT_OK)
+
+
+def _check_options(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, target):
+    """The output path, once the options agree with each other (else exit 2 saying why)."""
     if in_place and output:
         _fail("--in-place and -o", "give one of them, not both")
     if in_place:
@@ -66,59 +95,44 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
     if ir_version is not None and ir_version > _newest_ir():
         _fail("--ir-version", f"{ir_version} is above {_newest_ir()}, the newest IR version onnx "
                               "knows; no reader could load the result")
-    try:
-        from .convert import write
-        from .convert.report import render_json, render_text
-        from .convert.run import Options, convert_model
-        from .model.load import load_model
-        from .model.safety import validate_model_files
+    return output
 
-        if output and not dry_run:
-            write.check_target(output, model, in_place)
-        from .model.analysis import analyze
 
-        proto = load_model(model)
-        base_dir = os.path.dirname(os.path.abspath(model))
-        validate_model_files(proto, base_dir, model)
-        analysis = analyze(proto, base_dir)  # read once: the check, the plan and the conversion
-        errors = _errors(analysis)
-        if errors:
-            _refuse_invalid(model, errors)
-        if target is not None:
-            to_opset, to_domain, lower = _plan_for(analysis, model, target)
-        if to_opset is None:
-            to_opset = _model_opset(proto, model)
-        opts = Options(to_opset, to_domain, ir_version, lower, not no_verify, vendor_axis)
-        from .progress import Meter
+def _convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, no_verify,
+             vendor_axis, target, fmt):
+    """(the conversion's result, the path written or None): read once, checked, planned for
+    the target, converted and proven, written."""
+    import os
 
-        with Meter("verifying", enabled=fmt == "text") as progress:
-            result = convert_model(proto, base_dir, opts, progress, source=model, types=analysis.inferred)
-        written = None
-        if target is not None and result.model is not None:
-            _still_refused(result.model, base_dir, model, target)
-        if result.model is not None and not dry_run:
-            write.write_model(result.model, base_dir, output, source=model, in_place=in_place)
-            written = output
-    except QlinError as e:
-        out.error(str(e))
-        sys.exit(EXIT_BAD_INPUT)
-    except Exception as e:  # never a traceback; nothing was written (write_model cleans up)
-        from .errors import unexpected
+    from .convert import write
+    from .convert.run import Options, convert_model
+    from .model.analysis import analyze
+    from .model.load import load_model
+    from .model.safety import validate_model_files
+    from .progress import Meter
 
-        out.error_at(model, unexpected(e))
-        sys.exit(EXIT_BAD_INPUT)
-    with out.report():
-        if fmt == "json":
-            from .report.safe import unicode_text
-
-            click.echo(render_json(unicode_text(model), written and unicode_text(written),
-                                   _shown(result, unicode_text), dry_run))
-        else:
-            from .report.safe import printable
-
-            render_text(printable(model), written and printable(written), _shown(result, printable),
-                        dry_run, verbose)
-    sys.exit(EXIT_FINDINGS if result.refused else EXIT_OK)
+    if output and not dry_run:
+        write.check_target(output, model, in_place)
+    proto = load_model(model)
+    base_dir = os.path.dirname(os.path.abspath(model))
+    validate_model_files(proto, base_dir, model)
+    analysis = analyze(proto, base_dir)  # read once: the check, the plan and the conversion
+    errors = _errors(analysis)
+    if errors:
+        _refuse_invalid(model, errors)
+    if target is not None:
+        to_opset, to_domain, lower = _plan_for(analysis, model, target)
+    if to_opset is None:
+        to_opset = _model_opset(proto, model)
+    opts = Options(to_opset, to_domain, ir_version, lower, not no_verify, vendor_axis)
+    with Meter("verifying", enabled=fmt == "text") as progress:
+        result = convert_model(proto, base_dir, opts, progress, source=model, types=analysis.inferred)
+    if target is not None and result.model is not None:
+        _still_refused(result.model, base_dir, model, target)
+    if result.model is None or dry_run:
+        return result, None
+    write.write_model(result.model, base_dir, output, source=model, in_place=in_place)
+    return result, output
 
 
 def _errors(analysis) -> list:

@@ -126,6 +126,33 @@ def assert_bad_input(result, path, *words):
     return lines[0]
 
 
+def assert_reported(result, path, code, *words):
+    """Exit 1 with a finding ``code`` (an error) on PATH whose line names ``words``: what
+    `qlin check` does with a defect of the model it can place (unreadable external data is
+    QL008's), checking the rest; no traceback, nothing on stderr."""
+    exit_code = getattr(result, "exit_code", getattr(result, "returncode", None))
+    out = getattr(result, "output", None) or result.stdout
+    assert exit_code == 1, f"exit {exit_code}\nstdout: {out}\nstderr: {result.stderr}"
+    assert "Traceback" not in out + result.stderr and not result.stderr.strip(), result.stderr
+    lines = [ln for ln in out.splitlines() if f" {code} error " in ln]
+    assert len(lines) == 1 and lines[0].startswith(f"{path}:"), out
+    for w in words:
+        assert w.lower() in lines[0].lower(), (w, lines[0])
+    return lines[0]
+
+
+def assert_external_refused(path, *words, out=None, opset=23, run=None):
+    """Unreadable external data: `qlin check` reports it (QL008) and `qlin convert` refuses
+    PATH as bad input naming ``words`` (writing nowhere). Returns check's finding line."""
+    run = run or cli
+    line = assert_reported(run("check", path), path, "QL008", *words)
+    target = ["-o", out] if out is not None else ["--dry-run"]
+    assert_bad_input(run("convert", path, "--to-opset", opset, *target), path, *words)
+    if out is not None:
+        assert not os.path.exists(out)
+    return line
+
+
 def assert_both_refuse(path, *words, out=None, opset=23, run=None):
     """`qlin check` and `qlin convert` both refuse PATH as bad input naming ``words``.
 

@@ -47,7 +47,7 @@ def one_element_scales() -> onnx.ModelProto:
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
              helper.make_node("QuantizeLinear", ["r", "s", "z"], ["y"], name="q")]
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, 3, 4, 4])],
                           [helper.make_tensor("s", TensorProto.FLOAT, [1], [0.1]),
                            helper.make_tensor("z", TensorProto.UINT8, [1], [128])])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)])

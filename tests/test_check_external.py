@@ -53,5 +53,7 @@ def test_missing_external_scale_file_is_a_clear_error(tmp_path):
     model = qdq_model(zero_point=0)
     path = _save_external(model, str(tmp_path))
     os.remove(tmp_path / "data.bin")
-    result = check_file(path)
-    assert result.error is not None and "data.bin" in result.error and "does not exist" in result.error
+    result = check_file(path)  # a finding on the tensor (QL008), and the rest of the model checked
+    found = {d.node: d.detail for d in result.diagnostics if d.code == "QL008"}
+    assert result.error is None and set(found) == {"scale", "zero_point"}, result  # both lived there
+    assert all("data.bin" in why and "does not exist" in why for why in found.values())

@@ -64,6 +64,17 @@ def test_committed_fixtures_match_the_generator(tmp_path):
 
 # What each bad fixture's message must say: the values involved and the way out.
 MESSAGES = {
+    "QL001": ["'author'", "more than once"],
+    "QL002": ["'scale'", "defined 2 times"],
+    "QL003": ["'nowhere'", "defined nowhere"],
+    "QL004": ["'y'", "produced by 2 nodes"],
+    "QL005": ["'nowhere'", "produced by no node"],
+    "QL006": ["'x'", "no shape"],
+    "QL007": ["'zero_point'", "UNDEFINED"],
+    "QL008": ["missing.bin", "does not exist"],
+    "QL009": ["axis", "missing"],
+    "QL010": ["inconsistent type", "int64"],
+    "QL011": ["'b'", "declared 2 times"],
     "QL101": ["4 inputs", "2 to 3"],
     "QL102": ["'block_size'", "opset to 21"],
     "QL103": ["com.microsoft", "version: 1"],
@@ -104,7 +115,11 @@ MESSAGES = {
     "QL604": ["constant 'w' (float [4, 3])", "int8", "keep only the DequantizeLinear"],
 }
 # Findings about the model rather than a node: the site they name instead of 'node0'.
-NOT_NODES = {"QL109": "opset import", "QL205": "tensor 'lut'", "QL206": "opset import ai.onnx"}
+NOT_NODES = {"QL109": "opset import", "QL205": "tensor 'lut'", "QL206": "opset import ai.onnx",
+             "QL001": "model", "QL002": "initializer 'scale'", "QL003": "node 'relu'",
+             "QL005": "output 'nowhere' of main", "QL006": "input 'x' of main",
+             "QL007": "initializer 'zero_point'", "QL008": "tensor 'scale'", "QL009": "node 'cat'",
+             "QL010": "node 'add'", "QL011": "function local.F"}
 
 
 @pytest.mark.parametrize("code", sorted(MESSAGES))

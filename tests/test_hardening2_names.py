@@ -21,6 +21,7 @@ from hardening_helpers import (  # noqa: F401
     EVIL,
     EVIL_SEQUENCES,
     assert_bad_input,
+    assert_reported,
     cli,
     evil_model,
     guard,
@@ -159,9 +160,8 @@ def test_reason_that_quotes_a_name_is_one_line(tmp_path, guard):  # noqa: F811
 
     path = external_dq_model(tmp_path, location="../" + EVIL)
     guard.watch(tmp_path)
-    for r in (cli("check", path), cli("convert", path, "--to-opset", 23, "--dry-run")):
-        line = assert_bad_input(r, path, "escapes")
-        _no_forgery(line)
+    _no_forgery(assert_bad_input(cli("convert", path, "--to-opset", 23, "--dry-run"), path, "escapes"))
+    _no_forgery(assert_reported(cli("check", path), path, "QL008", "escapes"))
 
 
 def test_folder_with_hostile_names_is_walked_and_reported(tmp_path, guard):  # noqa: F811

@@ -419,10 +419,15 @@ def test_unreadable_scale_file_is_one_line(tmp_path, guard, monkeypatch):  # noq
     path = _scale_model(tmp_path / "in")
     guard.watch(tmp_path / "in")
     _deny(monkeypatch, tensors, "s.bin")
-    for r in (cli("check", path), cli("convert", path, "--to-opset", 23, "-o", tmp_path / "o.onnx")):
-        line = assert_bad_input(r, path, "'s.bin'", "cannot be read", "Permission denied")
-        assert "internal error" not in line
+    r = cli("convert", path, "--to-opset", 23, "-o", tmp_path / "o.onnx")
+    line = assert_bad_input(r, path, "'s.bin'", "cannot be read", "Permission denied")
+    assert "internal error" not in line
     assert not (tmp_path / "o.onnx").exists()
+    # `qlin check` reports it as a finding on the tensor (QL008) and checks the rest
+    r = cli("check", path)
+    assert r.exit_code == 1, r.output
+    assert "QL008" in r.output and "'s.bin'" in r.output and "Permission denied" in r.output
+    assert "internal error" not in r.output
 
 
 @pytest.mark.skipif(IS_ROOT, reason="root reads files whatever their mode")

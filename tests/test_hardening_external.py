@@ -11,6 +11,8 @@ import pytest
 from hardening_helpers import (  # noqa: F401
     assert_bad_input,
     assert_both_refuse,
+    assert_external_refused,
+    assert_reported,
     cli,
     dq_graph,
     external_dq_model,
@@ -141,7 +143,7 @@ def _watch(guard, tmp_path):  # noqa: F811
 def test_check_refuses_escaping_data(case, where, tmp_path, guard):  # noqa: F811
     path, words = _build(tmp_path, case, where)
     _watch(guard, tmp_path)
-    assert_bad_input(cli("check", path), path, *words)
+    assert_reported(cli("check", path), path, "QL008", *words)
 
 
 @pytest.mark.parametrize("where", ["initializer", "function"])
@@ -201,7 +203,7 @@ def test_lying_external_data_is_refused(lie, tmp_path, guard):  # noqa: F811
     guard.watch(folder)
     out = tmp_path / "out"
     out.mkdir()
-    assert_both_refuse(path, *words, out=out / "o.onnx")
+    assert_external_refused(path, *words, out=out / "o.onnx")
     assert listing(out) == []
 
 
@@ -215,7 +217,7 @@ def test_string_tensor_as_external_data_is_refused(tmp_path, guard):  # noqa: F8
                           initializer=[t])
     path = save_raw(model_of(g), folder / "m.onnx")
     guard.watch(folder)
-    assert_bad_input(cli("check", path), path, "type")
+    assert_reported(cli("check", path), path, "QL008", "type")
 
 
 def test_scale_read_from_external_data_that_lies(tmp_path, guard):  # noqa: F811
@@ -230,7 +232,7 @@ def test_scale_read_from_external_data_that_lies(tmp_path, guard):  # noqa: F811
                           initializer=[w, s])
     path = save_raw(model_of(g), folder / "m.onnx")
     guard.watch(folder)
-    assert_both_refuse(path, "needs")
+    assert_external_refused(path, "needs")
 
 
 def test_inline_tensor_that_lies_about_its_size(tmp_path, guard):  # noqa: F811

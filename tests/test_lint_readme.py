@@ -37,7 +37,7 @@ def test_shell_completion_line_works():
 def test_sarif_names_no_invented_url():
     from qlin_cli.report.sarif import render
 
-    assert "pypi.org" not in render([], [])
+    assert "pypi.org" not in render([])
 
 
 def test_make_demo_ends_by_saying_how_to_run_qlin():

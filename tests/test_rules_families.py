@@ -43,12 +43,18 @@ def node_model(op, inputs, *, domain="", outputs=("y",), out_types=None, attrs=N
     return model
 
 
+# The models here are one node each, built to test the quantization rules: their graph
+# outputs carry no shape, which IR.md asks of a main graph (QL006, the validity rules'
+# own tests hold it). Those rules are left out here.
+VALIDITY = ["QL0"]
+
+
 def found(model):
-    return {(d.code, d.node) for d in check_model(model, ".")}
+    return {(d.code, d.node) for d in check_model(model, ".", ignore=VALIDITY)}
 
 
 def errors(model):
-    return [d for d in check_model(model, ".") if d.severity != "info"]
+    return [d for d in check_model(model, ".", ignore=VALIDITY) if d.severity != "info"]
 
 
 # ---- builders of a clean node per family, with one thing changeable ----------------------
@@ -219,7 +225,8 @@ CASES = [
 @pytest.mark.parametrize("name, clean, planted, code", CASES, ids=[c[0] for c in CASES])
 def test_planted_mistake_is_reported_on_its_node(name, clean, planted, code):
     assert errors(clean()) == [], [d.message for d in errors(clean())]
-    assert (code, "target") in found(planted()), [d.message for d in check_model(planted(), ".")]
+    assert (code, "target") in found(planted()), [
+        d.message for d in check_model(planted(), ".", ignore=VALIDITY)]
 
 
 def test_bfp_axis_is_not_read_on_rank_1_inputs():
@@ -229,7 +236,7 @@ def test_bfp_axis_is_not_read_on_rank_1_inputs():
 
 def test_a_custom_domain_without_import_has_no_version_to_offer():
     model = node_model("MyOp", [("x", "in", (2,), "float")], domain="org.example", imports={"": 13})
-    d = next(d for d in check_model(model, ".") if d.code == "QL103")
+    d = next(d for d in check_model(model, ".", ignore=VALIDITY) if d.code == "QL103")
     assert d.fix is None and "org.example" in d.message and d.node == "target"
 
 
@@ -240,5 +247,5 @@ def test_family_nodes_with_identical_facts_are_all_reported():
     twin = model.graph.node.add()
     twin.CopyFrom(node)
     twin.name, twin.output[0] = "twin", "y2"
-    names = [d.node for d in check_model(model, ".") if d.code == "QL410"]
+    names = [d.node for d in check_model(model, ".", ignore=VALIDITY) if d.code == "QL410"]
     assert names.count("target") == 2 and names.count("twin") == 2  # scale and zero point each

@@ -149,8 +149,10 @@ def _check_file(path: str, select, ignore, targets, keep_types: bool) -> FileRes
         base_dir = os.path.dirname(os.path.abspath(path))
         stats: dict = {}
         with reading(model):  # nothing below changes the model
-            validate_model_files(model, base_dir, path)
+            unreadable: list = []  # external tensors that cannot be read: QL008 findings
+            validate_model_files(model, base_dir, path, unreadable)
             a = analyze(model, base_dir)
+            a.external_problems = tuple(unreadable)
             result.diagnostics = check_analysis(a, select, ignore, stats=stats)
             if targets:
                 result.diagnostics += target_diagnostics(a, targets, select, ignore)

@@ -51,6 +51,9 @@ class Analysis(ModelView):
         self.inferred: dict | None = None  # inference's types by scope path (walk.scope_types)
         self.inference_errors: tuple[str, ...] = ()  # strict inference's errors, the model's own
         self.marked: dict[tuple[str, str], list[str]] = {}  # (graph, label) -> qlin:ignore codes
+        # (tensor name, what is wrong) of each external tensor that cannot be read
+        # (model/safety.validate_model_files; set by the check, which reports them)
+        self.external_problems: tuple[tuple[str, str], ...] = ()
 
     def nodes(self) -> Iterator[tuple[BodyView, int, onnx.NodeProto]]:
         """(body, index, node) of every node, in walk order."""

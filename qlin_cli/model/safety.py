@@ -89,14 +89,18 @@ def function_cycle(model: onnx.ModelProto) -> list[str] | None:
     return None
 
 
-def validate_model_files(model: onnx.ModelProto, base_dir: str, path: str) -> int:
+def validate_model_files(model: onnx.ModelProto, base_dir: str, path: str,
+                         problems: list | None = None) -> int:
     """Refuse what qlin must not process, before anything reads or infers:
     model-local functions that call each other in a cycle (functions are
     expanded inline: recursion never finishes, and onnx's inliner and
     onnxruntime overflow their stacks on it), and unsafe external data.
     Returns how many external-data references there are.
 
-    Raises QlinError naming the model file and the first problem.
+    Raises QlinError naming the model file and the first problem. ``problems``: a list
+    that gets (tensor name, what is wrong) for each external tensor that is unsafe,
+    missing or short instead (`qlin check` reports each as a finding and checks the
+    rest; nothing reads such a tensor: ``model.facts.Const`` gives no value for it).
     """
     cycle = function_cycle(model)
     if cycle:
@@ -114,5 +118,7 @@ def validate_model_files(model: onnx.ModelProto, base_dir: str, path: str) -> in
         try:
             check_external(tensor, base_dir, cache)
         except UnsafeData as e:
-            raise QlinError(path, f"tensor {tensor.name!r}: {e}") from None
+            if problems is None:
+                raise QlinError(path, f"tensor {tensor.name!r}: {e}") from None
+            problems.append((tensor.name, str(e)))
     return count

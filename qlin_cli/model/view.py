@@ -108,7 +108,7 @@ class BodyView:
         inits = (scope.initializer_names() if scope is not None and scope.owner is g
                  else [t.name for t in g.initializer])  # the scope has read them already
         return frozenset([i.name for i in g.input] + list(inits)
-                         + [t.name for t in g.sparse_initializer])
+                         + [t.values.name for t in g.sparse_initializer])
 
     @cached_property
     def graph_inputs(self) -> frozenset[str]:

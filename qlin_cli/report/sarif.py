@@ -41,8 +41,12 @@ def _rule(rule) -> dict:
     }
 
 
-def render(results, all_rules) -> str:
-    rules = list(all_rules)
+def render(results) -> str:
+    """The SARIF log of ``results``: every code that can fire (QL and QT, ``codes``) is a rule
+    of the driver, so each result's ruleIndex points at its own."""
+    from .. import codes
+
+    rules = codes.all_codes()
     index = {r.code: i for i, r in enumerate(rules)}
     sarif_results = []
     notifications = []

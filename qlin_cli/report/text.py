@@ -103,11 +103,10 @@ def render(results, summary: dict, console: Console, *, quiet: bool = False,
 def render_statistics(results, console: Console) -> None:
     """``COUNT CODE SEVERITY NAME`` per code found, most frequent first (ruff's
     --statistics)."""
-    from .. import rules
-    from ..targets import codes as target_codes
+    from .. import codes
 
     counts = Counter((d.code, d.severity) for r in results for d in r.diagnostics)
-    names = {r.code: r.name for r in [*rules.all_rules(), *target_codes.all_codes()]}
+    names = codes.names()
     width = max((len(str(n)) for n in counts.values()), default=1)
     for (code, severity), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         style = STYLE.get(severity, "")

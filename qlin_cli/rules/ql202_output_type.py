@@ -10,8 +10,14 @@ class OutputType(Rule):
     the scale's type (float before opset 19).
 
     ## Why is this bad?
-    A declared type that disagrees with what the node computes makes shape
-    inference fail and makes consumers of the tensor read the wrong bytes.
+    The QuantizeLinear page: "the type of the attribute `y_zero_point` still
+    determines the quantization type", and its type constraints bind y to the
+    zero point's type; DequantizeLinear's bind y to the scale's (float alone
+    before opset 19). IR.md: a value's declared type is its type. A declared type
+    that disagrees with what the node computes makes shape inference fail and
+    makes consumers of the tensor read the wrong bytes. onnx.checker's full check
+    does not always see it (it accepts a DequantizeLinear-13 output declared
+    int64), so this error goes beyond the checker, on the page's word.
 
     ## Example
     ```

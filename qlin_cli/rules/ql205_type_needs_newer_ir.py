@@ -13,7 +13,11 @@ class TypeNeedsNewerIr(ModelRule):
     feature it uses: IR 8 for model-local functions, IR 10 for node metadata.
 
     ## Why is this bad?
-    The IR version says which types and fields a file may contain; a reader
+    onnx.proto's version notes name the IR that brought each type ("Added UINT4,
+    INT4, overload field for functions and metadata_props on multiple proto
+    definitions" for IR 10), and Versioning.md calls the IR specification "the
+    abstract model for graphs and operators and the concrete format that represents
+    them": the IR version says which types and fields a file may contain; a reader
     that supports IR 7 has no int4 and may refuse the file or misread the
     tensor's bytes. onnx.checker does not look, so quantizers get it wrong: int4
     weights written into an IR 7 file, float8 tensors into IR 8 files.

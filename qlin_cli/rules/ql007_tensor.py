@@ -1,0 +1,96 @@
+import onnx
+
+from ..model.tensors import MAX_VALUE_BYTES, nbytes
+from .base import ModelRule, Violation
+from .base_validity import all_valid, check_sparse, check_tensor
+
+_DATA_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+class TensorInvalid(ModelRule):
+    """
+    ## What it checks
+    Every initializer and sparse initializer of every graph as onnx.checker checks a
+    tensor: a data type (not UNDEFINED), exactly one field holding the values (none
+    for an empty tensor), the field the type is stored in, as many values as the
+    dims say; for a sparse tensor, values of rank 1 and indices that fit the dims.
+    Tensors stored outside the file are checked by qlin's external-data checks.
+
+    ## Why is this bad?
+    onnx.proto: a tensor's data type field "MUST have a valid TensorProto.DataType
+    value", and each value field says which types it holds ("When this field is
+    present, the data_type field MUST be FLOAT or COMPLEX64"; raw_data's "MUST NOT
+    be STRING or UNDEFINED"); a tensor whose values do not match its dims, or whose
+    type is UNDEFINED, has no value a runtime can read. onnx.checker rejects the model
+    ("setting data_type field ... to UNDEFINED is not allowed", "should contain one
+    and only one value field").
+
+    ## Example
+    ```
+    initializer zp: data_type 0 (UNDEFINED), dims [], int32_data [0]
+    ```
+
+    ## Fix
+    Write the tensor again with its element type and its values in one field
+    (numpy_helper.from_array does both).
+    """
+
+    code = "QL007"
+    name = "tensor-invalid"
+    summary = "An initializer without a data type, with two value fields, or values that do not fit."
+
+    def check_model(self, view):
+        ir = view.model.ir_version or 1
+        for body in view.graphs():
+            g = body.owner
+            for t in _suspects(g, ir):
+                why = _problem(t, ir)
+                if why:
+                    yield Violation(why, at=view.site(body.path, t.name, f"initializer {t.name!r}"))
+            for s in g.sparse_initializer:
+                why = check_sparse(s, ir)
+                if why:
+                    name = s.values.name
+                    yield Violation(why, at=view.site(body.path, name, f"sparse initializer {name!r}"))
+
+
+SMALL = 1 << 16  # tensors up to this size go to onnx's check together, in one call
+
+
+def _suspects(g, ir: int) -> list:
+    """The inline initializers worth a look of their own: every small one when the small
+    ones together fail onnx's check (they seldom do), and each large one that is not plainly
+    right (raw data of its exact size and no other value field), which is read without
+    copying the whole graph's weights again."""
+    small, large = [], []
+    for t in g.initializer:
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            (small if t.ByteSize() <= SMALL else large).append(t)
+    found = [] if all_valid(small, ir) else small
+    return found + [t for t in large if not _plainly_right(t)]
+
+
+def _plainly_right(t: onnx.TensorProto) -> bool:
+    if not t.data_type or any(len(getattr(t, f)) for f in _DATA_FIELDS):
+        return False
+    if not t.HasField("raw_data"):
+        return _stripped(t)
+    return len(t.raw_data) == nbytes(t)
+
+
+def _problem(t: onnx.TensorProto, ir: int) -> str | None:
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        return None  # the external-data checks (model/safety.py) read those
+    if not t.data_type:
+        return f"tensor {t.name!r} has data type UNDEFINED (0): it must name its element type"
+    if _stripped(t):
+        return None
+    return check_tensor(t, ir)
+
+
+def _stripped(t: onnx.TensorProto) -> bool:
+    """A weight `qlin check` loaded without its data (above MAX_VALUE_BYTES, model/load.py):
+    its values were never read, so there is nothing to compare its dims with."""
+    size = nbytes(t)
+    return (size is not None and size > MAX_VALUE_BYTES and not t.HasField("raw_data")
+            and not any(len(getattr(t, f)) for f in _DATA_FIELDS))

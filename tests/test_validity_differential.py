@@ -1,0 +1,123 @@
+"""qlin check against onnx.checker.check_model(full_check=True), one planted defect at a
+time (tests/validity_mutations.py) in valid models: onnxruntime's quantizer output (every
+configuration of fixtures/corpus.py) and models with an If, a Loop and a model-local function.
+
+The property: whenever the checker rejects a model, qlin reports an error on it. The other
+way round, an error qlin reports on a model the checker accepts must come from a rule whose
+doc quotes the spec sentence it rests on: those rules are listed in BEYOND_THE_CHECKER.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import corpus
+import make_fixtures
+import onnx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from validity_mutations import MUTATIONS, mutate, places
+
+from qlin_cli import rules
+from qlin_cli.check.engine import check_file
+
+EXAMPLES = int(os.environ.get("QLIN_FUZZ_EXAMPLES", "300"))
+# Errors qlin reports where onnx.checker (full) accepts the model, each with its spec sentence:
+BEYOND_THE_CHECKER = {
+    # DequantizeLinear-13's page: its output is float only; a declared int64 output is not it
+    "QL202",
+    # IR.md: a value's declared type is its type; the checker's inference leaves out the
+    # outputs of model-local function calls, qlin's does not
+    "QL010",
+    # onnx.proto's version notes: int4 "Added" in IR 10; onnxruntime's quantizer writes int4
+    # into an IR 7 file (cnn_qdq_u8s4_op13), which the checker does not look at
+    "QL205",
+}
+
+
+def bases(folder) -> dict[str, onnx.ModelProto]:
+    found = {name: onnx.load(path) for name, path in corpus.build(folder).items()}
+    found.update(if_branch=make_fixtures.if_model(False), loop_body=make_fixtures.loop_model(False),
+                 function=make_fixtures.function_model(False))
+    return found
+
+
+@pytest.fixture(scope="module")
+def valid(tmp_path_factory):
+    found = bases(tmp_path_factory.mktemp("validity_bases"))
+    for model in found.values():
+        onnx.checker.check_model(model, full_check=True)  # each base is valid to begin with
+    return found
+
+
+def judge(model: onnx.ModelProto, path: str) -> tuple[bool, list[str], str | None]:
+    """(the checker rejects, qlin's error codes, qlin's could-not-check reason)."""
+    onnx.save(model, path)
+    try:
+        onnx.checker.check_model(path, full_check=True)
+        rejected = False
+    except Exception:
+        rejected = True
+    r = check_file(path)
+    assert r.error is None or not r.error.startswith("internal error"), r.error
+    return rejected, sorted({d.code for d in r.diagnostics if d.severity == "error"}), r.error
+
+
+def test_every_defect_the_checker_rejects_is_an_error(valid, tmp_path):
+    path = str(tmp_path / "m.onnx")
+    seen: Counter = Counter()
+    missed, beyond = [], []
+    for name, base in valid.items():
+        for kind in MUTATIONS:
+            for place in range(len(places(base))):
+                model = mutate(base, kind, place)
+                if model is None:
+                    continue
+                rejected, errors, error = judge(model, path)
+                seen[(kind, rejected)] += 1
+                if rejected and not errors and error is None:
+                    missed.append((name, kind, place))
+                if not rejected and set(errors) - BEYOND_THE_CHECKER:
+                    beyond.append((name, kind, place, errors))
+    assert not missed, missed[:20]
+    assert not beyond, beyond[:20]
+    rejected = sum(n for (_, r), n in seen.items() if r)
+    assert rejected >= 1500, seen  # many hundreds of cases, every kind among them
+    assert {k for (k, r), _ in seen.items() if r} == set(MUTATIONS), seen
+
+
+def test_rules_beyond_the_checker_quote_their_spec():
+    for code in BEYOND_THE_CHECKER:
+        doc = rules.get(code).doc()
+        assert '"' in doc and ("IR.md" in doc or "page" in doc or "spec" in doc.lower()), code
+
+
+@pytest.mark.fuzz
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_fuzz_one_defect_anywhere(data, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("validity_fuzz")
+    found = _fuzz_bases(str(tmp_path_factory.getbasetemp()))
+    name = data.draw(st.sampled_from(sorted(found)))
+    base = found[name]
+    kind = data.draw(st.sampled_from(sorted(MUTATIONS)))
+    place = data.draw(st.integers(0, len(places(base)) - 1))
+    model = mutate(base, kind, place, data.draw(st.integers(0, 50)))
+    if model is None:
+        return
+    rejected, errors, error = judge(model, os.path.join(str(folder), "m.onnx"))
+    if rejected:
+        assert errors or error is not None, (name, kind, place)
+    else:
+        assert not set(errors) - BEYOND_THE_CHECKER, (name, kind, place, errors)
+
+
+_BASES: dict = {}
+
+
+def _fuzz_bases(root: str) -> dict:
+    if not _BASES:
+        _BASES.update(bases(os.path.join(root, "validity_fuzz_bases")))
+    return _BASES
