@@ -150,8 +150,8 @@ def _float_x(q: QNode, scale_b: np.ndarray, zp_b: np.ndarray, flat_units: np.nda
 def _broadcast(value: np.ndarray, q: QNode, shape: tuple, axis: int | None) -> np.ndarray:
     """A scale or zero point spread over x's shape as the node's granularity says."""
     v = np.asarray(value)
-    if v.ndim == 0:
-        return np.broadcast_to(v, shape)
+    if v.ndim == 0 or (axis is None and v.size == 1):  # one element is per-tensor, whatever its rank
+        return np.broadcast_to(v.reshape(()), shape)
     if q.granularity == BLOCKED or ("block_size" in q.attrs and q.attrs["block_size"] > 0):
         b = q.attrs["block_size"]
         return np.repeat(v, b, axis=axis).take(range(shape[axis]), axis=axis)

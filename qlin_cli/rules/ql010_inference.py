@@ -51,11 +51,22 @@ class InferenceError(ModelRule):
             index = _node(main, op, name)
             if index is None:
                 at = view.site("main", "graph", f"graph main ({op or 'a'} node {name!r})")
-            elif is_known(main.nodes[index].domain, main.nodes[index].op_type) or _broken(view, main, index):
+            elif _said(view, main, index):
                 continue  # said already: by the QL1xx-QL4xx rules (a quantization node) or QL003/4/9
             else:
                 at = view.node_site(main, index)
             yield Violation(why, at=at)
+
+
+def _said(view, body, index: int) -> bool:
+    """Another rule says what is wrong with the node: a quantization node the rules read
+    (unless its inputs are not tensors at all, a sparse initializer fed as a scale, which
+    only inference sees), or a node QL003, QL004 or QL009 reports."""
+    node = body.nodes[index]
+    if is_known(node.domain, node.op_type):
+        sparse = {s.values.name for s in body.owner.sparse_initializer} if not body.is_function else set()
+        return sparse.isdisjoint(node.input)
+    return _broken(view, body, index)
 
 
 def _broken(view, body, index: int) -> bool:
