@@ -10,6 +10,7 @@ is not built (the declared shapes of a model are not trusted to be small).
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -63,7 +64,37 @@ def _model(nodes, opset: int, inputs: dict, outputs: list[str], consts: dict, ir
 def _run(model, feeds):
     from onnx.reference import ReferenceEvaluator
 
-    return ReferenceEvaluator(model).run(None, feeds)
+    return ReferenceEvaluator(model, new_ops=_kernels()).run(None, feeds)
+
+
+@functools.cache
+def _kernels() -> list:
+    """Kernels the proof uses in place of onnx.reference's, where onnx.reference departs from
+    the op's page (each says how)."""
+    from onnx.reference.op_run import OpRun
+
+    class BatchNormalization(OpRun):
+        """Every version's page: "Y = (X - input_mean) / sqrt(input_var + epsilon) * scale + B"
+        in inference; before version 14 the page ties training to the outputs asked for
+        ("Output case #2: Y (test mode)"), from 14 to `training_mode`. onnx.reference's
+        version 9 takes its `momentum` attribute (whose default 0.9 it fills in) as the switch,
+        so it always computes training statistics: its Y then differs from version 14's for
+        the same node. Here Y alone is the inference formula, for every version; training is
+        not proven."""
+
+        op_domain = ""
+
+        def _run(self, x, scale, bias, mean, var, **_):
+            node = self.onnx_node
+            given = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+            if given.get("training_mode") or len([o for o in node.output if o]) > 1:
+                raise CannotProve("a BatchNormalization in training mode is not proven")
+            eps = given.get("epsilon", 1e-5)  # every version's default
+            shape = (-1,) + (1,) * (x.ndim - 2)
+            y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + np.asarray(eps, var.dtype))
+            return ((y * scale.reshape(shape) + bias.reshape(shape)).astype(x.dtype),)
+
+    return [BatchNormalization]
 
 
 def _same(a, b) -> bool:

@@ -1,0 +1,68 @@
+"""BatchNormalization across its versions: the proof used onnx.reference, whose version 9
+computes training statistics whenever `momentum` is set (always: it fills the default in),
+so every conversion of a model with a BatchNormalization from opset 9..13 to 14+ was refused
+as 'differs on a probe' (the PaddlePaddle text-direction classifier family of the issue: its
+BatchNormalization takes its scale from a DequantizeLinear). The proof now evaluates the
+inference formula of the op's page; onnxruntime is the judge of the result."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from qlin_cli.convert.run import Options, convert_model
+
+
+def classifier(opset: int, epsilon: float = 1e-5, momentum: float | None = 0.9) -> onnx.ModelProto:
+    """x -> Conv -> BatchNormalization (scale from a DequantizeLinear) -> Relu."""
+    rng = np.random.default_rng(opset)
+    inits = [numpy_helper.from_array(rng.normal(size=(4, 3, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.integers(-100, 100, 4).astype(np.int8), "gq"),
+             numpy_helper.from_array(np.float32(0.02), "gs"), numpy_helper.from_array(np.int8(0), "gz"),
+             numpy_helper.from_array(rng.normal(size=4).astype(np.float32), "b"),
+             numpy_helper.from_array(rng.normal(size=4).astype(np.float32), "mean"),
+             numpy_helper.from_array(rng.uniform(0.5, 2, 4).astype(np.float32), "var")]
+    bn = {"epsilon": epsilon} | ({"momentum": momentum} if momentum is not None else {})
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("DequantizeLinear", ["gq", "gs", "gz"], ["gamma"], name="dq"),
+             helper.make_node("BatchNormalization", ["c", "gamma", "b", "mean", "var"], ["n"], name="bn",
+                              **bn),
+             helper.make_node("Relu", ["n"], ["y"], name="relu")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def _run(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})[0]
+
+
+@pytest.mark.parametrize("source", [10, 13])
+@pytest.mark.parametrize("target", [14, 15, 19, 21, 23])
+def test_batchnorm_from_dequantize_converts_and_runs_bit_identically(source, target):
+    model = classifier(source)
+    result = convert_model(model, ".", Options(target))
+    assert result.model is not None, [r.reason for r in result.refused]
+    assert any(e.op.startswith("BatchNormalization") and e.verified for e in result.entries)
+    x = np.random.default_rng(7).normal(size=(1, 3, 8, 8)).astype(np.float32)
+    assert np.array_equal(_run(model, x), _run(result.model, x))
+
+
+def test_the_proof_still_sees_a_changed_epsilon():
+    """The kernel reads the node's own epsilon: a rewrite that changed it would be refused."""
+    from qlin_cli.convert.ops import prove as p
+
+    before = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], epsilon=1e-5)
+    after = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], epsilon=1e-1)
+    types = {n: "float" for n in "xsbmv"}
+    shapes = {"x": (1, 2, 3, 3), "s": (2,), "b": (2,), "m": (2,), "v": (2,)}
+    consts = {"v": np.ones(2, np.float32)}
+    why = p.prove(before, 9, [after], 15, types=types, shapes=shapes, const=consts.get, ir_version=8)
+    assert why is not None and "differs" in why
