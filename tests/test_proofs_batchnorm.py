@@ -66,3 +66,13 @@ def test_the_proof_still_sees_a_changed_epsilon():
     consts = {"v": np.ones(2, np.float32)}
     why = p.prove(before, 9, [after], 15, types=types, shapes=shapes, const=consts.get, ir_version=8)
     assert why is not None and "differs" in why
+
+
+def test_nan_equals_nan_but_not_a_number():
+    from qlin_cli.convert.ops.prove import _same
+
+    a = np.array([np.nan, 1.0], np.float32)
+    b = np.array([-np.nan, 1.0], np.float32)  # another NaN: the sign bit differs
+    assert a.tobytes() != b.tobytes() and _same(a, b)
+    assert not _same(a, np.array([0.0, 1.0], np.float32))
+    assert not _same(np.array([1.0, 2.0], np.float32), np.array([1.0, 2.0000002], np.float32))
