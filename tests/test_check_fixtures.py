@@ -75,6 +75,7 @@ MESSAGES = {
     "QL009": ["axis", "missing"],
     "QL010": ["inconsistent type", "int64"],
     "QL011": ["'b'", "declared 2 times"],
+    "QL012": ["ai.onnx 2 times", "keep one"],
     "QL101": ["4 inputs", "2 to 3"],
     "QL102": ["'block_size'", "opset to 21"],
     "QL103": ["com.microsoft", "version: 1"],
@@ -119,7 +120,8 @@ NOT_NODES = {"QL109": "opset import", "QL205": "tensor 'lut'", "QL206": "opset i
              "QL001": "model", "QL002": "initializer 'scale'", "QL003": "node 'relu'",
              "QL005": "output 'nowhere' of main", "QL006": "input 'x' of main",
              "QL007": "initializer 'zero_point'", "QL008": "tensor 'scale'", "QL009": "node 'cat'",
-             "QL010": "node 'add'", "QL011": "function local.F"}
+             "QL010": "node 'add'", "QL011": "function local.F",
+             "QL012": "opset import ai.onnx"}
 
 
 @pytest.mark.parametrize("code", sorted(MESSAGES))

@@ -23,7 +23,7 @@ from qlin_cli.evaluator import evaluate
 from qlin_cli.fix import fix_file
 from qlin_cli.rules.base import Fix, SetAttribute
 
-FIXABLE = ["QL103", "QL109", "QL205", "QL206", "QL303", "QL402", "QL409"]
+FIXABLE = ["QL012", "QL103", "QL108", "QL109", "QL205", "QL206", "QL303", "QL402", "QL409"]
 
 
 def run(*args):

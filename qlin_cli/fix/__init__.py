@@ -44,10 +44,11 @@ from ..rules.base import (
     ReshapeConstant,
     SetAttribute,
     SetIrVersion,
+    SortNodes,
 )
 
 NODE_EDITS = (SetAttribute, RemoveAttribute, ReshapeConstant)
-MODEL_EDITS = (AddOpsetImport, RemoveOpsetImport, SetIrVersion)
+MODEL_EDITS = (AddOpsetImport, RemoveOpsetImport, SetIrVersion, SortNodes)
 
 
 @dataclass
@@ -157,8 +158,16 @@ def _apply(model, nodes, d, base_dir) -> str | None:
 
 
 def _apply_to_model(model, d) -> str | None:
-    """A fix made of model edits (opset imports, the IR version), in the model or the
-    function the finding is on."""
+    """A fix made of model edits (opset imports, the IR version, the order of a graph's
+    nodes), in the model or the function the finding is on."""
+    if any(isinstance(e, SortNodes) for e in d.fix.edits):
+        from ..model.order import sort_body
+
+        for e in d.fix.edits:
+            why = sort_body(analyze(model, ".", infer=False), e.graph)
+            if why is not None:
+                return why
+        return None
     target = model
     if d.graph.startswith("function "):
         target = next((f for f in model.functions

@@ -66,6 +66,14 @@ class RemoveOpsetImport:
 
 
 @dataclass(frozen=True)
+class SortNodes:
+    graph: str  # the body's path ("main", "main/if.then_branch", "function local.F")
+
+    def describe(self) -> str:
+        return f"sort the nodes of {self.graph} topologically"
+
+
+@dataclass(frozen=True)
 class SetIrVersion:
     version: int
 

@@ -1,5 +1,6 @@
 from ..model.graphs import node_named
-from .base import ModelRule, Violation
+from ..model.order import body_order
+from .base import Fix, ModelRule, SortNodes, Violation
 
 
 class TopologicalOrder(ModelRule):
@@ -24,13 +25,15 @@ class TopologicalOrder(ModelRule):
     ```
 
     ## Fix
-    Sort the nodes topologically (onnx-graphsurgeon's `toposort()`, or re-export);
-    the message names the producer that comes too late.
+    Sort the nodes topologically; the message names the producer that comes too
+    late. `qlin check --fix` does it (each node after what it reads, the others in
+    their order) unless the nodes read each other in a cycle, which no order mends.
     """
 
     code = "QL108"
     name = "topological-order"
     summary = "A node reads a value that a later node of its graph produces."
+    fixable = True
 
     def check_model(self, view):
         owned: dict[tuple[str, int], list] = {}
@@ -60,5 +63,14 @@ class TopologicalOrder(ModelRule):
                     sub = "" if late[0] in ins else " through its subgraph"
                     yield Violation(
                         f"reads '{late[0]}'{sub}{more}, produced by {how}: sort the nodes "
-                        f"topologically", at=view.node_site(body, i))
+                        f"topologically", _sort_fix(view, body),
+                        at=view.node_site(body, i))
                 seen.update(outs)
+
+
+
+def _sort_fix(view, body) -> Fix | None:
+    """The fix that sorts the body, when an order exists (no cycle)."""
+    if body_order(view, body) is None:
+        return None
+    return Fix(f"sort the nodes of {body.path} topologically", (SortNodes(body.path),))
