@@ -76,3 +76,55 @@ def test_nan_equals_nan_but_not_a_number():
     assert a.tobytes() != b.tobytes() and _same(a, b)
     assert not _same(a, np.array([0.0, 1.0], np.float32))
     assert not _same(np.array([1.0, 2.0], np.float32), np.array([1.0, 2.0000002], np.float32))
+
+
+def _float_classifier(opset: int) -> onnx.ModelProto:
+    """The classifier's float shape: Conv -> BatchNormalization -> Relu -> Conv, weights float."""
+    rng = np.random.default_rng(11)
+    inits = [numpy_helper.from_array(rng.normal(size=(4, 3, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.uniform(0.5, 1.5, 4).astype(np.float32), "gamma"),
+             numpy_helper.from_array(rng.normal(size=4).astype(np.float32), "b"),
+             numpy_helper.from_array(rng.normal(size=4).astype(np.float32), "mean"),
+             numpy_helper.from_array(rng.uniform(0.5, 2, 4).astype(np.float32), "var"),
+             numpy_helper.from_array(rng.normal(size=(2, 4, 3, 3)).astype(np.float32), "w2")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "gamma", "b", "mean", "var"], ["n"], name="bn",
+                              momentum=0.9, epsilon=1e-5),
+             helper.make_node("Relu", ["n"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 8, 8])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7
+    return m
+
+
+@pytest.mark.parametrize("fmt", ["QDQ", "QOperator", "dynamic"])
+def test_quantized_classifier_converts_to_every_later_opset(fmt, tmp_path):
+    """onnxruntime's quantizers over the classifier shape (QDQ, QOperator, dynamic), opset 13,
+    BatchNormalization kept: every conversion to 14..25 is proven and runs bit-identically."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_dynamic, quantize_static
+
+    src, dst = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
+    onnx.save(_float_classifier(13), src)
+    rng = np.random.default_rng(3)
+    if fmt == "dynamic":
+        quantize_dynamic(src, dst, op_types_to_quantize=["Conv"])
+    else:
+        class Reader(CalibrationDataReader):
+            def __init__(self):
+                self.feeds = iter([{"x": rng.normal(size=(1, 3, 8, 8)).astype(np.float32)} for _ in range(4)])
+
+            def get_next(self):
+                return next(self.feeds, None)
+
+        quantize_static(src, dst, Reader(), quant_format=getattr(QuantFormat, fmt),
+                        op_types_to_quantize=["Conv", "BatchNormalization", "Relu"])
+    model = onnx.load(dst)
+    assert any(n.op_type == "BatchNormalization" for n in model.graph.node)
+    x = rng.normal(size=(1, 3, 8, 8)).astype(np.float32)
+    want = _run(model, x)
+    for target in (14, 15, 17, 19, 21, 23, 25):
+        result = convert_model(model, str(tmp_path), Options(target))
+        assert result.model is not None, (target, [r.reason for r in result.refused])
+        assert np.array_equal(want, _run(result.model, x)), target
