@@ -128,3 +128,27 @@ def test_quantized_classifier_converts_to_every_later_opset(fmt, tmp_path):
         result = convert_model(model, str(tmp_path), Options(target))
         assert result.model is not None, (target, [r.reason for r in result.refused])
         assert np.array_equal(want, _run(result.model, x)), target
+
+
+@pytest.mark.parametrize("training_mode", [None, 0])
+@pytest.mark.parametrize("target", [10, 13])
+def test_batchnorm_17_converts_down_to_13_and_older(training_mode, target):
+    """BatchNormalization-15 in inference is version 9's test mode: relabelled (training_mode=0
+    dropped); before, "no adapter" refused it."""
+    model = classifier(17)
+    if training_mode is not None:
+        model.graph.node[2].attribute.append(helper.make_attribute("training_mode", training_mode))
+    result = convert_model(model, ".", Options(target))
+    assert result.model is not None, [r.reason for r in result.refused]
+    bn = next(n for n in result.model.graph.node if n.op_type == "BatchNormalization")
+    assert not any(a.name == "training_mode" for a in bn.attribute)
+    onnx.checker.check_model(result.model, full_check=True)
+    x = np.random.default_rng(5).normal(size=(1, 3, 8, 8)).astype(np.float32)
+    assert np.array_equal(_run(model, x), _run(result.model, x))
+
+
+def test_batchnorm_in_training_mode_is_refused_going_down():
+    model = classifier(17)
+    model.graph.node[2].attribute.append(helper.make_attribute("training_mode", 1))
+    result = convert_model(model, ".", Options(13))
+    assert result.model is None and any("training mode" in r.reason for r in result.refused)

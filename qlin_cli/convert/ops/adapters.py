@@ -132,6 +132,27 @@ def _dropout(step: OpStep) -> Refusal | None:
     return move(step, "ratio", 1, np.float32, keep_scalar=True)
 
 
+@adapter("BatchNormalization", 9, 14, both=False)
+def _batchnorm_up(step: OpStep) -> Refusal | None:
+    """Version 9 runs in inference when only Y is asked for ("Output case #2: Y (test mode)");
+    version 14 when training_mode is 0, its default: the same node, nothing to write."""
+    if len([o for o in step.node.output if o]) > 1:
+        return Refusal("a BatchNormalization-9 with its training outputs has no inference form in 14")
+    return None
+
+
+@adapter("BatchNormalization", 14, 9, both=False)
+def _batchnorm_down(step: OpStep) -> Refusal | None:
+    """In inference (training_mode absent or 0, Y alone) version 14 is version 9's test mode:
+    drop training_mode. Training mode has no version 9 form that a runtime reads the same."""
+    if step.attr("training_mode") or len([o for o in step.node.output if o]) > 1:
+        return Refusal("BatchNormalization in training mode: opset 13 and older have no such node")
+    if step.attr("training_mode") is not None:
+        step.drop_attr("training_mode")
+        step.changes.append("training_mode=0 dropped (version 9 is in inference with Y alone)")
+    return None
+
+
 def _non_negative(step: OpStep, attr: str) -> Refusal | None:
     v = step.attr(attr)
     if v is None:
