@@ -211,14 +211,14 @@ def _configs(files, no_config: bool) -> list:
 def _fix(result, cfg, cli_select, cli_ignore, *, write: bool):
     """--fix / --diff on one checked file; the fixed findings leave ``result``."""
     from . import output
-    from .check.engine import selected
     from .fix import fix_file
 
     def post(diagnostics):
+        from .api import suppress
         from .check.engine import FileResult
 
         r = FileResult(result.path, diagnostics=list(diagnostics))
-        _suppress(r, cfg, selected)
+        suppress(r, cfg)
         return r.diagnostics
 
     outcome = fix_file(result.path, result.diagnostics, cli_select or cfg.select,
@@ -252,32 +252,13 @@ def _print_diff(outcomes) -> None:
 
 def _check_one(item):
     """One file checked with its configuration (in this process or a worker)."""
-    from .check.engine import FileResult, check_file, selected
+    from .api import check_file_with
+    from .check.engine import FileResult
 
     path, problem, cfg, cli_select, cli_ignore, cli_targets, keep_types = item
     if problem is not None:
         return FileResult(path, error=problem)
-    select_codes = cli_select or cfg.select
-    ignore_codes = cli_ignore or cfg.ignore
-    target_names = cli_targets if cli_targets is not None else cfg.target
-    r = check_file(path, select_codes, ignore_codes, target_names or None, keep_types=keep_types)
-    _suppress(r, cfg, selected)
-    return r
-
-
-def _suppress(result, cfg, selected) -> None:
-    """Drop the findings the file's configuration ignores: per-path-ignores for the
-    file, per-node-ignores for a node."""
-    extra = cfg.ignored_for(result.path)
-    if extra:
-        result.diagnostics = [d for d in result.diagnostics if selected(d.code, None, extra)]
-    if cfg.per_node_ignores:
-        kept = []
-        for d in result.diagnostics:
-            codes = cfg.ignored_for_node(d.node) if d.node else None
-            if codes is None or (codes and selected(d.code, None, codes)):
-                kept.append(d)
-        result.diagnostics = kept
+    return check_file_with(path, cfg, cli_select, cli_ignore, cli_targets, keep_types=keep_types)
 
 
 def failing(summary: dict, fail_on: str) -> int:

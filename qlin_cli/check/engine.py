@@ -33,6 +33,11 @@ class FileResult:
     nodes: int = 0  # quantization nodes checked (those of an op qlin has a schema for)
     types: dict | None = None  # inference's types (Analysis.inferred), kept for --fix
 
+    @property
+    def findings(self) -> list[Diagnostic]:
+        """The findings (the Python API's name for ``diagnostics``)."""
+        return self.diagnostics
+
     def count(self, severity: str) -> int:
         return sum(1 for d in self.diagnostics if d.severity == severity)
 
