@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench fuzz lint fixtures clean
+.PHONY: demo test bench fuzz lint fixtures clean target-data
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -39,6 +39,10 @@ fuzz: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+
+# Measure a released runtime and write its target data: make target-data RUNTIME=onnxruntime VERSION=1.33.0
+target-data: $(STAMP)
+	$(BIN)/python tools/gen_target_data.py $(RUNTIME) $(VERSION)
 
 fixtures: $(STAMP)
 	$(BIN)/python fixtures/make_fixtures.py

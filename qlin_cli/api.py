@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import onnx
 
+from . import schema
 from .check.engine import FileResult, check_analysis, check_file, selected, target_diagnostics
 from .config import Config, ConfigError, Finder, load_config
 from .errors import QlinError
@@ -127,7 +128,7 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
         if plan.needed:
             to_opset, to_domain, lower = plan.choice.to_opset, plan.choice.to_domain, plan.choice.lower
     if to_opset is None:
-        to_opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
+        to_opset = schema.opset_of({o.domain: o.version for o in proto.opset_import}, schema.AI_ONNX)
         if to_opset is None:
             raise QlinError(path, "the model imports no ai.onnx opset: give to_opset")
     result = convert_model(proto, base_dir, Options(to_opset, to_domain, ir_version, lower, verify),

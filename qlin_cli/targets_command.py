@@ -9,13 +9,19 @@ import click
 
 @click.command("targets")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def targets(fmt):
+@click.option("--versions", "runtime", type=click.Choice(["onnxruntime"]), default=None,
+              help="The features of every measured version of RUNTIME, oldest first.")
+def targets(fmt, runtime):
     """The capability matrix: per target, the opsets and IR it loads, the domains, types
-    and granularities it runs, and where each fact comes from (docs/targets.md)."""
+    and granularities it runs, and where each fact comes from (docs/targets.md). With
+    --versions, one row per measured version of a runtime (`--target onnxruntime@1.20`)."""
     from . import output
     from .report.safe import printable
     from .targets import predict
 
+    if runtime is not None:
+        _versions(runtime, fmt)
+        return
     rows = predict.capability_matrix()
     with output.report():
         if fmt == "json":
@@ -49,3 +55,26 @@ def _cell(value) -> str:
     if isinstance(value, (list, tuple)):
         return "\n".join(map(str, value))
     return str(value)
+
+
+def _versions(runtime: str, fmt: str) -> None:
+    """The feature matrix by version: plain columns (JSON with --format json)."""
+    from . import output
+    from .targets import versions
+
+    rows = versions.matrix(runtime)
+    with output.report():
+        if fmt == "json":
+            click.echo(json.dumps({"version": 1, "runtime": runtime, "versions": rows}, indent=2))
+            return
+        types = [t for t in versions.QDQ_TYPES if any(t in r["qdq_types"] for r in rows)]
+        families = list(dict.fromkeys(f for r in rows for f in r["families"]))
+        header = ["version", "opset", "IR", *types, "DequantizeLinear-21 (blocked)", *families]
+        table = [header] + [[r["version"], str(r["max_opset"]), str(r["max_ir"]),
+                             *("yes" if t in r["qdq_types"] else "-" for t in types),
+                             "yes" if r["blocked"] else "-",
+                             *("yes" if f in r["families"] else "-" for f in families)] for r in rows]
+        for col in range(len(header)):  # one line per feature, one column per version: fits a screen
+            click.echo("  ".join([table[0][col].ljust(36)] + [row[col].ljust(7) for row in table[1:]]))
+        click.echo(f"Each column measured from that release (tools/gen_target_data.py); "
+                   f"check with --target {runtime}@VERSION")

@@ -37,7 +37,9 @@ def found_codes(model, target) -> set[str]:
 # ---- registry, codes, sources ---------------------------------------------------------------------
 def test_registry_names_and_aliases():
     assert base.names() == TARGETS
-    assert base.get("onnxruntime@1.31.1").name == "onnxruntime"
+    pinned = base.get("onnxruntime@1.31.1")  # a version is a target of its own, judged by its data
+    assert pinned.name == "onnxruntime@1.31.1" and pinned.versions == ("1.31.1",)
+    assert base.get("onnxruntime-cpu").name == "onnxruntime"
     assert base.get(" OpenVINO ").name == "openvino"
     assert base.get("tensorrt").name == "tensorrt-11"
     assert base.get("tensorrt@10").name == "tensorrt-10"
@@ -56,7 +58,8 @@ def test_every_code_is_documented_like_a_rule():
         doc = c.doc()
         for section in ("What it checks", "Why is this bad?", "Example", "Fix"):
             assert f"## {section}" in doc, (c.code, section)
-        assert (c.severity == "warning") == c.code.startswith("QT4"), c.code
+        # QT4xx: the runtime computes something else (a warning); QT100: judged by older data
+        assert (c.severity == "warning") == (c.code.startswith("QT4") or c.code == "QT100"), c.code
     assert len({c.name for c in all_codes}) == len(all_codes)
     with pytest.raises(KeyError):
         codes.get("QT999")
@@ -107,7 +110,7 @@ def test_capability_matrix_is_json_with_one_row_per_target():
     assert [r["name"] for r in rows] == TARGETS
     json.dumps(rows)
     by_name = {r["name"]: r for r in rows}
-    table = ort_table.load()
+    table = ort_table.load(ort_table.default_version())  # plain 'onnxruntime': the installed version
     assert (
         by_name["onnxruntime"]["max_opset"] == table.max_opset
         and by_name["onnxruntime"]["max_ir"] == table.max_ir

@@ -76,6 +76,15 @@ class TargetFinding:
     fact: str = ""
     fix: str | None = None
 
+    def noted(self, note: str) -> TargetFinding:
+        """The same finding with ``note`` after its fact ("... (onnxruntime 1.19 and newer run it)")."""
+        fact = f"{self.fact} ({note})"
+        return replace(self, fact=fact, message=self.message.replace(self.fact, fact, 1))
+
+    def relabelled(self, target: str, label: str) -> TargetFinding:
+        """The same finding under another target name, ``label`` standing where the name stood."""
+        return replace(self, target=target, message=self.message.replace(f"{self.target}:", f"{label}:", 1))
+
     def without_conversion(self) -> TargetFinding:
         """The same finding when no conversion makes the model run on the target."""
         way = self.fix or f"no conversion makes the model run on {self.target}"
@@ -244,6 +253,13 @@ def get(name: str) -> Target:
     key = name.strip().lower()
     key = _ALIASES.get(key, key)
     found = _TARGETS.get(key)
+    if found is None:
+        from . import versions
+
+        try:
+            found = versions.resolve(key)
+        except LookupError as e:
+            raise UnknownTarget(name, names()) from e
     if found is None:
         raise UnknownTarget(name, names())
     return found

@@ -30,7 +30,7 @@ from ..schema import ir
 from . import nodes, ort_table
 from .base import GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, register
 
-TABLE = ort_table.load()
+TABLE = ort_table.load(ort_table.default_version())  # the version installed beside qlin, else the newest
 
 # Ops onnxruntime never runs as kernels: its Graph turns each Constant node into an
 # initializer when it loads a model (onnxruntime/core/graph/graph.cc), so the registry has
@@ -45,12 +45,22 @@ TABLE_TEST = "tests/test_targets_ort_table.py"
 
 
 class OnnxRuntimeCpu(Target):
+    """onnxruntime's CPU execution provider at one released version (``table``: that
+    version's kernel registry and measured limits, qlin_cli/targets/data)."""
+
     name = "onnxruntime"
     title = "onnxruntime, CPU execution provider"
-    versions = (TABLE.version,)
-    aliases = (f"onnxruntime@{TABLE.version}", "onnxruntime-cpu")
-    max_opset = TABLE.max_opset
-    max_ir = TABLE.max_ir
+    aliases = ("onnxruntime-cpu",)
+
+    def __init__(self, table=None, name: str = "onnxruntime", aliases: tuple[str, ...] | None = None):
+        self.table = table or TABLE
+        self.name = name
+        if aliases is not None:
+            self.aliases = aliases
+        self.versions = (self.table.version,)
+        self.max_opset = self.table.max_opset
+        self.max_ir = self.table.max_ir
+
     qdq_domains = ("", schema.MICROSOFT)
     quantized_types = (
         "int8",
@@ -78,21 +88,26 @@ class OnnxRuntimeCpu(Target):
         "no kernel for bfloat16 or int32 quantize, float4e2m1, float6, float8e8m0 scales, "
         "bfloat16 dequantize outputs; com.amd.quark has no operators",
     )
-    sources = (
-        Source(
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        table = self.table
+        return (Source(
             "CPU kernels: op, domain, versions, type constraints per registration",
             GENERATED,
-            "python tools/gen_ort_kernels.py (qlin_cli/targets/data/onnxruntime_cpu_1.31.1.json)",
+            f"python tools/gen_target_data.py onnxruntime {table.version} "
+            f"(qlin_cli/targets/data/onnxruntime_cpu_{table.version}.json)",
         ),
+        Source(
+            f"max opset {table.max_opset}, max IR {table.max_ir}",
+            MEASURED,
+            "python tools/gen_ort_kernels.py (measure_limits: an Identity model at rising versions)",
+        )) + self._shared_sources
+
+    _shared_sources = (
         Source(
             "schema versions and formal parameters onnxruntime knows; which ops have a function body",
             GENERATED,
             "python tools/gen_ort_kernels.py",
-        ),
-        Source(
-            f"max opset {TABLE.max_opset}, max IR {TABLE.max_ir}",
-            MEASURED,
-            "python tools/gen_ort_kernels.py (measure_limits: an Identity model at rising versions)",
         ),
         Source(
             "a kernel open-ended from version v covers only schema version v",
@@ -172,7 +187,7 @@ class OnnxRuntimeCpu(Target):
         linear = nodes.is_linear(f)
         if (domain, op) in FOLDED_AT_LOAD:
             return  # no kernel runs it: onnxruntime makes it an initializer when it loads the graph
-        if domain not in TABLE.domains:
+        if domain not in self.table.domains:
             yield self.finding(
                 "QT104",
                 f"onnxruntime registers no operators in domain {f.domain_name} "
@@ -181,7 +196,7 @@ class OnnxRuntimeCpu(Target):
                 fix=None if linear else "register the vendor's custom-op library, or rewrite the node",
             )
             return
-        version = TABLE.schema_version(domain, op, f.opset)
+        version = self.table.schema_version(domain, op, f.opset)
         if version is None:
             yield self.finding(
                 "QT201",
@@ -190,12 +205,12 @@ class OnnxRuntimeCpu(Target):
                 fix=None if linear else "use an op onnxruntime has",
             )
             return
-        kernel = TABLE.kernel(domain, op, f.opset)
-        signature = TABLE.signature(domain, op, version)
+        kernel = self.table.kernel(domain, op, f.opset)
+        signature = self.table.signature(domain, op, version)
         if kernel is None:
             if signature is not None and signature.function:
                 return  # inlined from onnx's function body
-            have = sorted({k.since for k in TABLE.kernels(domain, op)})
+            have = sorted({k.since for k in self.table.kernels(domain, op)})
             yield self.finding(
                 "QT201",
                 f"no CPU kernel for {op}-{version} ({f.domain_name}); kernels exist for versions "
@@ -205,7 +220,7 @@ class OnnxRuntimeCpu(Target):
             )
             return
         types = _bound_types(f, signature)
-        match = TABLE.match(domain, op, f.opset, types)
+        match = self.table.match(domain, op, f.opset, types)
         if match is None:
             accepted = "; ".join(f"{name}: {', '.join(ts)}" for name, ts in kernel.constraints.items())
             given = ", ".join(f"{name}={t}" for name, t in sorted(types.items()))
@@ -222,7 +237,7 @@ class OnnxRuntimeCpu(Target):
 
     def runs_lowered(self, quant_type, opset):
         """Cast from float to the quantized type and back has a CPU kernel at that opset."""
-        cast = TABLE.kernel("", "Cast", opset)
+        cast = self.table.kernel("", "Cast", opset)
         if cast is None or quant_type is None:
             return False
         return cast.accepts({"T1": "float", "T2": quant_type}) and cast.accepts(

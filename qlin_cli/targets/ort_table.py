@@ -284,6 +284,36 @@ def available_versions() -> list[str]:
     return sorted(_data_files(), key=_version_key)
 
 
+def installed_version() -> str | None:
+    """The onnxruntime installed beside qlin, read from its package metadata (onnxruntime
+    itself is not imported), or None."""
+    from importlib import metadata
+
+    for dist in ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml"):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def default_version() -> str:
+    """The version plain `onnxruntime` names: the installed one when a table of its minor
+    version is bundled (the newest patch of that minor), else the newest bundled."""
+    have = available_versions()
+    mine = installed_version()
+    if mine is not None:
+        same_minor = [v for v in have if minor(v) == minor(mine)]
+        if same_minor:
+            return mine if mine in same_minor else same_minor[-1]
+    return have[-1]
+
+
+def minor(version: str) -> str:
+    """'1.20' of '1.20.1'."""
+    return ".".join(version.split(".")[:2])
+
+
 def load(version: str | None = None) -> OrtTable:
     """Load the table for ``version`` (e.g. "1.31.1"); None picks the newest bundled one."""
     files = _data_files()

@@ -1,0 +1,178 @@
+"""Targets at the runtime versions people run: `onnxruntime@1.20` (a minor version: its
+newest measured patch; a full version is accepted), `onnxruntime>=1.18` (every measured
+version from 1.18 on: a model runs only if it runs on each, and each finding names the oldest
+version it concerns), plain `onnxruntime` (the version installed beside qlin, else the
+newest measured; ort_table.default_version).
+
+Each version's facts are its own data file (qlin_cli/targets/data/onnxruntime_cpu_<v>.json,
+made by tools/gen_target_data.py from that release installed in a throwaway venv: its kernel
+registry and the opset and IR it loads, measured). A version newer than the data is judged as
+the newest known, and says so (QT100)."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from .. import schema
+from . import onnxruntime as ort_profile
+from . import ort_table
+from .base import NodeSite, Target, TargetFinding
+
+RUNTIMES = ("onnxruntime",)
+_SPEC = re.compile(r"^(?P<runtime>[a-z]+)\s*(?P<op>@|>=)\s*(?P<version>\d+(?:\.\d+){1,2})$")
+
+
+def is_versioned(name: str) -> bool:
+    return _SPEC.match(name.strip().lower()) is not None
+
+
+def known(runtime: str = "onnxruntime") -> list[str]:
+    """The measured versions, oldest first: one per minor version (its newest patch)."""
+    newest: dict[str, str] = {}
+    for v in ort_table.available_versions():
+        newest[ort_table.minor(v)] = v
+    return sorted(newest.values(), key=ort_table._version_key)
+
+
+def resolve(name: str) -> Target | None:
+    """The target a versioned name means, or None when the name is not of that form."""
+    m = _SPEC.match(name.strip().lower())
+    if m is None or m["runtime"] not in RUNTIMES:
+        return None
+    if m["op"] == ">=":
+        return _range(m["runtime"], m["version"])
+    return _single(m["runtime"], m["version"])
+
+
+def _measured(version: str) -> tuple[str, bool]:
+    """(the measured version that judges ``version``, whether it is newer than the data)."""
+    have = known()
+    exact = [v for v in ort_table.available_versions() if v == version]
+    if exact:
+        return exact[0], False
+    same = [v for v in have if ort_table.minor(v) == ort_table.minor(version)]
+    if same:
+        return same[-1], False
+    if ort_table._version_key(version) > ort_table._version_key(have[-1]):
+        return have[-1], True
+    raise LookupError(f"onnxruntime {version} was not measured (measured: {', '.join(have)})")
+
+
+@functools.cache
+def _single(runtime: str, version: str) -> Target:
+    measured, newer = _measured(version)
+    return VersionedOnnxRuntime(ort_table.load(measured), f"{runtime}@{version}",
+                                newer=version if newer else None)
+
+
+@functools.cache
+def _range(runtime: str, oldest: str) -> Target:
+    members = [v for v in known() if ort_table._version_key(v) >= ort_table._version_key(
+        _measured(oldest)[0])]
+    return VersionRange(f"{runtime}>={oldest}", [_single(runtime, ort_table.minor(v)) for v in members])
+
+
+class VersionedOnnxRuntime(ort_profile.OnnxRuntimeCpu):
+    """onnxruntime at one version; each error names the first newer measured version that
+    has no such finding ("... onnxruntime 1.19 and newer run it")."""
+
+    def __init__(self, table, name: str, newer: str | None = None):
+        super().__init__(table, name, aliases=())
+        self.asked = newer  # a version newer than the data, judged as this one
+
+    def model_findings(self, info):
+        if self.asked is not None:
+            yield self.finding("QT100", f"onnxruntime {self.asked} is newer than the versions qlin measured: "
+                                        f"judged as {self.table.version}",
+                               fix="measure it: make target-data RUNTIME=onnxruntime VERSION=" + self.asked)
+        for f in super().model_findings(info):
+            yield self._with_fix_version(f, lambda t: t.model_findings(info))
+
+    def node_findings(self, site: NodeSite):
+        for f in super().node_findings(site):
+            yield self._with_fix_version(f, lambda t: t.node_findings(site))
+
+    def _with_fix_version(self, found: TargetFinding, again) -> TargetFinding:
+        if found.severity != "error":
+            return found
+        for v in known():
+            if ort_table._version_key(v) <= ort_table._version_key(self.table.version):
+                continue
+            later = _single("onnxruntime", v)
+            if not any(x.code == found.code for x in again(later)):
+                return found.noted(f"onnxruntime {ort_table.minor(v)} and newer run it")
+        return found
+
+
+class VersionRange(Target):
+    """A model runs only if it runs on every version of the range; a finding is reported
+    once, naming the oldest version it concerns and how many of the range share it."""
+
+    title = "onnxruntime, CPU execution provider, a range of versions"
+
+    def __init__(self, name: str, members: list[Target]):
+        self.name = name
+        self.members = members
+        self.versions = tuple(m.table.version for m in members)
+        self.max_opset = min(m.max_opset for m in members)
+        self.max_ir = min(m.max_ir for m in members)
+
+    def model_findings(self, info):
+        return self._merged(lambda t: t.model_findings(info))
+
+    def node_findings(self, site: NodeSite):
+        return self._merged(lambda t: t.findings_for(site))
+
+    def runs_lowered(self, quant_type, opset):
+        return all(m.runs_lowered(quant_type, opset) for m in self.members)
+
+    def _merged(self, each) -> list[TargetFinding]:
+        seen: dict[tuple, tuple[TargetFinding, list[str]]] = {}
+        for m in self.members:
+            for f in each(m):
+                key = (f.code, f.fact)
+                if key not in seen:
+                    seen[key] = (f, [])
+                seen[key][1].append(m.table.version)
+        out = []
+        for f, versions in seen.values():
+            span = versions[0] if len(versions) == 1 else \
+                f"{versions[0]} ({len(versions)} of {len(self.members)})"
+            out.append(f.relabelled(self.name, f"{self.name}: onnxruntime {span}"))
+        return out
+
+
+QDQ_TYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4", "int2", "uint2", "float8e4m3fn",
+             "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float4e2m1", "int32")
+_MS = schema.MICROSOFT
+FAMILIES = (("", "QLinearConv"), ("", "QLinearMatMul"), ("", "MatMulInteger"), ("", "ConvInteger"),
+            ("", "DynamicQuantizeLinear"), (_MS, "QLinearAdd"), (_MS, "QLinearMul"), (_MS, "QGemm"),
+            (_MS, "MatMulNBits"), (_MS, "GatherBlockQuantized"), (_MS, "DynamicQuantizeLSTM"))
+
+
+def features(version: str) -> dict:
+    """What one measured version runs, read from its kernel registry and measured limits:
+    the opset and IR it loads, the types its QuantizeLinear / DequantizeLinear kernels take
+    (T2 of quantize, T1 of dequantize), whether a blocked (version 21+) dequantize kernel
+    exists, and which other quantized op families have CPU kernels."""
+    table = ort_table.load(version)
+    types: set[str] = set()
+    for op, name in (("QuantizeLinear", "T2"), ("DequantizeLinear", "T1")):
+        for k in table.kernels("", op):
+            types.update(k.constraints.get(name, ()))
+    blocked = any(k.since >= 21 or (k.until or 10**9) >= 21 for k in table.kernels("", "DequantizeLinear"))
+    return {
+        "version": table.version,
+        "max_opset": table.max_opset,
+        "max_ir": table.max_ir,
+        "qdq_types": [t for t in QDQ_TYPES if t in types],
+        "blocked": blocked,
+        "families": [f"{schema.domain_name(d) + '.' if d else ''}{op}" for d, op in FAMILIES
+                     if table.kernels(d, op)],
+    }
+
+
+def matrix(runtime: str = "onnxruntime") -> list[dict]:
+    """``features`` of every measured version, oldest first."""
+    return [features(v) for v in known(runtime)]

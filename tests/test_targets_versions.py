@@ -1,0 +1,96 @@
+"""Targets at runtime versions (qlin_cli/targets/versions.py): names, the version plain
+`onnxruntime` judges, findings that say which version brings what is missing, ranges, the
+feature matrix. The data is measured per release by tools/gen_target_data.py; these tests
+read what it wrote (which versions are bundled is itself checked)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx import TensorProto, helper, numpy_helper
+
+from qlin_cli.cli import main
+from qlin_cli.targets import base, ort_table, predict, versions
+
+
+def int4_weights(opset: int = 21) -> onnx.ModelProto:
+    w = helper.make_tensor("w", TensorProto.INT4, [4, 8], (np.arange(32) % 8).tolist())
+    nodes = [helper.make_node("DequantizeLinear", ["w", "s"], ["wf"], name="dq"),
+             helper.make_node("MatMul", ["x", "wf"], ["y"], name="mm")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])],
+                          [w, numpy_helper.from_array(np.float32(0.1), "s")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 10
+    return m
+
+
+def test_the_measured_versions_cover_1_18_to_the_pinned_one():
+    have = [ort_table.minor(v) for v in versions.known()]
+    assert {"1.18", "1.19", "1.20", "1.21", "1.31"} <= set(have), have
+    assert have == sorted(have, key=lambda v: tuple(map(int, v.split("."))))
+
+
+def test_names_a_minor_a_full_version_and_the_default():
+    assert base.get("onnxruntime@1.20").versions == ("1.20.1",)
+    assert base.get("onnxruntime@1.20.1").versions == ("1.20.1",)
+    assert base.get("onnxruntime").versions == (ort_table.default_version(),)
+    assert ort_table.default_version().startswith(ort_table.minor(ort_table.installed_version()))
+    with pytest.raises(base.UnknownTarget):
+        base.get("onnxruntime@1.10")  # older than anything measured
+
+
+def test_a_version_newer_than_the_data_is_judged_as_the_newest_with_a_warning():
+    found = predict.findings(int4_weights(), ".", ["onnxruntime@9.1"])
+    assert [(f.code, f.severity) for f in found] == [("QT100", "warning")]
+    assert versions.known()[-1] in found[0].message
+
+
+def test_findings_say_which_version_brings_what_is_missing():
+    """int4 DequantizeLinear: no kernel in 1.18, one from 1.19 (measured from the registries)."""
+    old = [f for f in predict.findings(int4_weights(), ".", ["onnxruntime@1.18"]) if f.severity == "error"]
+    assert [f.code for f in old] == ["QT202"] and "onnxruntime 1.19 and newer run it" in old[0].message
+    assert predict.findings(int4_weights(), ".", ["onnxruntime@1.19"]) == []
+
+
+def test_an_opset_too_new_names_the_first_version_that_loads_it():
+    model = int4_weights(22)
+    found = [f for f in predict.findings(model, ".", ["onnxruntime@1.20"]) if f.code == "QT101"]
+    assert found and "onnxruntime 1.21 and newer run it" in found[0].message
+
+
+def test_a_range_runs_only_if_every_version_runs_it_and_names_the_oldest():
+    found = predict.findings(int4_weights(), ".", ["onnxruntime>=1.18"])
+    assert [f.code for f in found] == ["QT202"]
+    assert "onnxruntime>=1.18: onnxruntime 1.18.1" in found[0].message
+    assert predict.findings(int4_weights(), ".", ["onnxruntime>=1.19"]) == []
+
+
+def test_convert_for_an_old_version_picks_an_opset_it_loads():
+    model = int4_weights(22)
+    plan = predict.plan(model, ".", "onnxruntime@1.20")
+    assert plan.needed and plan.choice is not None and plan.choice.to_opset <= 21
+
+
+def test_the_version_matrix_as_text_and_json():
+    r = CliRunner().invoke(main, ["targets", "--versions", "onnxruntime", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = {ort_table.minor(row["version"]): row for row in json.loads(r.stdout)["versions"]}
+    assert "int4" not in rows["1.18"]["qdq_types"] and "int4" in rows["1.19"]["qdq_types"]
+    assert rows["1.18"]["max_opset"] == 21 and rows["1.21"]["max_opset"] == 22
+    text = CliRunner().invoke(main, ["targets", "--versions", "onnxruntime"])
+    assert text.exit_code == 0 and text.output.splitlines()[0].split()[1:] == [
+        row["version"] for row in json.loads(r.stdout)["versions"]]
+
+
+def test_check_names_the_version_it_judged(tmp_path):
+    path = str(tmp_path / "m.onnx")
+    onnx.save(int4_weights(), path)
+    r = CliRunner().invoke(main, ["check", "--jobs", "1", "--target", "onnxruntime@1.18", path])
+    assert r.exit_code == 1 and "QT202" in r.output and "onnxruntime@1.18:" in r.output, r.output
+    ok = CliRunner().invoke(main, ["check", "--jobs", "1", "--target", "onnxruntime@1.19", path])
+    assert ok.exit_code == 0, ok.output
