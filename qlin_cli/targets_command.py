@@ -9,7 +9,7 @@ import click
 
 @click.command("targets")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--versions", "runtime", type=click.Choice(["onnxruntime"]), default=None,
+@click.option("--versions", "runtime", type=click.Choice(["onnxruntime", "openvino"]), default=None,
               help="The features of every measured version of RUNTIME, oldest first.")
 def targets(fmt, runtime):
     """The capability matrix: per target, the opsets and IR it loads, the domains, types
@@ -70,7 +70,7 @@ def _versions(runtime: str, fmt: str) -> None:
         types = [t for t in versions.QDQ_TYPES if any(t in r["qdq_types"] for r in rows)]
         families = list(dict.fromkeys(f for r in rows for f in r["families"]))
         header = ["version", "opset", "IR", *types, "DequantizeLinear-21 (blocked)", *families]
-        table = [header] + [[r["version"], str(r["max_opset"]), str(r["max_ir"]),
+        table = [header] + [[r["version"], _limit(r["max_opset"]), _limit(r["max_ir"]),
                              *("yes" if t in r["qdq_types"] else "-" for t in types),
                              "yes" if r["blocked"] else "-",
                              *("yes" if f in r["families"] else "-" for f in families)] for r in rows]
@@ -78,3 +78,9 @@ def _versions(runtime: str, fmt: str) -> None:
             click.echo("  ".join([table[0][col].ljust(36)] + [row[col].ljust(7) for row in table[1:]]))
         click.echo(f"Each column measured from that release (tools/gen_target_data.py); "
                    f"check with --target {runtime}@VERSION")
+        if any(r["max_opset"] is None or r["max_ir"] is None for r in rows):
+            click.echo("all: every probed version (opsets 10..28, IR 3..14) loads")
+
+
+def _limit(value: int | None) -> str:
+    return "all" if value is None else str(value)

@@ -19,6 +19,7 @@ changed; ``qlin_cli/targets/versions.py`` reads them and names each version a ta
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,7 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
 PINNED = ROOT / "constraints.txt"
 
 
@@ -37,24 +39,80 @@ def _pinned(name: str) -> str:
 
 
 def measure(runtime: str, version: str, check: bool) -> int:
-    if runtime != "onnxruntime":
-        print(f"no generator for {runtime!r} yet (known: onnxruntime)", file=sys.stderr)
+    if runtime not in ("onnxruntime", "openvino"):
+        print(f"no generator for {runtime!r} (known: onnxruntime, openvino)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix=f"qlin-{runtime}-{version}-") as tmp:
         env_dir = Path(tmp) / "venv"
         venv.EnvBuilder(with_pip=True).create(env_dir)
         python = env_dir / "bin" / "python"
+        # the probes need the runtime alone (and the numpy it picks); the kernel reader needs onnx
+        extra = [_pinned("onnx")] if runtime == "onnxruntime" else []
         install = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                   f"{runtime}=={version}", _pinned("onnx")]
+                   f"{runtime}=={version}", *extra]
         done = subprocess.run(install, capture_output=True, text=True)
         if done.returncode != 0:
             print(f"{runtime} {version} does not install here:\n{done.stderr[-2000:]}", file=sys.stderr)
             return 2
+        if runtime == "openvino":
+            return _probe_data(runtime, version, python, Path(tmp), check)
         out = ROOT / "qlin_cli" / "targets" / "data" / f"onnxruntime_cpu_{version}.json"
         args = [str(python), str(ROOT / "tools" / "gen_ort_kernels.py"), "--output", str(out)]
         if check:
             args.append("--check")
         return subprocess.run(args, cwd=ROOT).returncode
+
+
+def run_probes(runtime: str, python: Path, folder: Path) -> tuple[dict, dict]:
+    """Write every probe model to ``folder``, run them all with ``python`` (where the
+    runtime is installed): ({probe id: outcome}, {probe id: key})."""
+    import numpy as np
+    import onnx
+    import probe_models
+
+    cases, keys = {}, {}
+    for i, (key, model, feeds) in enumerate(probe_models.probes()):
+        pid = f"p{i}"
+        onnx.save(model, folder / f"{pid}.onnx")
+        np.savez(folder / f"{pid}.npz", **feeds)
+        cases[pid] = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
+        keys[pid] = key
+    (folder / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
+    done = subprocess.run([str(python), str(ROOT / "tools" / "probe_runner.py"), runtime, str(folder)],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1]), keys
+
+
+def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: bool) -> int:
+    outcomes, keys = run_probes(runtime, python, folder)
+    by_key: dict[str, dict] = {}
+    for pid, outcome in outcomes.items():
+        entry = by_key.setdefault(keys[pid], {"runs": 0, "fails": 0})
+        if outcome == "ok":
+            entry["runs"] += 1
+        else:
+            entry["fails"] += 1
+            entry.setdefault("error", outcome)
+    data = {
+        "format": 1,
+        "runtime": runtime,
+        "version": version,
+        "device": "CPU",
+        "source": f"python tools/gen_target_data.py {runtime} {version} (tools/probe_models.py, "
+                  "tools/probe_runner.py: read_model, compile_model on CPU, one inference)",
+        "probes": len(outcomes),
+        "keys": dict(sorted(by_key.items())),
+    }
+    text = json.dumps(data, indent=0, sort_keys=False) + "\n"
+    out = ROOT / "qlin_cli" / "targets" / "data" / f"{runtime}_cpu_{version}.json"
+    if check:
+        same = out.exists() and json.loads(out.read_text(encoding="utf-8")) == data
+        print(f"{out.name}: {'matches' if same else 'differs from'} {runtime} {version}")
+        return 0 if same else 1
+    out.write_text(text, encoding="utf-8")
+    failed = sum(1 for e in by_key.values() if not e["runs"])
+    print(f"{out.name}: {len(outcomes)} probes, {len(by_key)} keys, {failed} refused")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

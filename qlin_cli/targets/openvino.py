@@ -1,16 +1,20 @@
 """openvino, CPU plugin: read_model + compile_model + infer, measured with the openvino package.
 
-Every fact here was measured with openvino 2026.4 on the generated matrix of
+Two kinds of facts. The probe table of the version judged (probe_table.py; one data file per
+measured version, tools/gen_target_data.py): which ai.onnx opsets and IR versions load, and
+which quantized nodes of every family (by op, schema version, input types, granularity) are
+refused, with openvino's own error (QT101, QT103, QT205). And the rules below, which say why
+and what differs in the numbers: every one was measured with openvino 2026.4 on the generated matrix of
 tests/test_targets_matrix.py (load: ``Core.read_model``, compile: ``compile_model(...,
 "CPU")``, run: one inference) and the probes of tests/test_targets_divergence.py; the
 error messages name the frontend source each comes from
 (src/frontends/onnx/frontend/src/op/quantize_linear.cpp, dequantize_linear.cpp,
 src/common/low_precision_transformations/src/qdq_stripping.cpp).
 
-The profile checks Q/DQ nodes (ai.onnx and com.microsoft, which openvino's ONNX
-frontend converts), the domains qlin knows, and the element types openvino cannot read
-anywhere in the model. Other ops are not checked: openvino's operator coverage is not
-part of this profile.
+The rules check Q/DQ nodes (ai.onnx and com.microsoft, which openvino's ONNX frontend
+converts), the domains qlin knows, and the element types openvino cannot read anywhere in the
+model; the probes add the other quantized op families. Ops outside the quantized families are
+not checked: openvino's general operator coverage is not part of this profile.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from .. import schema
-from . import nodes
-from .base import DOCUMENTED, MEASURED, ModelInfo, NodeSite, Source, Target, register
+from . import nodes, probe_keys, probe_table
+from .base import DOCUMENTED, GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, register
 
-VERSION = "2026.4.1"
+RUNTIME = "openvino"
+RULES_VERSION = "2026.4.1"  # the version the hand-written rules below were measured on
 MATRIX_TEST = "tests/test_targets_matrix.py"
 DIVERGENCE_TEST = "tests/test_targets_divergence.py"
 OV_SRC = "github.com/openvinotoolkit/openvino"
@@ -34,10 +39,17 @@ SIXTEEN_BIT = frozenset({"int16", "uint16"})
 class OpenVinoCpu(Target):
     name = "openvino"
     title = "openvino, CPU plugin"
-    versions = (VERSION,)
-    aliases = (f"openvino@{VERSION}", "openvino-cpu")
-    max_opset = None  # opset 28 and IR 14 load (measured); no limit found
-    max_ir = None
+    aliases = ("openvino-cpu",)
+
+    def __init__(self, table: probe_table.ProbeTable | None = None, name: str = "openvino",
+                 aliases: tuple[str, ...] | None = None):
+        self.table = table or probe_table.load(RUNTIME, probe_table.default_version(RUNTIME))
+        self.name = name
+        if aliases is not None:
+            self.aliases = aliases
+        self.versions = (self.table.version,)
+        self.max_opset = self.table.max_opset  # None: the newest probed opset (28) loads
+        self.max_ir = self.table.max_ir
     qdq_domains = ("", schema.MICROSOFT)
     quantized_types = (
         "int8",
@@ -65,7 +77,17 @@ class OpenVinoCpu(Target):
         "com.amd.quark has no conversion rule",
         "other ops are not checked by this profile",
     )
-    sources = (
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        v = self.table.version
+        return (Source(
+            f"which opsets and IR versions load, which quantized nodes of every family are refused "
+            f"({self.table.probes} probe models)",
+            GENERATED,
+            f"python tools/gen_target_data.py openvino {v} (qlin_cli/targets/data/openvino_cpu_{v}.json)",
+        ),) + self._rule_sources
+
+    _rule_sources = (
         Source(
             "fnuz float8, int2/uint2 and float6 tensors: 'Unsupported type' at read_model",
             MEASURED,
@@ -94,7 +116,7 @@ class OpenVinoCpu(Target):
             MEASURED,
             f"{MATRIX_TEST}; {OV_SRC} src/common/low_precision_transformations/src/qdq_stripping.cpp",
         ),
-        Source("opset 28 and IR 14 load", MEASURED, MATRIX_TEST),
+        Source("opset 28 and IR 14 load (openvino 2026.4)", MEASURED, MATRIX_TEST),
         Source(
             "quantize adds the zero point before rounding",
             MEASURED,
@@ -131,6 +153,16 @@ class OpenVinoCpu(Target):
     )
 
     def model_findings(self, info: ModelInfo):
+        v = self.table.version
+        opset = info.ai_onnx_opset
+        refused = None if opset is None else self.table.refused(probe_keys.opset_key(opset))
+        if refused is not None:
+            yield self.finding("QT101", f"ai.onnx opset {opset} does not load in openvino {v} "
+                                        f"(measured: {refused.error})", convertible=True)
+        refused = self.table.refused(probe_keys.ir_key(info.ir_version))
+        if refused is not None:
+            yield self.finding("QT103", f"IR version {info.ir_version} does not load in openvino {v} "
+                                        f"(measured: {refused.error})", convertible=True)
         bad = sorted({t for t in info.graph_input_types if t in UNREADABLE})
         if bad:
             yield self.finding(
@@ -140,6 +172,37 @@ class OpenVinoCpu(Target):
             )
 
     def node_findings(self, site: NodeSite):
+        """The rules' findings, then the probes': a node whose every probe this version
+        refused gets QT205 unless a rule already says why, and so does a node of which this
+        version failed more probes than the rules' version (some fail that run there); a
+        rule's error is dropped where this version ran every probe of the node that the rules'
+        version refused."""
+        found = list(self._rules(site))
+        key = probe_keys.node_key(site.facts)
+        mine = self.table.outcome(key)
+        errors = any(x.severity == "error" for x in found)
+        if errors and mine is not None and mine.fails == 0 and self.table.version != RULES_VERSION:
+            theirs = probe_table.load(RUNTIME, RULES_VERSION).outcome(key)
+            if theirs is not None and theirs.refused:
+                found = [x for x in found if x.severity != "error"]
+                errors = False
+        yield from found
+        if mine is None or errors:
+            return
+        stage, _, error = mine.error.partition(": ")
+        v = self.table.version
+        linear = nodes.is_linear(site.facts)
+        if mine.refused:
+            fact = f"every probe of this kind failed in openvino {v} at {stage}: {error}"
+            yield self.finding("QT205", fact, convertible=linear)
+            return
+        theirs = probe_table.load(RUNTIME, RULES_VERSION).outcome(key) if v != RULES_VERSION else None
+        if theirs is not None and mine.fails > theirs.fails:
+            fact = (f"{mine.fails} of {mine.runs + mine.fails} probes of this kind failed in openvino {v} "
+                    f"({theirs.fails} in {RULES_VERSION}) at {stage}: {error}")
+            yield self.finding("QT205", fact, convertible=linear)
+
+    def _rules(self, site: NodeSite):
         f = site.facts
         if f.domain == schema.QUARK:
             yield self.finding(
@@ -205,6 +268,9 @@ class OpenVinoCpu(Target):
             return
         if p.granularity != schema.BLOCKED:
             boundary = site.producer_site is not None and site.producer_site.x_is_graph_input
+            kept = self.table.outcome(probe_keys.pair_key(nodes.quant_type(p)))
+            if boundary and site.y_is_graph_output and kept is not None and kept.fails == 0:
+                return  # this version keeps the pair (measured): it runs as written
             if boundary and site.y_is_graph_output:
                 yield self.finding(
                     "QT308",

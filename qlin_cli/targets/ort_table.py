@@ -300,13 +300,9 @@ def installed_version() -> str | None:
 def default_version() -> str:
     """The version plain `onnxruntime` names: the installed one when a table of its minor
     version is bundled (the newest patch of that minor), else the newest bundled."""
-    have = available_versions()
-    mine = installed_version()
-    if mine is not None:
-        same_minor = [v for v in have if minor(v) == minor(mine)]
-        if same_minor:
-            return mine if mine in same_minor else same_minor[-1]
-    return have[-1]
+    from .probe_table import pick
+
+    return pick(available_versions(), installed_version())
 
 
 def minor(version: str) -> str:

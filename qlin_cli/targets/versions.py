@@ -16,10 +16,11 @@ import re
 
 from .. import schema
 from . import onnxruntime as ort_profile
-from . import ort_table
+from . import openvino as ov_profile
+from . import ort_table, probe_table
 from .base import NodeSite, Target, TargetFinding
 
-RUNTIMES = ("onnxruntime",)
+RUNTIMES = ("onnxruntime", "openvino")
 _SPEC = re.compile(r"^(?P<runtime>[a-z]+)\s*(?P<op>@|>=)\s*(?P<version>\d+(?:\.\d+){1,2})$")
 
 
@@ -27,10 +28,16 @@ def is_versioned(name: str) -> bool:
     return _SPEC.match(name.strip().lower()) is not None
 
 
+def _measured_files(runtime: str) -> list[str]:
+    if runtime == "onnxruntime":
+        return ort_table.available_versions()
+    return probe_table.available_versions(runtime)
+
+
 def known(runtime: str = "onnxruntime") -> list[str]:
     """The measured versions, oldest first: one per minor version (its newest patch)."""
     newest: dict[str, str] = {}
-    for v in ort_table.available_versions():
+    for v in _measured_files(runtime):
         newest[ort_table.minor(v)] = v
     return sorted(newest.values(), key=ort_table._version_key)
 
@@ -45,47 +52,48 @@ def resolve(name: str) -> Target | None:
     return _single(m["runtime"], m["version"])
 
 
-def _measured(version: str) -> tuple[str, bool]:
+def _measured(runtime: str, version: str) -> tuple[str, bool]:
     """(the measured version that judges ``version``, whether it is newer than the data)."""
-    have = known()
-    exact = [v for v in ort_table.available_versions() if v == version]
-    if exact:
-        return exact[0], False
+    have = known(runtime)
+    if version in _measured_files(runtime):
+        return version, False
     same = [v for v in have if ort_table.minor(v) == ort_table.minor(version)]
     if same:
         return same[-1], False
     if ort_table._version_key(version) > ort_table._version_key(have[-1]):
         return have[-1], True
-    raise LookupError(f"onnxruntime {version} was not measured (measured: {', '.join(have)})")
+    raise LookupError(f"{runtime} {version} was not measured (measured: {', '.join(have)})")
 
 
 @functools.cache
 def _single(runtime: str, version: str) -> Target:
-    measured, newer = _measured(version)
-    return VersionedOnnxRuntime(ort_table.load(measured), f"{runtime}@{version}",
-                                newer=version if newer else None)
+    measured, newer = _measured(runtime, version)
+    name, asked = f"{runtime}@{version}", version if newer else None
+    if runtime == "onnxruntime":
+        return VersionedOnnxRuntime(ort_table.load(measured), name, newer=asked)
+    return VersionedOpenVino(probe_table.load(runtime, measured), name, newer=asked)
 
 
 @functools.cache
 def _range(runtime: str, oldest: str) -> Target:
-    members = [v for v in known() if ort_table._version_key(v) >= ort_table._version_key(
-        _measured(oldest)[0])]
+    first = ort_table._version_key(_measured(runtime, oldest)[0])
+    members = [v for v in known(runtime) if ort_table._version_key(v) >= first]
     return VersionRange(f"{runtime}>={oldest}", [_single(runtime, ort_table.minor(v)) for v in members])
 
 
-class VersionedOnnxRuntime(ort_profile.OnnxRuntimeCpu):
-    """onnxruntime at one version; each error names the first newer measured version that
-    has no such finding ("... onnxruntime 1.19 and newer run it")."""
+class _Versioned:
+    """A runtime at one measured version: warns when the version asked is newer than the
+    data (QT100), and each error names the first newer measured version that has no
+    such finding ("... onnxruntime 1.19 and newer run it")."""
 
-    def __init__(self, table, name: str, newer: str | None = None):
-        super().__init__(table, name, aliases=())
-        self.asked = newer  # a version newer than the data, judged as this one
+    runtime = ""
 
     def model_findings(self, info):
         if self.asked is not None:
-            yield self.finding("QT100", f"onnxruntime {self.asked} is newer than the versions qlin measured: "
-                                        f"judged as {self.table.version}",
-                               fix="measure it: make target-data RUNTIME=onnxruntime VERSION=" + self.asked)
+            yield self.finding("QT100", f"{self.runtime} {self.asked} is newer than the versions qlin "
+                                        f"measured: judged as {self.table.version}",
+                               fix=f"measure it: make target-data RUNTIME={self.runtime} "
+                                   f"VERSION={self.asked}")
         for f in super().model_findings(info):
             yield self._with_fix_version(f, lambda t: t.model_findings(info))
 
@@ -96,27 +104,44 @@ class VersionedOnnxRuntime(ort_profile.OnnxRuntimeCpu):
     def _with_fix_version(self, found: TargetFinding, again) -> TargetFinding:
         if found.severity != "error":
             return found
-        for v in known():
+        for v in known(self.runtime):
             if ort_table._version_key(v) <= ort_table._version_key(self.table.version):
                 continue
-            later = _single("onnxruntime", v)
+            later = _single(self.runtime, v)
             if not any(x.code == found.code for x in again(later)):
-                return found.noted(f"onnxruntime {ort_table.minor(v)} and newer run it")
+                return found.noted(f"{self.runtime} {ort_table.minor(v)} and newer run it")
         return found
+
+
+class VersionedOnnxRuntime(_Versioned, ort_profile.OnnxRuntimeCpu):
+    runtime = "onnxruntime"
+
+    def __init__(self, table, name: str, newer: str | None = None):
+        super().__init__(table, name, aliases=())
+        self.asked = newer  # a version newer than the data, judged as this one
+
+
+class VersionedOpenVino(_Versioned, ov_profile.OpenVinoCpu):
+    runtime = "openvino"
+
+    def __init__(self, table, name: str, newer: str | None = None):
+        super().__init__(table, name, aliases=())
+        self.asked = newer
 
 
 class VersionRange(Target):
     """A model runs only if it runs on every version of the range; a finding is reported
     once, naming the oldest version it concerns and how many of the range share it."""
 
-    title = "onnxruntime, CPU execution provider, a range of versions"
-
     def __init__(self, name: str, members: list[Target]):
         self.name = name
         self.members = members
+        self.runtime = members[0].runtime
+        self.title = f"{members[0].title}, a range of versions"
         self.versions = tuple(m.table.version for m in members)
-        self.max_opset = min(m.max_opset for m in members)
-        self.max_ir = min(m.max_ir for m in members)
+        self.max_opset = _lowest(m.max_opset for m in members)
+        self.max_ir = _lowest(m.max_ir for m in members)
+        self.qdq_domains = members[0].qdq_domains
 
     def model_findings(self, info):
         return self._merged(lambda t: t.model_findings(info))
@@ -131,7 +156,7 @@ class VersionRange(Target):
         seen: dict[tuple, tuple[TargetFinding, list[str]]] = {}
         for m in self.members:
             for f in each(m):
-                key = (f.code, f.fact)
+                key = (f.code, f.fact.replace(m.table.version, "*"))  # the same fact in every version
                 if key not in seen:
                     seen[key] = (f, [])
                 seen[key][1].append(m.table.version)
@@ -139,8 +164,14 @@ class VersionRange(Target):
         for f, versions in seen.values():
             span = versions[0] if len(versions) == 1 else \
                 f"{versions[0]} ({len(versions)} of {len(self.members)})"
-            out.append(f.relabelled(self.name, f"{self.name}: onnxruntime {span}"))
+            out.append(f.relabelled(self.name, f"{self.name}: {self.runtime} {span}"))
         return out
+
+
+def _lowest(limits) -> int | None:
+    """The lowest of the limits (None: no limit)."""
+    known_limits = [x for x in limits if x is not None]
+    return min(known_limits) if known_limits else None
 
 
 QDQ_TYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4", "int2", "uint2", "float8e4m3fn",
@@ -151,11 +182,14 @@ FAMILIES = (("", "QLinearConv"), ("", "QLinearMatMul"), ("", "MatMulInteger"), (
             (_MS, "MatMulNBits"), (_MS, "GatherBlockQuantized"), (_MS, "DynamicQuantizeLSTM"))
 
 
-def features(version: str) -> dict:
+def features(version: str, runtime: str = "onnxruntime") -> dict:
     """What one measured version runs, read from its kernel registry and measured limits:
     the opset and IR it loads, the types its QuantizeLinear / DequantizeLinear kernels take
     (T2 of quantize, T1 of dequantize), whether a blocked (version 21+) dequantize kernel
-    exists, and which other quantized op families have CPU kernels."""
+    exists, and which other quantized op families have CPU kernels. For a runtime measured by
+    probes alone (openvino): the same, read from which probes ran."""
+    if runtime != "onnxruntime":
+        return _probed_features(probe_table.load(runtime, version))
     table = ort_table.load(version)
     types: set[str] = set()
     for op, name in (("QuantizeLinear", "T2"), ("DequantizeLinear", "T1")):
@@ -173,6 +207,25 @@ def features(version: str) -> dict:
     }
 
 
+def _probed_features(table: probe_table.ProbeTable) -> dict:
+    """A feature runs when any probe of it ran: a quantized type when a Q or DQ probe of that
+    type did, blocked when a blocked DequantizeLinear-21+ probe did, a family when any of its
+    probes did."""
+    ran = [k for k, o in table.keys().items() if o.runs]
+    linear = [k for k in ran if "QuantizeLinear-" in k]
+    family_names = [f"{schema.domain_name(d) + '.' if d else ''}{op}" for d, op in FAMILIES]
+    prefixes = {name: f"{schema.domain_name(d)}:{op}-" for name, (d, op) in zip(family_names, FAMILIES,
+                                                                              strict=True)}
+    return {
+        "version": table.version,
+        "max_opset": table.max_opset,
+        "max_ir": table.max_ir,
+        "qdq_types": [t for t in QDQ_TYPES if any(f",{t}" in k or f"({t}," in k for k in linear)],
+        "blocked": any(k.startswith("ai.onnx:DequantizeLinear-") and k.endswith(schema.BLOCKED) for k in ran),
+        "families": [name for name in family_names if any(k.startswith(prefixes[name]) for k in ran)],
+    }
+
+
 def matrix(runtime: str = "onnxruntime") -> list[dict]:
     """``features`` of every measured version, oldest first."""
-    return [features(v) for v in known(runtime)]
+    return [features(v, runtime) for v in known(runtime)]

@@ -1,0 +1,64 @@
+"""The key a probe model measures and a node of any model maps to.
+
+A runtime without a kernel registry (openvino) is described by probe models: small models,
+one quantized node each, loaded, compiled and run in that runtime version
+(tools/gen_target_data.py). Each probe is filed under the key of its node; a node of a
+user's model is judged by the probes filed under its own key. A key holds what decides
+whether the runtime takes the node: the op and the schema version in force, the type of
+each input (absent ones as "-"), and the granularity (per-tensor, with a scale of shape [1]
+or not, per-axis or blocked for Q/DQ; per-channel when any scale or zero point of another
+family has more than one element).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import schema
+
+PER_CHANNEL = "per-channel"
+
+
+def node_key(f) -> str | None:
+    """The key of a node (model.facts.NodeFacts); None when qlin knows no schema for it or
+    an input type is unknown."""
+    if f.spec is None:
+        return None
+    types = []
+    for present, t in zip(f.present, f.resolved_types, strict=False):
+        if not present:
+            types.append("-")
+        elif t is None:
+            return None
+        else:
+            types.append(t)
+    return f"{f.spec.domain_name}:{f.op}-{f.spec.since}({','.join(types)}) {_granularity(f)}"
+
+
+def _granularity(f) -> str:
+    if schema.is_linear(f.spec):
+        gran = f.granularity or schema.PER_TENSOR
+        return f"{gran} [1]" if gran == schema.PER_TENSOR and f.scale_shape == (1,) else gran
+    for i, p in enumerate(f.spec.inputs):
+        if p.role not in (schema.SCALE, schema.ZERO_POINT) or not f.present_at(i):
+            continue
+        shape = f.in_shape(i)
+        if shape is not None and None not in shape and math.prod(shape) > 1:
+            return PER_CHANNEL
+    return schema.PER_TENSOR
+
+
+def pair_key(quant_type: str) -> str:
+    """The probe of a Q -> DQ pair of that type linking a graph input to a graph output (a
+    pattern runtimes rewrite as a whole)."""
+    return f"Q -> DQ {quant_type} from graph input to graph output"
+
+
+def opset_key(opset: int) -> str:
+    """The probe of loading an ai.onnx opset (a Relu model importing it)."""
+    return f"opset {opset}"
+
+
+def ir_key(ir_version: int) -> str:
+    """The probe of loading an IR version (a Relu model at opset 13 with that IR)."""
+    return f"ir {ir_version}"

@@ -1,0 +1,118 @@
+"""openvino at each measured version (qlin_cli/targets/probe_table.py, data written by
+tools/gen_target_data.py from each release run on the probe models of tools/probe_models.py):
+the data agrees with the openvino installed here, QOperator nodes openvino cannot compile are
+refused, older versions are judged by their own probes, ranges and the feature matrix."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from qlin_cli.cli import main
+from qlin_cli.model.analysis import analyze
+from qlin_cli.targets import base, predict, probe_keys, probe_table, versions
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "fixtures")]
+
+import family_builders as fb  # noqa: E402
+
+ov = pytest.importorskip("openvino")
+
+
+def _errors(model, target: str) -> list:
+    return [f for f in predict.findings(model, "", [target]) if f.severity == "error"]
+
+
+def test_every_minor_version_from_2024_0_is_measured():
+    have = versions.known("openvino")
+    minors = {".".join(v.split(".")[:2]) for v in have}
+    assert {"2024.0", "2024.6", "2025.0", "2025.4", "2026.0", "2026.4"} <= minors, have
+    assert base.get("openvino").versions == (probe_table.default_version("openvino"),)
+
+
+def test_the_data_matches_the_openvino_installed_here(tmp_path):
+    """The generator's measurement, repeated in this process on the first probe of each key
+    (keys whose probes all ran must run; keys all of whose probes failed must fail)."""
+    import onnx
+    import probe_models
+    import probe_runner
+
+    installed = probe_table.installed_version("openvino")
+    if installed not in probe_table.available_versions("openvino"):
+        pytest.skip(f"openvino {installed} is not among the measured versions")
+    table = probe_table.load("openvino", installed)
+    seen, checked = set(), 0
+    for key, model, feeds in probe_models.probes():
+        outcome = table.outcome(key)
+        if key in seen or outcome is None or (outcome.runs and outcome.fails):
+            continue
+        seen.add(key)
+        path = tmp_path / "probe.onnx"
+        onnx.save(model, path)
+        types = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
+        got = probe_runner.run_openvino(str(path), feeds, types)
+        assert (got == "ok") == (outcome.fails == 0), (key, got, outcome)
+        checked += 1
+    assert checked > 400
+
+
+def test_per_channel_qlinear_ops_and_vendor_qoperators_are_refused():
+    """openvino 2026.4 reads a per-channel QLinearConv / QLinearMatMul scale along the wrong
+    axis and has no rule for com.microsoft QLinearConv (measured by the probes; these models
+    were 'runs' before the probes)."""
+    conv = _errors(fb.qlinear_conv(), "openvino")
+    assert [f.code for f in conv] == ["QT205"] and "dequantization scale elements" in conv[0].message
+    matmul = _errors(fb.qlinear_matmul(b_scale=np.full(3, 0.01, np.float32)), "openvino")
+    assert [f.code for f in matmul] == ["QT205"]
+    assert _errors(fb.qlinear_conv(w_scale=np.float32(0.1), w_zp=np.int64(0)), "openvino") == []
+    assert _errors(fb.qlinear_conv(domain="com.microsoft"), "openvino")[0].code == "QT205"
+    assert _errors(fb.qlinear_conv(), "onnxruntime") == []  # onnxruntime runs it
+
+
+def _refused_early_runs_late() -> tuple[str, str, str]:
+    """A probe key every probe of which failed in the oldest measured version and ran in
+    the newest: (key, the oldest version, the first version that runs it)."""
+    have = versions.known("openvino")
+    old, new = probe_table.load("openvino", have[0]), probe_table.load("openvino", have[-1])
+    for key, outcome in sorted(old.keys().items()):
+        later = new.outcome(key)
+        if outcome.refused and later is not None and later.fails == 0 and "MatMulNBits" in key:
+            first = next(v for v in have if probe_table.load("openvino", v).outcome(key).fails == 0)
+            return key, have[0], first
+    pytest.fail("no family probe was refused by the oldest version and run by the newest")
+
+
+def test_an_older_version_is_judged_by_its_own_probes_and_names_the_version_that_runs_it():
+    key, oldest, first = _refused_early_runs_late()
+    model = fb.matmul_nbits(k=32, n=8, block=16, zero_points=key.count(",") == 3)
+    a = analyze(model, "")
+    (body, index, _), = a.nodes()
+    assert probe_keys.node_key(a.any_facts(body, index)) == key
+    old = _errors(model, f"openvino@{oldest}")
+    assert [f.code for f in old] == ["QT205"]
+    assert f"openvino {'.'.join(first.split('.')[:2])} and newer run it" in old[0].message
+    assert _errors(model, f"openvino@{first}") == []
+    span = _errors(model, f"openvino>={oldest}")
+    assert len(span) == 1 and f"openvino {oldest}" in span[0].message
+
+
+def test_versions_matrix_for_openvino_as_text_and_json():
+    result = CliRunner().invoke(main, ["targets", "--versions", "openvino", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["versions"]
+    assert [r["version"] for r in rows] == versions.known("openvino")
+    nbits = ["com.microsoft.MatMulNBits" in r["families"] for r in rows]
+    assert nbits[-1] and not nbits[0]  # measured: not in 2024.0, present now
+    text = CliRunner().invoke(main, ["targets", "--versions", "openvino"])
+    assert text.exit_code == 0 and "com.microsoft.MatMulNBits" in text.output
+
+
+def test_sources_name_the_data_file_of_the_version_judged():
+    t = base.get("openvino@2025.0")
+    assert any("openvino_cpu_2025.0" in s.where for s in t.sources)

@@ -1,0 +1,212 @@
+"""The probe models tools/gen_target_data.py runs in a runtime version: one quantized node
+each, filed under the node's key (qlin_cli/targets/probe_keys.py).
+
+- QuantizeLinear / DequantizeLinear: the single-node cases of the target matrix, and its
+  16-bit Q -> DQ pairs from graph input to graph output
+  (tests/test_targets_matrix.py) without value-dependent details (negative scales, extra
+  attributes, explicit IR versions, scales fed at run time), every opset, domain, type and
+  granularity it has;
+- every other quantized op family qlin checks: QLinearConv, QLinearMatMul, MatMulInteger,
+  ConvInteger, DynamicQuantizeLinear and com.microsoft QLinearConv, QLinearAdd, QLinearMul,
+  QGemm, MatMulNBits, GatherBlockQuantized, per-tensor and per-channel, in the types the
+  ops allow;
+- loading: a Relu model at each ai.onnx opset, and at each IR version.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "fixtures")]
+
+from qlin_cli.model.analysis import analyze  # noqa: E402
+from qlin_cli.schema import dtypes  # noqa: E402
+from qlin_cli.schema.ir import ir_for_opset  # noqa: E402
+from qlin_cli.targets import probe_keys  # noqa: E402
+
+MS = "com.microsoft"
+OPSETS = range(10, 29)
+IR_VERSIONS = range(3, 15)
+_RNG = np.random.default_rng(7)
+
+
+def probes() -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
+    """(key, model, feeds) of every probe."""
+    yield from _linear()
+    for model in _families():
+        yield _keyed(model), model, _feeds(model)
+    for opset in OPSETS:
+        yield probe_keys.opset_key(opset), _relu(opset, ir_for_opset(opset)), {"x": np.ones(4, np.float32)}
+    for ir_version in IR_VERSIONS:
+        yield probe_keys.ir_key(ir_version), _relu(13, ir_version), {"x": np.ones(4, np.float32)}
+
+
+def _linear():
+    import test_targets_matrix as tm
+
+    for case in tm.matrix():
+        plain = not (case.negative or case.attrs or case.ir is not None or case.scale_input or case.out_dtype)
+        pair = case.kind == "qdq" and case.q_type in ("int16", "uint16") and case.gran == "tensor"
+        if (case.kind == "qdq" and not pair) or not plain:
+            continue
+        model, feeds = tm.build(case)
+        key = probe_keys.pair_key(case.q_type) if pair else _keyed(model)
+        if key is not None:
+            yield key, model, {k: _stored(v, tm.input_types(case)[k]) for k, v in feeds.items()}
+
+
+def _keyed(model: onnx.ModelProto) -> str | None:
+    a = analyze(model, "")
+    (body, index, _), = a.nodes()
+    return probe_keys.node_key(a.any_facts(body, index))
+
+
+def _stored(array: np.ndarray, type_name: str) -> np.ndarray:
+    """Feeds as the runner reads them: numpy types as they are, the others as their bits."""
+    d = dtypes.BY_NAME[type_name]
+    value = np.asarray(array).astype(d.numpy)
+    if value.dtype.kind == "V" or value.dtype.name not in np.sctypeDict:
+        return value.view(f"uint{value.dtype.itemsize * 8}")
+    return value
+
+
+def _feeds(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    out = {}
+    for vi in model.graph.input:
+        t = vi.type.tensor_type
+        shape = [d.dim_value for d in t.shape.dim]
+        name = dtypes.name_of(t.elem_type)
+        value = _RNG.integers(0, 100, size=shape) if name in ("uint8", "int8") else _RNG.random(shape)
+        out[vi.name] = _stored(value, name)
+    return out
+
+
+# ---- the other families -------------------------------------------------------------------
+def _t(name, value, type_name):
+    return numpy_helper.from_array(np.asarray(value).astype(dtypes.BY_NAME[type_name].numpy), name)
+
+
+def _one(op, domain, opset, inputs, inits, output, attrs=None):
+    node = helper.make_node(op, inputs, [output[0]], domain=domain, **(attrs or {}))
+    graph_inputs = [helper.make_tensor_value_info(n, dtypes.BY_NAME[t].proto, s)
+                    for n, t, s in inits["inputs"]]
+    outputs = [helper.make_tensor_value_info(output[0], dtypes.BY_NAME[output[1]].proto, None)]
+    graph = helper.make_graph([node], "probe", graph_inputs, outputs, initializer=inits["constants"])
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = ir_for_opset(opset)
+    return model
+
+
+def _qlinear_conv(domain, xt, wt, channels):
+    m = 4
+    ws = np.full(m if channels else (), 0.01, np.float32)
+    consts = [_t("xs", 0.02, "float"), _t("xz", 3, xt), _t("w", np.ones((m, 2, 3, 3)), wt),
+              _t("ws", ws, "float"), _t("wz", np.zeros(ws.shape), wt), _t("ys", 0.05, "float"),
+              _t("yz", 1, xt), _t("b", np.zeros(m), "int32")]
+    return _one("QLinearConv", domain, 13, ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+                {"inputs": [("x", xt, (1, 2, 5, 5))], "constants": consts}, ("y", xt), {"pads": [1, 1, 1, 1]})
+
+
+def _qlinear_matmul(opset, at, bt, channels):
+    bs = np.full(3 if channels else (), 0.01, np.float32)
+    consts = [_t("as", 0.02, "float"), _t("az", 1, at), _t("b", np.ones((4, 3)), bt), _t("bs", bs, "float"),
+              _t("bz", np.zeros(bs.shape), bt), _t("ys", 0.05, "float"), _t("yz", 1, at)]
+    return _one("QLinearMatMul", "", opset, ["a", "as", "az", "b", "bs", "bz", "ys", "yz"],
+                {"inputs": [("a", at, (2, 4))], "constants": consts}, ("y", at))
+
+
+def _integer(op, at, bt, channels):
+    shape_b, shape_a = ((4, 3), (2, 4)) if op == "MatMulInteger" else ((3, 2, 3, 3), (1, 2, 5, 5))
+    zb = np.zeros(3 if channels else (), np.int64)
+    consts = [_t("az", 1, at), _t("b", np.ones(shape_b), bt), _t("bz", zb, bt)]
+    return _one(op, "", 13, ["a", "b", "az", "bz"], {"inputs": [("a", at, shape_a)], "constants": consts},
+                ("y", "int32"))
+
+
+def _binary(op, t):
+    consts = [_t("as", 0.02, "float"), _t("az", 1, t), _t("b", np.ones((2, 4)), t),
+              _t("bs", 0.03, "float"), _t("bz", 2, t), _t("cs", 0.05, "float"), _t("cz", 1, t)]
+    return _one(op, MS, 13, ["a", "as", "az", "b", "bs", "bz", "cs", "cz"],
+                {"inputs": [("a", t, (2, 4))], "constants": consts}, ("y", t))
+
+
+def _qgemm(at, bt, channels, quantized_out):
+    bs = np.full(3 if channels else (), 0.01, np.float32)
+    consts = [_t("as", 0.02, "float"), _t("az", 1, at), _t("b", np.ones((4, 3)), bt),
+              _t("bs", bs, "float"), _t("bz", np.zeros(bs.shape), bt), _t("c", np.zeros(3), "int32")]
+    inputs = ["a", "as", "az", "b", "bs", "bz", "c"]
+    if quantized_out:
+        consts += [_t("ys", 0.05, "float"), _t("yz", 1, at)]
+        inputs += ["ys", "yz"]
+    return _one("QGemm", MS, 13, inputs, {"inputs": [("a", at, (2, 4))], "constants": consts},
+                ("y", at if quantized_out else "float"))
+
+
+def _nbits(ft, bits, zero_points):
+    k, n, block = 32, 8, 16
+    blocks = k // block
+    consts = [_t("B", np.full((n, blocks, block * bits // 8), 0x11), "uint8"),
+              _t("scales", np.full((n * blocks,), 0.01), ft)]
+    inputs = ["A", "B", "scales"]
+    if zero_points:
+        consts.append(_t("zp", np.full((n * -(-blocks * bits // 8),), 0x88), "uint8"))
+        inputs.append("zp")
+    return _one("MatMulNBits", MS, 21, inputs, {"inputs": [("A", ft, (1, k))], "constants": consts},
+                ("Y", ft), {"K": k, "N": n, "bits": bits, "block_size": block})
+
+
+def _gather_block(dt, zero_points):
+    consts = [_t("data", np.full((4, 16), 0x21 if dt == "uint8" else 1), dt),
+              _t("scales", np.full((4, 1), 0.1), "float")]
+    inputs = ["data", "idx", "scales"]
+    if zero_points:
+        consts.append(_t("zp", np.full((4, 1), 0x88 if dt == "uint8" else 0), dt))
+        inputs.append("zp")
+    cols = 32 if dt == "uint8" else 16
+    attrs = {"block_size": cols, "gather_axis": 0, "quantize_axis": 1}
+    return _one("GatherBlockQuantized", MS, 21, inputs,
+                {"inputs": [("idx", "int64", (2,))], "constants": consts}, ("y", "float"), attrs)
+
+
+def _families():
+    i8 = ("uint8", "int8")
+    for channels in (False, True):
+        for xt in i8:
+            for wt in i8:
+                yield _qlinear_conv("", xt, wt, channels)
+                yield _qlinear_conv(MS, xt, wt, channels)
+                yield _qlinear_matmul(13, xt, wt, channels)
+                yield _qlinear_matmul(21, xt, wt, channels)
+                yield _integer("MatMulInteger", xt, wt, channels)
+                yield _integer("ConvInteger", xt, wt, channels)
+                yield _qgemm(xt, wt, channels, False)
+                yield _qgemm(xt, wt, channels, True)
+    for t in i8:
+        yield _binary("QLinearAdd", t)
+        yield _binary("QLinearMul", t)
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "ys", "yz"])
+    graph = helper.make_graph([node], "probe", [helper.make_tensor_value_info("x", 1, (2, 4))],
+                              [helper.make_tensor_value_info(n, 0, None) for n in ("y", "ys", "yz")])
+    yield helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
+    for ft in ("float", "float16"):
+        for bits in (4, 8):
+            for zp in (False, True):
+                yield _nbits(ft, bits, zp)
+    for dt in ("uint8", "int4", "uint4"):
+        for zp in (False, True):
+            yield _gather_block(dt, zp)
+
+
+def _relu(opset: int, ir_version: int) -> onnx.ModelProto:
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "probe",
+                              [helper.make_tensor_value_info("x", 1, (4,))],
+                              [helper.make_tensor_value_info("y", 1, (4,))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version)
