@@ -30,7 +30,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "fixtures"), str(ROOT / "tools")
 def _matrix(folder: Path) -> dict[str, str]:
     """Write the matrix models; {id: model set}."""
     import test_targets_matrix as tm
-    from probe_models import _stored
+    from probe_models import stored
 
     cases = tm.matrix() if os.environ.get("QLIN_MATRIX") == "full" else tm.fast_subset(tm.matrix())
     out = {}
@@ -38,7 +38,7 @@ def _matrix(folder: Path) -> dict[str, str]:
         model, feeds = tm.build(case)
         if any(d.severity == "error" for d in tm.check_model(model, "", ignore=tm.VALIDITY)):
             continue
-        _write(folder, f"m{i}", model, {k: _stored(v, tm.input_types(case)[k]) for k, v in feeds.items()})
+        _write(folder, f"m{i}", model, {k: stored(v, tm.input_types(case)[k]) for k, v in feeds.items()})
         out[f"m{i}"] = "matrix"
     return out
 

@@ -79,7 +79,10 @@ def _versions(runtime: str, fmt: str) -> None:
         click.echo(f"Each column measured from that release (tools/gen_target_data.py); "
                    f"check with --target {runtime}@VERSION")
         if any(r["max_opset"] is None or r["max_ir"] is None for r in rows):
-            click.echo("all: every probed version (opsets 10..28, IR 3..14) loads")
+            from .targets.probe_keys import PROBED_IR, PROBED_OPSETS
+
+            click.echo(f"all: every probed version (opsets {PROBED_OPSETS[0]}..{PROBED_OPSETS[-1]}, "
+                       f"IR {PROBED_IR[0]}..{PROBED_IR[-1]}) loads")
 
 
 def _limit(value: int | None) -> str:

@@ -116,3 +116,51 @@ def test_versions_matrix_for_openvino_as_text_and_json():
 def test_sources_name_the_data_file_of_the_version_judged():
     t = base.get("openvino@2025.0")
     assert any("openvino_cpu_2025.0" in s.where for s in t.sources)
+
+
+def _matrix_case(**fields):
+    import test_targets_matrix as tm
+
+    return tm.build(tm.Case(**fields))[0]
+
+
+def test_an_older_release_keeps_the_sixteen_bit_pair_at_the_boundary():
+    """2026.4 strips a 16-bit Q -> DQ pair and fails between graph input and output (QT308);
+    2024.0 ran the boundary-pair probes, so the rule does not apply to it."""
+    model = _matrix_case(kind="qdq", domain="", opset=21, float_type="float", scale_type="float",
+                         q_type="int16")
+    assert [f.code for f in _errors(model, "openvino")] == ["QT308"]
+    assert _errors(model, "openvino@2024.0") == []
+
+
+def test_a_kind_that_fails_more_often_in_an_older_release_is_refused_there():
+    """Blocked QuantizeLinear-23: 2024.0 failed more of its probes than 2026.4 did."""
+    model = _matrix_case(kind="q", domain="", opset=23, float_type="float", scale_type="float",
+                         q_type="uint8", gran="block", axis=1, block=4)
+    old = _errors(model, "openvino@2024.0")
+    assert [f.code for f in old] == ["QT205"]
+    assert "probes of this kind failed in openvino 2024.0.0" in old[0].message
+    assert _errors(model, "openvino") == []
+
+
+def test_a_versioned_target_asks_each_newer_release_a_bounded_number_of_times(monkeypatch):
+    """Naming the release that runs a node asks each newer release's own checks, not their
+    versioned wrappers (which would ask the releases after them again: 2**n calls)."""
+    import onnx
+
+    from qlin_cli.targets import openvino as ov_profile
+
+    calls = []
+    own = ov_profile.OpenVinoCpu.node_findings
+
+    def counted(self, site):
+        calls.append(self.table.version)
+        return own(self, site)
+
+    monkeypatch.setattr(ov_profile.OpenVinoCpu, "node_findings", counted)
+    model = onnx.load(ROOT / "fixtures" / "models" / "clean" / "quark_int16.onnx")
+    found = _errors(model, "openvino@2024.0")
+    assert [f.code for f in found] == ["QT104"]  # com.amd.quark: no release has a rule for it
+    # the check and the convert plan each ask the node a few times: linear in the releases
+    # (35 calls for 17 releases), where the wrappers asking each other made 2**17
+    assert len(calls) <= 4 * len(versions.known("openvino")) * len(model.graph.node)

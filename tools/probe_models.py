@@ -30,10 +30,9 @@ from qlin_cli.model.analysis import analyze  # noqa: E402
 from qlin_cli.schema import dtypes  # noqa: E402
 from qlin_cli.schema.ir import ir_for_opset  # noqa: E402
 from qlin_cli.targets import probe_keys  # noqa: E402
+from qlin_cli.targets.openvino import SIXTEEN_BIT  # noqa: E402  (the pairs openvino strips)
 
 MS = "com.microsoft"
-OPSETS = range(10, 29)
-IR_VERSIONS = range(3, 15)
 _RNG = np.random.default_rng(7)
 
 
@@ -42,9 +41,9 @@ def probes() -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
     yield from _linear()
     for model in _families():
         yield _keyed(model), model, _feeds(model)
-    for opset in OPSETS:
+    for opset in probe_keys.PROBED_OPSETS:
         yield probe_keys.opset_key(opset), _relu(opset, ir_for_opset(opset)), {"x": np.ones(4, np.float32)}
-    for ir_version in IR_VERSIONS:
+    for ir_version in probe_keys.PROBED_IR:
         yield probe_keys.ir_key(ir_version), _relu(13, ir_version), {"x": np.ones(4, np.float32)}
 
 
@@ -53,13 +52,13 @@ def _linear():
 
     for case in tm.matrix():
         plain = not (case.negative or case.attrs or case.ir is not None or case.scale_input or case.out_dtype)
-        pair = case.kind == "qdq" and case.q_type in ("int16", "uint16") and case.gran == "tensor"
+        pair = case.kind == "qdq" and case.q_type in SIXTEEN_BIT and case.gran == "tensor"
         if (case.kind == "qdq" and not pair) or not plain:
             continue
         model, feeds = tm.build(case)
         key = probe_keys.pair_key(case.q_type) if pair else _keyed(model)
         if key is not None:
-            yield key, model, {k: _stored(v, tm.input_types(case)[k]) for k, v in feeds.items()}
+            yield key, model, {k: stored(v, tm.input_types(case)[k]) for k, v in feeds.items()}
 
 
 def _keyed(model: onnx.ModelProto) -> str | None:
@@ -68,7 +67,7 @@ def _keyed(model: onnx.ModelProto) -> str | None:
     return probe_keys.node_key(a.any_facts(body, index))
 
 
-def _stored(array: np.ndarray, type_name: str) -> np.ndarray:
+def stored(array: np.ndarray, type_name: str) -> np.ndarray:
     """Feeds as the runner reads them: numpy types as they are, the others as their bits."""
     d = dtypes.BY_NAME[type_name]
     value = np.asarray(array).astype(d.numpy)
@@ -84,7 +83,7 @@ def _feeds(model: onnx.ModelProto) -> dict[str, np.ndarray]:
         shape = [d.dim_value for d in t.shape.dim]
         name = dtypes.name_of(t.elem_type)
         value = _RNG.integers(0, 100, size=shape) if name in ("uint8", "int8") else _RNG.random(shape)
-        out[vi.name] = _stored(value, name)
+        out[vi.name] = stored(value, name)
     return out
 
 

@@ -65,8 +65,17 @@ def _without_subgraphs(node: onnx.NodeProto) -> onnx.NodeProto:
 
 def check_tensor(tensor: onnx.TensorProto, ir_version: int) -> str | None:
     """onnx's check of one tensor (a data type, one value field, its size), or None."""
+    return _problem(checker.check_tensor, tensor, ir_version)
+
+
+def check_sparse(sparse: onnx.SparseTensorProto, ir_version: int) -> str | None:
+    return _problem(checker.check_sparse_tensor, sparse, ir_version)
+
+
+def _problem(check, proto, ir_version: int) -> str | None:
+    """What onnx's ``check`` of ``proto`` says is wrong, or None."""
     try:
-        checker.check_tensor(tensor, context(ir_version, (("", 1),)))
+        check(proto, context(ir_version, (("", 1),)))
     except checker.ValidationError as e:
         return message(e)
     return None
@@ -83,14 +92,6 @@ def all_valid(tensors, ir_version: int) -> bool:
     except checker.ValidationError:
         return False
     return True
-
-
-def check_sparse(sparse: onnx.SparseTensorProto, ir_version: int) -> str | None:
-    try:
-        checker.check_sparse_tensor(sparse, context(ir_version, (("", 1),)))
-    except checker.ValidationError as e:
-        return message(e)
-    return None
 
 
 def message(e: Exception) -> str:

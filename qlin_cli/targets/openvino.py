@@ -174,18 +174,11 @@ class OpenVinoCpu(Target):
     def node_findings(self, site: NodeSite):
         """The rules' findings, then the probes': a node whose every probe this version
         refused gets QT205 unless a rule already says why, and so does a node of which this
-        version failed more probes than the rules' version (some fail that run there); a
-        rule's error is dropped where this version ran every probe of the node that the rules'
-        version refused."""
+        version failed more probes than the rules' version (some fail that run there)."""
         found = list(self._rules(site))
         key = probe_keys.node_key(site.facts)
         mine = self.table.outcome(key)
         errors = any(x.severity == "error" for x in found)
-        if errors and mine is not None and mine.fails == 0 and self.table.version != RULES_VERSION:
-            theirs = probe_table.load(RUNTIME, RULES_VERSION).outcome(key)
-            if theirs is not None and theirs.refused:
-                found = [x for x in found if x.severity != "error"]
-                errors = False
         yield from found
         if mine is None or errors:
             return

@@ -56,19 +56,18 @@ What the table cannot tell
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from types import MappingProxyType
+
+from . import releases
 
 __all__ = [
     "Kernel", "Match", "OrtTable", "Signature", "available_versions", "from_json", "load", "normalise_type",
 ]
 
-_DATA_PACKAGE = "qlin_cli.targets.data"
-_FILE_RE = re.compile(r"^onnxruntime_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*)\.json$")
+RUNTIME = "onnxruntime"
 _SUPPORTED_FORMATS = (1, 2)  # 2 adds each schema version's signature
 
 
@@ -266,57 +265,33 @@ class OrtTable:
         return None
 
 
-def _data_files() -> dict[str, object]:
-    found = {}
-    for entry in resources.files(_DATA_PACKAGE).iterdir():
-        m = _FILE_RE.match(entry.name)
-        if m:
-            found[m.group("version")] = entry
-    return found
-
-
-def _version_key(version: str) -> tuple:
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.+-]", version))
-
-
 def available_versions() -> list[str]:
     """onnxruntime versions with a bundled table, oldest first."""
-    return sorted(_data_files(), key=_version_key)
+    return list(releases.measured(RUNTIME))
 
 
 def installed_version() -> str | None:
-    """The onnxruntime installed beside qlin, read from its package metadata (onnxruntime
-    itself is not imported), or None."""
-    from importlib import metadata
-
-    for dist in ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml"):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            continue
-    return None
+    """The onnxruntime installed beside qlin (any of its builds), or None."""
+    return releases.installed(("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino",
+                               "onnxruntime-directml"))
 
 
 def default_version() -> str:
     """The version plain `onnxruntime` names: the installed one when a table of its minor
     version is bundled (the newest patch of that minor), else the newest bundled."""
-    from .probe_table import pick
-
-    return pick(available_versions(), installed_version())
+    return releases.pick(available_versions(), installed_version())
 
 
-def minor(version: str) -> str:
-    """'1.20' of '1.20.1'."""
-    return ".".join(version.split(".")[:2])
+minor = releases.minor
 
 
 def load(version: str | None = None) -> OrtTable:
     """Load the table for ``version`` (e.g. "1.31.1"); None picks the newest bundled one."""
-    files = _data_files()
+    files = releases.data_files(RUNTIME)
     if not files:
         raise FileNotFoundError("no onnxruntime tables are bundled with qlin_cli.targets")
     if version is None:
-        version = max(files, key=_version_key)
+        version = available_versions()[-1]
     if version not in files:
         have = ", ".join(available_versions())
         raise LookupError(f"no onnxruntime table for version {version!r} (available: {have})")
@@ -325,7 +300,7 @@ def load(version: str | None = None) -> OrtTable:
 
 @cache
 def _load_cached(version: str) -> OrtTable:
-    return OrtTable(json.loads(_data_files()[version].read_text(encoding="utf-8")))
+    return OrtTable(json.loads(releases.data_files(RUNTIME)[version].read_text(encoding="utf-8")))
 
 
 def from_json(text: str | bytes) -> OrtTable:

@@ -14,9 +14,16 @@ from __future__ import annotations
 
 import math
 
+import onnx
+
 from .. import schema
+from ..schema.ir import OLDEST_IR, newest_opset
 
 PER_CHANNEL = "per-channel"
+# What the loading probes cover: from the first opset with a quantized op (QuantizeLinear-10)
+# to the newest onnx knows, and every IR version with opset imports.
+PROBED_OPSETS = range(min(s.since for s in schema.SPECS if s.domain == schema.AI_ONNX), newest_opset() + 1)
+PROBED_IR = range(OLDEST_IR, onnx.IR_VERSION + 1)
 
 
 def node_key(f) -> str | None:

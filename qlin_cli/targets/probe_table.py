@@ -10,14 +10,10 @@ and those are the hand-written rules' business, not the table's.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
-from . import probe_keys
-
-_DATA_PACKAGE = "qlin_cli.targets.data"
+from . import probe_keys, releases
 
 
 @dataclass(frozen=True)
@@ -38,8 +34,8 @@ class ProbeTable:
         self.source: str = data["source"]
         self.probes: int = int(data["probes"])
         self._keys = {k: Outcome(e["runs"], e["fails"], e.get("error", "")) for k, e in data["keys"].items()}
-        self.max_opset = self._highest(probe_keys.opset_key, range(10, 29))
-        self.max_ir = self._highest(probe_keys.ir_key, range(3, 15))
+        self.max_opset = self._highest(probe_keys.opset_key, probe_keys.PROBED_OPSETS)
+        self.max_ir = self._highest(probe_keys.ir_key, probe_keys.PROBED_IR)
 
     def outcome(self, key: str | None) -> Outcome | None:
         return None if key is None else self._keys.get(key)
@@ -66,28 +62,14 @@ class ProbeTable:
         return None
 
 
-def version_key(version: str) -> tuple:
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.+-]", version))
-
-
-def _files(runtime: str) -> dict[str, object]:
-    pattern = re.compile(rf"^{runtime}_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*)\.json$")
-    found = {}
-    for entry in resources.files(_DATA_PACKAGE).iterdir():
-        m = pattern.match(entry.name)
-        if m:
-            found[m.group("version")] = entry
-    return found
-
-
 def available_versions(runtime: str) -> list[str]:
     """Measured versions of ``runtime``, oldest first."""
-    return sorted(_files(runtime), key=version_key)
+    return list(releases.measured(runtime))
 
 
 @cache
 def load(runtime: str, version: str) -> ProbeTable:
-    files = _files(runtime)
+    files = releases.data_files(runtime)
     if version not in files:
         have = ", ".join(available_versions(runtime))
         raise LookupError(f"no {runtime} data for version {version!r} (measured: {have})")
@@ -95,31 +77,11 @@ def load(runtime: str, version: str) -> ProbeTable:
 
 
 def installed_version(runtime: str) -> str | None:
-    """The version of ``runtime`` installed beside qlin, from its package metadata (the
-    runtime is not imported), or None."""
-    from importlib import metadata
-
-    try:
-        return metadata.version(runtime)
-    except metadata.PackageNotFoundError:
-        return None
+    """The version of ``runtime`` installed beside qlin, or None."""
+    return releases.installed((runtime,))
 
 
 def default_version(runtime: str) -> str:
     """What the plain runtime name judges: the installed version when its minor version was
     measured (that measurement's newest patch), else the newest measured."""
-    return pick(available_versions(runtime), installed_version(runtime))
-
-
-def pick(have: list[str], mine: str | None) -> str:
-    """Of the measured versions ``have`` (oldest first), the one that judges the installed
-    version ``mine``: itself, else the newest patch of its minor version, else the newest."""
-    if mine is not None:
-        same = [v for v in have if _minor(v) == _minor(mine)]
-        if same:
-            return mine if mine in same else same[-1]
-    return have[-1]
-
-
-def _minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])
+    return releases.pick(available_versions(runtime), installed_version(runtime))

@@ -15,9 +15,10 @@ import functools
 import re
 
 from .. import schema
+from ..schema import dtypes
 from . import onnxruntime as ort_profile
 from . import openvino as ov_profile
-from . import ort_table, probe_table
+from . import ort_table, probe_table, releases
 from .base import NodeSite, Target, TargetFinding
 
 RUNTIMES = ("onnxruntime", "openvino")
@@ -28,18 +29,17 @@ def is_versioned(name: str) -> bool:
     return _SPEC.match(name.strip().lower()) is not None
 
 
-def _measured_files(runtime: str) -> list[str]:
-    if runtime == "onnxruntime":
-        return ort_table.available_versions()
-    return probe_table.available_versions(runtime)
-
-
 def known(runtime: str = "onnxruntime") -> list[str]:
     """The measured versions, oldest first: one per minor version (its newest patch)."""
+    return list(_known(runtime))
+
+
+@functools.cache
+def _known(runtime: str) -> tuple[str, ...]:
     newest: dict[str, str] = {}
-    for v in _measured_files(runtime):
-        newest[ort_table.minor(v)] = v
-    return sorted(newest.values(), key=ort_table._version_key)
+    for v in releases.measured(runtime):
+        newest[releases.minor(v)] = v
+    return tuple(sorted(newest.values(), key=releases.key))
 
 
 def resolve(name: str) -> Target | None:
@@ -55,12 +55,12 @@ def resolve(name: str) -> Target | None:
 def _measured(runtime: str, version: str) -> tuple[str, bool]:
     """(the measured version that judges ``version``, whether it is newer than the data)."""
     have = known(runtime)
-    if version in _measured_files(runtime):
+    if version in releases.measured(runtime):
         return version, False
-    same = [v for v in have if ort_table.minor(v) == ort_table.minor(version)]
+    same = [v for v in have if releases.minor(v) == releases.minor(version)]
     if same:
         return same[-1], False
-    if ort_table._version_key(version) > ort_table._version_key(have[-1]):
+    if releases.key(version) > releases.key(have[-1]):
         return have[-1], True
     raise LookupError(f"{runtime} {version} was not measured (measured: {', '.join(have)})")
 
@@ -76,9 +76,9 @@ def _single(runtime: str, version: str) -> Target:
 
 @functools.cache
 def _range(runtime: str, oldest: str) -> Target:
-    first = ort_table._version_key(_measured(runtime, oldest)[0])
-    members = [v for v in known(runtime) if ort_table._version_key(v) >= first]
-    return VersionRange(f"{runtime}>={oldest}", [_single(runtime, ort_table.minor(v)) for v in members])
+    first = releases.key(_measured(runtime, oldest)[0])
+    members = [v for v in known(runtime) if releases.key(v) >= first]
+    return VersionRange(f"{runtime}>={oldest}", [_single(runtime, releases.minor(v)) for v in members])
 
 
 class _Versioned:
@@ -94,22 +94,31 @@ class _Versioned:
                                         f"measured: judged as {self.table.version}",
                                fix=f"measure it: make target-data RUNTIME={self.runtime} "
                                    f"VERSION={self.asked}")
-        for f in super().model_findings(info):
-            yield self._with_fix_version(f, lambda t: t.model_findings(info))
+        for f in self._own_model_findings(info):
+            yield self._with_fix_version(f, lambda t: t._own_model_findings(info))
 
     def node_findings(self, site: NodeSite):
-        for f in super().node_findings(site):
-            yield self._with_fix_version(f, lambda t: t.node_findings(site))
+        for f in self._own_node_findings(site):
+            yield self._with_fix_version(f, lambda t: t._own_node_findings(site))
+
+    def _own_model_findings(self, info):
+        """The profile's checks of this release, without this wrapper's notes."""
+        return super().model_findings(info)
+
+    def _own_node_findings(self, site: NodeSite):
+        return super().node_findings(site)
 
     def _with_fix_version(self, found: TargetFinding, again) -> TargetFinding:
+        """``found`` noted with the first newer release whose own checks (``again``: the
+        profile's, not this wrapper's, so each release is asked once) have no such code."""
         if found.severity != "error":
             return found
         for v in known(self.runtime):
-            if ort_table._version_key(v) <= ort_table._version_key(self.table.version):
+            if releases.key(v) <= releases.key(self.table.version):
                 continue
             later = _single(self.runtime, v)
             if not any(x.code == found.code for x in again(later)):
-                return found.noted(f"{self.runtime} {ort_table.minor(v)} and newer run it")
+                return found.noted(f"{self.runtime} {releases.minor(v)} and newer run it")
         return found
 
 
@@ -174,8 +183,10 @@ def _lowest(limits) -> int | None:
     return min(known_limits) if known_limits else None
 
 
-QDQ_TYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4", "int2", "uint2", "float8e4m3fn",
-             "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float4e2m1", "int32")
+# The quantized types of ai.onnx QuantizeLinear / DequantizeLinear at any version (the
+# schema's), in the order of the dtype table.
+QDQ_TYPES = tuple(t for t in dtypes.BY_NAME
+                  if any(t in s.quantized_types for s in schema.SPECS if s.domain == schema.AI_ONNX))
 _MS = schema.MICROSOFT
 FAMILIES = (("", "QLinearConv"), ("", "QLinearMatMul"), ("", "MatMulInteger"), ("", "ConvInteger"),
             ("", "DynamicQuantizeLinear"), (_MS, "QLinearAdd"), (_MS, "QLinearMul"), (_MS, "QGemm"),

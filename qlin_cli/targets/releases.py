@@ -1,0 +1,61 @@
+"""Release numbers of the measured runtimes: how they order, their minor version, which
+releases have a data file (qlin_cli/targets/data/<runtime>_cpu_<version>.json), and which
+measured release judges the one installed beside qlin."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import metadata, resources
+
+_DATA_PACKAGE = "qlin_cli.targets.data"
+
+
+def key(version: str) -> tuple:
+    """A sort key: numeric parts as numbers ("1.9" before "1.10")."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.+-]", version))
+
+
+def minor(version: str) -> str:
+    """'1.20' of '1.20.1'."""
+    return ".".join(version.split(".")[:2])
+
+
+@cache
+def data_files(runtime: str) -> dict[str, object]:
+    """{release: its data file} of ``runtime`` (the package data does not change while qlin
+    runs: read once)."""
+    pattern = re.compile(rf"^{re.escape(runtime)}_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*)\.json$")
+    found = {}
+    for entry in resources.files(_DATA_PACKAGE).iterdir():
+        m = pattern.match(entry.name)
+        if m:
+            found[m.group("version")] = entry
+    return found
+
+
+@cache
+def measured(runtime: str) -> tuple[str, ...]:
+    """The releases of ``runtime`` with a data file, oldest first."""
+    return tuple(sorted(data_files(runtime), key=key))
+
+
+def installed(distributions: tuple[str, ...]) -> str | None:
+    """The version of the first of ``distributions`` installed beside qlin, read from its
+    package metadata (the runtime is not imported), or None."""
+    for dist in distributions:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def pick(have: list[str] | tuple[str, ...], mine: str | None) -> str:
+    """Of the measured releases ``have`` (oldest first), the one that judges the installed
+    release ``mine``: itself, else the newest patch of its minor version, else the newest."""
+    if mine is not None:
+        same = [v for v in have if minor(v) == minor(mine)]
+        if same:
+            return mine if mine in same else same[-1]
+    return have[-1]
