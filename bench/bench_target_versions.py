@@ -68,9 +68,9 @@ def _measure(runtime: str, version: str, folder: Path) -> dict:
     py = str(env / "bin" / "python")
     subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{runtime}=={version}"],
                    check=True, capture_output=True)
-    done = subprocess.run([py, str(ROOT / "tools" / "probe_runner.py"), runtime, str(folder)],
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    import probe_runner
+
+    return probe_runner.run_all(py, runtime, folder)
 
 
 def main() -> None:

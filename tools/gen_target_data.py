@@ -69,6 +69,7 @@ def run_probes(runtime: str, python: Path, folder: Path) -> tuple[dict, dict]:
     import numpy as np
     import onnx
     import probe_models
+    import probe_runner
 
     cases, keys = {}, {}
     for i, (key, model, feeds) in enumerate(probe_models.probes()):
@@ -78,9 +79,7 @@ def run_probes(runtime: str, python: Path, folder: Path) -> tuple[dict, dict]:
         cases[pid] = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
         keys[pid] = key
     (folder / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
-    done = subprocess.run([str(python), str(ROOT / "tools" / "probe_runner.py"), runtime, str(folder)],
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1]), keys
+    return probe_runner.run_all(str(python), runtime, folder), keys
 
 
 def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: bool) -> int:

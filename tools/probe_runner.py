@@ -4,10 +4,11 @@ tools/gen_target_data.py or bench/bench_target_versions.py); needs only the runt
     python probe_runner.py onnxruntime|openvino FOLDER
 
 FOLDER holds cases.json ({id: {input name: ONNX element type}}), <id>.onnx and <id>.npz
-(the feeds; types numpy lacks stored as their bits). Prints one JSON object: {id: "ok",
-"load: <first line of the error>" or "run: <...>"}. onnxruntime: InferenceSession with
-default options on the CPU provider, one run; openvino: read_model, compile_model on CPU,
-one inference.
+(the feeds; types numpy lacks stored as their bits). Appends one line per case to
+FOLDER/results.jsonl: [id, "ok"], [id, "load: <the error>"] or [id, "run: <...>"], skipping
+cases already there (``run_all`` restarts it after a case that crashes the runtime).
+onnxruntime: InferenceSession with default options on the CPU provider, one run; openvino:
+read_model, compile_model on CPU, one inference.
 """
 
 import json
@@ -79,17 +80,52 @@ def run_openvino(path, feeds, types):
     return "ok"
 
 
+def _done(folder) -> dict:
+    """The outcomes written so far (results.jsonl: one JSON [id, outcome] per line)."""
+    try:
+        with open(f"{folder}/results.jsonl", encoding="utf-8") as f:
+            return dict(json.loads(line) for line in f if line.strip())
+    except FileNotFoundError:
+        return {}
+
+
+def run_all(python: str, runtime: str, folder) -> dict:
+    """Run every case of ``folder`` with ``python`` (where the runtime is installed) and return
+    {id: outcome}. A case that kills the runtime's process (openvino 2025.3 dies of SIGSEGV
+    on some models) is recorded as "crash: <how it ended>" and the run goes on after it."""
+    import os
+    import subprocess
+
+    with open(f"{folder}/cases.json", encoding="utf-8") as f:
+        order = list(json.load(f))
+    if os.path.exists(f"{folder}/results.jsonl"):
+        os.remove(f"{folder}/results.jsonl")  # a fresh run: the folder may serve several releases
+    while True:
+        ended = subprocess.run([python, __file__, runtime, str(folder)], capture_output=True, text=True)
+        done = _done(folder)
+        if ended.returncode == 0:
+            return done
+        left = [case for case in order if case not in done]
+        if not left:
+            return done
+        with open(f"{folder}/results.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps([left[0], f"crash: exit status {ended.returncode}"]) + "\n")
+
+
 def main():
     runtime, folder = sys.argv[1], sys.argv[2]
     run = {"onnxruntime": run_onnxruntime, "openvino": run_openvino}[runtime]
     with open(f"{folder}/cases.json", encoding="utf-8") as f:
         cases = json.load(f)
-    out = {}
-    for case, types in cases.items():
-        with np.load(f"{folder}/{case}.npz") as data:
-            feeds = {k: data[k] for k in data.files}
-        out[case] = run(f"{folder}/{case}.onnx", feeds, types)
-    print(json.dumps(out))
+    done = _done(folder)
+    with open(f"{folder}/results.jsonl", "a", encoding="utf-8") as out:
+        for case, types in cases.items():
+            if case in done:
+                continue
+            with np.load(f"{folder}/{case}.npz") as data:
+                feeds = {k: data[k] for k in data.files}
+            out.write(json.dumps([case, run(f"{folder}/{case}.onnx", feeds, types)]) + "\n")
+            out.flush()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,48 @@
+"""tools/probe_runner.py: outcomes are written case by case, and a case that kills the
+runtime's process is recorded as a crash while the others still run (openvino 2025.3 died of
+SIGSEGV on one of the bench's models and took every outcome with it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import probe_runner  # noqa: E402
+
+# Stands for the runtime's python: writes "ok" for each case not done yet, and dies of
+# SIGSEGV at case "c1", as openvino did.
+FAKE = """#!{python}
+import json, os, signal, sys
+folder = sys.argv[3]
+cases = json.load(open(folder + "/cases.json"))
+done = {{}}
+if os.path.exists(folder + "/results.jsonl"):
+    done = dict(json.loads(line) for line in open(folder + "/results.jsonl"))
+with open(folder + "/results.jsonl", "a") as out:
+    for case in cases:
+        if case in done:
+            continue
+        if case == "c1":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        out.write(json.dumps([case, "ok"]) + "\\n")
+        out.flush()
+"""
+
+
+def test_a_crashing_case_is_recorded_and_the_rest_still_run(tmp_path):
+    (tmp_path / "cases.json").write_text(json.dumps({f"c{i}": {} for i in range(4)}))
+    (tmp_path / "results.jsonl").write_text(json.dumps(["c0", "left from another release"]) + "\n")
+    fake = tmp_path / "python"
+    fake.write_text(FAKE.format(python=sys.executable))
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    out = probe_runner.run_all(str(fake), "openvino", tmp_path)
+    assert out["c0"] == out["c2"] == out["c3"] == "ok"
+    assert out["c1"].startswith("crash: exit status") and str(-11) in out["c1"]
+    assert sorted(out) == ["c0", "c1", "c2", "c3"]
+    assert os.path.exists(tmp_path / "results.jsonl")
