@@ -4,6 +4,7 @@
     import qlin
 
     result = qlin.check("model.onnx", targets=["onnxruntime"])   # one file, its config
+    results = qlin.check_paths(["models"])                      # folders walked as the CLI does
     for f in result.findings:                                   # qlin.Finding
         print(f.code, f.severity, f.graph, f.node, f.detail)
     findings = qlin.check_model(model_proto)                    # an onnx.ModelProto
@@ -21,14 +22,14 @@ from collections.abc import Sequence
 
 import onnx
 
-from . import schema
 from .check.engine import FileResult, check_analysis, check_file, selected, target_diagnostics
 from .config import Config, ConfigError, Finder, load_config
+from .convert_pipeline import Stop as ConversionStopped
 from .errors import QlinError
 from .finding import Finding
 
-__all__ = ["Config", "FileResult", "Finding", "QlinError", "check", "check_file_with", "check_model",
-           "convert", "inspect", "targets"]
+__all__ = ["Config", "ConversionStopped", "FileResult", "Finding", "QlinError", "check", "check_file_with",
+           "check_model", "check_paths", "convert", "discover", "inspect", "targets"]
 
 
 def check(path: str | os.PathLike, *, select: Sequence[str] | None = None,
@@ -45,6 +46,50 @@ def check(path: str | os.PathLike, *, select: Sequence[str] | None = None,
     if result.error is not None:
         raise QlinError(path, result.error)
     return result
+
+
+def discover(paths: Sequence[str | os.PathLike] = (".",), *, exclude: Sequence[str] | None = None,
+             extend_exclude: Sequence[str] = (), respect_gitignore: bool | None = None,
+             force_exclude: bool | None = None, config: bool = True) -> list[str]:
+    """The model files `qlin check PATHS` checks: files as named, folders walked for
+    ``*.onnx`` leaving out excluded names and what .gitignore ignores (discover.py); the
+    arguments are the flags of the same names. Raises QlinError for a folder that cannot
+    be read or a configuration that cannot be used."""
+    from .discover import NO_MODELS, Discovery, Flags, walk
+
+    finder = _finder(config)
+    flags = Flags(None if exclude is None else tuple(exclude), tuple(extend_exclude), respect_gitignore,
+                  force_exclude)
+    try:
+        found = walk([os.fspath(p) for p in paths], Discovery(finder.for_folder, flags))
+    except ConfigError as e:
+        raise QlinError(os.fspath(paths[0]) if paths else ".", str(e)) from None
+    for path, problem in found:
+        if problem is not None and problem != NO_MODELS:
+            raise QlinError(path, problem)
+    return [path for path, problem in found if problem is None]
+
+
+def check_paths(paths: Sequence[str | os.PathLike] = (".",), *, select: Sequence[str] | None = None,
+                ignore: Sequence[str] | None = None, targets: Sequence[str] | None = None,
+                config: bool = True, **discovery) -> list[FileResult]:
+    """Check every model ``discover(paths, **discovery)`` finds, each with its own
+    configuration, as `qlin check PATHS` does (in this process). A file that cannot be
+    checked comes back with ``error`` set, so one bad file does not hide the others."""
+    _known_targets(targets)
+    files = discover(paths, config=config, **discovery)
+    finder = _finder(config)
+    try:
+        return [check_file_with(p, finder.for_file(p), select, ignore, targets) for p in files]
+    except ConfigError as e:
+        raise QlinError(files[0], str(e)) from None
+
+
+def _finder(config: bool) -> Finder:
+    try:
+        return Finder(load_config(), search=True) if config else Finder(Config(), search=False)
+    except ConfigError as e:
+        raise QlinError(".", str(e)) from None
 
 
 def check_file_with(path: str, cfg: Config, select=None, ignore=None, targets=None, *,
@@ -64,8 +109,8 @@ def suppress(result: FileResult, cfg: Config) -> None:
     """Drop the findings the file's configuration ignores: per-path-ignores for the
     file, per-node-ignores for a node."""
     extra = cfg.ignored_for(result.path)
-    if extra:
-        result.diagnostics = [d for d in result.diagnostics if selected(d.code, None, extra)]
+    if extra is not None:  # [] ignores every code, as in per-node-ignores
+        result.diagnostics = [d for d in result.diagnostics if extra and selected(d.code, None, extra)]
     if cfg.per_node_ignores:
         kept = []
         for d in result.diagnostics:
@@ -96,46 +141,23 @@ def check_model(model: onnx.ModelProto, base_dir: str | os.PathLike = ".", *,
 
 def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: str | None = None,
             target: str | None = None, ir_version: int | None = None, lower: bool = False,
-            verify: bool = True, output: str | os.PathLike | None = None):
-    """Convert a model file as `qlin convert` does and return the conversion's result
-    (``.model``: the converted ModelProto, None when something is refused; ``.entries``;
-    ``.refused``). With ``target``, the opset, domain and lowering are chosen for it. With
-    ``output``, the converted model is written there (never over the source). Raises
-    QlinError when the file cannot be read, has errors, or no conversion makes the target
-    run it."""
-    from .convert.run import Options, convert_model
-    from .convert.write import check_target, write_model
-    from .model.analysis import analyze
-    from .model.load import load_model
-    from .model.safety import validate_model_files
-    from .targets import predict
+            verify: bool = True, output: str | os.PathLike | None = None, vendor_axis: int | None = None):
+    """Convert a model file as `qlin convert` does (convert/pipeline.py) and return the
+    result: ``.model`` (the converted ModelProto; None when some node is refused),
+    ``.entries``, ``.refused``, ``.resolved`` (the source's errors the conversion is the
+    fix of), ``.note``, ``.written``. With ``target`` the opset, domain and lowering are
+    chosen for it; a model it already runs comes back unchanged (``.note`` says so). With
+    ``output`` the result is written there, never over the source. Raises
+    ``ConversionStopped`` (a QlinError; ``.findings`` says why) when the model has errors
+    the conversion does not resolve or the target would still refuse it, QlinError when
+    the file cannot be read."""
+    from .convert_pipeline import Request, run
 
-    path = os.fspath(path)
-    if output is not None:
-        check_target(os.fspath(output), path, False)
-    proto = load_model(path)
-    base_dir = os.path.dirname(os.path.abspath(path))
-    validate_model_files(proto, base_dir, path)
-    a = analyze(proto, base_dir)
-    errors = [d for d in check_analysis(a) if d.severity == "error" and not _mended(d.code)]
-    if errors:
-        raise QlinError(path, f"the model has {len(errors)} error(s) ({errors[0].code}: {errors[0].message})")
     if target is not None:
         _known_targets([target])
-        plan = predict.plan_in(a, target)
-        if plan.needed and plan.choice is None:
-            raise QlinError(path, f"no conversion makes {target} run it ({plan.blocking[0].message})")
-        if plan.needed:
-            to_opset, to_domain, lower = plan.choice.to_opset, plan.choice.to_domain, plan.choice.lower
-    if to_opset is None:
-        to_opset = schema.opset_of({o.domain: o.version for o in proto.opset_import}, schema.AI_ONNX)
-        if to_opset is None:
-            raise QlinError(path, "the model imports no ai.onnx opset: give to_opset")
-    result = convert_model(proto, base_dir, Options(to_opset, to_domain, ir_version, lower, verify),
-                           source=path, types=a.inferred)
-    if output is not None and result.model is not None:
-        write_model(result.model, base_dir, os.fspath(output), source=path)
-    return result
+    req = Request(os.fspath(path), to_opset, to_domain, target, ir_version, lower, verify, vendor_axis,
+                  None if output is None else os.fspath(output))
+    return run(req)
 
 
 def inspect(path: str | os.PathLike, targets: Sequence[str] | None = None) -> dict:
@@ -156,13 +178,6 @@ def targets() -> list[dict]:
     from .targets import predict
 
     return predict.capability_matrix()
-
-
-def _mended(code: str) -> bool:
-    from . import rules
-
-    rule = rules.get(code)
-    return rule is not None and rule.mended_by_convert
 
 
 def _known_targets(names) -> None:

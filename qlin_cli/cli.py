@@ -19,55 +19,6 @@ def _codes(values: tuple[str, ...]) -> list[str]:
     return out
 
 
-def expand_paths(paths: tuple[str, ...]) -> list[str]:
-    """Files as given; directories become their *.onnx files, recursively, sorted."""
-    return [p for p, _ in walk_paths(paths)]
-
-
-NO_MODELS = "directory holds no .onnx files"  # a warning, not a failure
-
-
-def walk_paths(paths) -> list[tuple[str, str | None]]:
-    """(path, None) for each file to check; (folder, reason) for a folder that cannot be
-    read, or that holds no .onnx file at all.
-
-    Folders are walked with an explicit stack (a tree thousands of levels deep is
-    fine), symbolic links to folders are not followed, and a sub-folder that
-    cannot be listed is reported rather than skipped.
-    """
-    found: list[tuple[str, str | None]] = []
-    for p in paths:
-        if not os.path.isdir(p):
-            found.append((p, None))
-            continue
-        inside: list[tuple[str, str | None]] = []
-        stack = [p]
-        while stack:
-            folder = stack.pop()
-            try:
-                with os.scandir(folder) as it:
-                    entries = sorted(it, key=lambda e: e.name)
-            except OSError as e:
-                inside.append((folder, f"cannot read the folder: {e.strerror or e}"))
-                continue
-            subfolders = []
-            for entry in entries:
-                try:
-                    is_dir = entry.is_dir()
-                except OSError:
-                    is_dir = False
-                if is_dir:
-                    if not entry.is_symlink():
-                        subfolders.append(entry.path)
-                elif entry.name.endswith(".onnx"):
-                    inside.append((entry.path, None))
-            stack.extend(reversed(subfolders))
-        if not inside:
-            found.append((p, NO_MODELS))
-        found.extend(inside)
-    return found
-
-
 class _Main(click.Group):
     """The command group: signals and a failing stdout end every command the same way
     (one line on stderr, a documented exit status, no traceback)."""
@@ -97,7 +48,7 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]),
               default="text", show_default=True, help="Report format.")
 @click.option("--select", multiple=True, metavar="CODES",
@@ -110,7 +61,8 @@ def main() -> None:
 @click.option("--exit-zero", is_flag=True,
               help="Exit 0 even with findings (2 still means a file could not be checked).")
 @click.option("--statistics", is_flag=True,
-              help="Text: one line per code found with its count, instead of each finding.")
+              help="One line (JSON: one entry) per code found with its count, instead of each "
+                   "finding (text and json).")
 @click.option("-q", "--quiet", is_flag=True,
               help="Text: the findings only, no summary line and no progress bar.")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
@@ -126,9 +78,21 @@ def main() -> None:
 @click.option("--target", "targets", multiple=True, metavar="NAMES",
               help="Also check that these runtimes run the model and compute what the spec says "
                    "(comma-separated; see `qlin targets`).")
+@click.option("--exclude", multiple=True, metavar="GLOBS",
+              help="Leave these out of folder walks, in place of the default list (.git, .venv, "
+                   "site-packages, build, dist, ...; comma-separated).")
+@click.option("--extend-exclude", multiple=True, metavar="GLOBS",
+              help="Leave these out of folder walks too (comma-separated).")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None,
+              help="Leave out what .gitignore ignores in a git repository [default: respect].")
+@click.option("--force-exclude", is_flag=True, default=None,
+              help="Exclude files named on the command line too (for pre-commit).")
 def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, output_file,
-          fix, diff, jobs, no_config, targets):
-    """Check every Q/DQ node of the models at PATHS (files or folders of *.onnx).
+          fix, diff, jobs, no_config, targets, exclude, extend_exclude, respect_gitignore,
+          force_exclude):
+    """Check every Q/DQ node of the models at PATHS (files or folders of *.onnx; default:
+    the working directory). Folder walks leave out --exclude globs and what .gitignore
+    ignores.
 
     One line per finding: PATH:GRAPH:NODE: CODE SEVERITY [OP-VERSION DOMAIN] MESSAGE.
     Settings come from the nearest qlin.toml or pyproject.toml [tool.qlin] above each
@@ -141,11 +105,18 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     from .parallel import default_jobs, ordered_map
     from .progress import track
 
+    if statistics and fmt in ("sarif", "github"):
+        raise click.UsageError(f"--statistics gives text or json, not {fmt}")
     cli_select, cli_ignore = _codes(select), _codes(ignore)
     _validate_codes(cli_select + cli_ignore)
     cli_targets = _target_names(targets) if targets else None
-    files = _files(paths)
-    configs = _configs(files, no_config)
+    from .discover import Flags
+
+    flags = Flags(_globs(exclude) if exclude else None, _globs(extend_exclude), respect_gitignore,
+                  force_exclude)
+    finder = _finder(no_config)
+    files = _files(paths or (".",), finder, flags)
+    configs = _configs(files, finder, no_config)
     rules.all_rules()  # built once here: forked workers inherit the registry
     results = []
     failures = 0
@@ -176,13 +147,26 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     sys.exit(EXIT_OK if exit_zero or not failures else EXIT_FINDINGS)
 
 
-def _files(paths) -> list[tuple[str, str | None]]:
+def _globs(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(g.strip() for v in values for g in v.split(",") if g.strip())
+
+
+def _files(paths, finder, flags) -> list[tuple[str, str | None]]:
     """(path, why it cannot be checked or None) of every model the paths name; an empty
     folder is a warning, and is left out."""
     from . import output
+    from .config import ConfigError
+    from .discover import NO_MODELS, Discovery, walk
 
     files = []
-    for path, problem in walk_paths(paths):
+    try:
+        found = walk(paths, Discovery(finder.for_folder, flags))
+    except ConfigError as e:
+        output.error(str(e))
+        sys.exit(EXIT_BAD_INPUT)
+    if not found and paths:
+        output.warning("no model to check: every path given is excluded (--force-exclude)")
+    for path, problem in found:
         # an empty folder is a warning; a folder named like a model (m.onnx/) given in
         # place of one stays an error, like any other path that is not a model
         if problem == NO_MODELS and not path.rstrip("/" + os.sep).endswith(".onnx"):
@@ -192,16 +176,27 @@ def _files(paths) -> list[tuple[str, str | None]]:
     return files
 
 
-def _configs(files, no_config: bool) -> list:
-    """The configuration of each file (the nearest qlin.toml or [tool.qlin] above it), or
-    exit 2 naming a bad one."""
+def _finder(no_config: bool):
+    """Each folder's configuration (the nearest qlin.toml or [tool.qlin] above it), or exit
+    2 naming a bad one."""
     from . import output
     from .config import Config, ConfigError, Finder, load_config
 
     try:
         default = Config() if no_config else load_config()
-        finder = Finder(default)
-        return [default if no_config or problem is not None else finder.for_file(path)
+    except ConfigError as e:
+        output.error(str(e))
+        sys.exit(EXIT_BAD_INPUT)
+    return Finder(default, search=not no_config)
+
+
+def _configs(files, finder, no_config: bool) -> list:
+    """The configuration of each file, or exit 2 naming a bad one."""
+    from . import output
+    from .config import ConfigError
+
+    try:
+        return [finder.default if no_config or problem is not None else finder.for_file(path)
                 for path, problem in files]
     except ConfigError as e:
         output.error(str(e))
@@ -235,7 +230,8 @@ def _fix(result, cfg, cli_select, cli_ignore, *, write: bool):
 
 
 def _print_diff(outcomes) -> None:
-    """Each fix --fix would apply: the finding's place and code, the fix, its edits."""
+    """What --fix would do: per file, each finding it fixes (place, code, fix), then the
+    unified diff of the model's text form before and after (fix/text.py)."""
     from .report.safe import printable
 
     n = 0
@@ -243,8 +239,8 @@ def _print_diff(outcomes) -> None:
         for d in o.fixed:
             n += 1
             click.echo(printable(f"{o.path}:{d.graph}:{d.node}: {d.code} {d.fix.title}"))
-            for e in d.fix.edits:
-                click.echo(printable(f"    {e.describe()}"))
+        for line in o.diff.splitlines():
+            click.echo(printable(line))
     files = sum(1 for o in outcomes if o.fixed)
     click.echo(f"{n} fix{'es' if n != 1 else ''} would be applied in {files} "
                f"file{'s' if files != 1 else ''}; nothing written (--fix applies them)")
@@ -285,9 +281,9 @@ def _target_names(values: tuple[str, ...]) -> list[str]:
 
 def _report(results, summary, fmt, *, quiet=False, statistics=False) -> None:
     if fmt == "json":
-        from .report.json_report import render
+        from .report.json_report import render, render_statistics
 
-        click.echo(render(results, summary))
+        click.echo(render_statistics(results, summary) if statistics else render(results, summary))
     elif fmt == "sarif":
         from .report.sarif import render
 
@@ -299,11 +295,10 @@ def _report(results, summary, fmt, *, quiet=False, statistics=False) -> None:
         if text:
             click.echo(text)
     else:
-        from rich.console import Console
-
+        from .report.console import console
         from .report.text import render
 
-        render(results, summary, Console(file=sys.stdout, highlight=False), quiet=quiet,
+        render(results, summary, console(file=sys.stdout, highlight=False), quiet=quiet,
                statistics=statistics)
 
 
@@ -335,25 +330,11 @@ def list_rules(fmt):
 
             click.echo(json.dumps(items, indent=2))
             return
-        rows = [(it["code"], it["name"], it["severity"], "yes" if it["fixable"] else "",
-                 it["summary"]) for it in items]
-        if not sys.stdout.isatty():  # plain columns for pipes and files: no rich to load
-            header = ("code", "name", "severity", "fix", "summary")
-            widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
-            for r in [header, *rows]:
-                click.echo("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True))
-                           + "  " + r[4])
-            return
-        from rich.console import Console
-        from rich.table import Table
+        from .report.table import show
 
-        table = Table(show_edge=False, header_style="bold")
-        for col in ("code", "name", "severity", "fix", "summary"):
-            table.add_column(col)
-        for it in items:
-            table.add_row(it["code"], it["name"], it["severity"], "yes" if it["fixable"] else "",
-                          it["summary"])
-        Console().print(table)
+        show(["code", "name", "severity", "fix", "summary"],
+             [[it["code"], it["name"], it["severity"], "yes" if it["fixable"] else "", it["summary"]]
+              for it in items])
 
 
 @main.command("rule")
@@ -373,10 +354,11 @@ def show_rule(code):
             f"{rule.doc()}")
     with output.report():
         if sys.stdout.isatty():  # rendered Markdown on a terminal; rich only loaded here
-            from rich.console import Console
             from rich.markdown import Markdown
 
-            Console().print(Markdown(text))
+            from .report.console import console
+
+            console().print(Markdown(text))
         else:
             click.echo(text)
 

@@ -7,8 +7,13 @@ none above it gets the one found from the working directory. Command-line flags 
     select = ["QL"]                    # codes or prefixes to run (default: all)
     ignore = ["QL409"]                 # codes or prefixes to skip
     fail-on = "error"                  # "error", "warning" or "info": what makes exit status 1
+    extend-exclude = ["third_party"]   # left out of folder walks (discover.py), added to
+                                       # the default list; `exclude` replaces that list
+    respect-gitignore = true           # leave out what .gitignore ignores (default true)
+    force-exclude = false              # exclude files named on the command line too
     [tool.qlin.per-path-ignores]
-    "models/legacy/*.onnx" = ["QL403"] # globs relative to the pyproject.toml's folder
+    "models/legacy/*.onnx" = ["QL403"] # globs relative to the pyproject.toml's folder;
+                                       # [] ignores every code
     [tool.qlin.per-node-ignores]
     "weight_*" = ["QL604"]             # node-name globs (any graph); [] ignores every code
 
@@ -35,7 +40,8 @@ except ModuleNotFoundError:  # Python 3.10
 
 FAIL_ON = ("error", "warning", "info")
 MAX_BYTES = 16 * 2**20  # no real pyproject.toml comes near this
-KEYS = {"select", "ignore", "fail-on", "per-path-ignores", "per-node-ignores", "target"}
+KEYS = {"select", "ignore", "fail-on", "per-path-ignores", "per-node-ignores", "target", "exclude",
+        "extend-exclude", "respect-gitignore", "force-exclude"}
 QLIN_TOML = "qlin.toml"
 
 
@@ -52,6 +58,11 @@ class Config:
     per_path_ignores: dict[str, list[str]] = field(default_factory=dict)
     per_node_ignores: dict[str, list[str]] = field(default_factory=dict)
     target: list[str] = field(default_factory=list)  # deployment targets checked too
+    # file discovery (discover.py): None keeps discover.DEFAULT_EXCLUDE
+    exclude: list[str] | None = None
+    extend_exclude: list[str] = field(default_factory=list)
+    respect_gitignore: bool = True
+    force_exclude: bool = False
 
     def ignored_for_node(self, label: str) -> list[str] | None:
         """Codes per-node-ignores drops for a node (``[]``: every code; None: nothing)."""
@@ -67,15 +78,18 @@ class Config:
     def root(self) -> str:
         return os.path.dirname(self.path) if self.path else os.getcwd()
 
-    def ignored_for(self, model_path: str) -> list[str]:
-        """Codes ignored for one model by per-path-ignores."""
+    def ignored_for(self, model_path: str) -> list[str] | None:
+        """Codes per-path-ignores drops for one model (``[]``: every code, as in
+        per-node-ignores; None: nothing)."""
         if not self.per_path_ignores:
-            return []
+            return None
         rel = os.path.relpath(os.path.abspath(model_path), self.root).replace(os.sep, "/")
-        codes: list[str] = []
+        codes: list[str] | None = None
         for pattern, ignored in self.per_path_ignores.items():
             if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern.rstrip("/") + "/*"):
-                codes.extend(ignored)
+                if not ignored:
+                    return []
+                codes = (codes or []) + ignored
         return codes
 
 
@@ -146,17 +160,24 @@ class Finder:
     """The configuration of each checked file, each configuration file read once.
 
     ``default`` is the one found from the working directory, for files with none
-    above them. A configuration file qlin cannot use raises ConfigError naming it."""
+    above them (for every file with ``search=False``). A configuration file qlin cannot
+    use raises ConfigError naming it."""
 
-    def __init__(self, default: Config):
+    def __init__(self, default: Config, *, search: bool = True):
         self.default = default
+        self.search = search  # False (--no-config): ``default`` for every file and folder
         self._by_folder: dict[str, str | None] = {}
         self._loaded: dict[str, Config] = {}
         if default.path:
             self._loaded[default.path] = default
 
     def for_file(self, model_path: str) -> Config:
-        folder = os.path.dirname(os.path.abspath(model_path))
+        return self.for_folder(os.path.dirname(os.path.abspath(model_path)))
+
+    def for_folder(self, folder: str) -> Config:
+        if not self.search:
+            return self.default
+        folder = os.path.abspath(folder)
         if folder not in self._by_folder:
             self._by_folder[folder] = find_pyproject(folder)
         path = self._by_folder[folder]
@@ -215,6 +236,17 @@ def _load(path: str) -> Config:
         cfg.fail_on = table["fail-on"]
     if "target" in table:
         cfg.target = _targets(table["target"], f"{path}:{sec} target")
+    for key in ("exclude", "extend-exclude"):
+        if key in table:
+            globs = table[key]
+            if not isinstance(globs, list) or not all(isinstance(g, str) and g for g in globs):
+                raise ConfigError(f"{path}:{sec} {key} must be a list of globs, not {_brief(globs)}")
+            setattr(cfg, key.replace("-", "_"), list(globs))
+    for key in ("respect-gitignore", "force-exclude"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"{path}:{sec} {key} must be true or false, not {_brief(table[key])}")
+            setattr(cfg, key.replace("-", "_"), table[key])
     ppi = table.get("per-path-ignores", {})
     if not isinstance(ppi, dict):
         raise ConfigError(f"{path}:{sec} per-path-ignores must be a table of glob = [codes]")

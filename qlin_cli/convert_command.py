@@ -45,40 +45,88 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
     input, 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (the old output, or none,
     is left as it was).
     """
-    from . import output as out
+    from .convert_pipeline import Request, Stop
     from .errors import QlinError
 
+    report = _Report(model, fmt, dry_run, verbose)
     output = _check_options(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run,
-                            target)
+                            target, report)
+    req = Request(model, to_opset, to_domain, target, ir_version, lower, not no_verify, vendor_axis,
+                  None if dry_run else output, in_place)
     try:
-        result, written = _convert(model, to_opset, to_domain, output, in_place, ir_version, lower,
-                                   dry_run, no_verify, vendor_axis, target, fmt)
+        result = _run(req, fmt)
+    except Stop as e:
+        report.stop(e, EXIT_FINDINGS)
     except QlinError as e:
-        out.error(str(e))
-        sys.exit(EXIT_BAD_INPUT)
+        report.stop(e, EXIT_BAD_INPUT)
     except Exception as e:  # never a traceback; nothing was written (write_model cleans up)
         from .errors import unexpected
 
-        out.error_at(model, unexpected(e))
-        sys.exit(EXIT_BAD_INPUT)
-    from .convert.report import render_json, render_text
-
-    with out.report():
-        if fmt == "json":
-            from .report.safe import unicode_text
-
-            click.echo(render_json(unicode_text(model), written and unicode_text(written),
-                                   _shown(result, unicode_text), dry_run))
-        else:
-            from .report.safe import printable
-
-            render_text(printable(model), written and printable(written), _shown(result, printable),
-                        dry_run, verbose)
+        report.stop(QlinError(model, unexpected(e)), EXIT_BAD_INPUT)
+    report.done(result)
     sys.exit(EXIT_FINDINGS if result.refused else EXIT_OK)
 
 
-def _check_options(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, target):
+def _run(req, fmt):
+    from .convert_pipeline import run
+    from .progress import Meter
+
+    with Meter("verifying", enabled=fmt == "text") as progress:
+        return run(req, progress)
+
+
+class _Report:
+    """How the command ends, in its format: the conversion's report on stdout (text or
+    JSON), or, when it stops, one line on stderr (and with --format json the same
+    reason and findings as a JSON document on stdout: every path gives one)."""
+
+    def __init__(self, model: str, fmt: str, dry_run: bool, verbose: bool):
+        self.model, self.fmt, self.dry_run, self.verbose = model, fmt, dry_run, verbose
+
+    def done(self, result) -> None:
+        from . import output as out
+        from .convert.report import render_json, render_text
+
+        with out.report():
+            if self.fmt == "json":
+                from .report.safe import unicode_text
+
+                written = result.written and unicode_text(result.written)
+                click.echo(render_json(unicode_text(self.model), written, _shown(result, unicode_text),
+                                       self.dry_run))
+            else:
+                from .report.safe import printable
+
+                render_text(printable(self.model), result.written and printable(result.written),
+                            _shown(result, printable), self.dry_run, self.verbose)
+
+    def stop(self, e, status: int) -> None:
+        from . import output as out
+        from .report.safe import printable
+
+        findings = getattr(e, "findings", [])
+        out.error(str(e) + (":" if findings else ""))
+        for f in findings:
+            click.echo(printable(f"  {f.code} {f.message}"), err=True)
+        if self.fmt == "json":
+            from .convert.report import render_stop_json
+            from .report.safe import unicode_text
+
+            with out.report():
+                click.echo(render_stop_json(unicode_text(self.model), unicode_text(e.reason), findings,
+                                            self.dry_run, status))
+        sys.exit(status)
+
+
+def _check_options(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, target,
+                   report):
     """The output path, once the options agree with each other (else exit 2 saying why)."""
+
+    def _fail(what, why):
+        from .errors import QlinError
+
+        report.stop(QlinError(what, why), EXIT_BAD_INPUT)
+
     if in_place and output:
         _fail("--in-place and -o", "give one of them, not both")
     if in_place:
@@ -98,114 +146,6 @@ def _check_options(model, to_opset, to_domain, output, in_place, ir_version, low
     return output
 
 
-def _convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, no_verify,
-             vendor_axis, target, fmt):
-    """(the conversion's result, the path written or None): read once, checked, planned for
-    the target, converted and proven, written."""
-    import os
-
-    from .convert import write
-    from .convert.run import Options, convert_model
-    from .model.analysis import analyze
-    from .model.load import load_model
-    from .model.safety import validate_model_files
-    from .progress import Meter
-
-    if output and not dry_run:
-        write.check_target(output, model, in_place)
-    proto = load_model(model)
-    base_dir = os.path.dirname(os.path.abspath(model))
-    validate_model_files(proto, base_dir, model)
-    analysis = analyze(proto, base_dir)  # read once: the check, the plan and the conversion
-    errors = _errors(analysis)
-    if errors:
-        _refuse_invalid(model, errors)
-    if target is not None:
-        to_opset, to_domain, lower = _plan_for(analysis, model, target)
-    if to_opset is None:
-        to_opset = _model_opset(proto, model)
-    opts = Options(to_opset, to_domain, ir_version, lower, not no_verify, vendor_axis)
-    with Meter("verifying", enabled=fmt == "text") as progress:
-        result = convert_model(proto, base_dir, opts, progress, source=model, types=analysis.inferred)
-    if target is not None and result.model is not None:
-        _still_refused(result.model, base_dir, model, target)
-    if result.model is None or dry_run:
-        return result, None
-    write.write_model(result.model, base_dir, output, source=model, in_place=in_place)
-    return result, output
-
-
-def _errors(analysis) -> list:
-    """The model's findings of severity error under `qlin check`'s rules."""
-    from . import rules
-    from .check.engine import check_analysis
-
-    mended = {r.code for r in rules.all_rules() if r.mended_by_convert}
-    return [d for d in check_analysis(analysis) if d.severity == "error" and d.code not in mended]
-
-
-def _refuse_invalid(model: str, errors: list) -> None:
-    """A model that breaks its own spec is not converted: the proof would only say
-    that nothing fits it. Exit 1, nothing written."""
-    from . import output as out
-    from .report.safe import printable
-
-    codes = ", ".join(sorted({d.code for d in errors}))
-    n = len(errors)
-    out.error(f"{printable(model)} has {n} error{'s' if n > 1 else ''} ({codes}): run "
-              f"`qlin check {printable(model)}`; nothing converted")
-    sys.exit(EXIT_FINDINGS)
-
-
-def _plan_for(analysis, model: str, target: str):
-    """(opset, domain, lower) that make ``target`` run the model, from the target's
-    profile (qlin_cli/targets); exit 0 when it runs as it is, 1 when nothing helps."""
-    from . import output
-    from .report.safe import printable
-    from .targets import base, predict
-
-    try:
-        base.get(target)
-    except LookupError:
-        _fail("--target", f"unknown target '{printable(target)}' (known: {', '.join(base.names())})")
-    plan = predict.plan_in(analysis, target)
-    if not plan.needed:
-        click.echo(f"qlin convert: {printable(model)} already runs on {target} as it is; nothing written")
-        sys.exit(EXIT_OK)
-    if plan.choice is None:
-        output.error(f"{printable(model)}: no conversion makes {target} run it:")
-        for p in plan.blocking:
-            click.echo(f"  {p.code} {printable(p.message)}", err=True)
-        sys.exit(EXIT_FINDINGS)
-    c = plan.choice
-    return c.to_opset, c.to_domain, c.lower
-
-
-def _still_refused(result_model, base_dir: str, model: str, target: str) -> None:
-    """The converted model, held against the target once more: nothing is written if the
-    target would still refuse it."""
-    from . import output
-    from .report.safe import printable
-    from .targets import predict
-
-    errors = [p for p in predict.findings(result_model, base_dir, [target]) if p.severity == "error"]
-    if errors:
-        output.error(f"{printable(model)}: converted, but {target} would still refuse it; nothing written:")
-        for p in errors:
-            click.echo(f"  {p.code} {printable(p.message)}", err=True)
-        sys.exit(EXIT_FINDINGS)
-
-
-def _model_opset(proto, path: str) -> int:
-    from . import schema
-    from .errors import QlinError
-
-    found = schema.opset_of({o.domain: o.version for o in proto.opset_import}, schema.AI_ONNX)
-    if found is None:
-        raise QlinError(path, "the model imports no ai.onnx opset: give --to-opset")
-    return found
-
-
 def _shown(result, clean):
     """The result with every name and message it reports passed through ``clean``
     (printable text for the text report, valid Unicode for JSON)."""
@@ -222,10 +162,3 @@ def _newest_ir() -> int:
     import onnx
 
     return onnx.IR_VERSION
-
-
-def _fail(what, why):
-    from . import output
-
-    output.error(f"{what}: {why}")
-    sys.exit(EXIT_BAD_INPUT)

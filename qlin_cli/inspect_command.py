@@ -166,34 +166,24 @@ def _scale_stats(arrays) -> dict:
 
 
 def _render(doc: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
+    """The scheme as text: a header line, then one table per part (plain columns in a
+    pipe or a file, report/table.py)."""
     from .report.safe import printable
+    from .report.table import show
 
-    console = Console(highlight=False)
     imports = ", ".join(f"{o['domain']} {o['version']}" for o in doc["opset_imports"])
-    console.print(f"[bold]{_esc(printable(doc['path']))}[/bold]: IR {doc['ir_version']}, "
-                  f"opsets {_esc(printable(imports))}; {doc['nodes']} quantization "
-                  f"node{'' if doc['nodes'] == 1 else 's'}",
-                  soft_wrap=True)
-    t = Table(title="ops", show_edge=False, header_style="bold")
-    for col in ("op", "domain", "version", "count"):
-        t.add_column(col, justify="right" if col in ("version", "count") else "left")
-    for o in doc["ops"]:
-        t.add_row(_esc(printable(o["op_type"])), _esc(printable(o["domain"])),
-                  str(o["version"] or "?"), str(o["count"]))
-    console.print(t)
-    t = Table(title="Q/DQ scheme", show_edge=False, header_style="bold")
-    t.add_column("quantized type")
-    t.add_column("granularity")
-    t.add_column("block size")
-    rows = max(len(doc["quantized_types"]), len(doc["granularity"]), len(doc["block_sizes"]), 1)
-    cols = [[f"{k} x{v}" for k, v in d.items()] for d in
-            (doc["quantized_types"], doc["granularity"], doc["block_sizes"])]
-    for i in range(rows):
-        t.add_row(*[c[i] if i < len(c) else "" for c in cols])
-    console.print(t)
+    click.echo(printable(f"{doc['path']}: IR {doc['ir_version']}, opsets {imports}; {doc['nodes']} "
+                         f"quantization node{'' if doc['nodes'] == 1 else 's'}"))
+    show(["op", "domain", "version", "count"],
+         [[printable(o["op_type"]), printable(o["domain"]), str(o["version"] or "?"), str(o["count"])]
+          for o in doc["ops"]], title="ops", right=("version", "count"))
+    # one row per value: a type, a granularity and a block size side by side would read as
+    # one kind of node
+    scheme = [[label, str(k), str(v)] for label, d in
+              (("quantized type", doc["quantized_types"]), ("granularity", doc["granularity"]),
+               ("block size", doc["block_sizes"])) for k, v in d.items()]
+    if scheme:
+        show(["property", "value", "nodes"], scheme, title="Q/DQ scheme", right=("nodes",))
     s = doc["scales"]
     if s["tensors"]:
         line = f"scales: {s['tensors']} constant tensors, {s['values']} values"
@@ -202,18 +192,8 @@ def _render(doc: dict) -> None:
                      f"(max/min {s['max_over_min']:.3g})")
         if s["non_finite"] or s["not_positive"]:
             line += f"; {s['non_finite']} not finite, {s['not_positive']} zero or negative"
-        console.print(line)
-    t = Table(title="targets", show_edge=False, header_style="bold")
-    for col in ("target", "errors", "warnings", "codes", "qlin convert --target helps"):
-        t.add_column(col)
-    for n in doc["targets"]:
-        codes = ", ".join(f"{c['code']} x{c['count']}" for c in n["codes"]) or "runs as is"
-        t.add_row(n["target"], str(n["errors"]), str(n["warnings"]), codes,
-                  "yes" if n["convert_helps"] else "")
-    console.print(t)
-
-
-def _esc(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
+        click.echo(line)
+    rows = [[n["target"], str(n["errors"]), str(n["warnings"]),
+             ", ".join(f"{c['code']} x{c['count']}" for c in n["codes"]) or "runs as is",
+             "yes" if n["convert_helps"] else ""] for n in doc["targets"]]
+    show(["target", "errors", "warnings", "codes", "qlin convert --target helps"], rows, title="targets")

@@ -2,8 +2,10 @@
 
 * ``error(text)``: the one-line ``qlin: error: ...`` on stderr, made printable
   (report/safe.py) whatever names it quotes.
-* ``report()``: a block around everything a command writes to stdout. If
-  stdout cannot take it (a full disk, a closed pipe, a read-only file), the
+* ``report()``: a block around everything a command writes to stdout. A reader
+  that goes away (``qlin rules | head -3``) is not an error: the rest of the
+  report is dropped and the command ends with the status it would have had. If
+  stdout cannot take it (a full disk, a read-only file), the
   command ends with one line naming standard output and the reason, exit 2,
   and nothing more is tried on that stream (it is pointed at the null device,
   so the interpreter's own flush at exit cannot fail again with exit 120).
@@ -61,6 +63,8 @@ def report():
     try:
         yield
         sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()  # the reader went away (`| head`): not an error, the status stands
     except OSError as e:
         _silence_stdout()
         raise OutputFailed(f"cannot write to standard output: {e.strerror or e}") from None

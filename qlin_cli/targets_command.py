@@ -27,18 +27,12 @@ def targets(fmt, runtime):
         if fmt == "json":
             click.echo(json.dumps({"version": 1, "targets": rows}, indent=2))
             return
-        from rich.console import Console
-        from rich.table import Table
+        from .report.table import show
 
-        table = Table(title="qlin targets", show_lines=True)
-        table.add_column("target", no_wrap=True)
-        for col in ("opsets", "max IR", "domains", "quantized types", "granularities", "measured here"):
-            table.add_column(col)
-        for r in rows:
-            table.add_row(printable(r["name"]), _range(r), _cell(r.get("max_ir")), _cell(r["domains"]),
-                          _cell(r["quantized_types"]), _cell(r["granularities"]),
-                          "yes" if r.get("measured") else "documented")
-        Console(highlight=False).print(table)
+        show(["target", "opsets", "max IR", "domains", "quantized types", "granularities", "measured here"],
+             [[printable(r["name"]), _range(r), _cell(r.get("max_ir")), _cell(r["domains"]),
+               _cell(r["quantized_types"]), _cell(r["granularities"]),
+               "yes" if r.get("measured") else "documented"] for r in rows])
         click.echo("Sources of every fact: qlin targets --format json, docs/targets.md")
 
 

@@ -79,3 +79,29 @@ def test_import_qlin_works_from_anywhere(tmp_path):
     p = subprocess.run([sys.executable, "-c", "import qlin; print(sorted(qlin.__all__)[0])"],
                        capture_output=True, text=True, cwd=tmp_path)
     assert p.returncode == 0 and p.stdout.strip() == "Config", p.stderr
+
+
+def test_discover_and_check_paths_walk_folders_as_the_command_does(tmp_path, capsys):
+    import shutil
+
+    for rel in ("models/a.onnx", "models/legacy/b.onnx", ".venv/site-packages/c.onnx"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(BAD, tmp_path / rel)
+    (tmp_path / "qlin.toml").write_text('extend-exclude = ["legacy"]\n')
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert qlin.discover() == [os.path.join("models", "a.onnx")]
+        assert qlin.discover(config=False, exclude=[]) == [
+            os.path.join(".venv", "site-packages", "c.onnx"), os.path.join("models", "a.onnx"),
+            os.path.join("models", "legacy", "b.onnx")]
+        results = qlin.check_paths(["models"], config=False)
+        assert [(r.path, [f.code for f in r.findings]) for r in results] == [
+            (os.path.join("models", "a.onnx"), ["QL401"]),
+            (os.path.join("models", "legacy", "b.onnx"), ["QL401"])]
+        (tmp_path / "models" / "junk.onnx").write_bytes(b"not a model")
+        broken = {r.path: r.error for r in qlin.check_paths(["models"])}
+        assert broken[os.path.join("models", "junk.onnx")] and len(broken) == 2
+    finally:
+        os.chdir(old)
+    assert capsys.readouterr() == ("", "")  # the API prints nothing

@@ -213,7 +213,7 @@ def test_per_path_ignores_match_globs_and_folders(tmp_path):
                  per_path_ignores={"models/legacy/": ["QL403"], "*/old_*.onnx": ["QL409"]})
     assert cfg.ignored_for(str(tmp_path / "models" / "legacy" / "a.onnx")) == ["QL403"]
     assert cfg.ignored_for(str(tmp_path / "models" / "old_b.onnx")) == ["QL409"]
-    assert cfg.ignored_for(str(tmp_path / "models" / "new.onnx")) == []
+    assert cfg.ignored_for(str(tmp_path / "models" / "new.onnx")) is None
 
 
 def test_meter_shows_only_on_a_terminal_after_its_delay(monkeypatch):

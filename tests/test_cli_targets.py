@@ -88,10 +88,14 @@ def test_convert_target_and_an_opset_conflict(tmp_path):
     assert r.exit_code == 2 and "give it alone" in r.stderr
 
 
-def test_a_model_that_already_runs_is_left_alone(tmp_path):
+def test_a_model_that_already_runs_is_copied_unchanged(tmp_path):
+    """-o always gets a file on success: a pipeline's next step reads it."""
     r = cli("convert", CLEAN, "--target", "onnxruntime", "-o", tmp_path / "o.onnx")
     assert r.exit_code == 0 and "already runs on onnxruntime" in r.output
-    assert not (tmp_path / "o.onnx").exists()
+    assert "a copy of the source, unchanged" in r.output
+    assert onnx.load(tmp_path / "o.onnx") == onnx.load(CLEAN)
+    dry = cli("convert", CLEAN, "--target", "onnxruntime", "--dry-run", "--format", "json")
+    assert dry.exit_code == 0 and json.loads(dry.stdout)["status"] == "unchanged"
 
 
 def test_target_codes_are_documented_like_rules():

@@ -206,7 +206,8 @@ def test_a_model_with_errors_is_refused_before_conversion(tmp_path):
     bad = os.path.join(MODELS, "rules", "QL405-bad.onnx")
     r = _cli(bad, "--to-opset", 13, "-o", tmp_path / "o.onnx")
     assert r.exit_code == 1 and not (tmp_path / "o.onnx").exists()
-    assert "has 1 error (QL405): run `qlin check" in r.stderr and "proof" not in r.stderr + r.output
+    assert "has 1 error (QL405) that the conversion does not resolve: run `qlin check" in r.stderr
+    assert "proof" not in r.stderr + r.output
 
 
 def test_target_needed(q21_int16, tmp_path):
@@ -251,3 +252,64 @@ def test_lowering_never_expands_a_blocked_scale_past_its_cap(tmp_path):
     r = _cli(src, "--to-opset", 19, "--lower", "--dry-run")
     assert r.exit_code == 1
     assert "would hold 33554432 values (at most 16777216 are written)" in r.output
+
+
+# ---- the conversion as the fix; JSON on every path -----------------------------------
+def _int4_at(opset: int, path):
+    """Q -> DQ on int4 at ``opset``: errors below 21 (QL201), valid at 21."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    inits = [helper.make_tensor("s", TensorProto.FLOAT, [], [0.5]),
+             helper.make_tensor("z", TensorProto.INT4, [], [1])]
+    g = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q"),
+                           helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dq")],
+                          "g", [x], [y], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=9), path)
+    return path
+
+
+def test_a_model_whose_errors_the_target_opset_resolves_is_converted(tmp_path):
+    src = _int4_at(19, tmp_path / "m.onnx")
+    out = tmp_path / "o.onnx"
+    r = _cli(src, "--to-opset", 21, "-o", out, "--format", "json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "converted" and {f["code"] for f in doc["resolved"]} == {"QL201", "QL202"}
+    check = CliRunner().invoke(main, ["check", "--jobs", "1", str(out)])
+    assert check.exit_code == 0 and "0 errors" in check.output, check.output
+    ort = pytest.importorskip("onnxruntime")
+    x = np.array([-1.0, 0.2, 1.3, 9.0], np.float32)
+    got = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    # int4 saturates to [-8, 7]: q = clip(round(x / 0.5) + 1), y = (q - 1) * 0.5
+    np.testing.assert_array_equal(got, (np.clip(np.round(x / 0.5) + 1, -8, 7) - 1) * 0.5)
+
+
+def test_a_model_whose_errors_stay_is_refused_with_them(tmp_path):
+    src = _int4_at(19, tmp_path / "m.onnx")
+    r = _cli(src, "--to-opset", 20, "-o", tmp_path / "o.onnx")
+    assert r.exit_code == 1 and not (tmp_path / "o.onnx").exists()
+    assert "that the conversion does not resolve" in r.stderr and "QL201" in r.stderr
+
+
+@pytest.mark.parametrize("case", ["usage", "unreadable", "invalid", "no-way", "converted", "dry-run"])
+def test_json_on_every_path(case, tmp_path):
+    from paths import MODELS
+
+    clean = os.path.join(MODELS, "clean", "per_channel_chain.onnx")
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"\x00not a model")
+    args, status, word = {
+        "usage": ([clean, "--to-opset", 21, "-o", tmp_path / "a.onnx", "--in-place"], 2, "error"),
+        "unreadable": ([junk, "--to-opset", 21, "-o", tmp_path / "a.onnx"], 2, "error"),
+        "invalid": ([_int4_at(19, tmp_path / "m19.onnx"), "--to-opset", 20, "--dry-run"], 1, "refused"),
+        "no-way": ([_int4_at(21, tmp_path / "m21.onnx"), "--target", "nnapi", "--dry-run"], 1, "refused"),
+        "converted": ([clean, "--to-opset", 21, "-o", tmp_path / "a.onnx"], 0, "converted"),
+        "dry-run": ([clean, "--to-opset", 21, "--dry-run"], 0, "converted"),
+    }[case]
+    r = _cli(*args, "--format", "json")
+    assert r.exit_code == status, r.output
+    doc = json.loads(r.stdout)
+    assert doc["status"] == word and doc["input"] == str(args[0])
+    if status:
+        assert doc["output"] is None and doc["reason"]
+        assert r.stderr.startswith("qlin: error: ")

@@ -41,12 +41,14 @@ def test_every_finding_is_one_line_with_path_graph_node_code_severity():
     loop = [LINE.match(t) for t in findings if "loop.onnx" in t]
     assert (loop[0]["graph"], loop[0]["node"], loop[0]["what"]) == (
         "main/loop.body/inner_if.else_branch", "#0", "QuantizeLinear-21 ai.onnx")
-    assert summary == "8 errors, 0 warnings, 1 info in 3 files checked"
+    assert summary == ("8 errors, 0 warnings, 1 info in 3 files checked; "
+                       "1 fixable with `qlin check --fix` (`--diff` shows how)")
 
 
 def test_one_word_per_severity_in_the_summary():
     _, out, _ = run(model("rules/QL409-bad.onnx"))
-    assert out.splitlines()[-1] == "0 errors, 0 warnings, 1 info in 1 file checked"
+    assert out.splitlines()[-1] == ("0 errors, 0 warnings, 1 info in 1 file checked; "
+                                    "1 fixable with `qlin check --fix` (`--diff` shows how)")
     assert "note" not in out and "notice" not in out
 
 
@@ -109,7 +111,7 @@ def test_statistics_counts_per_code():
         "1 QL103 error   domain-not-imported",
         "1 QL604 info    prequantizable-weight",
     ]
-    assert lines[-1] == "8 errors, 0 warnings, 1 info in 3 files checked"
+    assert lines[-1].startswith("8 errors, 0 warnings, 1 info in 3 files checked; 1 fixable")
 
 
 def test_quiet_prints_findings_only():

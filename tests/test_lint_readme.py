@@ -44,3 +44,42 @@ def test_make_demo_ends_by_saying_how_to_run_qlin():
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
         demo = f.read().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
     assert "run $(BIN)/qlin check" in demo
+
+
+def test_the_ci_recipe_runs_end_to_end(tmp_path):
+    """The README's GitHub Actions steps, run as written (but the install) on a folder of
+    models: annotations from the first, a schema-valid SARIF file from the second, with
+    the targets' codes in both; a stale report is replaced, never left behind."""
+    import json
+    import shutil
+
+    from paths import MODELS
+
+    block = README.split("GitHub Actions", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    steps = [line.split("- run: ", 1)[1] for line in block.splitlines()
+             if "- run: qlin" in line]
+    assert len(steps) == 2 and all("--target" in s for s in steps), steps
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copy(os.path.join(MODELS, "rules", "QL401-bad.onnx"), models)
+    shutil.copy(os.path.join(MODELS, "clean", "quark_int16.onnx"), models)
+    (tmp_path / "qlin.sarif").write_text("stale")
+    bin_dir = os.path.dirname(sys.executable)
+    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    annotations = subprocess.run(steps[0], shell=True, cwd=tmp_path, env=env, capture_output=True,
+                                 text=True, timeout=300)
+    assert annotations.returncode == 1, annotations.stderr  # QL401 is an error
+    assert "::error file=models/QL401-bad.onnx" in annotations.stdout
+    assert "QT" in annotations.stdout and "Traceback" not in annotations.stderr
+    sarif = subprocess.run(steps[1], shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=300)
+    assert sarif.returncode == 1 and "Traceback" not in sarif.stderr, sarif.stderr
+    log = json.loads((tmp_path / "qlin.sarif").read_text())
+    ids = {r["ruleId"] for r in log["runs"][0]["results"]}
+    assert "QL401" in ids and any(i.startswith("QT") for i in ids), ids
+    schema = os.path.join(os.path.dirname(ROOT), "shared", "data", "sarif-schema-2.1.0.json")
+    if os.path.exists(schema):
+        import jsonschema
+
+        with open(schema, encoding="utf-8") as f:
+            jsonschema.validate(log, json.load(f))

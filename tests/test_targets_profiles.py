@@ -58,8 +58,9 @@ def test_every_code_is_documented_like_a_rule():
         doc = c.doc()
         for section in ("What it checks", "Why is this bad?", "Example", "Fix"):
             assert f"## {section}" in doc, (c.code, section)
-        # QT4xx: the runtime computes something else (a warning); QT100: judged by older data
-        assert (c.severity == "warning") == (c.code.startswith("QT4") or c.code == "QT100"), c.code
+        # QT4xx: the runtime computes something else (a warning); QT100: judged by older data;
+        # QT206: runs on some measured CPUs only
+        assert (c.severity == "warning") == (c.code.startswith("QT4") or c.code in ("QT100", "QT206")), c.code
     assert len({c.name for c in all_codes}) == len(all_codes)
     with pytest.raises(KeyError):
         codes.get("QT999")

@@ -5,6 +5,7 @@ Usage (from the repository root)::
     python tools/gen_target_data.py onnxruntime 1.20.1
     make target-data RUNTIME=onnxruntime VERSION=1.20.1         # the same
     python tools/gen_target_data.py onnxruntime 1.20.1 --check
+    python tools/gen_target_data.py openvino 2026.4.1 --merge  # add this CPU's outcomes
 
 The version is installed from PyPI into a throwaway virtual environment (deleted after),
 beside the onnx this project pins, and ``tools/gen_ort_kernels.py`` runs inside it: the
@@ -38,7 +39,7 @@ def _pinned(name: str) -> str:
     return name
 
 
-def measure(runtime: str, version: str, check: bool) -> int:
+def measure(runtime: str, version: str, check: bool, merge_here: bool = False) -> int:
     if runtime not in ("onnxruntime", "openvino"):
         print(f"no generator for {runtime!r} (known: onnxruntime, openvino)", file=sys.stderr)
         return 2
@@ -55,7 +56,7 @@ def measure(runtime: str, version: str, check: bool) -> int:
             print(f"{runtime} {version} does not install here:\n{done.stderr[-2000:]}", file=sys.stderr)
             return 2
         if runtime == "openvino":
-            return _probe_data(runtime, version, python, Path(tmp), check)
+            return _probe_data(runtime, version, python, Path(tmp), check, merge_here)
         out = ROOT / "qlin_cli" / "targets" / "data" / f"onnxruntime_cpu_{version}.json"
         args = [str(python), str(ROOT / "tools" / "gen_ort_kernels.py"), "--output", str(out)]
         if check:
@@ -82,7 +83,74 @@ def run_probes(runtime: str, python: Path, folder: Path) -> tuple[dict, dict]:
     return probe_runner.run_all(str(python), runtime, folder), keys
 
 
-def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: bool) -> int:
+# CPU features the CPU plugin picks its kernels by (oneDNN's ISA levels): a probe may
+# compile on one CPU and not on another, so the measuring CPU is part of the fact
+ISA_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx_vnni", "amx_int8", "amx_bf16")
+UNRECORDED = "the first measuring CPU (not recorded)"
+
+
+def host_cpu() -> str:
+    """This machine's CPU as the data names it: model name and the ISA flags above."""
+    name, flags = "unknown CPU", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and name == "unknown CPU":
+                name = " ".join(value.split())
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        import platform
+
+        name = platform.processor() or name
+    have = [f for f in ISA_FLAGS if f in flags]
+    return f"{name} ({', '.join(have) or 'no AVX2'})"
+
+
+def _counts(entry: dict) -> dict:
+    out = {"runs": entry["runs"], "fails": entry["fails"]}
+    if entry.get("error"):
+        out["error"] = entry["error"]
+    return out
+
+
+def _how(entry: dict) -> tuple[bool, bool]:
+    """What a CPU saw of a key, as compared between CPUs: some probe ran, some failed."""
+    return bool(entry["runs"]), bool(entry["fails"])
+
+
+def merge(old: dict, new: dict, host: str) -> dict:
+    """The data of ``old`` (measured on other CPUs, or on ``host`` before) and ``new`` (on
+    ``host``): a key every CPU saw alike keeps one CPU's counts; a key that runs on one
+    CPU and fails on another keeps each CPU's counts under ``hosts`` and their sum.
+    Measuring a CPU again replaces its outcomes."""
+    hosts = old.get("hosts") or [UNRECORDED]
+    keys = {}
+    for key in sorted(set(old["keys"]) | set(new["keys"])):
+        a, b = old["keys"].get(key), new["keys"].get(key)
+        if a is None or b is None:
+            keys[key] = a or b
+            continue
+        seen = {cpu: dict(c) for cpu, c in a.get("hosts", {}).items()} or {cpu: _counts(a) for cpu in hosts}
+        seen[host] = _counts(b)
+        if len({_how(c) for c in seen.values()}) == 1:
+            keys[key] = _counts(b if "hosts" in a else a)  # alike on every CPU
+            continue
+        entry = {"runs": sum(c["runs"] for c in seen.values()),
+                 "fails": sum(c["fails"] for c in seen.values())}
+        error = next((c["error"] for c in seen.values() if c.get("error")), None)
+        if error:
+            entry["error"] = error
+        entry["hosts"] = seen
+        keys[key] = entry
+    merged = dict(old)
+    merged["hosts"] = [*(h for h in hosts if h != host), host]
+    merged["keys"] = keys
+    return merged
+
+
+def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: bool,
+                merge_here: bool = False) -> int:
     outcomes, keys = run_probes(runtime, python, folder)
     by_key: dict[str, dict] = {}
     for pid, outcome in outcomes.items():
@@ -92,6 +160,7 @@ def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: b
         else:
             entry["fails"] += 1
             entry.setdefault("error", outcome)
+    host = host_cpu()
     data = {
         "format": 1,
         "runtime": runtime,
@@ -99,18 +168,23 @@ def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: b
         "device": "CPU",
         "source": f"python tools/gen_target_data.py {runtime} {version} (tools/probe_models.py, "
                   "tools/probe_runner.py: read_model, compile_model on CPU, one inference)",
+        "hosts": [host],
         "probes": len(outcomes),
         "keys": dict(sorted(by_key.items())),
     }
-    text = json.dumps(data, indent=0, sort_keys=False) + "\n"
     out = ROOT / "qlin_cli" / "targets" / "data" / f"{runtime}_cpu_{version}.json"
+    if merge_here and out.exists():
+        data = merge(json.loads(out.read_text(encoding="utf-8")), data, host)
+    text = json.dumps(data, indent=0, sort_keys=False) + "\n"
     if check:
         same = out.exists() and json.loads(out.read_text(encoding="utf-8")) == data
         print(f"{out.name}: {'matches' if same else 'differs from'} {runtime} {version}")
         return 0 if same else 1
     out.write_text(text, encoding="utf-8")
-    failed = sum(1 for e in by_key.values() if not e["runs"])
-    print(f"{out.name}: {len(outcomes)} probes, {len(by_key)} keys, {failed} refused")
+    failed = sum(1 for e in data["keys"].values() if not e["runs"])
+    varies = sum(1 for e in data["keys"].values() if "hosts" in e)
+    print(f"{out.name}: {len(outcomes)} probes, {len(data['keys'])} keys, {failed} refused, "
+          f"{varies} that differ between CPUs ({len(data['hosts'])} measured)")
     return 0
 
 
@@ -119,8 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("runtime")
     parser.add_argument("version")
     parser.add_argument("--check", action="store_true", help="compare with the committed data")
+    parser.add_argument("--merge", action="store_true",
+                        help="add this CPU's measurement to the committed data (keys that run on one "
+                             "CPU and fail on another are recorded per CPU) instead of replacing it")
     args = parser.parse_args(argv)
-    return measure(args.runtime, args.version, args.check)
+    return measure(args.runtime, args.version, args.check, args.merge)
 
 
 if __name__ == "__main__":

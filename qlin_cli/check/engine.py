@@ -8,7 +8,7 @@ walk filled (every body, its nodes, the facts already read).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import onnx
 
@@ -17,7 +17,7 @@ from ..errors import QlinError, unexpected
 from ..gc_pause import paused_collection
 from ..model.analysis import Analysis, analyze
 from ..model.facts import NodeFacts, op_in_scope, read_facts
-from ..model.graphs import reading
+from ..model.graphs import node_label, reading
 from ..model.load import load_model
 from ..model.safety import validate_model_files
 from ..model.view import short_title
@@ -110,7 +110,22 @@ def check_analysis(
     found.sort(key=lambda item: item[0])  # stable: a rule's findings keep their order
     if stats is not None:
         stats["nodes"] = checked
-    return [d for _, d in found if not _suppressed(d, a.marked)]
+    return framed(a, [d for _, d in found if not _suppressed(d, a.marked)])
+
+
+def framed(a: Analysis, found: list[Diagnostic]) -> list[Diagnostic]:
+    """Each finding on a node with the node's view (``Finding.frame``): a model rule's or
+    a target's, like a node rule's, so that a terminal shows every finding's node."""
+    missing = {(d.graph, d.node) for d in found if d.node and not d.frame}
+    if not missing:
+        return found
+    facts = {}
+    for body, index, node in a.nodes():
+        key = (body.path, node_label(node, index))
+        if key in missing and key not in facts:
+            facts[key] = a.any_facts(body, index)
+    return [replace(d, frame=node_frame(facts[(d.graph, d.node)], d.detail))
+            if d.node and not d.frame and (d.graph, d.node) in facts else d for d in found]
 
 
 def _suppressed(d: Diagnostic, marked: dict) -> bool:
@@ -175,7 +190,7 @@ def target_diagnostics(a: Analysis, targets, select=None, ignore=None) -> list[D
     """The named targets' findings on the analysed model, as diagnostics (after the rules')."""
     from ..targets import predict
 
-    return [p for p in predict.findings_in(a, targets) if selected(p.code, select, ignore)]
+    return framed(a, [p for p in predict.findings_in(a, targets) if selected(p.code, select, ignore)])
 
 
 def summarize(results: list[FileResult]) -> dict:

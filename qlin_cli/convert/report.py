@@ -21,11 +21,21 @@ def summary(result: Result) -> dict:
     }
 
 
+def status(result: Result, dry_run: bool) -> str:
+    """One word for how the conversion ended: refused, unchanged or converted."""
+    if result.refused:
+        return "refused"
+    return "unchanged" if result.note and not result.entries else "converted"
+
+
 def render_json(path: str, written: str | None, result: Result, dry_run: bool) -> str:
     return json.dumps({
         "input": path,
         "output": written,
         "dry_run": dry_run,
+        "status": status(result, dry_run),
+        "note": result.note,
+        "resolved": [f.to_json() for f in result.resolved],
         "opsets": {"from": result.opsets_from, "to": result.opsets_to},
         "ir_version": {"from": result.ir_from, "to": result.ir_to},
         "summary": summary(result),
@@ -40,6 +50,18 @@ ACTIONS = (("converted", "Q/DQ converted"), ("lowered", "Q/DQ lowered"),
            ("kept", "Q/DQ valid as they are"), ("other-op", "other ops rewritten"))
 
 
+def render_stop_json(path: str, reason: str, findings, dry_run: bool, exit_status: int) -> str:
+    """A conversion that stopped before it had a model: why, and the findings behind it."""
+    return json.dumps({
+        "input": path,
+        "output": None,
+        "dry_run": dry_run,
+        "status": "error" if exit_status == 2 else "refused",
+        "reason": reason,
+        "findings": [f.to_json() for f in findings],
+    }, indent=2)
+
+
 def render_text(path: str, written: str | None, result: Result, dry_run: bool,
                 verbose: bool = False) -> None:
     s = summary(result)
@@ -51,6 +73,17 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool,
     elif result.refused:
         head += " (refused, nothing written)"
     click.echo(head)
+    if result.note:
+        unchanged = " (a copy of the source, unchanged)" if written and not result.entries else ""
+        click.echo(f"  {result.note}{unchanged}")
+    if result.resolved:
+        codes = ", ".join(sorted({f.code for f in result.resolved}))
+        n = len(result.resolved)
+        click.echo(f"  resolved: {n} error{'s' if n > 1 else ''} of the source ({codes}), valid in the "
+                   f"converted model")
+        if verbose:
+            for f in result.resolved:
+                click.echo(f"    {f.code} {f.message}")
     if result.model is not None:
         frm = ", ".join(f"{schema.domain_name(d)} {v}" for d, v in sorted(result.opsets_from.items()))
         to = ", ".join(f"{schema.domain_name(d)} {v}" for d, v in sorted(result.opsets_to.items()))

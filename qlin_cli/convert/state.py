@@ -84,6 +84,11 @@ class Result:
     ir_from: int
     ir_to: int
     changed: bool = False  # the converted model differs from the source (a pass modified it)
+    # set by convert/pipeline.py: the source's errors the conversion resolved, a note on
+    # the whole conversion ("already runs on openvino as it is"), the file written
+    resolved: list = field(default_factory=list)
+    note: str = ""
+    written: str | None = None
 
     def count(self, action: str) -> int:
         return sum(1 for e in self.entries if e.action == action)

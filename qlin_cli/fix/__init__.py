@@ -46,6 +46,7 @@ from ..rules.base import (
     SetIrVersion,
     SortNodes,
 )
+from .text import model_text, unified
 
 NODE_EDITS = (SetAttribute, RemoveAttribute, ReshapeConstant)
 MODEL_EDITS = (AddOpsetImport, RemoveOpsetImport, SetIrVersion, SortNodes)
@@ -60,6 +61,7 @@ class Outcome:
     skipped: list = field(default_factory=list)  # (Diagnostic, why not)
     error: str | None = None
     written: bool = False
+    diff: str = ""  # with --diff: the unified diff of the model's text form (fix/text.py)
 
 
 def fixable(diagnostics) -> list:
@@ -84,6 +86,7 @@ def fix_file(path: str, diagnostics, select=None, ignore=None, *, write: bool = 
                            for d in todo]
             return out
         base_dir = os.path.dirname(os.path.abspath(path))
+        before = None if write else model_text(model)
         nodes = _index(model, base_dir, types)
         for d in todo:
             why = _apply(model, nodes, d, base_dir)
@@ -98,6 +101,8 @@ def fix_file(path: str, diagnostics, select=None, ignore=None, *, write: bool = 
             out.skipped += [(d, problem) for d in out.fixed]
             out.fixed = []
             return out
+        if before is not None:
+            out.diff = unified(path, before, model_text(model))
         if write:
             from ..convert.write import write_model
 

@@ -2,7 +2,9 @@
 
 Version 2 (from 1): a diagnostic's ``message`` no longer starts with the location
 (``node`` / ``graph`` / the new ``title`` say it); each file has ``nodes``; the summary
-has ``unchecked``, ``nodes`` and ``infos``.
+has ``unchecked``, ``nodes`` and ``infos``. With ``--statistics`` the document holds
+``statistics`` (code, severity, name, count, fixable: how many have a fix) in place of
+``files``.
 
 Names are kept exactly; the output is ASCII (``json.dumps`` escapes every other
 character, controls included), and a file name that is not UTF-8 has its
@@ -26,3 +28,19 @@ def render(results, summary: dict) -> str:
         "summary": summary,
     }
     return json.dumps(unicode_tree(doc), indent=2)
+
+
+def render_statistics(results, summary: dict) -> str:
+    """`--statistics --format json`: one entry per code found, most frequent first, and the
+    summary (no findings)."""
+    from collections import Counter
+
+    from .. import codes
+
+    counts = Counter((d.code, d.severity) for r in results for d in r.diagnostics)
+    fixable = Counter((d.code, d.severity) for r in results for d in r.diagnostics if d.fix is not None)
+    names = codes.names()
+    rows = [{"code": code, "severity": severity, "name": names.get(code, ""), "count": n,
+             "fixable": fixable[(code, severity)]}
+            for (code, severity), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return json.dumps({"version": VERSION, "statistics": rows, "summary": summary}, indent=2)

@@ -57,6 +57,8 @@ def summary_line(summary: dict) -> tuple[str, str]:
         text += f"; {plural(failed, 'file')} could not be checked"
     if "fixed" in summary:
         text += f"; {summary['fixed']} fixed"
+    elif summary.get("fixable"):
+        text += f"; {summary['fixable']} fixable with `qlin check --fix` (`--diff` shows how)"
     style = "bold red" if summary["errors"] or failed else "bold green"
     return text, style
 
@@ -96,7 +98,8 @@ def render(results, summary: dict, console: Console, *, quiet: bool = False,
                     console.print(row, highlight=False, soft_wrap=True)
     if quiet:
         return
-    text, style = summary_line(summary)
+    fixable = sum(1 for r in results for d in r.diagnostics if d.fix is not None and d.fix.safe)
+    text, style = summary_line({**summary, "fixable": fixable})
     console.print(f"[{style}]{text}[/{style}]", highlight=False, soft_wrap=True)
 
 

@@ -170,7 +170,8 @@ def raise_hint(n, pred, otherwise: str) -> str:
     spec = n.spec
     since = schema.first_version(spec.domain, spec.op_type, pred)
     if since and since > spec.since:
-        return f"raise the {spec.domain_name} opset to {since} or later"
+        how = f" (`qlin convert --to-opset {since}`)" if spec.domain == schema.AI_ONNX else ""
+        return f"raise the {spec.domain_name} opset to {since} or later{how}"
     return otherwise
 
 

@@ -34,4 +34,5 @@ class OpNotInOpset(Rule):
         yield (
             f"not defined at {n.domain_name} opset {n.opset}; it first appears in opset {first}: "
             f"raise the opset to {first} or later"
+            + (f" (`qlin convert --to-opset {first}`)" if n.domain == schema.AI_ONNX else "")
         )

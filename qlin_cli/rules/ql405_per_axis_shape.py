@@ -21,7 +21,8 @@ class PerAxisShape(Rule):
 
     ## Fix
     Give the scale and zero point D[axis] elements, or set `axis` to the
-    dimension they were computed for.
+    dimension they were computed for. When exactly one other axis of x has the
+    scale's length, the message names it (`set axis to 0`).
     """
 
     code = "QL405"
@@ -38,8 +39,16 @@ class PerAxisShape(Rule):
         got = dim(n.scale_shape, 0)
         if want is None or got is None or want == got:
             return
+        shape = n.in_shape(0)
+        fits = [i for i, d in enumerate(shape or ()) if i != axis and d == got]
+        if len(fits) == 1:  # the scale was computed along another axis: that is the fix
+            way = f"set axis to {fits[0]}, the axis of x with {got} elements"
+        elif fits:
+            way = f"set axis to the one the scale was computed along ({', '.join(map(str, fits))} have " \
+                  f"{got} elements), or give the scale {want} elements"
+        else:
+            way = f"give the scale {want} elements or fix axis"
         yield (
             f"per-axis scale '{n.input_name(n.scale_index)}' has length {got} but x "
-            f"{fmt_shape(n.in_shape(0))} has {want} along axis {n.axis}: give the scale {want} "
-            f"elements or fix axis"
+            f"{fmt_shape(shape)} has {want} along axis {n.axis}: {way}"
         )

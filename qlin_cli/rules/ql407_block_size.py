@@ -37,7 +37,7 @@ class BlockSize(Rule):
             if r is not None and r >= 2:
                 since = first_ai_onnx(n.spec.kind, lambda s: "block_size" in s.attributes)
                 hint = (
-                    f"raise the opset to {since} for blocked quantization"
+                    f"raise the opset to {since} and set block_size for blocked quantization"
                     if n.domain == schema.AI_ONNX
                     else f"use ai.onnx opset {since} or later for blocked quantization"
                 )

@@ -189,6 +189,11 @@ class OpenVinoCpu(Target):
             fact = f"every probe of this kind failed in openvino {v} at {stage}: {error}"
             yield self.finding("QT205", fact, convertible=linear)
             return
+        if mine.varies_by_cpu:
+            seen = "; ".join(f"{cpu}: {status}" for cpu, status in mine.hosts)
+            yield self.finding("QT206", f"openvino {v} ran this kind on some CPUs only ({seen})",
+                               fix="test on the deployment CPU, or use uint8 activations or a QDQ graph")
+            return
         theirs = probe_table.load(RUNTIME, RULES_VERSION).outcome(key) if v != RULES_VERSION else None
         if theirs is not None and mine.fails > theirs.fails:
             fact = (f"{mine.fails} of {mine.runs + mine.fails} probes of this kind failed in openvino {v} "

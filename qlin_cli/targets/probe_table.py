@@ -2,9 +2,10 @@
 qlin_cli/targets/data/<runtime>_cpu_<version>.json written by tools/gen_target_data.py).
 
 Each key (targets/probe_keys.py) holds how many of its probes ran, how many failed and the
-runtime's first error. A key is refused when none of its probes ran: probes that differ in
-what the key leaves out (a block size that does not divide, say) may fail where others run,
-and those are the hand-written rules' business, not the table's.
+runtime's first error, summed over the CPUs measured (``hosts``); a key whose outcome
+differs between CPUs also holds each CPU's. A key is refused when none of its probes ran:
+probes that differ in what the key leaves out (a block size that does not divide, say) may
+fail where others run, and those are the hand-written rules' business, not the table's.
 """
 
 from __future__ import annotations
@@ -21,10 +22,17 @@ class Outcome:
     runs: int
     fails: int
     error: str = ""
+    # (CPU, what it did: "ok" or "N of M failed: error") for a key whose outcome differs
+    # between the CPUs measured; () when every CPU saw the same
+    hosts: tuple[tuple[str, str], ...] = ()
 
     @property
     def refused(self) -> bool:
         return self.runs == 0 and self.fails > 0
+
+    @property
+    def varies_by_cpu(self) -> bool:
+        return any(status != "ok" for _, status in self.hosts) and any(s == "ok" for _, s in self.hosts)
 
 
 class ProbeTable:
@@ -33,7 +41,9 @@ class ProbeTable:
         self.version: str = data["version"]
         self.source: str = data["source"]
         self.probes: int = int(data["probes"])
-        self._keys = {k: Outcome(e["runs"], e["fails"], e.get("error", "")) for k, e in data["keys"].items()}
+        self.hosts: tuple[str, ...] = tuple(data.get("hosts", ()))  # the CPUs measured on
+        self._keys = {k: Outcome(e["runs"], e["fails"], e.get("error", ""), _per_cpu(e.get("hosts", {})))
+                      for k, e in data["keys"].items()}
         self.max_opset = self._highest(probe_keys.opset_key, probe_keys.PROBED_OPSETS)
         self.max_ir = self._highest(probe_keys.ir_key, probe_keys.PROBED_IR)
 
@@ -60,6 +70,15 @@ class ProbeTable:
                 return top
             top = v
         return None
+
+
+def _per_cpu(hosts: dict) -> tuple[tuple[str, str], ...]:
+    """(CPU, "ok" or "N of M failed: error") of each CPU a key's outcome differs on."""
+    out = []
+    for cpu, c in hosts.items():
+        n = c["runs"] + c["fails"]
+        out.append((cpu, "ok" if not c["fails"] else f"{c['fails']} of {n} failed: {c.get('error', '')}"))
+    return tuple(out)
 
 
 def available_versions(runtime: str) -> list[str]:

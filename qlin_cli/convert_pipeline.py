@@ -1,0 +1,164 @@
+"""One conversion of a model file, from reading it to writing the result: what
+`qlin convert` and ``qlin.convert`` both run. Nothing here prints or exits; a
+conversion that ends without a model to write raises ``Stop``.
+
+1. The model is read once and analysed once (model/analysis.py).
+2. With a target, its profile plans the opset, domain and lowering (targets/predict.py).
+   A model the target already runs is "converted" to itself: the result is the source,
+   unchanged, and ``-o`` still gets it (a pipeline's next step finds its file).
+3. The passes convert and prove each rewrite (convert/run.py).
+4. A model with errors under `qlin check`'s rules is converted only when the converted
+   model has none: the conversion is then the fix (int4 at opset 19 is an error there,
+   and valid at 21), and the result lists the source's errors it resolved. Otherwise
+   nothing is written and ``Stop`` carries the errors.
+5. With a target, the result is held against the target once more.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .convert.state import Options, Result
+from .errors import QlinError
+from .finding import Finding
+
+
+class Stop(QlinError):
+    """The conversion ends without a model to write: ``reason`` says why, ``findings``
+    are the errors behind it (the model's own, or the target's)."""
+
+    def __init__(self, path: str, reason: str, findings: list[Finding] | None = None):
+        super().__init__(path, reason)
+        self.findings = list(findings or [])
+
+
+@dataclass
+class Request:
+    path: str
+    to_opset: int | None = None
+    to_domain: str | None = None
+    target: str | None = None
+    ir_version: int | None = None
+    lower: bool = False
+    verify: bool = True
+    vendor_axis: int | None = None
+    output: str | None = None  # None: nothing written
+    in_place: bool = False
+
+
+def run(req: Request, progress=None) -> Result:
+    """Convert ``req.path`` as asked; the result is written to ``req.output`` (its
+    ``written`` says where). Raises Stop, or QlinError for a file that cannot be read."""
+    from .convert import write
+    from .convert.run import convert_model
+    from .model.analysis import analyze
+    from .model.load import load_model
+    from .model.safety import validate_model_files
+
+    path = req.path
+    if req.output and not req.in_place:
+        write.check_target(req.output, path, False)
+    proto = load_model(path)
+    base_dir = os.path.dirname(os.path.abspath(path))
+    validate_model_files(proto, base_dir, path)
+    a = analyze(proto, base_dir)
+    errors = model_errors(a)
+    to_opset, to_domain, lower = req.to_opset, req.to_domain, req.lower
+    if req.target is not None:
+        plan = _plan(a, path, req.target)
+        if not plan.needed:
+            if errors:
+                raise _invalid(path, errors)
+            result = unchanged(proto, f"already runs on {req.target} as it is")
+            return _write(result, proto, base_dir, req)
+        to_opset, to_domain, lower = plan.choice.to_opset, plan.choice.to_domain, plan.choice.lower
+    if to_opset is None:
+        to_opset = _model_opset(proto, path)
+    opts = Options(to_opset, to_domain, req.ir_version, lower, req.verify, req.vendor_axis)
+    try:
+        result = convert_model(proto, base_dir, opts, progress, source=path, types=a.inferred)
+    except QlinError:
+        raise
+    except Exception:
+        if errors:  # an invalid model the passes could not take: its errors are the reason
+            raise _invalid(path, errors) from None
+        raise
+    if errors:
+        if result.model is None or _still_invalid(result.model, base_dir):
+            raise _invalid(path, errors)
+        result.resolved = errors
+    if req.target is not None and result.model is not None:
+        refused = _target_errors(result.model, base_dir, req.target)
+        if refused:
+            raise Stop(path, f"converted, but {req.target} would still refuse it; nothing written", refused)
+    return _write(result, proto, base_dir, req)
+
+
+def model_errors(a) -> list[Finding]:
+    """The model's findings of severity error under `qlin check`'s rules, but those the
+    conversion mends whatever the target (rules marked ``mended_by_convert``)."""
+    from . import rules
+    from .check.engine import check_analysis
+
+    mended = {r.code for r in rules.all_rules() if r.mended_by_convert}
+    return [d for d in check_analysis(a) if d.severity == "error" and d.code not in mended]
+
+
+def unchanged(proto, note: str) -> Result:
+    """The source as its own conversion: nothing to change."""
+    opsets = {o.domain: o.version for o in proto.opset_import}
+    return Result(proto, [], [], opsets, dict(opsets), proto.ir_version, proto.ir_version, note=note)
+
+
+def _write(result: Result, proto, base_dir: str, req: Request) -> Result:
+    from .convert import write
+
+    if result.model is None or not req.output:
+        return result
+    if result.model is proto and req.in_place:
+        return result  # the file already holds it
+    write.write_model(result.model, base_dir, req.output, source=req.path, in_place=req.in_place)
+    result.written = req.output
+    return result
+
+
+def _plan(a, path: str, target: str):
+    from .targets import base, predict
+
+    try:
+        base.get(target)
+    except LookupError:
+        raise QlinError("--target", f"unknown target {target!r} (known: {', '.join(base.names())})") from None
+    plan = predict.plan_in(a, target)
+    if plan.needed and plan.choice is None:
+        raise Stop(path, f"no conversion makes {target} run it", list(plan.blocking))
+    return plan
+
+
+def _invalid(path: str, errors: list[Finding]) -> Stop:
+    codes = ", ".join(sorted({d.code for d in errors}))
+    n = len(errors)
+    return Stop(path, f"has {n} error{'s' if n > 1 else ''} ({codes}) that the conversion does not "
+                      f"resolve: run `qlin check {path}`; nothing converted", errors)
+
+
+def _still_invalid(model, base_dir: str) -> bool:
+    from .model.analysis import analyze
+
+    return bool(model_errors(analyze(model, base_dir)))
+
+
+def _target_errors(model, base_dir: str, target: str) -> list[Finding]:
+    from .targets import predict
+
+    return [p for p in predict.findings(model, base_dir, [target]) if p.severity == "error"]
+
+
+def _model_opset(proto, path: str) -> int:
+    from . import schema
+
+    found = schema.opset_of({o.domain: o.version for o in proto.opset_import}, schema.AI_ONNX)
+    if found is None:
+        raise QlinError(path, "the model imports no ai.onnx opset: give --to-opset")
+    return found

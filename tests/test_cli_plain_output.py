@@ -1,0 +1,77 @@
+"""Output in pipes and files: tables as plain columns, never cut; --statistics in JSON;
+every finding on a node with the node's view on a terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+from click.testing import CliRunner
+from paths import MODELS
+from rich.console import Console
+
+from qlin_cli.check.engine import check_file, summarize
+from qlin_cli.cli import main
+from qlin_cli.report.text import render
+
+BAD = os.path.join(MODELS, "rules", "QL401-bad.onnx")
+BOX = set("┏┃┡━│└┗╇")
+
+
+def _run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_targets_in_a_file_are_plain_columns_with_whole_cells():
+    r = _run("targets")
+    assert r.exit_code == 0, r.output
+    assert not BOX & set(r.stdout), r.stdout[:400]
+    assert "…" not in r.stdout
+    rows = {line.split()[0]: line for line in r.stdout.splitlines() if line.strip()}
+    # a whole cell: every quantized type onnxruntime runs, on the target's one line
+    assert "float8e5m2fnuz" in rows["onnxruntime"] and "int4" in rows["onnxruntime"]
+
+
+def test_inspect_in_a_file_is_plain_and_names_each_scheme_property_on_its_row():
+    r = _run("inspect", BAD)
+    assert r.exit_code == 0, r.output
+    assert not BOX & set(r.stdout) and "…" not in r.stdout
+    lines = r.stdout.splitlines()
+    assert any(line.split()[:3] == ["quantized", "type", "uint8"] for line in lines), lines
+    assert any(line.split()[:2] == ["granularity", "per-axis"] for line in lines), lines
+
+
+def test_rules_in_a_file_are_plain_columns():
+    r = _run("rules")
+    assert r.exit_code == 0 and not BOX & set(r.stdout)
+    assert r.stdout.splitlines()[0].split() == ["code", "name", "severity", "fix", "summary"]
+
+
+def test_statistics_in_json_are_counts_not_the_report():
+    r = _run("check", "--jobs", "1", "--statistics", "--format", "json", "--target", "openvino", BAD)
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert "files" not in doc and doc["summary"]["errors"] >= 1
+    by_code = {row["code"]: row for row in doc["statistics"]}
+    assert by_code["QL401"]["count"] == 1 and by_code["QL401"]["severity"] == "error"
+    assert by_code["QL401"]["name"] and "QT405" in by_code
+    counts = [row["count"] for row in doc["statistics"]]
+    assert counts == sorted(counts, reverse=True)
+
+
+def test_statistics_with_sarif_is_a_usage_error():
+    r = _run("check", "--statistics", "--format", "sarif", BAD)
+    assert r.exit_code == 2 and "--statistics gives text or json" in r.output
+
+
+def test_every_finding_on_a_node_shows_the_node_on_a_terminal():
+    """A target's finding (QT405, a warning) gets the node's view like a rule's."""
+    result = check_file(BAD, targets=["openvino"])
+    on_nodes = [d for d in result.diagnostics if d.node]
+    assert {d.code for d in on_nodes} >= {"QL401", "QT405"}
+    assert all(d.frame for d in on_nodes), [(d.code, d.frame) for d in on_nodes]
+    buf = io.StringIO()
+    render([result], summarize([result]), Console(file=buf, force_terminal=True, width=200))
+    text = buf.getvalue()
+    assert text.count("│") >= 2 * len(on_nodes), text
