@@ -11,7 +11,9 @@ conversion that ends without a model to write raises ``Stop``.
    model has none: the conversion is then the fix (int4 at opset 19 is an error there,
    and valid at 21), and the result lists the source's errors it resolved. Otherwise
    nothing is written and ``Stop`` carries the errors.
-5. With a target, the result is held against the target once more.
+5. With a target, the result is held against the target once more: nothing is written
+   when the target would refuse it, or would compute a node of it differently from the
+   spec where it computes the source's node as the spec says (a new QT4xx warning).
 """
 
 from __future__ import annotations
@@ -89,9 +91,7 @@ def run(req: Request, progress=None) -> Result:
             raise _invalid(path, errors)
         result.resolved = errors
     if req.target is not None and result.model is not None:
-        refused = _target_errors(result.model, base_dir, req.target)
-        if refused:
-            raise Stop(path, f"converted, but {req.target} would still refuse it; nothing written", refused)
+        result.warnings = _hold_against(a, result.model, base_dir, req.target, path)
     return _write(result, proto, base_dir, req)
 
 
@@ -149,10 +149,28 @@ def _still_invalid(model, base_dir: str) -> bool:
     return bool(model_errors(analyze(model, base_dir)))
 
 
-def _target_errors(model, base_dir: str, target: str) -> list[Finding]:
+def _hold_against(a, model, base_dir: str, target: str, path: str) -> list[Finding]:
+    """The converted model, held against the target: Stop when the target would refuse it,
+    or would compute a node differently from the spec where it ran the source's node as
+    the spec says (a QT4xx warning the source's node did not have: the rewrite is not
+    exact on that runtime). The target's warnings on nodes it refused in the source come
+    back, for the report."""
     from .targets import predict
 
-    return [p for p in predict.findings(model, base_dir, [target]) if p.severity == "error"]
+    found = predict.findings(model, base_dir, [target])
+    refused = [p for p in found if p.severity == "error"]
+    if refused:
+        raise Stop(path, f"converted, but {target} would still refuse it; nothing written", refused)
+    source = predict.findings_in(a, [target])
+    refused_before = {(p.graph, p.node) for p in source if p.severity == "error"}
+    before = {(p.code, p.graph, p.node) for p in source if p.severity == "warning"}
+    new = [p for p in found if p.severity == "warning" and (p.code, p.graph, p.node) not in before]
+    worse = [p for p in new if (p.graph, p.node) not in refused_before]
+    if worse:
+        raise Stop(path, f"converted, but {target} would compute {len(worse)} node(s) of the result "
+                         f"differently from the spec, where it computes the source's as the spec says; "
+                         f"nothing written", worse)
+    return new
 
 
 def _model_opset(proto, path: str) -> int:

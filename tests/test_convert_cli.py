@@ -313,3 +313,30 @@ def test_json_on_every_path(case, tmp_path):
     if status:
         assert doc["output"] is None and doc["reason"]
         assert r.stderr.startswith("qlin: error: ")
+
+
+def test_a_rewrite_the_target_computes_differently_is_refused(monkeypatch):
+    """With --target, a converted node on which the target would compute something else
+    than the spec (a QT4xx warning) where it ran the source's node as the spec says is not
+    written; a warning on a node the target refused in the source is reported."""
+    from qlin_cli import convert_pipeline
+    from qlin_cli.finding import Finding
+    from qlin_cli.model.analysis import analyze
+    from qlin_cli.targets import predict
+
+    def warning(code, node, severity="warning"):
+        return Finding(code, severity, "m", node, "QuantizeLinear", "ai.onnx", 21, "main")
+
+    source = analyze(q_model(21), "")
+    monkeypatch.setattr(predict, "findings", lambda model, base, targets: [warning("QT401", "q1")])
+    monkeypatch.setattr(predict, "findings_in", lambda a, targets: [])
+    with pytest.raises(convert_pipeline.Stop) as stop:
+        convert_pipeline._hold_against(source, None, "", "onnxruntime", "m.onnx")
+    assert [f.code for f in stop.value.findings] == ["QT401"] and "differently" in stop.value.reason
+    # the same warning on the source: nothing new
+    monkeypatch.setattr(predict, "findings_in", lambda a, targets: [warning("QT401", "q1")])
+    assert convert_pipeline._hold_against(source, None, "", "onnxruntime", "m.onnx") == []
+    # a node the target refused in the source: reported, not refused
+    monkeypatch.setattr(predict, "findings_in", lambda a, targets: [warning("QT104", "q1", "error")])
+    kept = convert_pipeline._hold_against(source, None, "", "onnxruntime", "m.onnx")
+    assert [f.code for f in kept] == ["QT401"]

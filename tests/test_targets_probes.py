@@ -181,10 +181,11 @@ def test_a_versioned_target_asks_each_newer_release_a_bounded_number_of_times(mo
 def test_merging_a_cpu_keeps_each_cpus_outcome_where_they_differ():
     import gen_target_data as gen
 
-    old = {"hosts": ["cpu A"], "keys": {"same": {"runs": 1, "fails": 0},
+    old = {"hosts": ["cpu A"], "probes": 5, "keys": {"same": {"runs": 1, "fails": 0},
+                                                     "stale": {"runs": 1, "fails": 0},
                                         "differs": {"runs": 1, "fails": 0},
                                         "mixed": {"runs": 2, "fails": 1, "error": "e"}}}
-    new = {"hosts": ["cpu B"], "keys": {"same": {"runs": 1, "fails": 0},
+    new = {"hosts": ["cpu B"], "probes": 5, "keys": {"same": {"runs": 1, "fails": 0},
                                         "differs": {"runs": 0, "fails": 1, "error": "load: no kernel"},
                                         "mixed": {"runs": 1, "fails": 2, "error": "e"},
                                         "new": {"runs": 1, "fails": 0}}}
@@ -195,6 +196,13 @@ def test_merging_a_cpu_keeps_each_cpus_outcome_where_they_differ():
     assert merged["keys"]["differs"] == {"runs": 1, "fails": 1, "error": "load: no kernel", "hosts": {
         "cpu A": {"runs": 1, "fails": 0}, "cpu B": {"runs": 0, "fails": 1, "error": "load: no kernel"}}}
     assert merged["keys"]["new"] == {"runs": 1, "fails": 0}
+    assert "stale" not in merged["keys"]  # no probe of today has that key
+    # a key split into more specific ones since: its old counts held probes it no longer names
+    before = {"hosts": ["cpu A"], "probes": 2, "keys": {"k": {"runs": 1, "fails": 1, "error": "e"}}}
+    today = {"hosts": ["cpu B"], "probes": 2,
+             "keys": {"k": {"runs": 1, "fails": 0}, "k bits=8": {"runs": 0, "fails": 1}}}
+    split = gen.merge(before, today, "cpu B")
+    assert split["keys"]["k"] == {"runs": 1, "fails": 0}
     table = probe_table.ProbeTable({"runtime": "openvino", "version": "9", "source": "", "probes": 3,
                                     **merged})
     assert table.outcome("differs").varies_by_cpu and not table.outcome("differs").refused

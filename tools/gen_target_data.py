@@ -61,7 +61,12 @@ def measure(runtime: str, version: str, check: bool, merge_here: bool = False) -
         args = [str(python), str(ROOT / "tools" / "gen_ort_kernels.py"), "--output", str(out)]
         if check:
             args.append("--check")
-        return subprocess.run(args, cwd=ROOT).returncode
+        done = subprocess.run(args, cwd=ROOT).returncode
+        # beside the kernel registry, what the release does with the probe models: kernels
+        # that exist but refuse a case at load or run time (blocked Q/DQ in 1.18, say)
+        beside = ROOT / "qlin_cli" / "targets" / "data" / f"onnxruntime_cpu_{version}.probes.json"
+        probes = _probe_data(runtime, version, python, Path(tmp), check, merge_here, beside)
+        return done or probes
 
 
 def run_probes(runtime: str, python: Path, folder: Path) -> tuple[dict, dict]:
@@ -87,6 +92,8 @@ def run_probes(runtime: str, python: Path, folder: Path) -> tuple[dict, dict]:
 # compile on one CPU and not on another, so the measuring CPU is part of the fact
 ISA_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx_vnni", "amx_int8", "amx_bf16")
 UNRECORDED = "the first measuring CPU (not recorded)"
+HOW = {"openvino": "read_model, compile_model on CPU, one inference",
+       "onnxruntime": "InferenceSession on the CPU provider with default options, one run"}
 
 
 def host_cpu() -> str:
@@ -123,13 +130,14 @@ def merge(old: dict, new: dict, host: str) -> dict:
     """The data of ``old`` (measured on other CPUs, or on ``host`` before) and ``new`` (on
     ``host``): a key every CPU saw alike keeps one CPU's counts; a key that runs on one
     CPU and fails on another keeps each CPU's counts under ``hosts`` and their sum.
-    Measuring a CPU again replaces its outcomes."""
+    Measuring a CPU again replaces its outcomes; keys are today's probes' (``new``)."""
     hosts = old.get("hosts") or [UNRECORDED]
     keys = {}
-    for key in sorted(set(old["keys"]) | set(new["keys"])):
-        a, b = old["keys"].get(key), new["keys"].get(key)
-        if a is None or b is None:
-            keys[key] = a or b
+    split = _split(old["keys"], new["keys"])
+    for key in sorted(new["keys"]):  # the probes of today: a key no probe has any more is dropped
+        a, b = old["keys"].get(key), new["keys"][key]
+        if a is None or key in split:
+            keys[key] = b
             continue
         seen = {cpu: dict(c) for cpu, c in a.get("hosts", {}).items()} or {cpu: _counts(a) for cpu in hosts}
         seen[host] = _counts(b)
@@ -145,12 +153,20 @@ def merge(old: dict, new: dict, host: str) -> dict:
         keys[key] = entry
     merged = dict(old)
     merged["hosts"] = [*(h for h in hosts if h != host), host]
+    merged["probes"] = new["probes"]
     merged["keys"] = keys
     return merged
 
 
+def _split(old: dict, new: dict) -> set[str]:
+    """Keys whose probes today are fewer than when ``old`` was measured: the key gained
+    more specific siblings ("K output_dtype=int4") that ``old`` did not have, so its old
+    counts also hold probes it no longer names and cannot be compared."""
+    return {k for k in new if any(o.startswith(k + " ") and o not in old for o in new)}
+
+
 def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: bool,
-                merge_here: bool = False) -> int:
+                merge_here: bool = False, out: Path | None = None) -> int:
     outcomes, keys = run_probes(runtime, python, folder)
     by_key: dict[str, dict] = {}
     for pid, outcome in outcomes.items():
@@ -167,12 +183,12 @@ def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: b
         "version": version,
         "device": "CPU",
         "source": f"python tools/gen_target_data.py {runtime} {version} (tools/probe_models.py, "
-                  "tools/probe_runner.py: read_model, compile_model on CPU, one inference)",
+                  f"tools/probe_runner.py: {HOW[runtime]})",
         "hosts": [host],
         "probes": len(outcomes),
         "keys": dict(sorted(by_key.items())),
     }
-    out = ROOT / "qlin_cli" / "targets" / "data" / f"{runtime}_cpu_{version}.json"
+    out = out or ROOT / "qlin_cli" / "targets" / "data" / f"{runtime}_cpu_{version}.json"
     if merge_here and out.exists():
         data = merge(json.loads(out.read_text(encoding="utf-8")), data, host)
     text = json.dumps(data, indent=0, sort_keys=False) + "\n"

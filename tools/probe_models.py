@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "fixtures")]
@@ -51,7 +51,10 @@ def _linear():
     import test_targets_matrix as tm
 
     for case in tm.matrix():
-        plain = not (case.negative or case.attrs or case.ir is not None or case.scale_input or case.out_dtype)
+        # attributes the key names (probe_keys.DECIDING) are probed; others are value details
+        named = {a for attrs in probe_keys.DECIDING.values() for a, _ in attrs}
+        deciding = all(name in named for name, _ in case.attrs)  # output_dtype too (out_dtype)
+        plain = not (case.negative or not deciding or case.ir is not None or case.scale_input)
         pair = case.kind == "qdq" and case.q_type in SIXTEEN_BIT and case.gran == "tensor"
         if (case.kind == "qdq" and not pair) or not plain:
             continue
@@ -192,11 +195,14 @@ def _families():
         yield _binary("QLinearAdd", t)
         yield _binary("QLinearMul", t)
     node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "ys", "yz"])
-    graph = helper.make_graph([node], "probe", [helper.make_tensor_value_info("x", 1, (2, 4))],
-                              [helper.make_tensor_value_info(n, 0, None) for n in ("y", "ys", "yz")])
+    # outputs typed as the schema fixes them (uint8, float, uint8): an UNDEFINED output type
+    # is a defect of the probe, which onnxruntime rejects ("Invalid tensor data type 0")
+    typed = (("y", TensorProto.UINT8, (2, 4)), ("ys", TensorProto.FLOAT, ()), ("yz", TensorProto.UINT8, ()))
+    outputs = [helper.make_tensor_value_info(n, t, s) for n, t, s in typed]
+    graph = helper.make_graph([node], "probe", [helper.make_tensor_value_info("x", 1, (2, 4))], outputs)
     yield helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
     for ft in ("float", "float16"):
-        for bits in (4, 8):
+        for bits in (2, 4, 8):
             for zp in (False, True):
                 yield _nbits(ft, bits, zp)
     for dt in ("uint8", "int4", "uint4"):

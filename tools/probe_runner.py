@@ -33,6 +33,13 @@ def _last_line(exc: Exception) -> str:
     return (lines[-1] if lines else type(exc).__name__)[:300]
 
 
+def _without_path(text: str, path) -> str:
+    """onnxruntime's load errors name the model file: the data keeps no path of a machine."""
+    import os
+
+    return text.replace(str(path), "PROBE.onnx").replace(os.path.dirname(str(path)), "PROBES")
+
+
 def run_onnxruntime(path, feeds, types):
     import onnxruntime as ort
 
@@ -41,7 +48,7 @@ def run_onnxruntime(path, feeds, types):
     try:
         session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     except Exception as exc:
-        return "load: " + _first_line(exc)
+        return "load: " + _first_line(Exception(_without_path(str(exc), path)))
     try:
         values = {}
         for name, array in feeds.items():

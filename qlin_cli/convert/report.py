@@ -36,6 +36,7 @@ def render_json(path: str, written: str | None, result: Result, dry_run: bool) -
         "status": status(result, dry_run),
         "note": result.note,
         "resolved": [f.to_json() for f in result.resolved],
+        "warnings": [f.to_json() for f in result.warnings],
         "opsets": {"from": result.opsets_from, "to": result.opsets_to},
         "ir_version": {"from": result.ir_from, "to": result.ir_to},
         "summary": summary(result),
@@ -76,6 +77,8 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool,
     if result.note:
         unchanged = " (a copy of the source, unchanged)" if written and not result.entries else ""
         click.echo(f"  {result.note}{unchanged}")
+    for f in result.warnings:
+        click.echo(f"  warning: {f.code} {f.message}")
     if result.resolved:
         codes = ", ".join(sorted({f.code for f in result.resolved}))
         n = len(result.resolved)

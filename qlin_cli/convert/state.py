@@ -89,6 +89,7 @@ class Result:
     resolved: list = field(default_factory=list)
     note: str = ""
     written: str | None = None
+    warnings: list = field(default_factory=list)  # the target's QT4xx warnings on the result
 
     def count(self, action: str) -> int:
         return sum(1 for e in self.entries if e.action == action)

@@ -278,9 +278,13 @@ class ProbeRefused(Code):
     ## What it checks
     That the runtime version judged ran the probe models of the node's kind: the same
     op at the same schema version, with the same input types and granularity
-    (qlin_cli/targets/probe_keys.py). Used for runtimes without a kernel registry to
-    read (openvino): every probe is loaded, compiled and run in that release, installed
-    in a throwaway environment (tools/gen_target_data.py).
+    (qlin_cli/targets/probe_keys.py). Every probe is loaded, compiled and run in that
+    release, installed in a throwaway environment (tools/gen_target_data.py). openvino
+    has no kernel registry to read, so its probes are its data; onnxruntime's probes
+    find the kernels that exist and still refuse a case at load or run time
+    (onnxruntime 1.18 registers DequantizeLinear-21 and fails every blocked one at its
+    first run; it has no QLinearMatMul-21 kernel though its registry lists
+    QLinearMatMul from version 10 on).
 
     ## Why is this bad?
     When every probe of that kind failed in the release, a model with such a node

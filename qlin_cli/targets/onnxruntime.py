@@ -27,10 +27,13 @@ from onnx import TensorProto
 
 from .. import schema
 from ..schema import ir
-from . import nodes, ort_table
-from .base import GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, register
+from . import nodes, ort_table, probe_keys, probe_table
+from .base import GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, TargetFinding, register
 
 TABLE = ort_table.load(ort_table.default_version())  # the version installed beside qlin, else the newest
+# the release the hand-written checks below were measured on (tests/test_targets_divergence.py,
+# the target matrix); other releases' probe outcomes say where they do not hold
+RULES_VERSION = "1.31.1"
 
 # Ops onnxruntime never runs as kernels: its Graph turns each Constant node into an
 # initializer when it loads a model (onnxruntime/core/graph/graph.cc), so the registry has
@@ -58,6 +61,7 @@ class OnnxRuntimeCpu(Target):
         if aliases is not None:
             self.aliases = aliases
         self.versions = (self.table.version,)
+        self.probes = probe_table.maybe_load("onnxruntime", self.table.version)  # None: not probed
         self.max_opset = self.table.max_opset
         self.max_ir = self.table.max_ir
 
@@ -182,6 +186,36 @@ class OnnxRuntimeCpu(Target):
 
     # ---- one node -----------------------------------------------------------------------
     def node_findings(self, site: NodeSite):
+        """The kernel registry's and the hand-written checks' findings, then the probes'
+        (tools/gen_target_data.py runs every probe model in the release): a node whose every
+        probe of its kind failed gets QT205 unless a check already says why; the errors of
+        a check measured on RULES_VERSION are dropped where this release ran every probe of
+        the kind and RULES_VERSION did not (1.32 runs a QuantizeLinear-23 whose x and scale
+        types differ)."""
+        found = list(self._checks(site))
+        mine = None if self.probes is None else self.probes.outcome(probe_keys.node_key(site.facts))
+        if mine is None:
+            yield from found
+            return
+        errors = any(x.severity == "error" for x in found)
+        if errors and mine.runs and not mine.fails and self._rules_release_failed(site):
+            found = [x for x in found if x.severity != "error"]
+            errors = False
+        yield from found
+        since = site.facts.spec.since if site.facts.spec is not None else 0
+        if self.table.max_opset is not None and since > self.table.max_opset:
+            return  # its probes failed for the opset they import, which QT101 reports
+        if not errors and mine.refused:
+            stage, _, error = mine.error.partition(": ")
+            fact = f"every probe of this kind failed in onnxruntime {self.table.version} at {stage}: {error}"
+            yield self.finding("QT205", fact, convertible=nodes.is_linear(site.facts))
+
+    def _rules_release_failed(self, site: NodeSite) -> bool:
+        theirs = probe_table.maybe_load("onnxruntime", RULES_VERSION)
+        found = None if theirs is None else theirs.outcome(probe_keys.node_key(site.facts))
+        return found is not None and found.fails > 0
+
+    def _checks(self, site: NodeSite):
         f = site.facts
         domain, op = f.domain, f.op
         linear = nodes.is_linear(f)
@@ -233,7 +267,37 @@ class OnnxRuntimeCpu(Target):
             return
         if not linear:
             return
+        fused = self._fused_without_kernel(site)
+        if fused is not None:
+            yield fused
+            return
         yield from self._linear(f)
+
+    def _fused_without_kernel(self, site: NodeSite) -> TargetFinding | None:
+        """onnxruntime's default session options fuse DequantizeLinear -> MatMul (->
+        QuantizeLinear) of int8 / uint8 into QLinearMatMul at load; a release with no
+        QLinearMatMul kernel at the model's opset then fails to load it (1.18 at opset 21:
+        "Failed to find kernel for QLinearMatMul(21)", measured on onnxruntime's own QDQ
+        output, bench/bench_target_versions.py)."""
+        f, q = site.facts, site.producer
+        eight_bit = ("int8", "uint8")
+        # the activation's DequantizeLinear, after its QuantizeLinear: both 8-bit (a 16-bit
+        # activation is not fused, whatever the weight's type)
+        if (f.domain != schema.AI_ONNX or nodes.kind(f) != nodes.DEQUANTIZE
+                or nodes.quant_type(f) not in eight_bit or q is None or nodes.quant_type(q) not in eight_bit
+                or not any(op == "MatMul" and dom in ("", "ai.onnx") for op, dom, _ in site.consumers)):
+            return None
+        version = self.table.schema_version("", "QLinearMatMul", f.opset)
+        if version is None or self.table.kernel("", "QLinearMatMul", f.opset) is not None:
+            return None
+        return self.finding(
+            "QT201",
+            f"the DequantizeLinear -> MatMul it feeds is fused into QLinearMatMul-{version} when the "
+            f"model loads (default session options), and onnxruntime {self.table.version} has no kernel "
+            f"for QLinearMatMul-{version}",
+            convertible=True,
+            fix="or load with graph_optimization_level below ORT_ENABLE_EXTENDED",
+        )
 
     def runs_lowered(self, quant_type, opset):
         """Cast from float to the quantized type and back has a CPU kernel at that opset."""

@@ -7,7 +7,7 @@ user's model is judged by the probes filed under its own key. A key holds what d
 whether the runtime takes the node: the op and the schema version in force, the type of
 each input (absent ones as "-"), and the granularity (per-tensor, with a scale of shape [1]
 or not, per-axis or blocked for Q/DQ; per-channel when any scale or zero point of another
-family has more than one element).
+family has more than one element), and the attributes in DECIDING when set.
 """
 
 from __future__ import annotations
@@ -39,7 +39,33 @@ def node_key(f) -> str | None:
             return None
         else:
             types.append(t)
-    return f"{f.spec.domain_name}:{f.op}-{f.spec.since}({','.join(types)}) {_granularity(f)}"
+    return f"{f.spec.domain_name}:{f.op}-{f.spec.since}({','.join(types)}) {_granularity(f)}{_deciding(f)}"
+
+
+# Attributes a runtime decides on at load, past the input types: onnxruntime 1.18 loads
+# MatMulNBits with 4 bits only; 1.32 refuses a QuantizeLinear precision other than float;
+# 1.24 fails a DequantizeLinear-24 whose output_dtype is float16; a QuantizeLinear without
+# zero point has its output type in output_dtype. (attribute, default) per op; the key
+# names an attribute only when it is set to another value.
+DECIDING = {"MatMulNBits": (("bits", 4),), "QuantizeLinear": (("precision", 0), ("output_dtype", 0)),
+            "DequantizeLinear": (("output_dtype", 0),)}
+TYPE_ATTRIBUTES = ("precision", "output_dtype")  # element types: named, not numbered
+
+
+def _deciding(f) -> str:
+    out = ""
+    for name, default in DECIDING.get(f.op, ()):
+        if not f.has(name):
+            continue
+        value = f.attrs.get(name, default)
+        if value == default or not isinstance(value, int):
+            continue
+        if name in TYPE_ATTRIBUTES:
+            from ..schema import dtypes
+
+            value = dtypes.name_of(value)
+        out += f" {name}={value}"
+    return out
 
 
 def _granularity(f) -> str:

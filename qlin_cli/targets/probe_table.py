@@ -86,9 +86,21 @@ def available_versions(runtime: str) -> list[str]:
     return list(releases.measured(runtime))
 
 
+def maybe_load(runtime: str, version: str) -> ProbeTable | None:
+    """The probe outcomes of one release, or None when it was not probed."""
+    try:
+        return load(runtime, version)
+    except LookupError:
+        return None
+
+
+# runtimes whose data file is their kernel registry: their probe outcomes are a file beside it
+REGISTRY_RUNTIMES = ("onnxruntime",)
+
+
 @cache
 def load(runtime: str, version: str) -> ProbeTable:
-    files = releases.data_files(runtime)
+    files = releases.data_files(runtime, "probes" if runtime in REGISTRY_RUNTIMES else "")
     if version not in files:
         have = ", ".join(available_versions(runtime))
         raise LookupError(f"no {runtime} data for version {version!r} (measured: {have})")

@@ -22,14 +22,16 @@ def minor(version: str) -> str:
 
 
 @cache
-def data_files(runtime: str) -> dict[str, object]:
+def data_files(runtime: str, kind: str = "") -> dict[str, object]:
     """{release: its data file} of ``runtime`` (the package data does not change while qlin
-    runs: read once)."""
-    pattern = re.compile(rf"^{re.escape(runtime)}_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*)\.json$")
+    runs: read once). ``kind`` "probes": the files of probe outcomes of a runtime whose main
+    data is its kernel registry (onnxruntime_cpu_<version>.probes.json)."""
+    suffix = re.escape(f".{kind}") if kind else ""
+    pattern = re.compile(rf"^{re.escape(runtime)}_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*?){suffix}\.json$")
     found = {}
     for entry in resources.files(_DATA_PACKAGE).iterdir():
         m = pattern.match(entry.name)
-        if m:
+        if m and (kind or not m.group("version").endswith(".probes")):
             found[m.group("version")] = entry
     return found
 

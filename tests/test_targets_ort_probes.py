@@ -1,0 +1,139 @@
+"""onnxruntime at each release, beside its kernel registry: what the release did with every
+probe model (qlin_cli/targets/data/onnxruntime_cpu_<version>.probes.json, written by
+tools/gen_target_data.py from the release installed in a throwaway venv). Kernels that exist
+and still refuse a case are QT205; a hand-written check measured on 1.31.1 gives way where
+a release ran every probe of the node's kind."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from qlin_cli.targets import predict, probe_keys, probe_table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "fixtures"), str(ROOT / "tests")]
+
+import family_builders as fb  # noqa: E402
+import test_targets_matrix as tm  # noqa: E402
+
+
+def _codes(model, target: str) -> list[str]:
+    return [f.code for f in predict.findings(model, "", [target]) if f.severity == "error"]
+
+
+def _case(**kw):
+    base = dict(kind="dq", domain="", opset=21, float_type="float", scale_type="float", q_type="int8",
+                gran="block", axis=1, block=4, zp="zero", shape=(4, 8))
+    base.update(kw)
+    return tm.build(tm.Case(**base))[0]
+
+
+def test_every_measured_release_was_probed():
+    from qlin_cli.targets import versions
+
+    for v in versions.known("onnxruntime"):
+        table = probe_table.load("onnxruntime", v)
+        assert table.probes > 1000 and table.version == v
+
+
+def test_blocked_dequantize_fails_in_1_18_and_runs_from_1_19():
+    blocked = _case()
+    assert _codes(blocked, "onnxruntime@1.18") == ["QT205"]
+    found = [f for f in predict.findings(blocked, "", ["onnxruntime@1.18"]) if f.code == "QT205"][0]
+    assert "at run" in found.message and "1.19 and newer run it" in found.message
+    assert _codes(blocked, "onnxruntime@1.19") == []
+    assert _codes(blocked, "onnxruntime") == []
+
+
+def test_qlinear_matmul_21_has_no_kernel_in_1_18():
+    """The registry says so (QT201), and the probes agree."""
+    model = fb.qlinear_matmul(opset=21)
+    assert _codes(model, "onnxruntime@1.18") == ["QT201"]
+    assert _codes(model, "onnxruntime@1.31") == []
+    from qlin_cli.model.analysis import analyze
+
+    a = analyze(model, "")
+    key = probe_keys.node_key(a.facts(a.bodies[0], 0))
+    assert probe_table.load("onnxruntime", "1.18.1").outcome(key).refused
+    assert not probe_table.load("onnxruntime", "1.31.1").outcome(key).refused
+
+
+def test_a_check_of_1_31_gives_way_where_1_32_ran_every_probe():
+    """QuantizeLinear-23 with x float and y_scale float16: 1.31 loads it and fails at the
+    first run (QT203, measured); 1.32 runs it."""
+    mixed = _case(kind="q", opset=23, scale_type="float16", gran="tensor", axis=None, block=0)
+    assert _codes(mixed, "onnxruntime@1.31") == ["QT203"]
+    assert _codes(mixed, "onnxruntime@1.32") == []
+
+
+def test_the_probes_match_the_onnxruntime_installed_here(tmp_path):
+    """The generator's measurement repeated in this process on the first probe of each key."""
+    import onnx
+    import probe_models
+    import probe_runner
+
+    pytest.importorskip("onnxruntime")
+    installed = probe_table.installed_version("onnxruntime")
+    table = probe_table.maybe_load("onnxruntime", installed)
+    if table is None:
+        pytest.skip(f"onnxruntime {installed} was not probed")
+    seen, checked = set(), 0
+    for key, model, feeds in probe_models.probes():
+        outcome = table.outcome(key)
+        if key in seen or outcome is None or (outcome.runs and outcome.fails):
+            continue
+        seen.add(key)
+        path = tmp_path / "probe.onnx"
+        onnx.save(model, path)
+        types = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
+        got = probe_runner.run_onnxruntime(str(path), feeds, types)
+        assert (got == "ok") == (outcome.fails == 0), (key, got, outcome)
+        checked += 1
+    assert checked > 400
+
+
+def test_keys_of_the_probes_are_node_keys():
+    """Every key of the data is a key a node can have (or a load probe's)."""
+    import probe_models
+
+    keys = {k for k, _, _ in probe_models.probes()}
+    table = probe_table.load("onnxruntime", "1.31.1")
+    assert set(table.keys()) == keys
+    assert probe_keys.opset_key(21) in keys and probe_keys.ir_key(10) in keys
+
+
+def _dq_matmul_q(opset: int):
+    """x -> Q -> DQ -> MatMul(DQ'd int8 weight) -> Q -> DQ: the QDQ form onnxruntime's
+    quantizer writes, which onnxruntime fuses into QLinearMatMul when it loads it."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    def c(name, value, dtype):
+        return numpy_helper.from_array(np.asarray(value, dtype), name)
+
+    inits = [c("s", 0.05, np.float32), c("z", 0, np.int8), c("w", np.ones((4, 3)), np.int8),
+             c("ws", 0.02, np.float32), c("wz", 0, np.int8)]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_x"),
+             helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_x"),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], name="dq_w"),
+             helper.make_node("MatMul", ["xd", "wd"], ["m"], name="mm"),
+             helper.make_node("QuantizeLinear", ["m", "s", "z"], ["mq"], name="q_m"),
+             helper.make_node("DequantizeLinear", ["mq", "s", "z"], ["y"], name="dq_m")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+
+
+def test_a_fusion_into_an_op_without_kernel_is_refused():
+    found = [f for f in predict.findings(_dq_matmul_q(21), "", ["onnxruntime@1.18"]) if f.severity == "error"]
+    assert {f.code for f in found} == {"QT201"}
+    assert all("fused into QLinearMatMul-21" in f.message for f in found)
+    assert [f.node for f in found] == ["dq_x"]  # the activation's, after its QuantizeLinear
+    assert _codes(_dq_matmul_q(20), "onnxruntime@1.18") == []
+    # measured on the real releases: 1.18.1 and 1.19.2 fail to load it at opset 21, 1.20.1 runs it
+    assert _codes(_dq_matmul_q(21), "onnxruntime@1.19") == ["QT201"]
+    assert _codes(_dq_matmul_q(21), "onnxruntime@1.20") == []
+    assert _codes(_dq_matmul_q(21), "onnxruntime") == []
