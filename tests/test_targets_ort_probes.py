@@ -137,3 +137,40 @@ def test_a_fusion_into_an_op_without_kernel_is_refused():
     assert _codes(_dq_matmul_q(21), "onnxruntime@1.19") == ["QT201"]
     assert _codes(_dq_matmul_q(21), "onnxruntime@1.20") == []
     assert _codes(_dq_matmul_q(21), "onnxruntime") == []
+
+
+def _qdq(opset: int, zp_type: str = "int8"):
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+             helper.make_tensor("z", getattr(TensorProto, zp_type.upper()), [], [3])]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q"),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dq")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=11 if opset >= 23 else 10)
+
+
+def test_convert_to_an_old_release_picks_what_it_loads(tmp_path):
+    """opset 23 does not load in 1.18 (21 does): convert --target onnxruntime@1.18 writes
+    opset 21 at IR 10 (run in the real 1.18.1: it loads and runs the result, not the source);
+    int4 has no 1.18 kernel at any opset: it says why no conversion helps."""
+    import onnx
+    from click.testing import CliRunner
+
+    from qlin_cli.cli import main
+
+    src, out = tmp_path / "m.onnx", tmp_path / "o.onnx"
+    onnx.save(_qdq(23), src)
+    assert _codes(onnx.load(src), "onnxruntime@1.18") == ["QT101", "QT103"]
+    r = CliRunner().invoke(main, ["convert", str(src), "--target", "onnxruntime@1.18", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    result = onnx.load(out)
+    assert [(o.domain, o.version) for o in result.opset_import] == [("", 21)] and result.ir_version == 10
+    assert _codes(result, "onnxruntime@1.18") == []
+    onnx.save(_qdq(21, "int4"), src)
+    r = CliRunner().invoke(main, ["convert", str(src), "--target", "onnxruntime@1.18", "-o", str(out)])
+    assert r.exit_code == 1 and "no conversion makes onnxruntime@1.18 run it" in r.stderr
+    assert "1.19 and newer run it" in r.stderr

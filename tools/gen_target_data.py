@@ -13,7 +13,9 @@ kernel registry of that version, the schema versions it knows, and the newest ai
 and IR version it loads and runs (measured with probe models, not read from documents).
 The result is ``qlin_cli/targets/data/onnxruntime_cpu_<version>.json``, one file per
 version, each entry on its own line so that a diff between two versions reads as what
-changed; ``qlin_cli/targets/versions.py`` reads them and names each version a target
+changed; the probe outcomes of every release of a runtime go to one file,
+``<runtime>_probes.json``, each fact stored once with the range of releases it holds for
+(qlin_cli/targets/probe_store.py); ``qlin_cli/targets/versions.py`` reads them and names each version a target
 (``onnxruntime@1.20``).
 """
 
@@ -28,7 +30,10 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]
+
+from qlin_cli.targets import probe_store  # noqa: E402
+
 PINNED = ROOT / "constraints.txt"
 
 
@@ -64,8 +69,7 @@ def measure(runtime: str, version: str, check: bool, merge_here: bool = False) -
         done = subprocess.run(args, cwd=ROOT).returncode
         # beside the kernel registry, what the release does with the probe models: kernels
         # that exist but refuse a case at load or run time (blocked Q/DQ in 1.18, say)
-        beside = ROOT / "qlin_cli" / "targets" / "data" / f"onnxruntime_cpu_{version}.probes.json"
-        probes = _probe_data(runtime, version, python, Path(tmp), check, merge_here, beside)
+        probes = _probe_data(runtime, version, python, Path(tmp), check, merge_here)
         return done or probes
 
 
@@ -166,7 +170,7 @@ def _split(old: dict, new: dict) -> set[str]:
 
 
 def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: bool,
-                merge_here: bool = False, out: Path | None = None) -> int:
+                merge_here: bool = False) -> int:
     outcomes, keys = run_probes(runtime, python, folder)
     by_key: dict[str, dict] = {}
     for pid, outcome in outcomes.items():
@@ -188,20 +192,35 @@ def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: b
         "probes": len(outcomes),
         "keys": dict(sorted(by_key.items())),
     }
-    out = out or ROOT / "qlin_cli" / "targets" / "data" / f"{runtime}_cpu_{version}.json"
-    if merge_here and out.exists():
-        data = merge(json.loads(out.read_text(encoding="utf-8")), data, host)
-    text = json.dumps(data, indent=0, sort_keys=False) + "\n"
+    out = ROOT / "qlin_cli" / "targets" / "data" / probe_store.file_name(runtime)
+    tables = read_tables(out)
+    if merge_here and version in tables:
+        data = merge(tables[version], data, host)
     if check:
-        same = out.exists() and json.loads(out.read_text(encoding="utf-8")) == data
-        print(f"{out.name}: {'matches' if same else 'differs from'} {runtime} {version}")
+        same = tables.get(version) == data
+        print(f"{out.name} {version}: {'matches' if same else 'differs from'} {runtime} {version}")
         return 0 if same else 1
-    out.write_text(text, encoding="utf-8")
+    tables[version] = data
+    write_tables(out, runtime, tables)
     failed = sum(1 for e in data["keys"].values() if not e["runs"])
     varies = sum(1 for e in data["keys"].values() if "hosts" in e)
-    print(f"{out.name}: {len(outcomes)} probes, {len(data['keys'])} keys, {failed} refused, "
+    print(f"{out.name} {version}: {len(outcomes)} probes, {len(data['keys'])} keys, {failed} refused, "
           f"{varies} that differ between CPUs ({len(data['hosts'])} measured)")
     return 0
+
+
+def read_tables(path: Path) -> dict[str, dict]:
+    """{release: its outcomes} of a runtime's range file (none when there is no file)."""
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {v: probe_store.version_data(data["runtime"], v, data) for v in data["releases"]}
+
+
+def write_tables(path: Path, runtime: str, tables: dict[str, dict]) -> None:
+    from qlin_cli.targets import releases
+
+    path.write_text(probe_store.dumps(probe_store.fold(runtime, tables, releases.key)), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

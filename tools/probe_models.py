@@ -208,6 +208,25 @@ def _families():
     for dt in ("uint8", "int4", "uint4"):
         for zp in (False, True):
             yield _gather_block(dt, zp)
+    for wt in ("int8", "uint8"):
+        yield _lstm(wt)
+
+
+def _lstm(wt: str) -> onnx.ModelProto:
+    """com.microsoft DynamicQuantizeLSTM (hidden 4, input 3, 2 steps), which onnxruntime's
+    quantize_dynamic writes for an LSTM."""
+    hidden, size, steps = 4, 3, 2
+    consts = [_t("W", np.ones((1, size, 4 * hidden)), wt),
+              _t("R", np.ones((1, hidden, 4 * hidden)), wt),
+              _t("B", np.zeros((1, 8 * hidden)), "float"),
+              _t("W_scale", np.full((1,), 0.01), "float"), _t("W_zero_point", np.zeros((1,)), wt),
+              _t("R_scale", np.full((1,), 0.01), "float"), _t("R_zero_point", np.zeros((1,)), wt)]
+    inputs = ["X", "W", "R", "B", "", "", "", "", "W_scale", "W_zero_point", "R_scale", "R_zero_point"]
+    node = helper.make_node("DynamicQuantizeLSTM", inputs, ["Y"], domain=MS, hidden_size=hidden)
+    graph = helper.make_graph([node], "probe", [helper.make_tensor_value_info("X", 1, (steps, 1, size))],
+                              [helper.make_tensor_value_info("Y", 1, (steps, 1, 1, hidden))], consts)
+    return helper.make_model(graph, ir_version=7,
+                             opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(MS, 1)])
 
 
 def _relu(opset: int, ir_version: int) -> onnx.ModelProto:

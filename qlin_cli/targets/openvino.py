@@ -84,7 +84,8 @@ class OpenVinoCpu(Target):
             f"which opsets and IR versions load, which quantized nodes of every family are refused "
             f"({self.table.probes} probe models)",
             GENERATED,
-            f"python tools/gen_target_data.py openvino {v} (qlin_cli/targets/data/openvino_cpu_{v}.json)",
+            f"python tools/gen_target_data.py openvino {v} (qlin_cli/targets/data/openvino_probes.json, "
+            f"release {v})",
         ),) + self._rule_sources
 
     _rule_sources = (

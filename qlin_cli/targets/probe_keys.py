@@ -6,7 +6,7 @@ one quantized node each, loaded, compiled and run in that runtime version
 user's model is judged by the probes filed under its own key. A key holds what decides
 whether the runtime takes the node: the op and the schema version in force, the type of
 each input (absent ones as "-"), and the granularity (per-tensor, with a scale of shape [1]
-or not, per-axis or blocked for Q/DQ; per-channel when any scale or zero point of another
+or not, per-axis, or blocked with its axis for Q/DQ; per-channel when any scale or zero point of another
 family has more than one element), and the attributes in DECIDING when set.
 """
 
@@ -71,6 +71,9 @@ def _deciding(f) -> str:
 def _granularity(f) -> str:
     if schema.is_linear(f.spec):
         gran = f.granularity or schema.PER_TENSOR
+        if gran == schema.BLOCKED and f.normalized_axis() is not None:
+            # openvino before 2026.0 runs blocks along axis 0 only ("Axis != 0 isn't supported")
+            return f"{gran} axis={f.normalized_axis()}"
         return f"{gran} [1]" if gran == schema.PER_TENSOR and f.scale_shape == (1,) else gran
     for i, p in enumerate(f.spec.inputs):
         if p.role not in (schema.SCALE, schema.ZERO_POINT) or not f.present_at(i):

@@ -1,5 +1,6 @@
-"""What one runtime version did with each probe model, as measured (the data files
-qlin_cli/targets/data/<runtime>_cpu_<version>.json written by tools/gen_target_data.py).
+"""What one runtime version did with each probe model, as measured (the data file
+qlin_cli/targets/data/<runtime>_probes.json written by tools/gen_target_data.py, read
+through probe_store.py).
 
 Each key (targets/probe_keys.py) holds how many of its probes ran, how many failed and the
 runtime's first error, summed over the CPUs measured (``hosts``); a key whose outcome
@@ -10,11 +11,10 @@ fail where others run, and those are the hand-written rules' business, not the t
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
 
-from . import probe_keys, releases
+from . import probe_keys, probe_store, releases
 
 
 @dataclass(frozen=True)
@@ -94,17 +94,15 @@ def maybe_load(runtime: str, version: str) -> ProbeTable | None:
         return None
 
 
-# runtimes whose data file is their kernel registry: their probe outcomes are a file beside it
-REGISTRY_RUNTIMES = ("onnxruntime",)
-
-
 @cache
 def load(runtime: str, version: str) -> ProbeTable:
-    files = releases.data_files(runtime, "probes" if runtime in REGISTRY_RUNTIMES else "")
-    if version not in files:
+    """One release's probe outcomes (probe_store.py: one file per runtime, facts stored
+    with the range of releases they hold for)."""
+    try:
+        return ProbeTable(probe_store.version_data(runtime, version))
+    except LookupError:
         have = ", ".join(available_versions(runtime))
-        raise LookupError(f"no {runtime} data for version {version!r} (measured: {have})")
-    return ProbeTable(json.loads(files[version].read_text(encoding="utf-8")))
+        raise LookupError(f"no {runtime} probe data for version {version!r} (measured: {have})") from None
 
 
 def installed_version(runtime: str) -> str | None:

@@ -1,5 +1,5 @@
 """Release numbers of the measured runtimes: how they order, their minor version, which
-releases have a data file (qlin_cli/targets/data/<runtime>_cpu_<version>.json), and which
+releases have data (qlin_cli/targets/data: <runtime>_cpu_<version>.json, <runtime>_probes.json), and which
 measured release judges the one installed beside qlin."""
 
 from __future__ import annotations
@@ -22,24 +22,25 @@ def minor(version: str) -> str:
 
 
 @cache
-def data_files(runtime: str, kind: str = "") -> dict[str, object]:
-    """{release: its data file} of ``runtime`` (the package data does not change while qlin
-    runs: read once). ``kind`` "probes": the files of probe outcomes of a runtime whose main
-    data is its kernel registry (onnxruntime_cpu_<version>.probes.json)."""
-    suffix = re.escape(f".{kind}") if kind else ""
-    pattern = re.compile(rf"^{re.escape(runtime)}_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*?){suffix}\.json$")
+def data_files(runtime: str) -> dict[str, object]:
+    """{release: its data file} of a runtime with one file per release (onnxruntime's kernel
+    registry; the package data does not change while qlin runs: read once)."""
+    pattern = re.compile(rf"^{re.escape(runtime)}_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*)\.json$")
     found = {}
     for entry in resources.files(_DATA_PACKAGE).iterdir():
         m = pattern.match(entry.name)
-        if m and (kind or not m.group("version").endswith(".probes")):
+        if m:
             found[m.group("version")] = entry
     return found
 
 
 @cache
 def measured(runtime: str) -> tuple[str, ...]:
-    """The releases of ``runtime`` with a data file, oldest first."""
-    return tuple(sorted(data_files(runtime), key=key))
+    """The releases of ``runtime`` with data (a kernel registry file, or probe outcomes),
+    oldest first."""
+    from . import probe_store
+
+    return tuple(sorted(set(data_files(runtime)) | set(probe_store.releases(runtime)), key=key))
 
 
 def installed(distributions: tuple[str, ...]) -> str | None:
