@@ -71,28 +71,14 @@ def test_a_check_of_1_31_gives_way_where_1_32_ran_every_probe():
 
 def test_the_probes_match_the_onnxruntime_installed_here(tmp_path):
     """The generator's measurement repeated in this process on the first probe of each key."""
-    import onnx
-    import probe_models
-    import probe_runner
+    from probe_helpers import remeasure
 
     pytest.importorskip("onnxruntime")
     installed = probe_table.installed_version("onnxruntime")
     table = probe_table.maybe_load("onnxruntime", installed)
     if table is None:
         pytest.skip(f"onnxruntime {installed} was not probed")
-    seen, checked = set(), 0
-    for key, model, feeds in probe_models.probes():
-        outcome = table.outcome(key)
-        if key in seen or outcome is None or (outcome.runs and outcome.fails):
-            continue
-        seen.add(key)
-        path = tmp_path / "probe.onnx"
-        onnx.save(model, path)
-        types = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
-        got = probe_runner.run_onnxruntime(str(path), feeds, types)
-        assert (got == "ok") == (outcome.fails == 0), (key, got, outcome)
-        checked += 1
-    assert checked > 400
+    remeasure("onnxruntime", table, tmp_path)
 
 
 def test_keys_of_the_probes_are_node_keys():

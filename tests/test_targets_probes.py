@@ -39,39 +39,12 @@ def test_every_minor_version_from_2024_0_is_measured():
 def test_the_data_matches_the_openvino_installed_here(tmp_path):
     """The generator's measurement, repeated in this process on the first probe of each key
     (keys whose probes all ran must run; keys all of whose probes failed must fail)."""
-    import onnx
-    import probe_models
-    import probe_runner
+    from probe_helpers import remeasure
 
     installed = probe_table.installed_version("openvino")
     if installed not in probe_table.available_versions("openvino"):
         pytest.skip(f"openvino {installed} is not among the measured versions")
-    import gen_target_data
-
-    table = probe_table.load("openvino", installed)
-    here = gen_target_data.host_cpu()
-    seen, checked, differ = set(), 0, []
-    for key, model, feeds in probe_models.probes():
-        outcome = table.outcome(key)
-        if key in seen or outcome is None or (outcome.runs and outcome.fails):
-            continue
-        seen.add(key)
-        path = tmp_path / "probe.onnx"
-        onnx.save(model, path)
-        types = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
-        got = probe_runner.run_openvino(str(path), feeds, types)
-        if (got == "ok") != (outcome.fails == 0):
-            differ.append((key, got, outcome))
-        checked += 1
-    assert checked > 400
-    if here not in table.hosts:
-        # a CPU the data was not measured on may differ (kernels follow the ISA): say so
-        if differ:
-            pytest.skip(f"{len(differ)} keys differ on this CPU ({here}), not among the measured "
-                        f"ones; `python tools/gen_target_data.py openvino {installed} --merge` adds it: "
-                        f"{differ[0][0]}")
-        return
-    assert differ == []
+    remeasure("openvino", probe_table.load("openvino", installed), tmp_path)
 
 
 def test_per_channel_qlinear_ops_and_vendor_qoperators_are_refused():
