@@ -11,9 +11,11 @@ conversion that ends without a model to write raises ``Stop``.
    model has none: the conversion is then the fix (int4 at opset 19 is an error there,
    and valid at 21), and the result lists the source's errors it resolved. Otherwise
    nothing is written and ``Stop`` carries the errors.
-5. With a target, the result is held against the target once more: nothing is written
-   when the target would refuse it, or would compute a node of it differently from the
-   spec where it computes the source's node as the spec says (a new QT4xx warning).
+5. The result is analysed once (when it changed, had errors, or has a target): with a
+   target, nothing is written when the target would refuse it, or would compute a node
+   of it differently from the spec where it computes the source's node as the spec says
+   (a new QT4xx warning); without one, the report lists such warnings of the runtimes
+   whose arithmetic qlin measured (onnxruntime, openvino), naming each.
 """
 
 from __future__ import annotations
@@ -86,12 +88,19 @@ def run(req: Request, progress=None) -> Result:
         if errors:  # an invalid model the passes could not take: its errors are the reason
             raise _invalid(path, errors) from None
         raise
+    if result.model is None:
+        if errors:
+            raise _invalid(path, errors)
+        return result
+    after = analyze(result.model, base_dir) if errors or req.target or result.changed else None
     if errors:
-        if result.model is None or _still_invalid(result.model, base_dir):
+        if model_errors(after):
             raise _invalid(path, errors)
         result.resolved = errors
-    if req.target is not None and result.model is not None:
-        result.warnings = _hold_against(a, result.model, base_dir, req.target, path)
+    if req.target is not None:
+        result.warnings = _hold_against(a, after, req.target, path)
+    elif after is not None:
+        result.warnings = _differences(a, after)
     return _write(result, proto, base_dir, req)
 
 
@@ -143,13 +152,28 @@ def _invalid(path: str, errors: list[Finding]) -> Stop:
                       f"resolve: run `qlin check {path}`; nothing converted", errors)
 
 
-def _still_invalid(model, base_dir: str) -> bool:
-    from .model.analysis import analyze
+# the runtimes whose arithmetic qlin measured: a conversion without --target is held
+# against each, and the report says where one computes the result differently
+MEASURED_RUNTIMES = ("onnxruntime", "openvino")
 
-    return bool(model_errors(analyze(model, base_dir)))
+
+def _differences(a, after) -> list[Finding]:
+    """The measured runtimes' QT4xx warnings on the converted model that the source's
+    node did not have: where a runtime computes the result differently from the spec
+    though it computed the source as the spec says (the report lists them)."""
+    from .targets import predict
+
+    out = []
+    for name in MEASURED_RUNTIMES:
+        source = predict.findings_in(a, [name])
+        refused = {(p.graph, p.node) for p in source if p.severity == "error"}
+        before = {(p.code, p.graph, p.node) for p in source if p.severity == "warning"}
+        out += [p for p in predict.findings_in(after, [name]) if p.severity == "warning"
+                and (p.code, p.graph, p.node) not in before and (p.graph, p.node) not in refused]
+    return out
 
 
-def _hold_against(a, model, base_dir: str, target: str, path: str) -> list[Finding]:
+def _hold_against(a, after, target: str, path: str) -> list[Finding]:
     """The converted model, held against the target: Stop when the target would refuse it,
     or would compute a node differently from the spec where it ran the source's node as
     the spec says (a QT4xx warning the source's node did not have: the rewrite is not
@@ -157,7 +181,7 @@ def _hold_against(a, model, base_dir: str, target: str, path: str) -> list[Findi
     back, for the report."""
     from .targets import predict
 
-    found = predict.findings(model, base_dir, [target])
+    found = predict.findings_in(after, [target])
     refused = [p for p in found if p.severity == "error"]
     if refused:
         raise Stop(path, f"converted, but {target} would still refuse it; nothing written", refused)

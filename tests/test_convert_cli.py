@@ -321,22 +321,22 @@ def test_a_rewrite_the_target_computes_differently_is_refused(monkeypatch):
     written; a warning on a node the target refused in the source is reported."""
     from qlin_cli import convert_pipeline
     from qlin_cli.finding import Finding
-    from qlin_cli.model.analysis import analyze
     from qlin_cli.targets import predict
 
     def warning(code, node, severity="warning"):
         return Finding(code, severity, "m", node, "QuantizeLinear", "ai.onnx", 21, "main")
 
-    source = analyze(q_model(21), "")
-    monkeypatch.setattr(predict, "findings", lambda model, base, targets: [warning("QT401", "q1")])
-    monkeypatch.setattr(predict, "findings_in", lambda a, targets: [])
+    source, result = object(), object()  # two analyses: the source's and the result's
+    seen = {result: [warning("QT401", "q1")], source: []}
+    monkeypatch.setattr(predict, "findings_in", lambda a, targets: seen[a])
     with pytest.raises(convert_pipeline.Stop) as stop:
-        convert_pipeline._hold_against(source, None, "", "onnxruntime", "m.onnx")
+        convert_pipeline._hold_against(source, result, "onnxruntime", "m.onnx")
     assert [f.code for f in stop.value.findings] == ["QT401"] and "differently" in stop.value.reason
-    # the same warning on the source: nothing new
-    monkeypatch.setattr(predict, "findings_in", lambda a, targets: [warning("QT401", "q1")])
-    assert convert_pipeline._hold_against(source, None, "", "onnxruntime", "m.onnx") == []
-    # a node the target refused in the source: reported, not refused
-    monkeypatch.setattr(predict, "findings_in", lambda a, targets: [warning("QT104", "q1", "error")])
-    kept = convert_pipeline._hold_against(source, None, "", "onnxruntime", "m.onnx")
+    seen[source] = [warning("QT401", "q1")]  # the same warning on the source: nothing new
+    assert convert_pipeline._hold_against(source, result, "onnxruntime", "m.onnx") == []
+    seen[source] = [warning("QT104", "q1", "error")]  # refused in the source: reported, not refused
+    kept = convert_pipeline._hold_against(source, result, "onnxruntime", "m.onnx")
     assert [f.code for f in kept] == ["QT401"]
+    # without a target: the measured runtimes' new warnings are listed, none refused
+    seen[source] = []
+    assert [f.code for f in convert_pipeline._differences(source, result)] == ["QT401", "QT401"]
