@@ -119,6 +119,8 @@ class NodeSite:
     producer_site: NodeSite | None = None  # the producer's own site
     scale_is_graph_input: bool = False  # the scale is fed at run time (not a constant)
     consumers: tuple[tuple[str, str, int], ...] = ()  # (op type, domain, input index) reading output 0
+    # per consumer above, the op types reading that consumer's output 0 (fusion patterns)
+    then: tuple[tuple[str, ...], ...] = ()
 
 
 class Target:

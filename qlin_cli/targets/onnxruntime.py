@@ -34,6 +34,8 @@ TABLE = ort_table.load(ort_table.default_version())  # the version installed bes
 # the release the hand-written checks below were measured on (tests/test_targets_divergence.py,
 # the target matrix); other releases' probe outcomes say where they do not hold
 RULES_VERSION = "1.31.1"
+# the ops whose QDQ form onnxruntime's default session options fuse into a QLinear op
+FUSED = {"MatMul": "QLinearMatMul", "Conv": "QLinearConv"}
 
 # Ops onnxruntime never runs as kernels: its Graph turns each Constant node into an
 # initializer when it loads a model (onnxruntime/core/graph/graph.cc), so the registry has
@@ -274,30 +276,45 @@ class OnnxRuntimeCpu(Target):
         yield from self._linear(f)
 
     def _fused_without_kernel(self, site: NodeSite) -> TargetFinding | None:
-        """onnxruntime's default session options fuse DequantizeLinear -> MatMul (->
-        QuantizeLinear) of int8 / uint8 into QLinearMatMul at load; a release with no
-        QLinearMatMul kernel at the model's opset then fails to load it (1.18 at opset 21:
-        "Failed to find kernel for QLinearMatMul(21)", measured on onnxruntime's own QDQ
-        output, bench/bench_target_versions.py)."""
+        """onnxruntime's default session options fuse the DequantizeLinear of an activation
+        (after its QuantizeLinear) into the op it feeds (FUSED): a release with no kernel for
+        the fused op at the model's opset, or none that takes the type, fails to load the
+        model. Measured: 1.18 and 1.19 have no QLinearMatMul-21 kernel ("Failed to find
+        kernel for QLinearMatMul(21)"); 1.31 fuses float8 into QLinearConv (Conv followed by
+        a QuantizeLinear) and into the MatMul fusions ("Type 'tensor(float8e4m3fn)' of input
+        parameter ... of operator (QLinearConv) ... is invalid"); 16-bit activations are
+        not fused."""
         f, q = site.facts, site.producer
-        eight_bit = ("int8", "uint8")
-        # the activation's DequantizeLinear, after its QuantizeLinear: both 8-bit (a 16-bit
-        # activation is not fused, whatever the weight's type)
-        if (f.domain != schema.AI_ONNX or nodes.kind(f) != nodes.DEQUANTIZE
-                or nodes.quant_type(f) not in eight_bit or q is None or nodes.quant_type(q) not in eight_bit
-                or not any(op == "MatMul" and dom in ("", "ai.onnx") for op, dom, _ in site.consumers)):
+        t = nodes.quant_type(f)
+        if f.domain != schema.AI_ONNX or nodes.kind(f) != nodes.DEQUANTIZE or q is None or t is None:
             return None
-        version = self.table.schema_version("", "QLinearMatMul", f.opset)
-        if version is None or self.table.kernel("", "QLinearMatMul", f.opset) is not None:
+        float8 = t.startswith("float8")
+        if not (float8 or t in ("int8", "uint8")) or nodes.quant_type(q) != t:
             return None
-        return self.finding(
-            "QT201",
-            f"the DequantizeLinear -> MatMul it feeds is fused into QLinearMatMul-{version} when the "
-            f"model loads (default session options), and onnxruntime {self.table.version} has no kernel "
-            f"for QLinearMatMul-{version}",
-            convertible=True,
-            fix="or load with graph_optimization_level below ORT_ENABLE_EXTENDED",
-        )
+        for (op, dom, _), then in zip(site.consumers, site.then or ((),) * len(site.consumers), strict=False):
+            if dom not in ("", "ai.onnx") or op not in FUSED:
+                continue
+            if op == "Conv" and float8 and "QuantizeLinear" not in then:
+                continue  # measured: a float8 Conv without a QuantizeLinear after it is left alone
+            fused = FUSED[op]
+            version = self.table.schema_version("", fused, f.opset)
+            if version is None:
+                continue
+            kernel = self.table.kernel("", fused, f.opset)
+            if kernel is None:
+                why = f"onnxruntime {self.table.version} has no kernel for {fused}-{version}"
+            elif float8 and not kernel.accepts({"T1": t}):
+                why = f"no {fused}-{version} kernel takes {t}: the graph is invalid at load"
+            else:
+                continue
+            return self.finding(
+                "QT201" if kernel is None else "QT202",
+                f"the DequantizeLinear -> {op} it feeds is fused into {fused}-{version} when the model "
+                f"loads (default session options), and {why}",
+                convertible=kernel is None,
+                fix="or load with graph_optimization_level below ORT_ENABLE_EXTENDED",
+            )
+        return None
 
     def runs_lowered(self, quant_type, opset):
         """Cast from float to the quantized type and back has a CPU kernel at that opset."""

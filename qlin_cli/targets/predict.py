@@ -113,10 +113,19 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -
             scale_is_graph_input=main and bool(scale_name) and scale_name in main_inputs,
             consumers=tuple((kinds[j][1], norm(kinds[j][0]), k) for j, k in consumers.get(y, ()))
             if y else (),
+            then=tuple(_readers(body, j) for j, _ in consumers.get(y, ())) if y else (),
         )
         if kind == nodes.QUANTIZE and y:
             quantized[y] = site
         yield site
+
+
+def _readers(body, index: int) -> tuple[str, ...]:
+    """The op types reading output 0 of node ``index``."""
+    outs = body.io[index][1]
+    if not outs or not outs[0]:
+        return ()
+    return tuple(body.kinds[j][1] for j, _ in body.consumers.get(outs[0], ()))
 
 
 def _targets(names: str | Sequence[str] | Iterable[Target]) -> list[Target]:
