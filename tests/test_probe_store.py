@@ -31,6 +31,16 @@ def test_fold_and_unfold_give_every_release_back():
     assert "c" not in probe_store.version_data("rt", "1.10.0", data)["keys"]  # probed from 1.11 on
 
 
+def test_a_key_no_longer_probed_ends_its_range():
+    tables = {"1.0.0": _table("1.0.0", {"a": {"runs": 1, "fails": 0}, "old": {"runs": 1, "fails": 0}}),
+              "1.1.0": _table("1.1.0", {"a": {"runs": 1, "fails": 0}})}
+    data = json.loads(probe_store.dumps(probe_store.fold("rt", tables, releases.key)))
+    assert data["keys"]["old"] == [{"since": "1.0.0", "runs": 1, "fails": 0},
+                                   {"since": "1.1.0", "absent": True}]
+    for v, t in tables.items():
+        assert probe_store.version_data("rt", v, data) == t
+
+
 def test_a_release_like_the_last_changes_no_key_line():
     keys = {"a": {"runs": 1, "fails": 0}, "b": {"runs": 0, "fails": 1}}
     one = {"1.0.0": _table("1.0.0", keys)}
@@ -49,3 +59,17 @@ def test_the_committed_files_hold_every_measured_release():
         for v in have:
             table = probe_table.load(runtime, v)
             assert table.probes > 1000 and len(table.keys()) > 500
+
+
+def test_a_key_no_probe_has_is_judged_by_the_nearest_coarser_one():
+    table = probe_table.ProbeTable({"runtime": "rt", "version": "1", "source": "", "probes": 3, "keys": {
+        "op(int4) blocked axis=0 rank=2": {"runs": 0, "fails": 2, "error": "load: no int4"},
+        "op(int4) blocked axis=1 rank=2 one block": {"runs": 1, "fails": 0},
+        "op(int8) per-tensor": {"runs": 1, "fails": 0}}})
+    # one block along axis 0 was not probed: the blocked-along-axis-0 probes judge it
+    assert table.outcome("op(int4) blocked axis=0 rank=2 one block").refused
+    # no probe along axis 2: every blocked probe of the types, summed
+    summed = table.outcome("op(int4) blocked axis=2 rank=3")
+    assert (summed.runs, summed.fails, summed.error) == (1, 2, "load: no int4")
+    assert table.outcome("op(uint4) blocked axis=0 rank=2") is None  # other types: nothing to go by
+    assert table.outcome("op(int8) per-tensor").runs == 1

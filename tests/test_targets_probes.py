@@ -118,14 +118,37 @@ def test_an_older_release_keeps_the_sixteen_bit_pair_at_the_boundary():
     assert _errors(model, "openvino@2024.0") == []
 
 
-def test_a_kind_that_fails_more_often_in_an_older_release_is_refused_there():
-    """Blocked QuantizeLinear-23: 2024.0 failed more of its probes than 2026.4 did."""
+def test_a_kind_that_fails_in_an_older_release_is_refused_there():
+    """Blocked QuantizeLinear-23 along axis 1: every probe of the kind failed in 2024.0."""
     model = _matrix_case(kind="q", domain="", opset=23, float_type="float", scale_type="float",
                          q_type="uint8", gran="block", axis=1, block=4)
     old = _errors(model, "openvino@2024.0")
     assert [f.code for f in old] == ["QT205"]
-    assert "probes of this kind failed in openvino 2024.0.0" in old[0].message
+    assert "every probe of this kind failed in openvino 2024.0.0" in old[0].message
     assert _errors(model, "openvino") == []
+
+
+def test_more_failures_than_the_rules_release_count_only_for_another_reason():
+    """An older release that failed more probes of a kind than 2026.4.1 refuses it, unless
+    its error is the same refusal (worded with fewer details) that 2026.4.1 also gave."""
+    from qlin_cli.targets import openvino
+
+    model = _matrix_case(kind="q", domain="", opset=21, float_type="float", scale_type="float",
+                         q_type="int8", gran="tensor", axis=None, block=0)
+    a = analyze(model, "")
+    key = probe_keys.node_key(a.facts(a.bodies[0], 0))
+    rules = probe_table.load("openvino", openvino.RULES_VERSION)
+    assert rules.outcome(key).fails == 0
+
+    def older(entry):
+        keys = {k: {"runs": o.runs, "fails": o.fails, "error": o.error} for k, o in rules.keys().items()}
+        keys[key] = entry
+        return openvino.OpenVinoCpu(probe_table.ProbeTable(
+            {"runtime": "openvino", "version": "2024.9.0", "source": "", "probes": 1, "keys": keys}))
+
+    found = predict.findings(model, "", [older({"runs": 1, "fails": 2, "error": "load: no kernel"})])
+    assert [f.code for f in found] == ["QT205"] and "2 of 3 probes" in found[0].message
+    assert predict.findings(model, "", [older({"runs": 1, "fails": 0})]) == []
 
 
 def test_a_versioned_target_asks_each_newer_release_a_bounded_number_of_times(monkeypatch):

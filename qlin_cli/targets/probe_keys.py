@@ -72,8 +72,11 @@ def _granularity(f) -> str:
     if schema.is_linear(f.spec):
         gran = f.granularity or schema.PER_TENSOR
         if gran == schema.BLOCKED and f.normalized_axis() is not None:
-            # openvino before 2026.0 runs blocks along axis 0 only ("Axis != 0 isn't supported")
-            return f"{gran} axis={f.normalized_axis()}"
+            # openvino before 2026.0 runs blocks along axis 0 only ("Axis != 0 isn't supported"),
+            # and 2025.x refuses one block over the whole axis and blocks of a 3-D tensor
+            axis = f.normalized_axis()
+            one = f.scale_shape is not None and len(f.scale_shape) > axis and f.scale_shape[axis] == 1
+            return f"{gran} axis={axis} rank={f.x_rank}{' one block' if one else ''}"
         return f"{gran} [1]" if gran == schema.PER_TENSOR and f.scale_shape == (1,) else gran
     for i, p in enumerate(f.spec.inputs):
         if p.role not in (schema.SCALE, schema.ZERO_POINT) or not f.present_at(i):

@@ -13,9 +13,10 @@ releases it holds for.
        ...}}
 
 An entry holds from its ``since`` release up to the release before the next entry's
-``since`` (releases in version order); a key whose first entry is newer than a release was
-not probed there. Adding the next release adds a line only where its outcome differs, so a
-diff between two commits, or between two releases, reads as what changed. ``hosts`` in an
+``since`` (releases in version order); a key whose first entry is newer than a release, or
+whose entry in force says ``"absent": true``, was not probed there. Adding the next release
+adds a line only where its outcome differs, so a diff between two commits, or between two
+releases, reads as what changed. ``hosts`` in an
 entry keeps each CPU's outcome where the CPUs measured differ (tools/gen_target_data.py
 ``--merge``).
 """
@@ -65,7 +66,7 @@ def version_data(runtime: str, version: str, data: dict | None = None) -> dict:
                 found = r
             else:
                 break
-        if found is not None:
+        if found is not None and not found.get("absent"):
             keys[key] = {k: v for k, v in found.items() if k != "since"}
     release = data["releases"][version]
     return {"runtime": data["runtime"], "version": version, "device": data.get("device", "CPU"),
@@ -85,9 +86,10 @@ def fold(runtime: str, tables: dict[str, dict], order_key) -> dict:
         ranges, last = [], None
         for v in order:
             entry = tables[v]["keys"].get(key)
-            if entry is None or entry == last:
-                continue  # not probed there (a probe added later), or the same as before
-            ranges.append({"since": v, **entry})
+            if entry == last:
+                continue  # the same as before (or still not probed)
+            # a key no longer probed from this release on ends its range
+            ranges.append({"since": v, "absent": True} if entry is None else {"since": v, **entry})
             last = entry
         data["keys"][key] = ranges
     return data

@@ -48,7 +48,23 @@ class ProbeTable:
         self.max_ir = self._highest(probe_keys.ir_key, probe_keys.PROBED_IR)
 
     def outcome(self, key: str | None) -> Outcome | None:
-        return None if key is None else self._keys.get(key)
+        """The outcome of ``key``; for a key no probe has, that of the nearest coarser key
+        (its trailing details dropped one by one: "blocked axis=0 rank=2 one block", then
+        "blocked axis=0 rank=2" ...), summed over the probed keys it covers."""
+        if key is None:
+            return None
+        found = self._keys.get(key)
+        if found is not None:
+            return found
+        head, sep, tail = key.rpartition(") ")
+        words = tail.split(" ") if sep else []
+        for n in range(len(words) - 1, 0, -1):
+            prefix = f"{head}{sep}{' '.join(words[:n])}"
+            covered = [o for k, o in self._keys.items() if k == prefix or k.startswith(prefix + " ")]
+            if covered:
+                return Outcome(sum(o.runs for o in covered), sum(o.fails for o in covered),
+                               next((o.error for o in covered if o.error), ""))
+        return None
 
     def refused(self, key: str | None) -> Outcome | None:
         """The outcome when every probe of the key failed, else None."""
