@@ -68,8 +68,11 @@ def _versions(runtime: str, fmt: str) -> None:
                              *("yes" if t in r["qdq_types"] else "-" for t in types),
                              "yes" if r["blocked"] else "-",
                              *("yes" if f in r["families"] else "-" for f in families)] for r in rows]
-        for col in range(len(header)):  # one line per feature, one column per version: fits a screen
-            click.echo("  ".join([table[0][col].ljust(36)] + [row[col].ljust(7) for row in table[1:]]))
+        from .report.table import plain
+
+        # one line per feature, one column per version (columns as wide as their widest cell)
+        lines = [[table[0][col]] + [row[col] for row in table[1:]] for col in range(len(header))]
+        plain(lines[0], lines[1:])
         click.echo(f"Each column measured from that release (tools/gen_target_data.py); "
                    f"check with --target {runtime}@VERSION")
         if any(r["max_opset"] is None or r["max_ir"] is None for r in rows):
