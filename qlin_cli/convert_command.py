@@ -113,8 +113,8 @@ class _Report:
             from .report.safe import unicode_text
 
             with out.report():
-                click.echo(render_stop_json(unicode_text(self.model), unicode_text(e.reason), findings,
-                                            self.dry_run, status))
+                click.echo(render_stop_json(unicode_text(self.model), unicode_text(e.reason),
+                                            _cleaned(findings, unicode_text), self.dry_run, status))
         sys.exit(status)
 
 
@@ -155,7 +155,16 @@ def _shown(result, clean):
                for e in result.entries]
     refused = [replace(r, where=clean(r.where), op=clean(r.op), reason=clean(r.reason),
                        ways_out=[clean(w) for w in r.ways_out]) for r in result.refused]
-    return replace(result, entries=entries, refused=refused)
+    return replace(result, entries=entries, refused=refused, resolved=_cleaned(result.resolved, clean),
+                   warnings=_cleaned(result.warnings, clean))
+
+
+def _cleaned(findings, clean) -> list:
+    """Findings with every text from the model (names, messages) passed through ``clean``."""
+    from dataclasses import replace
+
+    return [replace(f, detail=clean(f.detail), where=clean(f.where), node=clean(f.node), graph=clean(f.graph),
+                    title=clean(f.title)) for f in findings]
 
 
 def _newest_ir() -> int:

@@ -157,6 +157,16 @@ def _invalid(path: str, errors: list[Finding]) -> Stop:
 MEASURED_RUNTIMES = ("onnxruntime", "openvino")
 
 
+def _new_warnings(source: list[Finding], found: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """Of a target's findings on the converted model (``found``), the warnings the source's
+    node did not have (its ``source`` findings): (all of them, those on nodes the target
+    ran in the source, where the rewrite made it compute something else)."""
+    refused = {(p.graph, p.node) for p in source if p.severity == "error"}
+    before = {(p.code, p.graph, p.node) for p in source if p.severity == "warning"}
+    new = [p for p in found if p.severity == "warning" and (p.code, p.graph, p.node) not in before]
+    return new, [p for p in new if (p.graph, p.node) not in refused]
+
+
 def _differences(a, after) -> list[Finding]:
     """The measured runtimes' QT4xx warnings on the converted model that the source's
     node did not have: where a runtime computes the result differently from the spec
@@ -165,11 +175,7 @@ def _differences(a, after) -> list[Finding]:
 
     out = []
     for name in MEASURED_RUNTIMES:
-        source = predict.findings_in(a, [name])
-        refused = {(p.graph, p.node) for p in source if p.severity == "error"}
-        before = {(p.code, p.graph, p.node) for p in source if p.severity == "warning"}
-        out += [p for p in predict.findings_in(after, [name]) if p.severity == "warning"
-                and (p.code, p.graph, p.node) not in before and (p.graph, p.node) not in refused]
+        out += _new_warnings(predict.findings_in(a, [name]), predict.findings_in(after, [name]))[1]
     return out
 
 
@@ -185,11 +191,7 @@ def _hold_against(a, after, target: str, path: str) -> list[Finding]:
     refused = [p for p in found if p.severity == "error"]
     if refused:
         raise Stop(path, f"converted, but {target} would still refuse it; nothing written", refused)
-    source = predict.findings_in(a, [target])
-    refused_before = {(p.graph, p.node) for p in source if p.severity == "error"}
-    before = {(p.code, p.graph, p.node) for p in source if p.severity == "warning"}
-    new = [p for p in found if p.severity == "warning" and (p.code, p.graph, p.node) not in before]
-    worse = [p for p in new if (p.graph, p.node) not in refused_before]
+    new, worse = _new_warnings(predict.findings_in(a, [target]), found)
     if worse:
         raise Stop(path, f"converted, but {target} would compute {len(worse)} node(s) of the result "
                          f"differently from the spec, where it computes the source's as the spec says; "

@@ -340,3 +340,19 @@ def test_a_rewrite_the_target_computes_differently_is_refused(monkeypatch):
     # without a target: the measured runtimes' new warnings are listed, none refused
     seen[source] = []
     assert [f.code for f in convert_pipeline._differences(source, result)] == ["QT401", "QT401"]
+
+
+def test_names_in_resolved_errors_are_printable(tmp_path):
+    """A node name with a terminal escape reaches the report of resolved errors escaped."""
+    src = _int4_at(19, tmp_path / "m.onnx")
+    m = onnx.load(src)
+    m.graph.node[0].name = "q\x1b[31mred"
+    onnx.save(m, src)
+    # color=True: click would otherwise strip escapes from what is not a terminal
+    args = ["convert", str(src), "--to-opset", "21", "-o", str(tmp_path / "o.onnx"), "-v"]
+    r = CliRunner().invoke(main, args, color=True)
+    assert r.exit_code == 0, r.output
+    assert "resolved:" in r.output and "\x1b" not in r.output and "red" in r.output
+    js = _cli(src, "--to-opset", 20, "--dry-run", "--format", "json")
+    assert js.exit_code == 1 and "\x1b" not in js.stdout
+    assert any("red" in f["node"] for f in json.loads(js.stdout)["findings"])

@@ -52,7 +52,7 @@ def _linear():
 
     for case in tm.matrix():
         # attributes the key names (probe_keys.DECIDING) are probed; others are value details
-        named = {a for attrs in probe_keys.DECIDING.values() for a, _ in attrs}
+        named = {a for attrs in probe_keys.DECIDING.values() for a in attrs}
         deciding = all(name in named for name, _ in case.attrs)  # output_dtype too (out_dtype)
         plain = not (case.negative or not deciding or case.ir is not None or case.scale_input)
         pair = case.kind == "qdq" and case.q_type in SIXTEEN_BIT and case.gran == "tensor"

@@ -26,7 +26,8 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from .. import schema
-from ..schema import ir
+from ..schema import dtypes, ir
+from ..schema.ops import INT8S
 from . import nodes, ort_table, probe_keys, probe_table
 from .base import GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, TargetFinding, register
 
@@ -288,8 +289,8 @@ class OnnxRuntimeCpu(Target):
         t = nodes.quant_type(f)
         if f.domain != schema.AI_ONNX or nodes.kind(f) != nodes.DEQUANTIZE or q is None or t is None:
             return None
-        float8 = t.startswith("float8")
-        if not (float8 or t in ("int8", "uint8")) or nodes.quant_type(q) != t:
+        float8 = dtypes.BY_NAME[t].kind == "float8" if t in dtypes.BY_NAME else False
+        if not (float8 or t in INT8S) or nodes.quant_type(q) != t:
             return None
         for (op, dom, _), then in zip(site.consumers, site.then or ((),) * len(site.consumers), strict=False):
             if dom not in ("", "ai.onnx") or op not in FUSED:

@@ -45,18 +45,19 @@ def node_key(f) -> str | None:
 # Attributes a runtime decides on at load, past the input types: onnxruntime 1.18 loads
 # MatMulNBits with 4 bits only; 1.32 refuses a QuantizeLinear precision other than float;
 # 1.24 fails a DequantizeLinear-24 whose output_dtype is float16; a QuantizeLinear without
-# zero point has its output type in output_dtype. (attribute, default) per op; the key
-# names an attribute only when it is set to another value.
-DECIDING = {"MatMulNBits": (("bits", 4),), "QuantizeLinear": (("precision", 0), ("output_dtype", 0)),
-            "DequantizeLinear": (("output_dtype", 0),)}
+# zero point has its output type in output_dtype. The key names one only when it is set to
+# another value than its default in the op's schema (schema.SPECS).
+DECIDING = {"MatMulNBits": ("bits",), "QuantizeLinear": ("precision", "output_dtype"),
+            "DequantizeLinear": ("output_dtype",)}
 TYPE_ATTRIBUTES = ("precision", "output_dtype")  # element types: named, not numbered
 
 
 def _deciding(f) -> str:
     out = ""
-    for name, default in DECIDING.get(f.op, ()):
+    for name in DECIDING.get(f.op, ()):
         if not f.has(name):
             continue
+        default = f.spec.attributes.get(name)
         value = f.attrs.get(name, default)
         if value == default or not isinstance(value, int):
             continue
