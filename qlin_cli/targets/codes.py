@@ -171,12 +171,18 @@ class OpUnsupported(Code):
     onnxruntime matches kernels against the schema version in force, and an
     open-ended kernel covers only the version it starts at: GlobalLpPool at opset 22
     fails with "Could not find an implementation" although a kernel from version 2
-    exists. TensorRT does not implement QLinearConv, QLinearMatMul, MatMulInteger,
-    ConvInteger or DynamicQuantizeLinear.
+    exists. The op may also be one the runtime writes itself: onnxruntime's default
+    session options fuse an activation's DequantizeLinear -> MatMul -> QuantizeLinear
+    into QLinearMatMul when they load the model, and releases 1.18 and 1.19 have no
+    QLinearMatMul-21 kernel ("Failed to find kernel for QLinearMatMul(21)", measured on
+    1.18.1, 1.19.2 and 1.20.1, which runs it); the finding is on that DequantizeLinear.
+    TensorRT does not implement QLinearConv, QLinearMatMul, MatMulInteger, ConvInteger
+    or DynamicQuantizeLinear.
 
     ## Example
     ```
     opset 22: GlobalLpPool(x)      # onnxruntime 1.31: kernels for version 2 only
+    opset 21: x -> Q -> DQ -> MatMul(DQ(w)) -> Q -> DQ   # onnxruntime 1.18 and 1.19
     ```
 
     ## Fix
@@ -204,6 +210,11 @@ class TypeUnsupported(Code):
     float4e2m1; TensorRT quantizes only to INT8, FP8 (e4m3fn), INT4 and FP4; NNAPI
     takes uint8 (and int8 weights of Conv / MatMul). The model is refused at load
     ("Could not find an implementation"), or the node leaves NNAPI for the CPU.
+    onnxruntime 1.31's default session options also fuse a float8 DequantizeLinear
+    into the op it feeds (MatMul, or a Conv followed by a QuantizeLinear), making a
+    QLinearConv / QLinearMatMul that takes no float8: "Type 'tensor(float8e4m3fn)' of
+    input parameter ... of operator (QLinearConv) ... is invalid" (measured for the four
+    float8 types; with optimizations off the model runs).
 
     ## Example
     ```
