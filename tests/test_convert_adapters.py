@@ -10,6 +10,7 @@ from onnx import TensorProto, defs
 
 from qlin_cli.check.engine import check_model
 from qlin_cli.convert import adapters
+from qlin_cli.convert.registry import REGISTRY
 from qlin_cli.convert.run import Options, convert_model
 
 OPS = ("QuantizeLinear", "DequantizeLinear")
@@ -24,11 +25,25 @@ def _history(op: str) -> list[int]:
 def test_registry_covers_every_version_change_in_onnx_defs(op):
     hist = _history(op)
     for a, b in zip(hist, hist[1:], strict=False):
-        assert ("", op, a, b) in adapters.REGISTRY, f"no adapter {op} {a} -> {b}"
-        assert ("", op, b, a) in adapters.REGISTRY, f"no adapter {op} {b} -> {a}"
-    steps = {(k[2], k[3]) for k in adapters.REGISTRY if k[1] == op}
+        assert ("", op, a, b) in REGISTRY, f"no adapter {op} {a} -> {b}"
+        assert ("", op, b, a) in REGISTRY, f"no adapter {op} {b} -> {a}"
+    steps = {(k[2], k[3]) for k in REGISTRY if k[1] == op}
     expected = {(a, b) for a, b in zip(hist, hist[1:], strict=False)}
     assert steps == expected | {(b, a) for a, b in expected}
+
+
+def test_every_registered_step_of_an_ai_onnx_op_joins_two_of_its_versions_in_onnx_defs():
+    """One registry for Q/DQ and every other op: each ai.onnx key names two neighbouring
+    since_versions of the op in onnx.defs (a step onnx.defs does not have is never taken)."""
+    from qlin_cli.convert import ops  # noqa: F401  (registers the other ops' adapters)
+
+    others = {k[1] for k in REGISTRY} - set(OPS)
+    assert {"Squeeze", "BatchNormalization", "Resize"} <= others
+    for domain, op, a, b in REGISTRY:
+        if domain != "":
+            continue
+        hist = _history(op)
+        assert a in hist and b in hist and abs(hist.index(a) - hist.index(b)) == 1, (op, a, b)
 
 
 def _convert(model, opset, **kw):
@@ -127,8 +142,8 @@ def test_blocked_refused_below_21_and_lowered_with_lower():
 
 
 def test_path_walks_through_every_version():
-    assert adapters.path("", "QuantizeLinear", 25, 13) == [(25, 24), (24, 23), (23, 21), (21, 19), (19, 13)]
-    assert adapters.path("", "DequantizeLinear", 10, 19) == [(10, 13), (13, 19)]
+    assert adapters.steps("", "QuantizeLinear", 25, 13) == [(25, 24), (24, 23), (23, 21), (21, 19), (19, 13)]
+    assert adapters.steps("", "DequantizeLinear", 10, 19) == [(10, 13), (13, 19)]
 
 
 def test_identical_nodes_are_proven_once(monkeypatch):

@@ -11,8 +11,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from qlin_cli.convert import opsteps
 from qlin_cli.convert.ops import generic, node
-from qlin_cli.convert.ops.registry import ADAPTERS
 from qlin_cli.convert.ops.step import OpStep
+from qlin_cli.convert.registry import adapter
 from qlin_cli.convert.run import Options, convert_model
 
 ort = pytest.importorskip("onnxruntime")
@@ -22,8 +22,8 @@ DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 def how(op: str, a: int, b: int) -> str:
     """How qlin crosses one step: type-only, a named adapter, the generic rules, or
     onnx.version_converter with a proof (whose coverage docs/opsteps.md records)."""
-    if (op, a, b) in ADAPTERS:
-        return f"adapter {ADAPTERS[(op, a, b)].__name__}"
+    if adapter("", op, a, b) is not None:
+        return f"adapter {adapter('', op, a, b).__name__}"
     d = opsteps.diff(op, min(a, b), max(a, b))
     if d.type_only:
         return "type-only"

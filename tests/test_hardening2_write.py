@@ -98,9 +98,17 @@ main(sys.argv[4:])
 """
 
 
+def _default_signals() -> None:
+    """The child starts as from a terminal: a suite run under nohup or in a background job
+    (SIGHUP / SIGINT ignored, which qlin then keeps ignoring) tests the same thing."""
+    for number, _ in SIGNALS.values():
+        signal.signal(number, signal.SIG_DFL)
+
+
 def _start(ready, hook, seconds, *args):
     return subprocess.Popen([sys.executable, "-c", CHILD, str(ready), hook, str(seconds), *map(str, args)],
-                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_default_signals)
 
 
 def _wait_for(path, child, timeout=90):

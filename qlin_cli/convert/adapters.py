@@ -1,39 +1,23 @@
-"""Version steps of the Q/DQ ops, one adapter each, keyed by (domain, op, from, to).
-
-Every step between two neighbouring versions of one op in the schema table is
-registered in both directions. The default adapter is ``retarget`` to the
-neighbour's schema, so what a step rewrites or refuses follows from the two
-schemas (docs/convert.md lists it). A hand-written adapter registers with
-``@register(domain, op, from_since, to_since)`` and replaces the default.
-tests/test_convert_adapters.py holds the registry against onnx.defs.
-"""
+"""The version steps of the Q/DQ ops: each step between two neighbouring versions of one op in
+the schema table, in both directions, gets ``retarget`` to the neighbour's schema as its
+adapter in the one registry (convert/registry.py), unless a hand-written one is registered
+for it. docs/convert.md lists what each step rewrites or refuses."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from .. import schema
 from .qnode import QNode
-from .retarget import Refusal, retarget
-
-Adapter = Callable[[QNode], "QNode | Refusal"]
-REGISTRY: dict[tuple[str, str, int, int], Adapter] = {}
-
-
-def register(domain: str, op_type: str, from_since: int, to_since: int):
-    """Register a hand-written adapter for one step (it replaces the default)."""
-    def add(fn: Adapter) -> Adapter:
-        REGISTRY[(schema.normalize_domain(domain), op_type, from_since, to_since)] = fn
-        return fn
-    return add
+from .refusal import Refusal
+from .registry import adapter, path, register
+from .retarget import retarget
 
 
-def _to(target: schema.OpSpec) -> Adapter:
-    def adapter(q: QNode) -> QNode | Refusal:
+def _to(target: schema.OpSpec):
+    def to_neighbour(q: QNode) -> QNode | Refusal:
         return retarget(q, target)
 
-    adapter.__name__ = f"{target.op_type}_to_{target.since}"
-    return adapter
+    to_neighbour.__name__ = f"{target.op_type}_to_{target.since}"
+    return to_neighbour
 
 
 def _defaults() -> None:
@@ -42,21 +26,16 @@ def _defaults() -> None:
         if spec is not chain[0]:
             continue
         for low, high in zip(chain, chain[1:], strict=False):
-            REGISTRY.setdefault((spec.domain, spec.op_type, low.since, high.since), _to(high))
-            REGISTRY.setdefault((spec.domain, spec.op_type, high.since, low.since), _to(low))
+            register(spec.op_type, low.since, high.since, domain=spec.domain, default=True)(_to(high))
+            register(spec.op_type, high.since, low.since, domain=spec.domain, default=True)(_to(low))
 
 
 _defaults()
 
 
-def path(domain: str, op_type: str, from_since: int, to_since: int) -> list[tuple[int, int]]:
-    """The steps of one op from one of its versions to another, through each version between."""
-    versions = [s.since for s in schema.versions(domain, op_type)]
-    if from_since == to_since:
-        return []
-    i, j = versions.index(from_since), versions.index(to_since)
-    walk = versions[i:j + 1] if i < j else versions[j:i + 1][::-1]
-    return list(zip(walk, walk[1:], strict=False))
+def steps(domain: str, op_type: str, from_since: int, to_since: int) -> list[tuple[int, int]]:
+    """The steps of one Q/DQ op from one of its versions to another."""
+    return path([s.since for s in schema.versions(domain, op_type)], from_since, to_since)
 
 
 def convert(q: QNode, to_opset: int) -> QNode | Refusal:
@@ -66,8 +45,8 @@ def convert(q: QNode, to_opset: int) -> QNode | Refusal:
     if target is None:
         return Refusal(f"{spec.op_type} does not exist before opset "
                        f"{schema.versions(spec.domain, spec.op_type)[0].since}")
-    for a, b in path(spec.domain, spec.op_type, spec.since, target.since):
-        result = REGISTRY[(spec.domain, spec.op_type, a, b)](q)
+    for a, b in steps(spec.domain, spec.op_type, spec.since, target.since):
+        result = adapter(spec.domain, spec.op_type, a, b)(q)
         if isinstance(result, Refusal):
             return Refusal(f"{result.reason} (step {a} -> {b})", result.ways_out)
         q = result

@@ -12,7 +12,8 @@ from __future__ import annotations
 from .. import schema
 from . import adapters
 from .qnode import QNode
-from .retarget import Refusal, retarget
+from .refusal import Refusal
+from .retarget import retarget
 
 
 def convert_node(q: QNode, to_domain: str | None, to_opset: int) -> QNode | Refusal:

@@ -20,7 +20,7 @@ from onnx import TensorProto, defs, helper, numpy_helper
 
 from ..schema import BLOCKED, PER_AXIS, PER_TENSOR, dtypes
 from .qnode import QNode
-from .retarget import Refusal
+from .refusal import Refusal
 
 
 @dataclass

@@ -18,12 +18,7 @@ from dataclasses import dataclass
 from .. import schema
 from ..schema import BLOCKED, DEFAULT_QUANT_TYPE, PER_AXIS, PER_TENSOR, OpSpec, dtypes, semantics
 from .qnode import KNOWN_ATTRS, NewZeroPoint, QNode
-
-
-@dataclass
-class Refusal:
-    reason: str
-    ways_out: tuple[str, ...] = ()
+from .refusal import Refusal
 
 
 def _name(spec: OpSpec) -> str:

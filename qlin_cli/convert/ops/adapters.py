@@ -12,9 +12,10 @@ import numpy as np
 
 from ...model.propagate import REDUCE
 from ..opsteps import NEG_AXES_OPS, NEG_AXIS_OPS
+from ..refusal import Refusal, UseFallback
+from ..registry import register
 from . import generic
-from .registry import adapter
-from .step import OpStep, Refusal, UseFallback
+from .step import OpStep
 
 # Every Reduce op but ReduceSum (whose axes became an input at 13) moved axes at 18.
 REDUCE_18 = tuple(sorted(REDUCE - {"ReduceSum"}))
@@ -57,17 +58,17 @@ def _then_generic(step: OpStep) -> Refusal | None:
     return UseFallback(f"{step.op} {step.frm} -> {step.to}: {d.structure_text()}")
 
 
-@adapter(("Squeeze", "Unsqueeze"), 11, 13)
+@register(("Squeeze", "Unsqueeze"), 11, 13, both=True)
 def _axes_to_input(step: OpStep) -> Refusal | None:
     return move(step, "axes", 1, np.int64)
 
 
-@adapter("ReduceSum", 11, 13)
+@register("ReduceSum", 11, 13, both=True)
 def _reduce_sum(step: OpStep) -> Refusal | None:
     return move(step, "axes", 1, np.int64) or _noop_axes(step)
 
 
-@adapter(REDUCE_18, 13, 18)
+@register(REDUCE_18, 13, 18, both=True)
 def _reduce_18(step: OpStep) -> Refusal | None:
     return move(step, "axes", 1, np.int64) or _noop_axes(step)
 
@@ -82,12 +83,12 @@ def _noop_axes(step: OpStep) -> Refusal | None:
     return Refusal(f"noop_with_empty_axes={v} exists only from opset {max(step.frm, step.to)}")
 
 
-@adapter("Split", 11, 13)
+@register("Split", 11, 13, both=True)
 def _split(step: OpStep) -> Refusal | None:
     return move(step, "split", 1, np.int64)
 
 
-@adapter("Clip", 6, 11)
+@register("Clip", 6, 11, both=True)
 def _clip(step: OpStep) -> Refusal | None:
     if step.up:
         for attr, index in (("min", 1), ("max", 2)):
@@ -104,7 +105,7 @@ def _clip(step: OpStep) -> Refusal | None:
     return None
 
 
-@adapter("Pad", 2, 11)
+@register("Pad", 2, 11, both=True)
 def _pad(step: OpStep) -> Refusal | None:
     if step.up:
         r = move(step, "pads", 1, np.int64)
@@ -117,7 +118,7 @@ def _pad(step: OpStep) -> Refusal | None:
     return move(step, "pads", 1, np.int64) or move(step, "value", 2, np.float32, keep_scalar=True)
 
 
-@adapter("Dropout", 10, 12)
+@register("Dropout", 10, 12, both=True)
 def _dropout(step: OpStep) -> Refusal | None:
     if step.up:
         return move(step, "ratio", 1, np.float32)
@@ -132,7 +133,7 @@ def _dropout(step: OpStep) -> Refusal | None:
     return move(step, "ratio", 1, np.float32, keep_scalar=True)
 
 
-@adapter("BatchNormalization", 9, 14, both=False)
+@register("BatchNormalization", 9, 14)
 def _batchnorm_up(step: OpStep) -> Refusal | None:
     """Version 9 runs in inference when only Y is asked for ("Output case #2: Y (test mode)");
     version 14 when training_mode is 0, its default: the same node, nothing to write."""
@@ -141,7 +142,7 @@ def _batchnorm_up(step: OpStep) -> Refusal | None:
     return None
 
 
-@adapter("BatchNormalization", 14, 9, both=False)
+@register("BatchNormalization", 14, 9)
 def _batchnorm_down(step: OpStep) -> Refusal | None:
     """In inference (training_mode absent or 0, Y alone) version 14 is version 9's test mode:
     drop training_mode. Training mode has no version 9 form that a runtime reads the same."""
@@ -186,19 +187,16 @@ def negative_axes(step: OpStep) -> Refusal | None:
 
 def register_negative_axes() -> None:
     from ..opsteps import history
-    from .registry import ADAPTERS
-
     for op in NEG_AXIS + NEG_AXES:
         older = [v for v in history(op) if v < 11]
         if 11 in history(op) and older:
-            ADAPTERS[(op, older[-1], 11)] = negative_axes
-            ADAPTERS[(op, 11, older[-1])] = negative_axes
+            register(op, older[-1], 11, both=True)(negative_axes)
 
 
 register_negative_axes()
 
 
-@adapter(("Softmax", "LogSoftmax", "Hardmax"), 11, 13)
+@register(("Softmax", "LogSoftmax", "Hardmax"), 11, 13, both=True)
 def _softmax(step: OpStep) -> Refusal | None:
     """At 11 the input is coerced to 2-D at ``axis`` (default 1); at 13 ``axis`` (default -1)
     is the one normalised dimension. They agree exactly when the axis is the last one."""
@@ -217,28 +215,28 @@ def _softmax(step: OpStep) -> Refusal | None:
     return None
 
 
-@adapter("Pad", 18, 19)
+@register("Pad", 18, 19, both=True)
 def _pad_wrap(step: OpStep) -> Refusal | None:
     if not step.up and step.attr("mode") in (b"wrap", "wrap"):
         return Refusal("mode 'wrap' exists only from opset 19")
     return None
 
 
-@adapter("Resize", 18, 19)
+@register("Resize", 18, 19, both=True)
 def _resize_19(step: OpStep) -> Refusal | None:
     if not step.up and step.attr("coordinate_transformation_mode") in (b"half_pixel_symmetric",):
         return Refusal("coordinate_transformation_mode 'half_pixel_symmetric' exists only from opset 19")
     return None
 
 
-@adapter(("ScatterElements", "ScatterND"), 16, 18)
+@register(("ScatterElements", "ScatterND"), 16, 18, both=True)
 def _scatter_18(step: OpStep) -> Refusal | None:
     if not step.up and step.attr("reduction") in (b"max", b"min"):
         return Refusal(f"reduction {step.attr('reduction').decode()} exists only from opset 18")
     return None
 
 
-@adapter(("Gather",), 1, 11)
+@register(("Gather",), 1, 11, both=True)
 def _gather(step: OpStep) -> Refusal | None:
     if step.up:
         return None
@@ -257,7 +255,7 @@ def _gather(step: OpStep) -> Refusal | None:
 EMPTY = np.zeros((0,), np.float32)
 
 
-@adapter("Resize", 11, 13)
+@register("Resize", 11, 13, both=True)
 def _resize_13(step: OpStep) -> Refusal | None:
     """roi and scales became optional at 13, and 'tf_half_pixel_for_nn' left."""
     if step.up:
@@ -272,7 +270,7 @@ def _resize_13(step: OpStep) -> Refusal | None:
     return None
 
 
-@adapter("Resize", 10, 11)
+@register("Resize", 10, 11, both=True)
 def _resize_11(step: OpStep) -> Refusal | None:
     """Resize-10 takes (X, scales) and maps coordinates as 'asymmetric' with nearest
     rounding down; Resize-11 says so with attributes (onnx's own Resize_10_11 adapter
@@ -311,7 +309,7 @@ def _resize_11(step: OpStep) -> Refusal | None:
     return None
 
 
-@adapter("Slice", 10, 11)
+@register("Slice", 10, 11, both=True)
 def _slice(step: OpStep) -> Refusal | None:
     """Negative axes (an input since 10) are accepted from 11: going down they must be
     constant, and are made non-negative."""

@@ -11,7 +11,8 @@ from __future__ import annotations
 import onnx
 from onnx import helper, version_converter
 
-from .step import OpStep, Refusal
+from ..refusal import Refusal
+from .step import OpStep
 
 
 def convert(step: OpStep, elem_types: dict[str, int], ir_version: int) -> Refusal | None:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from onnx import AttributeProto, helper
 
-from .step import OpStep, Refusal
+from ..refusal import Refusal
+from .step import OpStep
 
 
 def _default_value(attr) -> object:

@@ -23,13 +23,14 @@ import onnx
 
 from ...schema.dtypes import name_of_array
 from .. import opsteps
+from ..refusal import Refusal, UseFallback
+from ..registry import adapter, path
 from . import (
     adapters,  # noqa: F401  (registers the hand-written adapters)
     fallback,
     generic,
 )
-from .registry import ADAPTERS
-from .step import OpStep, Refusal, UseFallback
+from .step import OpStep
 from .types import type_problems
 
 
@@ -49,8 +50,8 @@ def _diff(op: str, a: int, b: int) -> opsteps.StepDiff:
 def _plain_path(op: str, s_from: int, s_to: int) -> bool:
     """Every step is type-only and has no hand-written adapter: the node stays as it is
     if its types fit."""
-    return all(_diff(op, a, b).type_only and (op, a, b) not in ADAPTERS
-               for a, b in opsteps.path(op, s_from, s_to))
+    return all(_diff(op, a, b).type_only and adapter("", op, a, b) is None
+               for a, b in path(opsteps.history(op), s_from, s_to))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -91,9 +92,9 @@ def convert(node: onnx.NodeProto, from_opset: int, to_opset: int, *, types: dict
     work = onnx.NodeProto()
     work.CopyFrom(node)
     step = OpStep(work, op, s_from, s_from, None, const, rank, namer)
-    for a, b in opsteps.path(op, s_from, s_to):
+    for a, b in path(opsteps.history(op), s_from, s_to):
         step.frm, step.to, step.diff = a, b, _diff(op, a, b)
-        hand = ADAPTERS.get((op, a, b))
+        hand = adapter("", op, a, b)
         r = hand(step) if hand is not None else None
         if isinstance(r, UseFallback) or (hand is None and not step.diff.type_only
                                           and not generic.handles(step)):

@@ -13,15 +13,6 @@ from ..opsteps import StepDiff
 
 
 @dataclass
-class Refusal:
-    reason: str
-
-
-class UseFallback(Refusal):
-    """An adapter's answer "not exactly by hand": let onnx.version_converter try, with a proof."""
-
-
-@dataclass
 class OpStep:
     """One step of one node: the node as it is now (``node``), the constants the rewrite
     adds (``before``), and what a step may ask about the node's inputs."""

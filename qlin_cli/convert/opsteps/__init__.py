@@ -39,7 +39,7 @@ and the steps a conversion walks).
 """
 
 from .compare import all_steps, diff, formal_inputs, formal_outputs, steps
-from .index import _table, history, newest_opset, ops, path, schema_at, since_at, step_pairs
+from .index import _table, history, newest_opset, ops, schema_at, since_at, step_pairs
 from .notes import AI_ONNX, FIRST_OPSET, NEG_AXES_OPS, NEG_AXIS_OPS, SAME_MEANING, SEMANTIC_CHANGES
 from .records import AttrChange, CountChange, Param, ParamChange, StepDiff, TypeChange, _short
 

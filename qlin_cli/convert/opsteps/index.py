@@ -54,10 +54,3 @@ def since_at(op: str, opset: int) -> int | None:
     s = schema_at(op, opset)
     return None if s is None else s.since_version
 
-
-def path(op: str, from_since: int, to_since: int) -> list[tuple[int, int]]:
-    """The neighbouring steps from one since_version of an op to another, in walking order."""
-    versions = history(op)
-    i, j = versions.index(from_since), versions.index(to_since)
-    walk = versions[i:j + 1] if i <= j else versions[j:i + 1][::-1]
-    return list(zip(walk, walk[1:], strict=False))

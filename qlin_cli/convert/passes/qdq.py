@@ -11,7 +11,7 @@ from ...model.facts import read_facts
 from ...model.tensors import read_value
 from ...schema import dtypes, ir
 from .. import domains, lower, qnode, verify
-from ..retarget import Refusal
+from ..refusal import Refusal
 from ..sites import Site
 from ..state import Context, Entry, PassResult, Refused, Rewrite
 from .common import op_label, where
