@@ -4,7 +4,9 @@
 
 Models: the Q/DQ matrix of tests/test_targets_matrix.py (its fast subset; QLIN_MATRIX=full
 for every case) and the real quantizer outputs of fixtures/corpus.py (onnxruntime's
-quantize_static QDQ and QOperator, quantize_dynamic, MatMul n-bits). For each version (default:
+quantize_static QDQ and QOperator, quantize_dynamic, MatMul n-bits), and the producer shapes of
+fixtures/producer_shapes.py (ModelOpt, AIMET, torch QAT: float8 and 16-bit chains, float16
+com.microsoft blocks, blocked int4 weights). For each version (default:
 every measured one): install it in a throwaway venv, load and run every model there
 (tools/probe_runner.py: default options, CPU) and compare with what `qlin check --target
 RUNTIME@VERSION` predicts (an error means: does not run). One line per version and model set:
@@ -55,6 +57,17 @@ def _corpus(folder: Path) -> dict[str, str]:
     return out
 
 
+def _producers(folder: Path) -> dict[str, str]:
+    """Write the producer shapes; {id: model set}."""
+    import producer_shapes
+
+    out = {}
+    for name, model, feeds in producer_shapes.shapes():
+        _write(folder, f"p_{name}", model, feeds)
+        out[f"p_{name}"] = "producers"
+    return out
+
+
 def _write(folder: Path, pid: str, model, feeds: dict) -> None:
     import onnx
 
@@ -81,7 +94,10 @@ def main() -> None:
     runtime, wanted = sys.argv[1], sys.argv[2:] or versions.known(sys.argv[1])
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        sets = {**_matrix(folder), **_corpus(folder)}
+        sets = {**_matrix(folder), **_corpus(folder), **_producers(folder)}
+        if os.environ.get("QLIN_SETS"):  # e.g. QLIN_SETS=producers
+            keep = set(os.environ["QLIN_SETS"].split(","))
+            sets = {k: v for k, v in sets.items() if v in keep}
         cases = {}
         for pid in sets:
             inputs = onnx.load(folder / f"{pid}.onnx").graph.input

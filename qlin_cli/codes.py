@@ -1,7 +1,8 @@
 """Every code qlin reports, in one table: the rules' QL codes (read by ``rule_docs`` from the
 rule modules' source, so listing them loads no onnx) and the deployment targets' QT codes
-(``targets/codes.py``). `qlin rules`, `qlin rule`, config validation, `--statistics` and every
-output format read this table; nothing joins the two lists anywhere else."""
+(``targets/codes/``, one module per code). `qlin rules`, `qlin rule`, config validation,
+`--statistics` and every output format read this table; nothing joins the two lists anywhere
+else."""
 
 from __future__ import annotations
 

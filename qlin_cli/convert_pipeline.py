@@ -168,14 +168,18 @@ def _new_warnings(source: list[Finding], found: list[Finding]) -> tuple[list[Fin
 
 
 def _differences(a, after) -> list[Finding]:
-    """The measured runtimes' QT4xx warnings on the converted model that the source's
-    node did not have: where a runtime computes the result differently from the spec
-    though it computed the source as the spec says (the report lists them)."""
+    """What the measured runtimes do differently with the converted model, for the report:
+    their errors on it when they ran the source (the conversion makes the runtime refuse the
+    model), and their QT4xx warnings that the source's node did not have (it computes the
+    result differently from the spec though it computed the source as the spec says)."""
     from .targets import predict
 
     out = []
     for name in MEASURED_RUNTIMES:
-        out += _new_warnings(predict.findings_in(a, [name]), predict.findings_in(after, [name]))[1]
+        source, found = predict.findings_in(a, [name]), predict.findings_in(after, [name])
+        if not any(p.severity == "error" for p in source):
+            out += [p for p in found if p.severity == "error"]
+        out += _new_warnings(source, found)[1]
     return out
 
 

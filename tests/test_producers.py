@@ -59,3 +59,56 @@ def test_targets_agree_with_onnxruntime(saved, name):
     r = check_file(saved[name], targets=["onnxruntime"])
     predicted = not any(d.severity == "error" for d in r.diagnostics)
     assert predicted == _runs(saved[name]), [d.message for d in r.diagnostics]
+
+
+@pytest.fixture(scope="module")
+def shapes_run(tmp_path_factory):
+    """The producer shapes (fixtures/producer_shapes.py) written out and run in each runtime
+    installed here (tools/probe_runner.py: a crash of the runtime ends only its case)."""
+    import json
+    import sys
+    from pathlib import Path
+
+    import producer_shapes
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import probe_runner
+
+    folder = tmp_path_factory.mktemp("shapes")
+    models, cases = {}, {}
+    for name, model, feeds in producer_shapes.shapes():
+        onnx.save(model, folder / f"{name}.onnx")
+        np.savez(folder / f"{name}.npz", **feeds)
+        cases[name] = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
+        models[name] = model
+    (folder / "cases.json").write_text(json.dumps(cases))
+    runs = {}
+    for runtime in ("onnxruntime", "openvino"):
+        try:
+            __import__(runtime)
+        except ImportError:
+            continue
+        runs[runtime] = probe_runner.run_all(sys.executable, runtime, folder)
+        (folder / "results.jsonl").unlink()
+    return models, runs
+
+
+@pytest.mark.parametrize("runtime", ["onnxruntime", "openvino"])
+def test_targets_agree_with_the_runtimes_on_the_producer_shapes(shapes_run, runtime):
+    """No model a runtime refuses is predicted to run, none it runs is called refused: 183
+    models (float8 and 16-bit chains through layout ops, float16 com.microsoft blocks,
+    blocked int4 weights across either axis, GatherBlockQuantized, AIMET attention)."""
+    from qlin_cli.targets import predict
+
+    models, runs = shapes_run
+    if runtime not in runs:
+        pytest.skip(f"{runtime} is not installed")
+    wrong = []
+    for name, model in models.items():
+        predicted = not any(f.severity == "error" for f in predict.findings(model, "", [runtime]))
+        real = runs[runtime].get(name)
+        if predicted != (real == "ok"):
+            wrong.append((name, predicted, real))
+    assert wrong == []
+    refused = sum(1 for r in runs[runtime].values() if r != "ok")
+    assert 0 < refused < len(models)  # the corpus separates: some run, some do not

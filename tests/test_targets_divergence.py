@@ -255,3 +255,47 @@ def test_openvino_16_bit_pair_between_graph_input_and_output_does_not_compile():
     assert o.stage == "load" and "FQ stripping failed" in o.message
     assert "QT308" in predicted(m, "openvino")
     assert "QT308" not in predicted(_pair(TensorProto.INT16, inner=True), "openvino")
+
+
+# ---- float16 kept in float32 between nodes without float16 kernels (QT409) -----------------
+def f16_matmul_block(domain: str) -> onnx.ModelProto:
+    """float16 x [32, 64] -> Q -> DQ -> MatMul (DQ of int8 weights) -> Q -> DQ, the Q/DQ in
+    ``domain`` (fixtures/producer_shapes.py, large enough to show the difference)."""
+    import producer_shapes
+
+    return producer_shapes.f16_matmul(domain, rows=32, k=64, n=48, out_scale=0.3)
+
+
+def test_onnxruntime_keeps_float32_between_com_microsoft_float16_nodes():
+    """The com.microsoft Q/DQ have no float16 kernel and neither has MatMul: onnxruntime
+    drops the Casts between them, and the block gives other codes than with ai.onnx Q/DQ-19
+    (float16 kernels), whose every input is the same."""
+    x = (np.random.default_rng(5).standard_normal([32, 64]) * 3).astype(np.float16)
+    out = {}
+    for domain in ("", "com.microsoft"):
+        o = run_onnxruntime(f16_matmul_block(domain), {"x": x}, {"x": "float16"})
+        assert o.stage == "ok", o.message
+        out[domain] = o.output
+    assert not np.array_equal(out[""], out["com.microsoft"]), "the probe no longer separates the two"
+    assert "QT409" in predicted(f16_matmul_block("com.microsoft"), "onnxruntime")
+    assert "QT409" not in predicted(f16_matmul_block(""), "onnxruntime")
+
+
+def test_a_float32_model_gets_no_qt409():
+    m = f16_matmul_block("com.microsoft")
+    for t in m.graph.initializer:
+        if t.data_type == TensorProto.FLOAT16:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float32), t.name))
+    for vi in [*m.graph.input, *m.graph.output]:
+        vi.type.tensor_type.elem_type = TensorProto.FLOAT
+    assert "QT409" not in predicted(m, "onnxruntime")
+
+
+def test_convert_to_com_microsoft_says_onnxruntime_rounds_otherwise(tmp_path):
+    import qlin
+
+    src = tmp_path / "m.onnx"
+    onnx.save(f16_matmul_block(""), src)
+    result = qlin.convert(src, to_domain="com.microsoft", output=tmp_path / "o.onnx")
+    assert {(w.code, w.target) for w in result.warnings} == {("QT409", "onnxruntime")}
+    assert len(result.warnings) == 3  # the DequantizeLinear of x and of w, the QuantizeLinear of m

@@ -202,3 +202,106 @@ def test_fusions_under_default_options_agree_with_onnxruntime(op, qt, q_after):
         loads = False
     assert (_codes(model, "onnxruntime") == []) == loads
     assert loads == (not qt.startswith("float8") or (op == "Conv" and not q_after))  # the test can fail
+
+
+def _chain(qt: str, op: str, opset: int, q_after: bool):
+    """x -> Q -> DQ -> op -> (Q -> DQ), shaped as a model would be (not as the chain probes of
+    tools/probe_chains.py: another shape, scale and zero point, an op with other attributes)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from qlin_cli.schema import dtypes
+
+    proto = dtypes.BY_NAME[qt].proto
+    inits = [numpy_helper.from_array(np.array(0.125, np.float32), "s"),
+             helper.make_tensor("z", proto, [], [0])]
+    if op == "Transpose":
+        node = helper.make_node(op, ["d"], ["t"], perm=[1, 0, 2])
+    elif op == "MaxPool":
+        node = helper.make_node(op, ["d"], ["t"], kernel_shape=[3], pads=[1, 1])
+    else:  # Reshape
+        inits.append(numpy_helper.from_array(np.array([-1, 6], np.int64), "shape"))
+        node = helper.make_node(op, ["d", "shape"], ["t"])
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]), node]
+    out = "t"
+    if q_after:
+        nodes += [helper.make_node("QuantizeLinear", ["t", "s", "z"], ["q2"]),
+                  helper.make_node("DequantizeLinear", ["q2", "s", "z"], ["y"])]
+        out = "y"
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 6])],
+                          [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+    import onnx
+
+    shape = onnx.shape_inference.infer_shapes(model).graph.output[0].type.tensor_type.shape
+    model.graph.output[0].type.tensor_type.shape.CopyFrom(shape)  # a valid model declares it
+    return model
+
+
+@pytest.mark.parametrize("op", ["Transpose", "Reshape", "MaxPool"])
+@pytest.mark.parametrize("qt, opset", [("float8e4m3fn", 19), ("float8e5m2", 21), ("int8", 19), ("int8", 21),
+                                       ("uint8", 21), ("int4", 21), ("int16", 21)])
+@pytest.mark.parametrize("q_after", [True, False])
+def test_chains_the_runtime_rewrites_agree_with_onnxruntime(op, qt, opset, q_after):
+    """Each DQ alone runs; the chain Q -> DQ -> op may not under the default session options
+    (float8 into Transpose, Reshape or MaxPool; int8 at opset 21 without a Q after the op).
+    The chain probes of the installed release say which, on models of another shape."""
+    import numpy as np
+
+    ort = pytest.importorskip("onnxruntime")
+    if probe_table.maybe_load("onnxruntime", probe_table.installed_version("onnxruntime")) is None:
+        pytest.skip("the installed onnxruntime was not probed")
+    model = _chain(qt, op, opset, q_after)
+    try:
+        s = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        s.run(None, {"x": np.linspace(-2, 2, 36, dtype=np.float32).reshape(2, 3, 6)})
+        runs = True
+    except Exception:
+        runs = False
+    found = predict.findings(model, "", ["onnxruntime"])
+    assert (not [f for f in found if f.severity == "error"]) == runs, [f.message for f in found]
+
+
+def test_a_chain_onnxruntime_refuses_is_named():
+    found = [f for f in predict.findings(_chain("float8e4m3fn", "Transpose", 19, False), "", ["onnxruntime"])
+             if f.code == "QT205"]
+    assert len(found) == 1 and "Q -> DQ -> Transpose" in found[0].message and found[0].node == "#1"
+
+
+def test_convert_says_when_the_converted_model_no_longer_runs(tmp_path):
+    """int8 Q -> DQ -> Transpose -> (no Q) runs in onnxruntime at opset 19, not at 21 (the
+    default optimizations write a QuantizeLinear whose output_dtype and zero point disagree):
+    `qlin convert --to-opset 21` writes it, and its report says onnxruntime will refuse it."""
+    import numpy as np
+    import onnx
+
+    import qlin
+
+    ort = pytest.importorskip("onnxruntime")
+    src = tmp_path / "m.onnx"
+    onnx.save(_chain("int8", "Transpose", 19, False), src)
+    result = qlin.convert(src, to_opset=21, output=tmp_path / "o.onnx")
+    said = [w for w in result.warnings if w.target == "onnxruntime" and w.severity == "error"]
+    assert [w.code for w in said] == ["QT205"]
+    feeds = {"x": np.linspace(-2, 2, 36, dtype=np.float32).reshape(2, 3, 6)}
+    ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)
+    with pytest.raises(Exception, match="output_dtype"):
+        ort.InferenceSession(str(tmp_path / "o.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def test_convert_to_onnxruntime_moves_a_refused_chain_to_an_opset_where_it_runs(tmp_path):
+    import numpy as np
+    import onnx
+
+    import qlin
+
+    ort = pytest.importorskip("onnxruntime")
+    src = tmp_path / "m.onnx"
+    onnx.save(_chain("int8", "Transpose", 21, False), src)
+    assert _codes(onnx.load(src), "onnxruntime") == ["QT205"]
+    result = qlin.convert(src, target="onnxruntime", output=tmp_path / "o.onnx")
+    opset = next(o.version for o in result.model.opset_import if o.domain in ("", "ai.onnx"))
+    assert opset < 21 and _codes(result.model, "onnxruntime") == []
+    feeds = {"x": np.linspace(-2, 2, 36, dtype=np.float32).reshape(2, 3, 6)}
+    ort.InferenceSession(str(tmp_path / "o.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)

@@ -218,9 +218,14 @@ def read_tables(path: Path) -> dict[str, dict]:
 
 
 def write_tables(path: Path, runtime: str, tables: dict[str, dict]) -> None:
+    """Write the folded data whole, then put it in place (a reader never sees half a file)."""
+    import os
+
     from qlin_cli.targets import releases
 
-    path.write_text(probe_store.dumps(probe_store.fold(runtime, tables, releases.key)), encoding="utf-8")
+    part = path.with_name(path.name + ".part")
+    part.write_text(probe_store.dumps(probe_store.fold(runtime, tables, releases.key)), encoding="utf-8")
+    os.replace(part, path)
 
 
 def main(argv: list[str] | None = None) -> int:

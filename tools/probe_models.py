@@ -10,6 +10,8 @@ each, filed under the node's key (qlin_cli/targets/probe_keys.py).
   ConvInteger, DynamicQuantizeLinear and com.microsoft QLinearConv, QLinearAdd, QLinearMul,
   QGemm, MatMulNBits, GatherBlockQuantized, per-tensor and per-channel, in the types the
   ops allow;
+- chains Q -> DQ -> op -> (Q or the output) that runtimes rewrite when they load a model
+  (tools/probe_chains.py);
 - loading: a Relu model at each ai.onnx opset, and at each IR version.
 """
 
@@ -24,7 +26,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "fixtures")]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "fixtures"), str(ROOT / "tools")]
+
+import probe_chains  # noqa: E402
 
 from qlin_cli.model.analysis import analyze  # noqa: E402
 from qlin_cli.schema import dtypes  # noqa: E402
@@ -41,6 +45,7 @@ def probes() -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
     yield from _linear()
     for model in _families():
         yield _keyed(model), model, _feeds(model)
+    yield from probe_chains.chains(_key_at)
     for opset in probe_keys.PROBED_OPSETS:
         yield probe_keys.opset_key(opset), _relu(opset, ir_for_opset(opset)), {"x": np.ones(4, np.float32)}
     for ir_version in probe_keys.PROBED_IR:
@@ -67,6 +72,13 @@ def _linear():
 def _keyed(model: onnx.ModelProto) -> str | None:
     a = analyze(model, "")
     (body, index, _), = a.nodes()
+    return probe_keys.node_key(a.any_facts(body, index))
+
+
+def _key_at(model: onnx.ModelProto, at: int) -> str | None:
+    """The key of node ``at`` (a chain probe's DequantizeLinear)."""
+    a = analyze(model, "")
+    body, index, _ = list(a.nodes())[at]
     return probe_keys.node_key(a.any_facts(body, index))
 
 
@@ -209,18 +221,21 @@ def _families():
         for zp in (False, True):
             yield _gather_block(dt, zp)
     for wt in ("int8", "uint8"):
-        yield _lstm(wt)
+        for channels in (False, True):
+            yield _lstm(wt, channels)
 
 
-def _lstm(wt: str) -> onnx.ModelProto:
+def _lstm(wt: str, channels: bool) -> onnx.ModelProto:
     """com.microsoft DynamicQuantizeLSTM (hidden 4, input 3, 2 steps), which onnxruntime's
-    quantize_dynamic writes for an LSTM."""
+    quantize_dynamic writes for an LSTM; per-channel: one scale per gate column (what
+    quantize_dynamic writes with per_channel=True)."""
     hidden, size, steps = 4, 3, 2
+    per = (1, 4 * hidden) if channels else (1,)
     consts = [_t("W", np.ones((1, size, 4 * hidden)), wt),
               _t("R", np.ones((1, hidden, 4 * hidden)), wt),
               _t("B", np.zeros((1, 8 * hidden)), "float"),
-              _t("W_scale", np.full((1,), 0.01), "float"), _t("W_zero_point", np.zeros((1,)), wt),
-              _t("R_scale", np.full((1,), 0.01), "float"), _t("R_zero_point", np.zeros((1,)), wt)]
+              _t("W_scale", np.full(per, 0.01), "float"), _t("W_zero_point", np.zeros(per), wt),
+              _t("R_scale", np.full(per, 0.01), "float"), _t("R_zero_point", np.zeros(per), wt)]
     inputs = ["X", "W", "R", "B", "", "", "", "", "W_scale", "W_zero_point", "R_scale", "R_zero_point"]
     node = helper.make_node("DynamicQuantizeLSTM", inputs, ["Y"], domain=MS, hidden_size=hidden)
     graph = helper.make_graph([node], "probe", [helper.make_tensor_value_info("X", 1, (steps, 1, size))],

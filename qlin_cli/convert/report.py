@@ -78,7 +78,7 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool,
         unchanged = " (a copy of the source, unchanged)" if written and not result.entries else ""
         click.echo(f"  {result.note}{unchanged}")
     for f in result.warnings:
-        click.echo(f"  warning: {f.code} {f.message}")
+        click.echo(f"  {f.severity}: {f.code} {f.message}")
     if result.resolved:
         codes = ", ".join(sorted({f.code for f in result.resolved}))
         n = len(result.resolved)

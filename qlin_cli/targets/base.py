@@ -121,6 +121,11 @@ class NodeSite:
     consumers: tuple[tuple[str, str, int], ...] = ()  # (op type, domain, input index) reading output 0
     # per consumer above, the op types reading that consumer's output 0 (fusion patterns)
     then: tuple[tuple[str, ...], ...] = ()
+    x_from: tuple[str, str] | None = None  # (op type, domain) of the node making input 0 (same body)
+    opsets: tuple[tuple[str, int], ...] = ()  # (domain, version) the node's body imports
+    # per consumer above, the axis of output 0 that consumer sums over (a MatMul's or Gemm's
+    # reduction axis), or None
+    reduced: tuple[int | None, ...] = ()
 
 
 class Target:

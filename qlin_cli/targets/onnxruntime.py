@@ -212,6 +212,8 @@ class OnnxRuntimeCpu(Target):
             stage, _, error = mine.error.partition(": ")
             fact = f"every probe of this kind failed in onnxruntime {self.table.version} at {stage}: {error}"
             yield self.finding("QT205", fact, convertible=nodes.is_linear(site.facts))
+        elif not errors:
+            yield from probe_table.chain_findings(self, self.probes, site)
 
     def _rules_release_failed(self, site: NodeSite) -> bool:
         theirs = probe_table.maybe_load("onnxruntime", RULES_VERSION)
@@ -270,6 +272,8 @@ class OnnxRuntimeCpu(Target):
             return
         if not linear:
             return
+        if match.float16_cast:
+            yield from self._float16_unrounded(site)
         fused = self._fused_without_kernel(site)
         if fused is not None:
             yield fused
@@ -316,6 +320,43 @@ class OnnxRuntimeCpu(Target):
                 fix="or load with graph_optimization_level below ORT_ENABLE_EXTENDED",
             )
         return None
+
+    def _float16_unrounded(self, site: NodeSite):
+        """A float16 Q/DQ without a float16 kernel runs in float32 between inserted Casts,
+        and onnxruntime drops the Cast pair between it and a neighbour that runs in float32
+        too: the float16 value between them is never rounded to float16. Measured on 1.31.1
+        (tests/test_targets_divergence.py): a float16 MatMul between com.microsoft Q/DQ gives
+        other codes than between ai.onnx Q/DQ-19, which have float16 kernels."""
+        f = site.facts
+        quantize = nodes.kind(f) == nodes.QUANTIZE
+        if quantize:
+            if "float16" != nodes.x_type(f) or site.x_from is None:
+                return
+            near = [site.x_from]
+        else:
+            if "float16" != nodes.out_type(f):
+                return
+            near = [(op, dom) for op, dom, _ in site.consumers]
+        hit = sorted({op for op, dom in near if self._in_float32(op, dom, site.opsets)})
+        if not hit:
+            return
+        value = "its input x" if quantize else "its output y"
+        yield self.finding(
+            "QT409",
+            f"no float16 kernel: onnxruntime runs the node in float32 and, next to "
+            f"{', '.join(hit)} (no float16 kernel either), drops the Casts between them, so "
+            f"{value} is not rounded to float16 as the model says",
+            fix="use ai.onnx QuantizeLinear/DequantizeLinear-19 or newer (float16 kernels)",
+        )
+
+    def _in_float32(self, op: str, domain: str, opsets) -> bool:
+        """Whether onnxruntime runs a float16 node of ``op`` in float32: it has a CPU kernel,
+        and none of its registrations takes float16."""
+        opset = schema.opset_of(dict(opsets), domain)
+        kernel = None if opset is None else self.table.kernel(domain, op, opset)
+        if kernel is None:
+            return False
+        return not any("float16" in types for types in kernel.constraints.values())
 
     def runs_lowered(self, quant_type, opset):
         """Cast from float to the quantized type and back has a CPU kernel at that opset."""

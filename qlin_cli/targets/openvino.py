@@ -190,6 +190,7 @@ class OpenVinoCpu(Target):
             fact = f"every probe of this kind failed in openvino {v} at {stage}: {error}"
             yield self.finding("QT205", fact, convertible=linear)
             return
+        yield from probe_table.chain_findings(self, self.table, site)
         if mine.varies_by_cpu:
             seen = "; ".join(f"{cpu}: {status}" for cpu, status in mine.hosts)
             yield self.finding("QT206", f"openvino {v} ran this kind on some CPUs only ({seen})",

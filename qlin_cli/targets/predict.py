@@ -22,11 +22,12 @@ import onnx
 from onnx import AttributeProto
 
 from .. import schema
+from ..convert.refusal import Refusal
 from ..finding import Finding
 from ..model.analysis import Analysis, analyze
 from ..model.facts import NodeFacts
 from ..model.view import short_title
-from ..schema import dtypes, ir, semantics
+from ..schema import dtypes, ir
 from . import nodes
 from .base import ERROR, ModelInfo, NodeSite, Target, TargetFinding, get
 
@@ -114,10 +115,35 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -
             consumers=tuple((kinds[j][1], norm(kinds[j][0]), k) for j, k in consumers.get(y, ()))
             if y else (),
             then=tuple(_readers(body, j) for j, _ in consumers.get(y, ())) if y else (),
+            x_from=_maker(body, x),
+            opsets=tuple(body.scope.opsets.items()) if body.scope is not None else (),
+            reduced=tuple(_reduced(a, body, j, k, f.x_rank) for j, k in consumers.get(y, ()))
+            if y and kind == nodes.DEQUANTIZE else (),
         )
         if kind == nodes.QUANTIZE and y:
             quantized[y] = site
         yield site
+
+
+def _reduced(a: Analysis, body, index: int, slot: int, rank: int | None) -> int | None:
+    """The axis of its input ``slot`` (of rank ``rank``) that node ``index`` sums over: a
+    MatMul's or a Gemm's reduction axis; None for other ops or an unknown rank."""
+    op = body.kinds[index][1]
+    if rank is None or rank < 1 or op not in ("MatMul", "Gemm") or slot > 1:
+        return None
+    if op == "MatMul":
+        return rank - 1 if slot == 0 or rank == 1 else rank - 2
+    trans = a.any_facts(body, index).attrs.get("transA" if slot == 0 else "transB", 0)
+    return (1 if slot == 0 else 0) if not trans else (0 if slot == 0 else 1)
+
+
+def _maker(body, name: str) -> tuple[str, str] | None:
+    """(op type, domain) of the node of ``body`` whose output ``name`` is."""
+    j = body.producers.get(name) if name else None
+    if j is None:
+        return None
+    domain, op = body.kinds[j]
+    return op, schema.normalize_domain(domain)
 
 
 def _readers(body, index: int) -> tuple[str, ...]:
@@ -290,35 +316,22 @@ def _other_op(f: NodeFacts, opset: int) -> NodeFacts:
     return dataclasses.replace(f, opset=opset, spec=spec if spec is not None else f.spec)
 
 
-def _cast_takes(opset: int, constraint: str, type_name: str) -> bool:
-    """onnx's Cast at ``opset`` has ``type_name`` in ``constraint`` (T1: from, T2: to)."""
-    from onnx import defs
+def _written(f: NodeFacts, domain: str | None, opset: int):
+    """What convert does with a linear Q/DQ node for ``domain`` (None: its own) at ai.onnx
+    ``opset``: (its QNode as read, the rewritten QNode or convert's Refusal)."""
+    from ..convert import domains, qnode
 
-    try:
-        s = defs.get_schema("Cast", opset, "")
-    except Exception:  # no Cast at that opset
-        return False
-    return any(
-        tc.type_param_str == constraint and f"tensor({type_name})" in tc.allowed_type_strs
-        for tc in s.type_constraints
-    )
+    q = qnode.read(f)
+    return q, domains.convert_node(q, domain, opset)
 
 
-def _lowerable(f: NodeFacts, opset: int) -> bool:
-    """What ``convert --lower`` accepts (convert/lower.py): integer types of at most 16 bits
-    that Cast reaches at that opset, float scales, float x for quantize, no precision
-    other than float, constants for the scale and zero point; quantize needs Round (11)."""
-    q = nodes.quant_type(f) or ""
-    d = dtypes.BY_NAME.get(q)
-    if d is None or d.kind != "int" or d.bits > 16 or nodes.scale_type(f) != "float":
-        return False
-    if f.attrs.get("precision", 0) not in (0, 1):
-        return False
-    if nodes.scale_values(f) is None or nodes.zero_point_values(f) is None:
-        return False
-    if nodes.kind(f) == nodes.QUANTIZE:
-        return nodes.x_type(f) == "float" and opset >= 11 and _cast_takes(opset, "T2", q)
-    return nodes.out_type(f) == "float" and _cast_takes(opset, "T1", q)
+def _lowerable(q, f: NodeFacts, opset: int) -> bool:
+    """What ``convert --lower`` lowers (convert/lower.py): its static checks pass and the
+    scale and zero point are constants."""
+    from ..convert import lower
+
+    return (lower.static_reason(q, opset) is None and nodes.scale_values(f) is not None
+            and nodes.zero_point_values(f) is not None)
 
 
 def _model_types(info: ModelInfo, facts: Iterable[NodeFacts]) -> set[str]:
@@ -442,14 +455,14 @@ def _try(
         f = site.facts
         if nodes.is_linear(f):
             to = domain if domain is not None else f.domain
-            g = _retargeted(f, to, opset)
-            problems = [] if g is None else semantics.validate(g, g.spec)
-            if g is None or problems:
-                if lower and _lowerable(f, opset) and t.runs_lowered(nodes.quant_type(f), opset):
+            q, written = _written(f, domain, opset)
+            g = None if isinstance(written, Refusal) else _retargeted(f, to, opset)
+            if g is None:
+                if lower and _lowerable(q, f, opset) and t.runs_lowered(nodes.quant_type(f), opset):
                     lowered.append(f.location.label)
                     gone.add(id(site))
                 else:
-                    why = "no such op" if g is None else problems[0].text
+                    why = written.reason if isinstance(written, Refusal) else "no such op"
                     blocking.append(_place_node(t, f, TargetFinding(
                         "QT202", ERROR, f"{t.name}: at {schema.domain_name(to)} opset {opset} the node "
                                         f"cannot be written: {why}")))
@@ -457,7 +470,7 @@ def _try(
         else:
             g = _other_op(f, opset)
         domains_left.add(g.domain)
-        new_site = moved[id(site)] = _moved(site, g, moved, gone)
+        new_site = moved[id(site)] = _moved(site, g, moved, gone, opset)
         key = (t.name, new_site)
         errors = cache.get(key)
         if errors is None:
@@ -469,10 +482,17 @@ def _try(
     return blocking, lowered, need[0]
 
 
-def _moved(site: NodeSite, g: NodeFacts, moved: dict, gone: set) -> NodeSite:
+def _moved(site: NodeSite, g: NodeFacts, moved: dict, gone: set, opset: int) -> NodeSite:
     """The site with the node as the conversion writes it, its producer's site moved too (or
-    dropped, when the producer was lowered to primitive ops)."""
+    dropped, when the producer was lowered to primitive ops). A node with neighbours sees its
+    body import ai.onnx ``opset`` (the checks of chains read the neighbours' versions); one
+    without keeps the site's imports, so that a candidate opset that changes nothing of the
+    node finds it in the cache."""
     new_site = dataclasses.replace(site, facts=g)
+    if site.consumers or site.x_from:
+        ai = schema.AI_ONNX
+        opsets = tuple((d, opset if schema.normalize_domain(d) == ai else v) for d, v in site.opsets)
+        new_site = dataclasses.replace(new_site, opsets=opsets)
     if site.producer_site is not None:
         p = moved.get(id(site.producer_site))
         if id(site.producer_site) in gone or p is None:

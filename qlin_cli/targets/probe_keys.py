@@ -102,3 +102,67 @@ def opset_key(opset: int) -> str:
 def ir_key(ir_version: int) -> str:
     """The probe of loading an IR version (a Relu model at opset 13 with that IR)."""
     return f"ir {ir_version}"
+
+
+# The ops a DequantizeLinear of an activation (fed by a QuantizeLinear) is probed into, as a
+# chain Q -> DQ -> op -> (QuantizeLinear or another op): runtimes rewrite such chains when they
+# load a model (onnxruntime's default graph optimizations move the DQ past Transpose, Reshape
+# and the like, or fold DQ -> op -> Q into the op on quantized values), so the op may end up
+# running on a quantized type the single-node probes never show.
+CHAIN_OPS = ("Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "MaxPool", "Slice", "Gather",
+             "Identity", "Resize", "Concat", "Split", "Expand", "Tile", "DepthToSpace", "SpaceToDepth",
+             "AveragePool", "Relu", "Pad", "ArgMax", "Clip", "Sigmoid", "LeakyRelu", "Softmax", "Add", "Mul")
+CHAIN_TAILS = ("QuantizeLinear", "other")
+
+
+def chain_key(dq_key: str | None, op: str, opset: int | None, tail: str) -> str | None:
+    """The probe of a chain Q -> DQ -> ``op`` -> ``tail`` (``dq_key``: the DQ's node key;
+    ``tail``: "QuantizeLinear" when one reads the op's output, else "other"); None for an op
+    not probed so."""
+    if dq_key is None or op not in CHAIN_OPS or opset is None:
+        return None
+    try:
+        since = onnx.defs.get_schema(op, opset, "").since_version
+    except onnx.defs.SchemaError:
+        return None
+    return f"{dq_key} -> {op}-{since} -> {tail}"
+
+
+def weight_key(dq_key: str | None, op: str, opset: int | None, slot: int, along_blocks: bool) -> str | None:
+    """The probe of a blocked DequantizeLinear read by a MatMul or Gemm as input ``slot``,
+    which sums over the axis its blocks run along (``along_blocks``) or over the other one."""
+    if dq_key is None or op not in ("MatMul", "Gemm") or opset is None:
+        return None
+    since = onnx.defs.get_schema(op, opset, "").since_version
+    return f"{dq_key} -> {op}-{since} input {slot} summed {'along' if along_blocks else 'across'} its blocks"
+
+
+def site_chains(site) -> list[tuple[str, str]]:
+    """(probe key, how a message names the chain) of each op a DequantizeLinear reads into:
+    a chain Q -> DQ -> op when a QuantizeLinear feeds the DQ, a blocked DQ -> MatMul / Gemm
+    (targets.base.NodeSite)."""
+    f = site.facts
+    if f.op != "DequantizeLinear" or f.domain != schema.AI_ONNX:
+        return []
+    opset = schema.opset_of(dict(site.opsets), schema.AI_ONNX)
+    dq = node_key(f)
+    thens = site.then or ((),) * len(site.consumers)
+    reduced = site.reduced or (None,) * len(site.consumers)
+    blocked = f.granularity == schema.BLOCKED and f.normalized_axis() is not None
+    found = []
+    for (op, domain, slot), then, axis in zip(site.consumers, thens, reduced, strict=False):
+        if domain != schema.AI_ONNX:
+            continue
+        if site.producer is not None:
+            tail = "QuantizeLinear" if "QuantizeLinear" in then else "other"
+            key = chain_key(dq, op, opset, tail)
+            if key is not None:
+                after = "a QuantizeLinear" if tail == "QuantizeLinear" else "no QuantizeLinear"
+                found.append((key, f"Q -> DQ -> {op} with {after} after it"))
+        if blocked and axis is not None:
+            along = axis == f.normalized_axis()
+            key = weight_key(dq, op, opset, slot, along)
+            if key is not None:
+                found.append((key, f"a blocked DQ read by {op} (input {slot}), which sums "
+                                   f"{'along' if along else 'across'} its blocks"))
+    return found

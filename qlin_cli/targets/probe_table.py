@@ -66,6 +66,10 @@ class ProbeTable:
                                next((o.error for o in covered if o.error), ""))
         return None
 
+    def exact(self, key: str | None) -> Outcome | None:
+        """The outcome of ``key`` itself (None: no probe has it)."""
+        return None if key is None else self._keys.get(key)
+
     def refused(self, key: str | None) -> Outcome | None:
         """The outcome when every probe of the key failed, else None."""
         found = self.outcome(key)
@@ -86,6 +90,23 @@ class ProbeTable:
                 return top
             top = v
         return None
+
+
+def chain_findings(target, probes: ProbeTable, site):
+    """QT205 for each chain Q -> DQ -> op this release failed every probe of, though it runs
+    the DQ alone (probe_keys.site_chains; tools/probe_chains.py)."""
+    for key, chain in probe_keys.site_chains(site):
+        mine = probes.exact(key)
+        if mine is not None and mine.refused:
+            stage, _, error = mine.error.partition(": ")
+            yield target.finding(
+                "QT205",
+                f"every probe of {chain} failed in {target.name} {probes.version} at {stage}, "
+                f"though it runs the DQ alone: {error}",
+                convertible=True,  # the chain at another opset may run (int8 at 19, not 21)
+                fix="keep a QuantizeLinear after the op or quantize to another type (onnxruntime: or load "
+                    "with graph optimizations off)",
+            )
 
 
 def _per_cpu(hosts: dict) -> tuple[tuple[str, str], ...]:

@@ -1,0 +1,47 @@
+"""The QT codes: every reason a deployment target refuses a model or computes something
+else than the spec, one module each (``qt401_division_in_float32.py``), named by code and
+name like the rules' modules; ``get(code)`` and ``all_codes()`` find them.
+
+QT1xx the model as a whole (opset, IR version, domains), QT2xx kernels and element types,
+QT3xx granularity, shapes and values, QT4xx semantic divergences: the runtime runs the node
+but computes something else than the spec (always warnings).
+
+Which targets emit a code, and from which fact, is in each target module and in
+docs/targets.md. Nothing here imports onnx: `qlin rules` lists the codes without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+
+from .code import Code
+
+
+@cache
+def _codes() -> dict[str, type[Code]]:
+    found: dict[str, type[Code]] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("qt"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Code) and value is not Code:
+                if not info.name.startswith(value.code.lower() + "_"):
+                    raise RuntimeError(f"{info.name} holds {value.code}")
+                found[value.code] = value
+    return found
+
+
+def all_codes() -> list[type[Code]]:
+    codes = _codes()
+    return [codes[k] for k in sorted(codes)]
+
+
+def get(code: str) -> type[Code]:
+    """The code's class; KeyError for a code that does not exist."""
+    return _codes()[code.upper()]
+
+
+__all__ = ["Code", "all_codes", "get"]

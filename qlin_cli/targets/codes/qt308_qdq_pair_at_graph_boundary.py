@@ -1,0 +1,33 @@
+"""QT308 qdq-pair-at-graph-boundary. The targets that report it decide when, each in its own module
+(targets/<runtime>.py); docs/targets.md lists which."""
+
+from __future__ import annotations
+
+from .code import Code
+
+
+class QdqPairAtGraphBoundary(Code):
+    """
+    ## What it checks
+    That a 16-bit QuantizeLinear -> DequantizeLinear pair does not connect a graph
+    input directly to a graph output.
+
+    ## Why is this bad?
+    openvino's CPU plugin removes 16-bit Q -> DQ pairs (see QT408) by connecting
+    the pair's input to its consumers; between a graph input and a graph output
+    that rewiring fails and `compile_model` stops with "FQ stripping failed"
+    (src/common/low_precision_transformations/src/qdq_stripping.cpp). Measured
+    with openvino 2026.4.
+
+    ## Example
+    ```
+    graph input x -> QuantizeLinear(int16) -> DequantizeLinear -> graph output y
+    ```
+
+    ## Fix
+    Put the pair between other ops (it is removed then, see QT408), or drop it.
+    """
+
+    code = "QT308"
+    name = "qdq-pair-at-graph-boundary"
+    summary = "A 16-bit Q -> DQ pair links a graph input to a graph output."

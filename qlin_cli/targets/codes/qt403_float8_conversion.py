@@ -1,0 +1,37 @@
+"""QT403 float8-conversion. The targets that report it decide when, each in its own module
+(targets/<runtime>.py); docs/targets.md lists which."""
+
+from __future__ import annotations
+
+from ..base import WARNING
+from .code import Code
+
+
+class Float8Conversion(Code):
+    """
+    ## What it checks
+    Quantize nodes with a float8 output whose conversion the target does differently
+    from the spec.
+
+    ## Why is this bad?
+    openvino (measured, 2026.4) converts through float16 (double rounding: 15.4999
+    becomes 16 in float8e4m3fn instead of 15), ignores `saturate=0` (values beyond
+    the largest float8 saturate instead of becoming NaN / Inf) and turns NaN into
+    the negative largest value. onnxruntime with `saturate=0` maps values from 480 up
+    to a few more to ±448 instead of NaN in float8e4m3fn (measured, 1.31.1). TensorRT
+    documents FP8 outputs clamped to [-448, 448], so `saturate=0` is not honoured.
+
+    ## Example
+    ```
+    QuantizeLinear-19(x: float, y_scale: float, y_zero_point: float8e4m3fn, saturate=0)
+    ```
+
+    ## Fix
+    Nothing in the model changes it; validate float8 outputs on the target, and keep
+    inputs within the float8 range if saturation behaviour matters.
+    """
+
+    code = "QT403"
+    name = "float8-conversion"
+    severity = WARNING
+    summary = "The target converts to float8 differently from the spec."

@@ -1,0 +1,35 @@
+"""QT406 dequantize-arithmetic. The targets that report it decide when, each in its own module
+(targets/<runtime>.py); docs/targets.md lists which."""
+
+from __future__ import annotations
+
+from ..base import WARNING
+from .code import Code
+
+
+class DequantizeArithmetic(Code):
+    """
+    ## What it checks
+    Dequantize nodes whose product the target computes in another type than the spec.
+
+    ## Why is this bad?
+    The spec multiplies in the scale's type and converts to the output type.
+    openvino (measured) rounds bfloat16 results differently (-21.875 becomes -21.75
+    with a bfloat16 scale), and rounds a float32 product to a float16 or bfloat16
+    `output_dtype` differently (-13.125 becomes -13.1328125). It also fuses a
+    Q -> DQ pair into one FakeQuantize whose float arithmetic differs from the spec
+    in the last bit.
+
+    ## Example
+    ```
+    DequantizeLinear-23(x: int8, x_scale: float, output_dtype=FLOAT16)
+    ```
+
+    ## Fix
+    Use a float scale and output, or accept last-bit differences.
+    """
+
+    code = "QT406"
+    name = "dequantize-arithmetic"
+    severity = WARNING
+    summary = "The target computes the dequantize product in another type."

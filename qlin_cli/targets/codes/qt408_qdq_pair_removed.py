@@ -1,0 +1,35 @@
+"""QT408 qdq-pair-removed. The targets that report it decide when, each in its own module
+(targets/<runtime>.py); docs/targets.md lists which."""
+
+from __future__ import annotations
+
+from ..base import WARNING
+from .code import Code
+
+
+class QdqPairRemoved(Code):
+    """
+    ## What it checks
+    16-bit QuantizeLinear -> DequantizeLinear pairs on a target that removes them.
+
+    ## Why is this bad?
+    openvino's CPU plugin strips FakeQuantize nodes of 65536 levels (a 16-bit
+    Q -> DQ pair) and computes the consumer on the unquantized input: no rounding,
+    no clamping to the 16-bit range (measured, 2026.4; the pass is
+    src/common/low_precision_transformations/src/qdq_stripping.cpp). Results differ
+    from the spec by up to half a quantization step, more where the input saturates.
+
+    ## Example
+    ```
+    Relu -> QuantizeLinear(int16) -> DequantizeLinear -> Conv
+    ```
+
+    ## Fix
+    Nothing in the model changes it; use 8-bit activations if the quantization
+    itself must be reproduced on openvino.
+    """
+
+    code = "QT408"
+    name = "qdq-pair-removed"
+    severity = WARNING
+    summary = "The target removes 16-bit Q -> DQ pairs and computes unquantized."
