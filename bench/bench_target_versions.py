@@ -1,6 +1,6 @@
 """Each measured runtime version's profile against that real release.
 
-    python bench/bench_target_versions.py onnxruntime|openvino [VERSION ...]
+    python bench/bench_target_versions.py [onnxruntime|openvino [VERSION ...]]
 
 Models: the Q/DQ matrix of tests/test_targets_matrix.py (its fast subset; QLIN_MATRIX=full
 for every case) and the real quantizer outputs of fixtures/corpus.py (onnxruntime's
@@ -81,48 +81,74 @@ def _measure(runtime: str, version: str, folder: Path) -> dict:
     py = str(env / "bin" / "python")
     subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{runtime}=={version}"],
                    check=True, capture_output=True)
+    import shutil
+
     import probe_runner
 
-    return probe_runner.run_all(py, runtime, folder)
+    try:
+        return probe_runner.run_all(py, runtime, folder)
+    finally:
+        shutil.rmtree(env, ignore_errors=True)  # a release's venv is a few hundred MB
 
 
 def main() -> None:
-    import onnx
+    """RUNTIME [VERSION ...]; without arguments (`make bench`) both runtimes, every release
+    measured (about two minutes a release)."""
+    from qlin_cli.targets import versions
 
-    from qlin_cli.targets import predict, versions
-
-    runtime, wanted = sys.argv[1], sys.argv[2:] or versions.known(sys.argv[1])
+    if len(sys.argv) > 1:
+        jobs = [(sys.argv[1], sys.argv[2:] or versions.known(sys.argv[1]))]
+    else:
+        jobs = [(rt, versions.known(rt)) for rt in ("onnxruntime", "openvino")]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        sets = {**_matrix(folder), **_corpus(folder), **_producers(folder)}
-        if os.environ.get("QLIN_SETS"):  # e.g. QLIN_SETS=producers
-            keep = set(os.environ["QLIN_SETS"].split(","))
-            sets = {k: v for k, v in sets.items() if v in keep}
-        cases = {}
-        for pid in sets:
-            inputs = onnx.load(folder / f"{pid}.onnx").graph.input
-            cases[pid] = {vi.name: vi.type.tensor_type.elem_type for vi in inputs}
-        (folder / "cases.json").write_text(json.dumps(cases))
-        for name in sorted(set(sets.values())):
-            print(f"{name}: {sum(1 for s in sets.values() if s == name)} models", flush=True)
-        for version in wanted:
-            real = _measure(runtime, version, folder)
-            tally: dict[str, list[int]] = {}
-            for pid, kind in sets.items():
-                model = onnx.load(folder / f"{pid}.onnx")
-                predicted = not any(f.severity == "error" for f in
-                                    predict.findings(model, str(folder), [f"{runtime}@{version}"]))
-                runs = real.get(pid) == "ok"
-                t = tally.setdefault(kind, [0, 0, 0, 0])
-                t[0] += 1
-                t[1] += predicted == runs
-                t[2] += predicted and not runs
-                t[3] += runs and not predicted
-                if predicted != runs and os.environ.get("QLIN_VERBOSE"):
-                    print(f"   {pid}: predicted {'runs' if predicted else 'refused'}, real {real.get(pid)}")
-            for kind, (n, agree, said_runs, said_refused) in sorted(tally.items()):
-                print(f"{runtime} {version} {kind}: {agree}/{n} agree, {said_runs} said to run but fail, "
-                      f"{said_refused} said refused but run", flush=True)
+        sets = _write_sets(folder)
+        for runtime, wanted in jobs:
+            for version in wanted:
+                _compare(runtime, version, folder, sets)
+
+
+def _write_sets(folder: Path) -> dict[str, str]:
+    """Write the models of every set (QLIN_SETS: only those named) and cases.json."""
+    import onnx
+
+    sets = {**_matrix(folder), **_corpus(folder), **_producers(folder)}
+    if os.environ.get("QLIN_SETS"):  # e.g. QLIN_SETS=producers
+        keep = set(os.environ["QLIN_SETS"].split(","))
+        sets = {k: v for k, v in sets.items() if v in keep}
+    cases = {}
+    for pid in sets:
+        inputs = onnx.load(folder / f"{pid}.onnx").graph.input
+        cases[pid] = {vi.name: vi.type.tensor_type.elem_type for vi in inputs}
+    (folder / "cases.json").write_text(json.dumps(cases))
+    for name in sorted(set(sets.values())):
+        print(f"{name}: {sum(1 for s in sets.values() if s == name)} models", flush=True)
+    return sets
+
+
+def _compare(runtime: str, version: str, folder: Path, sets: dict[str, str]) -> None:
+    """Run every model in the release and print the agreement per model set."""
+    import onnx
+
+    from qlin_cli.targets import predict
+
+    real = _measure(runtime, version, folder)
+    tally: dict[str, list[int]] = {}
+    for pid, kind in sets.items():
+        model = onnx.load(folder / f"{pid}.onnx")
+        predicted = not any(f.severity == "error" for f in
+                            predict.findings(model, str(folder), [f"{runtime}@{version}"]))
+        runs = real.get(pid) == "ok"
+        t = tally.setdefault(kind, [0, 0, 0, 0])
+        t[0] += 1
+        t[1] += predicted == runs
+        t[2] += predicted and not runs
+        t[3] += runs and not predicted
+        if predicted != runs and os.environ.get("QLIN_VERBOSE"):
+            print(f"   {pid}: predicted {'runs' if predicted else 'refused'}, real {real.get(pid)}")
+    for kind, (n, agree, said_runs, said_refused) in sorted(tally.items()):
+        print(f"{runtime} {version} {kind}: {agree}/{n} agree, {said_runs} said to run but fail, "
+              f"{said_refused} said refused but run", flush=True)
 
 
 if __name__ == "__main__":

@@ -112,3 +112,41 @@ def test_targets_agree_with_the_runtimes_on_the_producer_shapes(shapes_run, runt
     assert wrong == []
     refused = sum(1 for r in runs[runtime].values() if r != "ok")
     assert 0 < refused < len(models)  # the corpus separates: some run, some do not
+
+
+@pytest.mark.parametrize("scale_shape", [[4, 16], [4, 32], [2, 32], [4, 1], [4]])
+def test_a_blocked_scale_of_the_wrong_shape_is_refused_as_the_runtimes_refuse_it(scale_shape):
+    """NVIDIA ModelOpt's int4 AWQ export writes blocked scales of the wrong shape (QL406); the
+    targets say so too (QT309), as each installed runtime does."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from qlin_cli.targets import predict
+
+    w = helper.make_tensor("w", TensorProto.INT4, [64, 32], [1] * 2048)
+    inits = [w, numpy_helper.from_array(np.full(scale_shape, 0.1, np.float32), "s")]
+    nodes = [helper.make_node("DequantizeLinear", ["w", "s"], ["wd"], axis=0, block_size=16),
+             helper.make_node("MatMul", ["x", "wd"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 32])], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    feeds = {"x": np.ones([2, 64], np.float32)}
+    try:
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+        runs = {"onnxruntime": True}
+    except Exception:
+        runs = {"onnxruntime": False}
+    try:
+        import openvino as ov
+
+        core = ov.Core()
+        try:
+            core.compile_model(core.read_model(model.SerializeToString(), b""), "CPU")(feeds)
+            runs["openvino"] = True
+        except Exception:
+            runs["openvino"] = False
+    except ImportError:
+        pass
+    for runtime, ran in runs.items():
+        found = [f.code for f in predict.findings(model, "", [runtime]) if f.severity == "error"]
+        assert (found == []) == ran, (runtime, found)
+    assert runs["onnxruntime"] == (scale_shape == [4, 32])

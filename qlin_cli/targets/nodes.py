@@ -100,6 +100,24 @@ def blocked_dim(f) -> int | None:
     return shape[axis]
 
 
+def blocked_scale_misfit(f, broadcast: bool = False) -> str | None:
+    """How a blocked node's scale shape differs from what a kernel reads: x's shape with
+    ceil(Di / block_size) on the axis (``broadcast``: a scale dimension of 1 off the axis is
+    read as repeated). None when it fits or a shape is unknown."""
+    xs, ss, axis, b = x_shape(f), f.scale_shape, f.normalized_axis(), f.block_size
+    if f.granularity != schema.BLOCKED or xs is None or ss is None or axis is None or b <= 0:
+        return None
+    if len(xs) != len(ss):
+        return f"the scale has rank {len(ss)}, x {len(xs)}"
+    for j, (d, s) in enumerate(zip(xs, ss, strict=True)):
+        if d is None or s is None:
+            continue
+        want = -(-d // b) if j == axis else d
+        if s != want and not (broadcast and j != axis and s == 1):
+            return f"the scale has {s} along axis {j}, where the kernel reads {want}"
+    return None
+
+
 def is_integer(type_name: str | None) -> bool:
     d = dtypes.BY_NAME.get(type_name or "")
     return d is not None and d.kind == "int"

@@ -368,6 +368,15 @@ class OnnxRuntimeCpu(Target):
         )
 
     def _linear(self, f):
+        misfit = nodes.blocked_scale_misfit(f)
+        if misfit is not None:
+            yield self.finding(
+                "QT309",
+                f"{misfit}: the model loads, then the first run fails ('x_scale and x must have the "
+                f"same shape despite the quantize axis for blocked quantization')",
+                fix="give the scale x's shape with ceil(Di / block_size) along the axis",
+            )
+            return
         k = nodes.kind(f)
         xt, st = nodes.x_type(f), nodes.scale_type(f)
         if k == nodes.QUANTIZE:

@@ -93,6 +93,7 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -
     main = body.path == "main"
     kinds, consumers = body.kinds, body.consumers
     norm = schema.normalize_domain
+    opsets = tuple(body.scope.opsets.items()) if body.scope is not None else ()
     for index, (ins, outs) in enumerate(body.io):
         domain, op = kinds[index]
         if (norm(domain), op) in info.functions:
@@ -116,7 +117,7 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -
             if y else (),
             then=tuple(_readers(body, j) for j, _ in consumers.get(y, ())) if y else (),
             x_from=_maker(body, x),
-            opsets=tuple(body.scope.opsets.items()) if body.scope is not None else (),
+            opsets=opsets,
             reduced=tuple(_reduced(a, body, j, k, f.x_rank) for j, k in consumers.get(y, ()))
             if y and kind == nodes.DEQUANTIZE else (),
         )

@@ -137,10 +137,10 @@ def weight_key(dq_key: str | None, op: str, opset: int | None, slot: int, along_
     return f"{dq_key} -> {op}-{since} input {slot} summed {'along' if along_blocks else 'across'} its blocks"
 
 
-def site_chains(site) -> list[tuple[str, str]]:
-    """(probe key, how a message names the chain) of each op a DequantizeLinear reads into:
-    a chain Q -> DQ -> op when a QuantizeLinear feeds the DQ, a blocked DQ -> MatMul / Gemm
-    (targets.base.NodeSite)."""
+def site_chains(site) -> list[tuple[str, str, str | None, str]]:
+    """(probe key, how a message names the chain, the key of the chain the way out leads to
+    or None, that way out) of each op a DequantizeLinear reads into: a chain Q -> DQ -> op
+    when a QuantizeLinear feeds the DQ, a blocked DQ -> MatMul / Gemm (targets.base.NodeSite)."""
     f = site.facts
     if f.op != "DequantizeLinear" or f.domain != schema.AI_ONNX:
         return []
@@ -158,11 +158,15 @@ def site_chains(site) -> list[tuple[str, str]]:
             key = chain_key(dq, op, opset, tail)
             if key is not None:
                 after = "a QuantizeLinear" if tail == "QuantizeLinear" else "no QuantizeLinear"
-                found.append((key, f"Q -> DQ -> {op} with {after} after it"))
+                with_q = None if tail == "QuantizeLinear" else chain_key(dq, op, opset, "QuantizeLinear")
+                found.append((key, f"Q -> DQ -> {op} with {after} after it", with_q,
+                              f"quantize the output of {op} (the chain with a QuantizeLinear after it runs)"))
         if blocked and axis is not None:
             along = axis == f.normalized_axis()
             key = weight_key(dq, op, opset, slot, along)
             if key is not None:
                 found.append((key, f"a blocked DQ read by {op} (input {slot}), which sums "
-                                   f"{'along' if along else 'across'} its blocks"))
+                                   f"{'along' if along else 'across'} its blocks",
+                              None if along else weight_key(dq, op, opset, slot, True),
+                              f"block the weight along the axis {op} sums over"))
     return found

@@ -95,17 +95,20 @@ class ProbeTable:
 def chain_findings(target, probes: ProbeTable, site):
     """QT205 for each chain Q -> DQ -> op this release failed every probe of, though it runs
     the DQ alone (probe_keys.site_chains; tools/probe_chains.py)."""
-    for key, chain in probe_keys.site_chains(site):
+    for key, chain, other, way_out in probe_keys.site_chains(site):
         mine = probes.exact(key)
         if mine is not None and mine.refused:
             stage, _, error = mine.error.partition(": ")
+            theirs = probes.exact(other)
+            fix = way_out if theirs is not None and theirs.runs and not theirs.fails else (
+                "quantize to another type" + (", or load with graph optimizations off"
+                                              if probes.runtime == "onnxruntime" else ""))
             yield target.finding(
                 "QT205",
-                f"every probe of {chain} failed in {target.name} {probes.version} at {stage}, "
+                f"every probe of {chain} failed in {probes.runtime} {probes.version} at {stage}, "
                 f"though it runs the DQ alone: {error}",
                 convertible=True,  # the chain at another opset may run (int8 at 19, not 21)
-                fix="keep a QuantizeLinear after the op or quantize to another type (onnxruntime: or load "
-                    "with graph optimizations off)",
+                fix=fix,
             )
 
 

@@ -10,14 +10,15 @@ class QdqPairAtGraphBoundary(Code):
     """
     ## What it checks
     That a 16-bit QuantizeLinear -> DequantizeLinear pair does not connect a graph
-    input directly to a graph output.
+    input directly to a graph output, nor a MaxPool to a graph output.
 
     ## Why is this bad?
     openvino's CPU plugin removes 16-bit Q -> DQ pairs (see QT408) by connecting
     the pair's input to its consumers; between a graph input and a graph output
     that rewiring fails and `compile_model` stops with "FQ stripping failed"
     (src/common/low_precision_transformations/src/qdq_stripping.cpp). Measured
-    with openvino 2026.4.
+    with openvino 2026.4; the same message ends MaxPool -> Q -> DQ -> graph output, while
+    after Sigmoid, AveragePool or Transpose the pair runs.
 
     ## Example
     ```

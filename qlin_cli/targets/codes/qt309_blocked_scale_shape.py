@@ -1,0 +1,35 @@
+"""QT309 blocked-scale-shape. The targets that report it decide when, each in its own module
+(targets/<runtime>.py); docs/targets.md lists which."""
+
+from __future__ import annotations
+
+from .code import Code
+
+
+class BlockedScaleShape(Code):
+    """
+    ## What it checks
+    Blocked QuantizeLinear / DequantizeLinear nodes whose scale is not x's shape with
+    ceil(Di / block_size) along the axis.
+
+    ## Why is this bad?
+    The operator page says the scale of blocked quantization has x's shape except along
+    the axis (qlin reports the node as QL406 when it breaks that); the kernels read exactly
+    that shape and fail otherwise. Measured: onnxruntime 1.31.1 fails at the first run ("x_scale
+    and x must have the same shape despite the quantize axis for blocked quantization");
+    openvino 2026.4.1 fails to convert the node ("Conversion is failed for:
+    DequantizeLinear-21"), though it repeats a scale dimension of 1 off the axis. NVIDIA
+    ModelOpt's int4 AWQ export writes such scales.
+
+    ## Example
+    ```
+    DequantizeLinear(x: int4 [64, 32], x_scale: [4, 16], axis=0, block_size=16)  # needs [4, 32]
+    ```
+
+    ## Fix
+    Give the scale x's shape with ceil(Di / block_size) along the axis.
+    """
+
+    code = "QT309"
+    name = "blocked-scale-shape"
+    summary = "A blocked scale's shape is not the one the target's kernel reads; it fails."
