@@ -11,10 +11,15 @@ What the profile checks, for every node of the model (not only Q/DQ):
   float16 -> float fallback (QT202, through ``ort_table.OrtTable.match``);
 * QuantizeLinear-23+ with x and scale of different types: loads, fails at the first
   run (QT203, measured);
+* a blocked scale whose shape is not x's with ceil(Di / block_size) on the axis: fails at
+  the first run (QT309, measured);
+* chains Q -> DQ -> op the default optimizations rewrite into something that fails (QT205,
+  from the release's chain probes, tools/probe_chains.py);
 
 and the measured divergences of its Q/DQ kernels: float16 quantization divided in
 float32 (QT401), `precision` ignored (QT402), float8e4m3fn with `saturate=0` (QT403),
-a com.microsoft 1-D scale without `axis` read along axis 1 (QT404).
+a com.microsoft 1-D scale without `axis` read along axis 1 (QT404), float16 kept in float32
+between nodes without float16 kernels (QT409).
 
 The facts the registry does not show are in docs/targets-onnxruntime-notes.md and are
 measured by tests/test_targets_ort_table.py, tests/test_targets_divergence.py and the
@@ -152,6 +157,22 @@ class OnnxRuntimeCpu(Target):
             "a com.microsoft 1-D scale without axis is read along axis 1",
             MEASURED,
             f"{DIVERGENCE_TEST}::test_onnxruntime_reads_missing_axis_as_1",
+        ),
+        Source(
+            "float16 between nodes without float16 kernels is not rounded to float16 (QT409)",
+            MEASURED,
+            f"{DIVERGENCE_TEST}::test_onnxruntime_keeps_float32_between_com_microsoft_float16_nodes",
+        ),
+        Source(
+            "a blocked scale of another shape than the kernel reads fails at the first run (QT309)",
+            MEASURED,
+            "tests/test_producers.py::test_a_blocked_scale_of_the_wrong_shape_is_refused_as_the_runtimes_refuse_it",
+        ),
+        Source(
+            "chains Q -> DQ -> op that the default optimizations break (QT205)",
+            MEASURED,
+            "tools/probe_chains.py in every release; tests/test_targets_ort_probes.py::"
+            "test_chains_the_runtime_rewrites_agree_with_onnxruntime",
         ),
         Source("every fact above, against load + run of the generated matrix", MEASURED, MATRIX_TEST),
     )
