@@ -20,13 +20,14 @@ from qlin_cli.check.engine import check_file
 KNOWN_GAPS: set[str] = set()  # fp8_conv: modelled (onnxruntime.FUSED)
 
 
-def _runs(path: str) -> bool:
+def _runs(path: str, feeds: dict | None = None) -> bool:
     try:
         s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-        feeds = {}
-        for i in s.get_inputs():
-            dt = np.float16 if i.type == "tensor(float16)" else np.float32
-            feeds[i.name] = np.random.default_rng(0).normal(size=i.shape).astype(dt)
+        if feeds is None:
+            feeds = {}
+            for i in s.get_inputs():
+                dt = np.float16 if i.type == "tensor(float16)" else np.float32
+                feeds[i.name] = np.random.default_rng(0).normal(size=i.shape).astype(dt)
         s.run(None, feeds)
         return True
     except Exception:
@@ -150,3 +151,31 @@ def test_a_blocked_scale_of_the_wrong_shape_is_refused_as_the_runtimes_refuse_it
         found = [f.code for f in predict.findings(model, "", [runtime]) if f.severity == "error"]
         assert (found == []) == ran, (runtime, found)
     assert runs["onnxruntime"] == (scale_shape == [4, 32])
+
+
+def test_convert_to_onnxruntime_writes_only_models_it_runs(tmp_path):
+    """`qlin convert --target onnxruntime` on every producer shape onnxruntime refuses as it
+    is: each conversion it writes runs in onnxruntime, the others are refused (Stop), never
+    "already runs"."""
+    import producer_shapes
+
+    import qlin
+    from qlin_cli.errors import QlinError
+
+    written = refused = 0
+    shapes = {**{n: (b(), None) for n, b in BUILDERS.items()},
+              **{n: (m, f) for n, m, f in producer_shapes.shapes()}}
+    for name, (model, feeds) in shapes.items():
+        src = tmp_path / f"{name}.onnx"
+        onnx.save(model, src)
+        if _runs(str(src), feeds):
+            continue
+        try:
+            result = qlin.convert(src, target="onnxruntime", output=tmp_path / f"{name}.out.onnx")
+        except QlinError:
+            refused += 1
+            continue
+        assert result.entries, f"{name}: refused by onnxruntime, yet converted unchanged"
+        assert _runs(str(tmp_path / f"{name}.out.onnx"), feeds), name
+        written += 1
+    assert written and refused  # both happen on this corpus

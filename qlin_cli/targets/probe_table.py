@@ -70,6 +70,22 @@ class ProbeTable:
         """The outcome of ``key`` itself (None: no probe has it)."""
         return None if key is None else self._keys.get(key)
 
+    def chain(self, key: str | None) -> Outcome | None:
+        """The outcome of a chain key (probe_keys.chain_key); for one no probe has, the sum
+        over the probed chains that differ from it only in the op's version (a DQ-21 before a
+        MaxPool-22 is probed as DQ-21 -> MaxPool-12 at opset 21 and DQ-23 -> MaxPool-22 at 23)."""
+        found = self.exact(key)
+        if found is not None or key is None or key.count(" -> ") != 2:
+            return found
+        head, op, tail = key.split(" -> ")
+        name = op.rsplit("-", 1)[0]
+        alike = [o for k, o in self._keys.items() if k.startswith(f"{head} -> {name}-")
+                 and k.endswith(f" -> {tail}") and k.count(" -> ") == 2]
+        if not alike:
+            return None
+        return Outcome(sum(o.runs for o in alike), sum(o.fails for o in alike),
+                       next((o.error for o in alike if o.error), ""))
+
     def refused(self, key: str | None) -> Outcome | None:
         """The outcome when every probe of the key failed, else None."""
         found = self.outcome(key)
@@ -96,10 +112,10 @@ def chain_findings(target, probes: ProbeTable, site):
     """QT205 for each chain Q -> DQ -> op this release failed every probe of, though it runs
     the DQ alone (probe_keys.site_chains; tools/probe_chains.py)."""
     for key, chain, other, way_out in probe_keys.site_chains(site):
-        mine = probes.exact(key)
+        mine = probes.chain(key)
         if mine is not None and mine.refused:
             stage, _, error = mine.error.partition(": ")
-            theirs = probes.exact(other)
+            theirs = probes.chain(other)
             fix = way_out if theirs is not None and theirs.runs and not theirs.fails else (
                 "quantize to another type" + (", or load with graph optimizations off"
                                               if probes.runtime == "onnxruntime" else ""))
