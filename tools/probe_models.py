@@ -8,8 +8,9 @@ each, filed under the node's key (qlin_cli/targets/probe_keys.py).
   granularity it has;
 - every other quantized op family qlin checks: QLinearConv, QLinearMatMul, MatMulInteger,
   ConvInteger, DynamicQuantizeLinear and com.microsoft QLinearConv, QLinearAdd, QLinearMul,
-  QGemm, MatMulNBits, GatherBlockQuantized, per-tensor and per-channel, in the types the
-  ops allow;
+  QLinearConcat, QLinearSoftmax, QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool,
+  QLinearGlobalAveragePool, QGemm, MatMulNBits, GatherBlockQuantized, DynamicQuantizeLSTM,
+  per-tensor and per-channel, in the types the ops allow;
 - chains Q -> DQ -> op -> (Q or the output) that runtimes rewrite when they load a model
   (tools/probe_chains.py);
 - loading: a Relu model at each ai.onnx opset, and at each IR version.
@@ -152,6 +153,26 @@ def _binary(op, t):
                 {"inputs": [("a", t, (2, 4))], "constants": consts}, ("y", t))
 
 
+# com.microsoft ops of one quantized input, as onnxruntime's QOperator quantizer writes them
+UNARY = {"QLinearSoftmax": {"axis": -1, "opset": 13}, "QLinearSigmoid": {},
+         "QLinearLeakyRelu": {"alpha": 0.1}, "QLinearGlobalAveragePool": {"channels_last": 0},
+         "QLinearAveragePool": {"kernel_shape": [2, 2]}}
+
+
+def _unary(op, t):
+    consts = [_t("xs", 0.02, "float"), _t("xz", 1, t), _t("ys", 0.05, "float"), _t("yz", 2, t)]
+    shape = (1, 2, 4, 4)
+    return _one(op, MS, 13, ["x", "xs", "xz", "ys", "yz"], {"inputs": [("x", t, shape)], "constants": consts},
+                ("y", t), UNARY[op])
+
+
+def _concat(t):
+    consts = [_t("ys", 0.05, "float"), _t("yz", 2, t), _t("as", 0.02, "float"), _t("az", 1, t),
+              _t("b", np.ones((2, 4)), t), _t("bs", 0.03, "float"), _t("bz", 2, t)]
+    return _one("QLinearConcat", MS, 13, ["ys", "yz", "a", "as", "az", "b", "bs", "bz"],
+                {"inputs": [("a", t, (2, 4))], "constants": consts}, ("y", t), {"axis": 1})
+
+
 def _qgemm(at, bt, channels, quantized_out):
     bs = np.full(3 if channels else (), 0.01, np.float32)
     consts = [_t("as", 0.02, "float"), _t("az", 1, at), _t("b", np.ones((4, 3)), bt),
@@ -206,6 +227,9 @@ def _families():
     for t in i8:
         yield _binary("QLinearAdd", t)
         yield _binary("QLinearMul", t)
+        yield _concat(t)
+        for op in UNARY:
+            yield _unary(op, t)
     node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "ys", "yz"])
     # outputs typed as the schema fixes them (uint8, float, uint8): an UNDEFINED output type
     # is a defect of the probe, which onnxruntime rejects ("Invalid tensor data type 0")
