@@ -78,8 +78,7 @@ class Layout:
                     raise EvaluationError(
                         f"blocked scale must have the rank of x ({rank}), got shape "
                         f"{scale_shape}")
-                want = tuple(-(-d // block_size) if k == self.axis else x_shape[k]
-                             for k in range(rank))
+                want = semantics.blocked_scale_shape(x_shape, self.axis, block_size)
                 if scale_shape != want:
                     raise EvaluationError(
                         f"blocked scale shape {scale_shape} does not fit x shape {x_shape} "

@@ -52,6 +52,13 @@ def block_size(spec: OpSpec, attrs: Mapping[str, int]) -> int:
     return attrs.get("block_size", spec.attributes.get("block_size") or 0) or 0
 
 
+def blocked_scale_shape(x_shape, axis: int, block_size: int) -> tuple:
+    """The scale shape of blocked quantization: x's shape, with ceil(Di / block_size) along
+    the axis (unknown dimensions stay None)."""
+    return tuple(None if d is None else (-(-d // block_size) if k == axis else d)
+                 for k, d in enumerate(x_shape))
+
+
 def is_one_element(shape: Shape | None) -> bool:
     return shape is not None and len(shape) == 1 and shape[0] == 1
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import schema
-from ..schema import dtypes
+from ..schema import dtypes, semantics
 
 QUANTIZE, DEQUANTIZE = "quantize", "dequantize"
 
@@ -109,10 +109,9 @@ def blocked_scale_misfit(f, broadcast: bool = False) -> str | None:
         return None
     if len(xs) != len(ss):
         return f"the scale has rank {len(ss)}, x {len(xs)}"
-    for j, (d, s) in enumerate(zip(xs, ss, strict=True)):
-        if d is None or s is None:
+    for j, (want, s) in enumerate(zip(semantics.blocked_scale_shape(xs, axis, b), ss, strict=True)):
+        if want is None or s is None:
             continue
-        want = -(-d // b) if j == axis else d
         if s != want and not (broadcast and j != axis and s == 1):
             return f"the scale has {s} along axis {j}, where the kernel reads {want}"
     return None

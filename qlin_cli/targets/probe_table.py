@@ -62,8 +62,7 @@ class ProbeTable:
             prefix = f"{head}{sep}{' '.join(words[:n])}"
             covered = [o for k, o in self._keys.items() if k == prefix or k.startswith(prefix + " ")]
             if covered:
-                return Outcome(sum(o.runs for o in covered), sum(o.fails for o in covered),
-                               next((o.error for o in covered if o.error), ""))
+                return _summed(covered)
         return None
 
     def exact(self, key: str | None) -> Outcome | None:
@@ -81,10 +80,7 @@ class ProbeTable:
         name = op.rsplit("-", 1)[0]
         alike = [o for k, o in self._keys.items() if k.startswith(f"{head} -> {name}-")
                  and k.endswith(f" -> {tail}") and k.count(" -> ") == 2]
-        if not alike:
-            return None
-        return Outcome(sum(o.runs for o in alike), sum(o.fails for o in alike),
-                       next((o.error for o in alike if o.error), ""))
+        return _summed(alike) if alike else None
 
     def refused(self, key: str | None) -> Outcome | None:
         """The outcome when every probe of the key failed, else None."""
@@ -106,6 +102,12 @@ class ProbeTable:
                 return top
             top = v
         return None
+
+
+def _summed(outcomes: list[Outcome]) -> Outcome:
+    """One outcome for several keys: their runs and failures added, the first error."""
+    return Outcome(sum(o.runs for o in outcomes), sum(o.fails for o in outcomes),
+                   next((o.error for o in outcomes if o.error), ""))
 
 
 def chain_findings(target, probes: ProbeTable, site):
