@@ -13,9 +13,11 @@ class BlockedScaleShape(Code):
     ceil(Di / block_size) along the axis.
 
     ## Why is this bad?
-    The operator page says the scale of blocked quantization has x's shape except along
-    the axis (qlin reports the node as QL406 when it breaks that); the kernels read exactly
-    that shape and fail otherwise. Measured: onnxruntime 1.31.1 fails at the first run ("x_scale
+    The QuantizeLinear page: "Blocked quantization: The scale's shape is identical to the
+    input's shape, except for one dimension, in which blocking is performed. Given x shape
+    (D0, ..., Di, ..., Dn), axis=i, and block size B: y_scale shape is (D0, ..., ceil(Di/B),
+    ..., Dn)." qlin reports a node that breaks it as QL406; the kernels read exactly that
+    shape and fail otherwise. Measured: onnxruntime 1.31.1 fails at the first run ("x_scale
     and x must have the same shape despite the quantize axis for blocked quantization");
     openvino 2026.4.1 fails to convert the node ("Conversion is failed for:
     DequantizeLinear-21"), though it repeats a scale dimension of 1 off the axis. NVIDIA

@@ -15,9 +15,10 @@ class Float16NotRounded(Code):
     them is never rounded to float16.
 
     ## Why is this bad?
-    The model says the value is float16: DequantizeLinear's page gives y the type of
-    the scale ("y = (x - x_zero_point) * x_scale", y of type T2/T3), and QuantizeLinear
-    reads an x of that type. onnxruntime's CPU provider has no float16 kernel for
+    The model says the value is float16. The QuantizeLinear page: "x (heterogeneous) - T1:
+    N-D full precision Input tensor to be quantized", T1 the type the model gives x (float16
+    here), so the x the node reads is a float16 value; DequantizeLinear's y
+    (y = (x - x_zero_point) * x_scale) has the scale's type, float16 here. onnxruntime's CPU provider has no float16 kernel for
     com.microsoft QuantizeLinear / DequantizeLinear nor for MatMul or Conv: it runs each
     between inserted Casts and removes a Cast float -> float16 followed by a Cast float16
     -> float, so a DequantizeLinear output reaches the MatMul, or a MatMul output the
