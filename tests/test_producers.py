@@ -179,3 +179,16 @@ def test_convert_to_onnxruntime_writes_only_models_it_runs(tmp_path):
         assert _runs(str(tmp_path / f"{name}.out.onnx"), feeds), name
         written += 1
     assert written and refused  # both happen on this corpus
+
+
+def test_the_producer_shapes_are_valid_and_clean():
+    """Every producer shape passes onnx.checker's full check and `qlin check` finds no error:
+    what the runtimes refuse of them is the runtimes' business (the targets), not a defect."""
+    import producer_shapes
+
+    from qlin_cli.check.engine import check_model
+
+    for name, model, _ in producer_shapes.shapes():
+        onnx.checker.check_model(model, full_check=True)
+        errors = [d.code for d in check_model(model, "") if d.severity == "error"]
+        assert errors == [], (name, errors)

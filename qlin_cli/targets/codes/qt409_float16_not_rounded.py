@@ -17,14 +17,15 @@ class Float16NotRounded(Code):
     ## Why is this bad?
     The model says the value is float16. The QuantizeLinear page: "x (heterogeneous) - T1:
     N-D full precision Input tensor to be quantized", T1 the type the model gives x (float16
-    here), so the x the node reads is a float16 value; DequantizeLinear's y
-    (y = (x - x_zero_point) * x_scale) has the scale's type, float16 here. onnxruntime's CPU provider has no float16 kernel for
-    com.microsoft QuantizeLinear / DequantizeLinear nor for MatMul or Conv: it runs each
-    between inserted Casts and removes a Cast float -> float16 followed by a Cast float16
-    -> float, so a DequantizeLinear output reaches the MatMul, or a MatMul output the
-    QuantizeLinear, with float32 precision. Measured on onnxruntime 1.31.1: a float16
-    Q -> DQ -> MatMul -> Q -> DQ with com.microsoft Q/DQ gives other codes than the same
-    graph with ai.onnx Q/DQ-19 (which have float16 kernels) on 7 of 1,536 outputs.
+    here), so the x the node reads is a float16 value; DequantizeLinear's y (y = (x -
+    x_zero_point) * x_scale) has the scale's type, float16 here. onnxruntime's CPU provider
+    has no float16 kernel for com.microsoft QuantizeLinear / DequantizeLinear nor for MatMul
+    or Conv: it runs each between inserted Casts and removes a Cast float -> float16
+    followed by a Cast float16 -> float, so a DequantizeLinear output reaches the MatMul, or
+    a MatMul output the QuantizeLinear, with float32 precision. Measured on onnxruntime
+    1.31.1: a float16 Q -> DQ -> MatMul -> Q -> DQ with com.microsoft Q/DQ gives other codes
+    than the same graph with ai.onnx Q/DQ-19 (which have float16 kernels) on 7 of 1,536
+    outputs.
 
     ## Example
     ```
