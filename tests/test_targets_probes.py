@@ -67,15 +67,22 @@ def _refused_early_runs_late() -> tuple[str, str, str]:
     old, new = probe_table.load("openvino", have[0]), probe_table.load("openvino", have[-1])
     for key, outcome in sorted(old.keys().items()):
         later = new.outcome(key)
-        if outcome.refused and later is not None and later.fails == 0 and "MatMulNBits" in key:
+        if outcome.refused and later is not None and later.fails == 0 and "MatMulNBits-1(float," in key:
             first = next(v for v in have if probe_table.load("openvino", v).outcome(key).fails == 0)
             return key, have[0], first
     pytest.fail("no family probe was refused by the oldest version and run by the newest")
 
 
 def test_an_older_version_is_judged_by_its_own_probes_and_names_the_version_that_runs_it():
+    import re
+
     key, oldest, first = _refused_early_runs_late()
-    model = fb.matmul_nbits(k=32, n=8, block=16, zero_points=key.count(",") == 3)
+    block = int(re.search(r"block_size=(\d+)", key).group(1))
+    bits = re.search(r" bits=(\d+)", key)
+    k, n = max(128, 2 * block), 16  # the probe's shape (tools/probe_models.py)
+    model = fb.matmul_nbits(k=k, n=n, block=block, bits=int(bits.group(1)) if bits else 4,
+                            zero_points=key.count(",") == 3,
+                            scales_shape=None if "scales rank=2" in key else (n * k // block,))
     a = analyze(model, "")
     (body, index, _), = a.nodes()
     assert probe_keys.node_key(a.any_facts(body, index)) == key
@@ -228,3 +235,93 @@ def test_a_kind_that_runs_on_some_cpus_only_is_a_warning():
     found = predict.findings(model, "", [target])
     assert [f.code for f in found] == ["QT206"], found
     assert found[0].severity == "warning" and "cpu B: 1 of 1 failed" in found[0].message
+
+
+# ---- kinds the quantizer outputs showed the probes lacked ------------------------------------
+def _ov_runs(model, feeds) -> bool:
+    """Whether the openvino installed here compiles and runs ``model`` (tools/probe_runner.py)."""
+    import tempfile
+
+    import onnx
+    import probe_runner
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/m.onnx"
+        onnx.save(model, path)
+        types = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
+        return probe_runner.run_openvino(path, feeds, types) == "ok"
+
+
+def _codes(model, target: str) -> list[str]:
+    return [f.code for f in predict.findings(model, "", [target])]
+
+
+def test_reduce_ops_reading_axes_from_an_input_are_judged_by_their_probe():
+    """openvino 2024.0 ignores ReduceMean-18's axes input (onnxruntime's mixed QDQ models failed
+    there with no Q/DQ to blame); 2024.6 and the release installed here run it."""
+    import onnx
+    import probe_models
+    from onnx import helper
+
+    model = probe_models._reduce("ReduceMean")
+    old = _errors(model, "openvino@2024.0")
+    assert [f.code for f in old] == ["QT205"] and "ReduceMean-18 with axes as an input" in old[0].message
+    assert "opset 17" in old[0].message and old[0].where == "model"
+    assert _errors(model, "openvino@2024.6") == [] and _errors(model, "openvino") == []
+    assert _ov_runs(model, {"x": np.ones((1, 8, 4, 4), np.float32)})
+    # at opset 17 the axes are an attribute: no probe describes the node
+    attr = helper.make_node("ReduceMean", ["x"], ["r"], axes=[2, 3])
+    graph = model.graph
+    old17 = helper.make_model(helper.make_graph([attr, graph.node[1]], "g", graph.input, graph.output,
+                                                [graph.initializer[1]]),
+                              opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.checker.check_model(old17, full_check=True)
+    assert _errors(old17, "openvino@2024.0") == []
+
+
+def test_qlinear_add_after_a_quantize_with_a_scalar_operand_is_judged_by_its_probe():
+    """openvino 2025.3 and 2025.4 die (SIGSEGV) compiling x -> QuantizeLinear -> QLinearAdd with
+    a scalar B (onnxruntime's QOperator transformer: its layer norm's epsilon), and run the
+    QLinearAdd alone; 2026.1 and the release here run both."""
+    import probe_models
+
+    scalar = probe_models._binary_after_q("QLinearAdd", "uint8", True)
+    full = probe_models._binary_after_q("QLinearAdd", "uint8", False)
+    for v in ("2025.3", "2025.4"):
+        found = _errors(scalar, f"openvino@{v}")
+        assert [f.code for f in found] == ["QT205"], found
+        assert "QuantizeLinear -> QLinearAdd" in found[0].message and "crash" in found[0].message
+        assert _errors(full, f"openvino@{v}") == []
+    assert _errors(scalar, "openvino@2026.1") == [] and _errors(scalar, "onnxruntime") == []
+    feeds = {"x": np.ones((2, 4), np.float32)}
+    assert _ov_runs(scalar, feeds) == (_errors(scalar, "openvino") == [])
+
+
+def test_matmul_nbits_scales_as_the_quantizer_writes_them_are_judged_by_their_probe():
+    """onnxruntime's MatMulNBits quantizer writes scales [N, blocks]; openvino 2024.6 and 2025.0
+    convert that only when K equals N ("Argument shapes are inconsistent"), and the form of
+    onnxruntime's operator document, [N * blocks], always."""
+    ranked = fb.matmul_nbits(k=128, n=16, block=32, zero_points=False)
+    flat = fb.matmul_nbits(k=128, n=16, block=32, zero_points=False, scales_shape=(16 * 4,))
+    for v in ("2024.6", "2025.0"):
+        found = _errors(ranked, f"openvino@{v}")
+        assert [f.code for f in found] == ["QT205"] and "Argument shapes are inconsistent" in found[0].message
+        assert _errors(flat, f"openvino@{v}") == []
+    feeds = {"A": np.ones((1, 128), np.float32)}
+    for model in (ranked, flat):
+        assert _ov_runs(model, feeds) == (_errors(model, "openvino") == [])
+
+
+def test_a_quantize_to_a_type_openvino_lacks_that_a_release_still_runs_is_a_warning_there():
+    """QuantizeLinear(output_dtype=float8e4m3fnuz, saturate=0): 2025.3 to 2026.1 load it and
+    write uint8 (QT410, a warning); 2026.4 refuses it (QT204)."""
+    model = _matrix_case(kind="q", domain="", opset=21, float_type="float", scale_type="float",
+                         q_type="float8e4m3fnuz", gran="tensor", axis=None, block=0, zp="none",
+                         attrs=(("saturate", 0),))
+    for v in ("2025.3", "2026.1"):
+        found = predict.findings(model, "", [f"openvino@{v}"])
+        assert [(f.code, f.severity) for f in found] == [("QT410", "warning")], found
+    assert _codes(model, "openvino@2026.4") == ["QT204"]
+    with_saturation = _matrix_case(kind="q", domain="", opset=21, float_type="float", scale_type="float",
+                                   q_type="float8e4m3fnuz", gran="tensor", axis=None, block=0, zp="none")
+    assert "QT410" not in _codes(with_saturation, "openvino@2026.1")

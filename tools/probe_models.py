@@ -13,11 +13,16 @@ each, filed under the node's key (qlin_cli/targets/probe_keys.py).
   per-tensor and per-channel, in the types the ops allow;
 - chains Q -> DQ -> op -> (Q or the output) that runtimes rewrite when they load a model
   (tools/probe_chains.py);
+- x -> QuantizeLinear -> com.microsoft QLinearAdd / QLinearMul with a constant B, a scalar or
+  of A's shape (probe_keys.operand_key);
+- float ops a release mishandles in quantized models (probe_keys.FLOAT_OPS: the Reduce ops
+  reading their axes from an input);
 - loading: a Relu model at each ai.onnx opset, and at each IR version.
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +52,14 @@ def probes() -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
     for model in _families():
         yield _keyed(model), model, _feeds(model)
     yield from probe_chains.chains(_key_at)
+    for op in probe_keys.BINARY_OPS:
+        for t in ("uint8", "int8"):
+            for scalar in (True, False):
+                model = _binary_after_q(op, t, scalar)
+                yield _operand_key(model), model, _feeds(model)
+    for op in probe_keys.FLOAT_OPS:
+        model = _reduce(op)
+        yield probe_keys.float_key(model.graph.node[0], probe_keys.AXES_INPUT_SINCE), model, _feeds(model)
     for opset in probe_keys.PROBED_OPSETS:
         yield probe_keys.opset_key(opset), _relu(opset, ir_for_opset(opset)), {"x": np.ones(4, np.float32)}
     for ir_version in probe_keys.PROBED_IR:
@@ -74,6 +87,14 @@ def _keyed(model: onnx.ModelProto) -> str | None:
     a = analyze(model, "")
     (body, index, _), = a.nodes()
     return probe_keys.node_key(a.any_facts(body, index))
+
+
+def _operand_key(model: onnx.ModelProto) -> str | None:
+    """The key of a binary op after a QuantizeLinear (node 1)."""
+    from qlin_cli.targets import predict
+
+    site = list(predict.sites(model, ""))[1]
+    return probe_keys.operand_key(site)
 
 
 def _key_at(model: onnx.ModelProto, at: int) -> str | None:
@@ -153,6 +174,18 @@ def _binary(op, t):
                 {"inputs": [("a", t, (2, 4))], "constants": consts}, ("y", t))
 
 
+def _binary_after_q(op, t, scalar):
+    """x [2, 4] -> QuantizeLinear -> ``op`` with a constant B, a scalar or of A's shape."""
+    consts = [_t("qs", 0.02, "float"), _t("az", 1, t), _t("b", np.ones(() if scalar else (2, 4)), t),
+              _t("bs", 0.03, "float"), _t("bz", 2, t), _t("cs", 0.05, "float"), _t("cz", 1, t)]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "qs", "az"], ["a"]),
+             helper.make_node(op, ["a", "qs", "az", "b", "bs", "bz", "cs", "cz"], ["y"], domain=MS)]
+    graph = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("x", 1, (2, 4))],
+                              [helper.make_tensor_value_info("y", dtypes.BY_NAME[t].proto, (2, 4))], consts)
+    return helper.make_model(graph, ir_version=7,
+                             opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(MS, 1)])
+
+
 # com.microsoft ops of one quantized input, as onnxruntime's QOperator quantizer writes them
 UNARY = {"QLinearSoftmax": {"axis": -1, "opset": 13}, "QLinearSigmoid": {},
          "QLinearLeakyRelu": {"alpha": 0.1}, "QLinearGlobalAveragePool": {"channels_last": 0},
@@ -185,14 +218,18 @@ def _qgemm(at, bt, channels, quantized_out):
                 ("y", at if quantized_out else "float"))
 
 
-def _nbits(ft, bits, zero_points):
-    k, n, block = 32, 8, 16
+def _nbits(ft, bits, zero_points, block, ranked):
+    """MatMulNBits with K = 128 (256 for blocks of 128: two blocks at least) and N = 16, K
+    differing from N as in real models; scales and zero points [N * blocks] as onnxruntime's
+    operator document writes them or, ``ranked``, [N, blocks] as its quantizer does."""
+    k, n = max(128, 2 * block), 16
     blocks = k // block
+    packed = -(-blocks * bits // 8)
     consts = [_t("B", np.full((n, blocks, block * bits // 8), 0x11), "uint8"),
-              _t("scales", np.full((n * blocks,), 0.01), ft)]
+              _t("scales", np.full((n, blocks) if ranked else (n * blocks,), 0.01), ft)]
     inputs = ["A", "B", "scales"]
     if zero_points:
-        consts.append(_t("zp", np.full((n * -(-blocks * bits // 8),), 0x88), "uint8"))
+        consts.append(_t("zp", np.full((n, packed) if ranked else (n * packed,), 0x88), "uint8"))
         inputs.append("zp")
     return _one("MatMulNBits", MS, 21, inputs, {"inputs": [("A", ft, (1, k))], "constants": consts},
                 ("Y", ft), {"K": k, "N": n, "bits": bits, "block_size": block})
@@ -239,8 +276,8 @@ def _families():
     yield helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
     for ft in ("float", "float16"):
         for bits in (2, 4, 8):
-            for zp in (False, True):
-                yield _nbits(ft, bits, zp)
+            for zp, block, ranked in itertools.product((False, True), (16, 32, 64, 128), (False, True)):
+                yield _nbits(ft, bits, zp, block, ranked)
     for dt in ("uint8", "int4", "uint4"):
         for zp in (False, True):
             yield _gather_block(dt, zp)
@@ -266,6 +303,19 @@ def _lstm(wt: str, channels: bool) -> onnx.ModelProto:
                               [helper.make_tensor_value_info("Y", 1, (steps, 1, 1, hidden))], consts)
     return helper.make_model(graph, ir_version=7,
                              opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(MS, 1)])
+
+
+def _reduce(op: str) -> onnx.ModelProto:
+    """x [1, 8, 4, 4] -> ``op`` over the axes [2, 3] given as an input (keepdims) -> Reshape to
+    [1, 8]: a release that ignores the axes input reduces to one value, which the Reshape
+    cannot take, so the probe fails instead of computing something else."""
+    opset = probe_keys.AXES_INPUT_SINCE
+    nodes = [helper.make_node(op, ["x", "axes"], ["r"]), helper.make_node("Reshape", ["r", "shape"], ["y"])]
+    consts = [_t("axes", [2, 3], "int64"), _t("shape", [1, 8], "int64")]
+    graph = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("x", 1, (1, 8, 4, 4))],
+                              [helper.make_tensor_value_info("y", 1, (1, 8))], consts)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=ir_for_opset(opset))
 
 
 def _relu(opset: int, ir_version: int) -> onnx.ModelProto:

@@ -127,8 +127,8 @@ def _type_names(typed: tuple) -> tuple[str | None, ...]:
 # Not frozen: a frozen dataclass sets each field through object.__setattr__, which made
 # building the facts of every node the largest cost of `qlin check`. NodeFacts are never
 # changed after read_facts builds them (nothing assigns to a field), and the hash is
-# generated from the compared fields as for a frozen class.
-@dataclass(unsafe_hash=True)
+# that of the compared fields, as for a frozen class, computed once.
+@dataclass(eq=True)
 class NodeFacts:
     op: str
     domain: str  # normalized: "" for ai.onnx
@@ -146,6 +146,15 @@ class NodeFacts:
     inputs: tuple[str, ...] = field(compare=False)
     outputs: tuple[str, ...] = field(compare=False)
     location: Location = field(compare=False)
+
+    def __hash__(self) -> int:
+        # the clean-verdict cache and the targets' site cache hash a node's facts more than
+        # once; the compared fields never change after read_facts
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash((self.op, self.domain, self.opset, self.imported, self.spec,
+                                               self.in_typed, self.out_typed, self.attr_items, self.values))
+        return h
 
     # ---- naming -----------------------------------------------------------------
     @property

@@ -179,6 +179,8 @@ class OnnxRuntimeCpu(Target):
 
     # ---- the model --------------------------------------------------------------------
     def model_findings(self, info: ModelInfo):
+        if self.probes is not None:
+            yield from probe_table.float_findings(self, self.probes, info)
         opset = info.ai_onnx_opset
         if opset is not None and opset > self.max_opset:
             extra = (

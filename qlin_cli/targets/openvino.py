@@ -164,6 +164,7 @@ class OpenVinoCpu(Target):
         if refused is not None:
             yield self.finding("QT103", f"IR version {info.ir_version} does not load in openvino {v} "
                                         f"(measured: {refused.error})", convertible=True)
+        yield from probe_table.float_findings(self, self.table, info)
         bad = sorted({t for t in info.graph_input_types if t in UNREADABLE})
         if bad:
             yield self.finding(
@@ -222,8 +223,26 @@ class OpenVinoCpu(Target):
             yield self.finding("QT309", f"{misfit}: the conversion of the node fails",
                                fix="give the scale x's shape with ceil(Di / block_size) along the axis")
             return
+        refused = list(self._types(f)) or list(self._blocked(f))
+        if refused:
+            yield from refused
+            return
+        yield from self._pair(site)
+        yield from self._divergences(site)
+
+    def _types(self, f):
+        """QT410, QT204, QT202: the node's element types (one finding at most)."""
         types = {t for t in (*f.resolved_types, nodes.out_type(f)) if t}
         bad = sorted(types & UNREADABLE)
+        ran = self.table.exact(probe_keys.node_key(f)) if bad == [nodes.out_type(f)] else None
+        if ran is not None and ran.runs and not ran.fails:
+            yield self.finding(
+                "QT410",
+                f"openvino {self.table.version} runs the node (its probe ran) but has no "
+                f"{nodes.fmt(bad)} type: the output is of another type",
+                fix="quantize to float8e4m3fn or float8e5m2",
+            )
+            return
         if bad:
             yield self.finding(
                 "QT204",
@@ -231,41 +250,38 @@ class OpenVinoCpu(Target):
                 fix="use int8/uint8, int4/uint4, int16/uint16 or float8e4m3fn/float8e5m2",
             )
             return
-        k = nodes.kind(f)
-        q = nodes.quant_type(f)
-        if k == nodes.QUANTIZE and q == "float4e2m1":
+        if nodes.kind(f) == nodes.QUANTIZE and nodes.quant_type(f) == "float4e2m1":
             yield self.finding(
                 "QT202",
                 "openvino cannot quantize to float4e2m1 (its FakeConvert takes float8 "
                 "types only); it dequantizes float4e2m1",
                 fix="quantize to float8e4m3fn or int4",
             )
+
+    def _blocked(self, f):
+        """QT302, QT303, QT301: a blocked node openvino refuses (one finding at most)."""
+        if f.granularity != schema.BLOCKED:
             return
-        if f.granularity == schema.BLOCKED:
-            dim = nodes.blocked_dim(f)
-            if dim is not None and f.block_size and dim % f.block_size:
-                yield self.finding(
-                    "QT302",
-                    f"block_size {f.block_size} does not divide the quantized dimension ({dim})",
-                    fix="choose a block size that divides it",
-                )
-                return
-            if k == nodes.QUANTIZE and not nodes.has_zero_point(f):
-                yield self.finding(
-                    "QT303",
-                    "a blocked quantize without zero point does not load",
-                    fix=f"add an all-zero {q} zero point of the scale's shape",
-                )
-                return
-            if k == nodes.DEQUANTIZE and f.x_rank == 1:
-                yield self.finding(
-                    "QT301",
-                    "a blocked dequantize of a 1-D tensor is read as per-axis and refused",
-                    fix="reshape x to 2-D, or use per-tensor",
-                )
-                return
-        yield from self._pair(site)
-        yield from self._divergences(site)
+        k = nodes.kind(f)
+        dim = nodes.blocked_dim(f)
+        if dim is not None and f.block_size and dim % f.block_size:
+            yield self.finding(
+                "QT302",
+                f"block_size {f.block_size} does not divide the quantized dimension ({dim})",
+                fix="choose a block size that divides it",
+            )
+        elif k == nodes.QUANTIZE and not nodes.has_zero_point(f):
+            yield self.finding(
+                "QT303",
+                "a blocked quantize without zero point does not load",
+                fix=f"add an all-zero {nodes.quant_type(f)} zero point of the scale's shape",
+            )
+        elif k == nodes.DEQUANTIZE and f.x_rank == 1:
+            yield self.finding(
+                "QT301",
+                "a blocked dequantize of a 1-D tensor is read as per-axis and refused",
+                fix="reshape x to 2-D, or use per-tensor",
+            )
 
     def runs_lowered(self, quant_type, opset):
         """The primitive ops run wherever openvino reads the type (measured on the matrix)."""

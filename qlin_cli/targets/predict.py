@@ -28,7 +28,7 @@ from ..model.analysis import Analysis, analyze
 from ..model.facts import NodeFacts
 from ..model.view import short_title
 from ..schema import dtypes, ir
-from . import nodes
+from . import nodes, probe_keys
 from .base import ERROR, ModelInfo, NodeSite, Target, TargetFinding, get
 
 __all__ = ["Choice", "Plan", "capability_matrix", "findings", "model_info", "plan", "sites"]
@@ -55,19 +55,25 @@ def model_info(model: onnx.ModelProto) -> ModelInfo:
     opsets: dict[str, int] = {}
     for o in model.opset_import:
         opsets.setdefault(schema.normalize_domain(o.domain), o.version)
-    used = frozenset(
-        schema.normalize_domain(n.domain)
-        for n in all_nodes(model)
-        if (schema.normalize_domain(n.domain), n.op_type) not in functions
-    )
+    used: set[str] = set()
+    float_ops: dict[str, str] = {}
+    for n in all_nodes(model):
+        domain = schema.normalize_domain(n.domain)
+        if (domain, n.op_type) in functions:
+            continue
+        used.add(domain)
+        key = probe_keys.float_key(n, opsets.get(schema.AI_ONNX))
+        if key is not None:
+            float_ops.setdefault(key, n.name or n.op_type)
     inits = frozenset(dtypes.name_of(t.data_type) for t in model.graph.initializer if t.data_type)
     return ModelInfo(
         ir_version=model.ir_version,
         opsets=opsets,
-        node_domains=used,
+        node_domains=frozenset(used),
         functions=functions,
         graph_input_types=tuple(_elem_type(vi) for vi in model.graph.input),
         initializer_types=inits,
+        float_ops=tuple(float_ops.items()),
     )
 
 
@@ -99,6 +105,9 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -
         if (norm(domain), op) in info.functions:
             continue  # a call of a model-local function: runtimes inline its body, walked on its own
         f = a.any_facts(body, index)
+        if f.spec is None:  # an op no target reads the neighbours of (its kernel, its domain)
+            yield NodeSite(facts=f, in_main_graph=main, opsets=opsets)
+            continue
         x = ins[0] if ins else ""
         y = outs[0] if outs else ""
         kind = nodes.kind(f)

@@ -39,16 +39,24 @@ def node_key(f) -> str | None:
             return None
         else:
             types.append(t)
-    return f"{f.spec.domain_name}:{f.op}-{f.spec.since}({','.join(types)}) {_granularity(f)}{_deciding(f)}"
+    return (f"{f.spec.domain_name}:{f.op}-{f.spec.since}({','.join(types)}) "
+            f"{_granularity(f)}{_scale_rank(f)}{_deciding(f)}")
 
 
 # Attributes a runtime decides on at load, past the input types: onnxruntime 1.18 loads
-# MatMulNBits with 4 bits only; 1.32 refuses a QuantizeLinear precision other than float;
-# 1.24 fails a DequantizeLinear-24 whose output_dtype is float16; a QuantizeLinear without
-# zero point has its output type in output_dtype. The key names one only when it is set to
+# MatMulNBits with 4 bits only, and openvino 2026.4 compiles 2-bit MatMulNBits with blocks of
+# 16 and fails most with blocks of 32 or more on an AVX-512 CPU; 1.32 refuses a QuantizeLinear
+# precision other than float; 1.24 fails a DequantizeLinear-24 whose output_dtype is float16; a
+# QuantizeLinear without zero point has its output type in output_dtype, and openvino 2025.3
+# to 2026.1 load a float8e4m3fnuz one with saturate=0. The key names one only when it is set to
 # another value than its default in the op's schema (schema.SPECS).
-DECIDING = {"MatMulNBits": ("bits",), "QuantizeLinear": ("precision", "output_dtype"),
+DECIDING = {"MatMulNBits": ("bits", "block_size"),
+            "QuantizeLinear": ("precision", "output_dtype", "saturate"),
             "DequantizeLinear": ("output_dtype",)}
+# Ops whose scales come in more than one layout: MatMulNBits' scales are [N * blocks] in
+# onnxruntime's operator document and [N, blocks] as its quantizer writes them; openvino 2024.6
+# and 2025.0 convert the second only when K equals N ("Argument shapes are inconsistent").
+RANKED_SCALES = ("MatMulNBits",)
 TYPE_ATTRIBUTES = ("precision", "output_dtype")  # element types: named, not numbered
 
 
@@ -69,6 +77,13 @@ def _deciding(f) -> str:
     return out
 
 
+def _scale_rank(f) -> str:
+    if f.op not in RANKED_SCALES:
+        return ""
+    shape = f.scale_shape
+    return "" if shape is None or len(shape) < 2 else f" scales rank={len(shape)}"
+
+
 def _granularity(f) -> str:
     if schema.is_linear(f.spec):
         gran = f.granularity or schema.PER_TENSOR
@@ -86,6 +101,49 @@ def _granularity(f) -> str:
         if shape is not None and None not in shape and math.prod(shape) > 1:
             return PER_CHANNEL
     return schema.PER_TENSOR
+
+
+# Float ops probed because a runtime release mishandles them in quantized models: from opset 18
+# the Reduce ops below read their axes from an input instead of an attribute, and openvino
+# 2024.0 ignores that input (ReduceMean over [1, 8, 4, 4] with axes [2, 3] gives [1, 1, 1, 1]),
+# so the MatMul after it fails to compile.
+FLOAT_OPS = ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+             "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
+AXES_INPUT_SINCE = 18
+
+
+def float_key(node: onnx.NodeProto, opset: int | None) -> str | None:
+    """The probe of a float op of FLOAT_OPS reading its axes from an input; None for any
+    other node."""
+    if node.domain not in ("", "ai.onnx") or node.op_type not in FLOAT_OPS or opset is None:
+        return None
+    if opset < AXES_INPUT_SINCE or len(node.input) < 2 or not node.input[1]:
+        return None
+    since = onnx.defs.get_schema(node.op_type, opset, "").since_version
+    return f"float {node.op_type}-{since} with axes as an input"
+
+
+# com.microsoft binary ops whose operand A a QuantizeLinear writes, probed with a constant B
+# of each form (tools/probe_models.py): openvino 2025.3 and 2025.4 crash (a segmentation
+# fault) compiling x -> QuantizeLinear -> QLinearAdd with a scalar B, and run either alone.
+BINARY_OPS = ("QLinearAdd", "QLinearMul")
+BINARY_B = 3  # the input index of B
+
+
+def operand_key(site) -> str | None:
+    """The probe of ``site``'s node when it is a BINARY_OPS node after a QuantizeLinear (the
+    probes' B is a constant; a B computed at run time is judged by them too); None otherwise."""
+    f = site.facts
+    if f.op not in BINARY_OPS or f.domain != schema.MICROSOFT:
+        return None
+    if site.x_from != ("QuantizeLinear", schema.AI_ONNX):
+        return None
+    key = node_key(f)
+    b, a = f.in_shape(BINARY_B), f.in_shape(0)
+    if key is None or b is None:
+        return None
+    form = "a scalar" if not b else "of A's shape" if b == a else "broadcast"
+    return f"{key} after QuantizeLinear, B {form}"
 
 
 def pair_key(quant_type: str) -> str:

@@ -112,7 +112,19 @@ def _summed(outcomes: list[Outcome]) -> Outcome:
 
 def chain_findings(target, probes: ProbeTable, site):
     """QT205 for each chain Q -> DQ -> op this release failed every probe of, though it runs
-    the DQ alone (probe_keys.site_chains; tools/probe_chains.py)."""
+    the DQ alone (probe_keys.site_chains; tools/probe_chains.py), and for a QLinearAdd /
+    QLinearMul after a QuantizeLinear whose probes all failed (probe_keys.operand_key)."""
+    mine = probes.refused(probe_keys.operand_key(site))
+    if mine is not None:
+        stage, _, error = mine.error.partition(": ")
+        f = site.facts
+        yield target.finding(
+            "QT205",
+            f"every probe of QuantizeLinear -> {f.op} with B of this shape failed in "
+            f"{probes.runtime} {probes.version} at {stage}, though it runs {f.op} alone: {error}",
+            fix=f"write QuantizeLinear -> {f.op} as DequantizeLinear -> {f.op.removeprefix('QLinear')} "
+                "-> QuantizeLinear (a QDQ graph), or use another release",
+        )
     for key, chain, other, way_out in probe_keys.site_chains(site):
         mine = probes.chain(key)
         if mine is not None and mine.refused:
@@ -127,6 +139,21 @@ def chain_findings(target, probes: ProbeTable, site):
                 f"though it runs the DQ alone: {error}",
                 convertible=True,  # the chain at another opset may run (int8 at 19, not 21)
                 fix=fix,
+            )
+
+
+def float_findings(target, probes: ProbeTable, info):
+    """QT205 for each float op (probe_keys.float_key) this release failed every probe of."""
+    for key, label in info.float_ops:
+        mine = probes.refused(key)
+        if mine is not None:
+            stage, _, error = mine.error.partition(": ")
+            yield target.finding(
+                "QT205",
+                f"every probe of {key.removeprefix('float ')} failed in {probes.runtime} {probes.version} "
+                f"at {stage} (first such node: {label!r}): {error}",
+                fix=f"give the axes as an attribute (ai.onnx opset {probe_keys.AXES_INPUT_SINCE - 1}: "
+                    f"qlin convert --to-opset {probe_keys.AXES_INPUT_SINCE - 1}), or use a newer release",
             )
 
 

@@ -1,0 +1,36 @@
+"""QT410 output-type-ignored. The targets that report it decide when, each in its own module
+(targets/<runtime>.py); docs/targets.md lists which."""
+
+from __future__ import annotations
+
+from ..base import WARNING
+from .code import Code
+
+
+class OutputTypeIgnored(Code):
+    """
+    ## What it checks
+    Quantize nodes whose output type the target cannot hold, in a release that still loads
+    and runs them (its probe of the node's exact kind ran, tools/gen_target_data.py).
+
+    ## Why is this bad?
+    The QuantizeLinear page (version 21 and on): "output_dtype: The output data type. If
+    not supplied, the output data type is inferred from y_zero_point data type (T3)", so
+    the node's output is a float8e4m3fnuz tensor. openvino has no float8 fnuz type (its
+    readers refuse such tensors, QT204), yet releases 2025.3 to 2026.1 load
+    QuantizeLinear(output_dtype=float8e4m3fnuz, saturate=0) and write a uint8 output
+    (measured in 2025.3.0: every code 0): the model runs and computes something else.
+
+    ## Example
+    ```
+    QuantizeLinear-21(x: float, y_scale: float, output_dtype=float8e4m3fnuz, saturate=0)
+    ```
+
+    ## Fix
+    Quantize to a type the target holds (float8e4m3fn or float8e5m2 for openvino).
+    """
+
+    code = "QT410"
+    name = "output-type-ignored"
+    severity = WARNING
+    summary = "The target runs the node but cannot write the output type the model asks for."
