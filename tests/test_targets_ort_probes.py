@@ -305,3 +305,123 @@ def test_convert_to_onnxruntime_moves_a_refused_chain_to_an_opset_where_it_runs(
     assert opset < 21 and _codes(result.model, "onnxruntime") == []
     feeds = {"x": np.linspace(-2, 2, 36, dtype=np.float32).reshape(2, 3, 6)}
     ort.InferenceSession(str(tmp_path / "o.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def _weight_dq_matmul(opset: int, w_type: str, transposed: bool = False, activation: bool = True):
+    """x -> [Q -> DQ] -> MatMul(DQ(w)) with w of ``w_type`` quantized along its output axis
+    ([4, 3] per-axis; or [3, 4] blocked along axis 1 in one block, then Transposed: what
+    onnxruntime's n-bits quantizer writes in QDQ form)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    t = getattr(TensorProto, w_type.upper())
+    shape = [3, 4] if transposed else [4, 3]
+    scale_shape = [3, 1] if transposed else [3]
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+             helper.make_tensor("z", TensorProto.UINT8, [], [0]),
+             helper.make_tensor("w", t, shape, [1] * 12),
+             numpy_helper.from_array(np.full(scale_shape, 0.02, np.float32), "ws")]
+    attrs = {"axis": 1, "block_size": 4} if transposed else {"axis": 1}
+    nodes = [helper.make_node("DequantizeLinear", ["w", "ws"], ["wd"], name="dq_w", **attrs)]
+    x = "x"
+    if activation:
+        nodes += [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_x"),
+                  helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_x")]
+        x = "xd"
+    w = "wd"
+    if transposed:
+        nodes.append(helper.make_node("Transpose", ["wd"], ["wt"], name="t_w", perm=[1, 0]))
+        w = "wt"
+    nodes.append(helper.make_node("MatMul", [x, w], ["y"], name="mm"))
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+
+
+def _ort_runs(model) -> bool:
+    import numpy as np
+
+    ort = pytest.importorskip("onnxruntime")
+    try:
+        s = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        s.run(None, {"x": np.ones((2, 4), np.float32)})
+        return True
+    except Exception:
+        return False
+
+
+def test_a_fusion_needs_an_eight_bit_weight():
+    """onnxruntime fuses a QDQ MatMul into QLinearMatMul only when both operands are 8-bit DQs:
+    1.19 (no QLinearMatMul-21 kernel) fails uint8 x int8 at opset 21 and runs uint8 x int4
+    (measured on the real 1.19.2: the u8s4 quantizer models run there)."""
+    assert _codes(_weight_dq_matmul(21, "int8"), "onnxruntime@1.19") == ["QT201"]
+    int4 = _weight_dq_matmul(21, "int4")
+    assert _codes(int4, "onnxruntime@1.19") == []
+    assert _ort_runs(int4) and _codes(int4, "onnxruntime") == []
+
+
+def _transposed_weight(opset: int, w_type: str, blocks: int, zero_point: bool, n: int = 5, k: int = 6):
+    """x [2, k] -> MatMul(x, Transpose(DQ(w))) with w [n, k] of ``w_type`` quantized per axis
+    along axis 0 (``blocks`` 0) or in ``blocks`` blocks along axis 1 (other shapes than the
+    probes')."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    t = getattr(TensorProto, w_type.upper())
+    scale = [n, blocks] if blocks else [n]
+    inits = [helper.make_tensor("w", t, [n, k], [1] * (n * k)),
+             numpy_helper.from_array(np.full(scale, 0.02, np.float32), "ws")]
+    ins = ["w", "ws"]
+    if zero_point:
+        inits.append(helper.make_tensor("wz", t, scale, [0] * int(np.prod(scale))))
+        ins.append("wz")
+    attrs = {"axis": 1, "block_size": k // blocks} if blocks else {"axis": 0}
+    nodes = [helper.make_node("DequantizeLinear", ins, ["wd"], name="dq_w", **attrs),
+             helper.make_node("Transpose", ["wd"], ["wt"], name="t_w", perm=[1, 0]),
+             helper.make_node("MatMul", ["x", "wt"], ["y"], name="mm")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, n])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=10 if opset < 23
+                             else 11 if opset == 23 else 13)
+
+
+def test_a_weight_dequantized_then_transposed_is_judged_by_its_chain_probe():
+    """DQ(weight) -> Transpose -> MatMul (onnxruntime's n-bits quantizer in QDQ form): 1.19
+    moves the Transpose above a DQ of int4 blocks at load and fails on the int4 QuantizeLinear
+    it makes ("does not match expected type (tensor(uint8))") though it runs the DQ alone; 1.20
+    runs it. The release here fails an int2 per-axis one with a zero point in constant folding
+    ("Element type mismatch between tensor proto and ortvalue_initializer"), which runs alone:
+    measured for weights of hundreds of codes, as real ones are (a 5 x 6 one runs)."""
+    import numpy as np
+
+    model = _transposed_weight(21, "int4", 2, False)
+    found = [f for f in predict.findings(model, "", ["onnxruntime@1.19"]) if f.severity == "error"]
+    assert [(f.code, f.node) for f in found] == [("QT205", "dq_w")], found
+    assert "through a Transpose" in found[0].message
+    assert _codes(model, "onnxruntime@1.20") == []
+    ort = pytest.importorskip("onnxruntime")
+    big = {"n": 24, "k": 32}
+    for m in (_transposed_weight(25, "int2", 0, True, **big), _transposed_weight(25, "int2", 0, False, **big),
+              _transposed_weight(21, "int4", 2, False), _transposed_weight(21, "uint4", 0, True)):
+        k = m.graph.input[0].type.tensor_type.shape.dim[1].dim_value
+        try:
+            ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+                None, {"x": np.ones((2, k), np.float32)})
+            runs = True
+        except Exception:
+            runs = False
+        assert runs == (_codes(m, "onnxruntime") == []), m.graph.node[0]
+    assert "QT205" in _codes(_transposed_weight(25, "int2", 0, True, **big), "onnxruntime")  # can fail
+
+
+def test_a_float16_qdq_matmul_is_judged_by_its_chain_probe():
+    """onnxruntime 1.29 fuses a float16 QDQ MatMul into QLinearMatMul, which takes float scales
+    only ("Type 'tensor(float16)' of input parameter (s) of operator (QLinearMatMul) ... is
+    invalid"); 1.28 and 1.30 leave it unfused and run it (ModelOpt's float16 blocks)."""
+    import producer_shapes
+
+    model = producer_shapes.f16_matmul("")
+    found = [f for f in predict.findings(model, "", ["onnxruntime@1.29"]) if f.severity == "error"]
+    assert found and {f.code for f in found} == {"QT205"}, found
+    assert "MatMul with a" in found[0].message
+    assert _codes(model, "onnxruntime@1.28") == [] and _codes(model, "onnxruntime@1.30") == []

@@ -206,6 +206,14 @@ def test_merging_a_cpu_keeps_each_cpus_outcome_where_they_differ():
              "keys": {"k": {"runs": 1, "fails": 0}, "k bits=8": {"runs": 0, "fails": 1}}}
     split = gen.merge(before, today, "cpu B")
     assert split["keys"]["k"] == {"runs": 1, "fails": 0}
+    # a new chain through the node ("k -> Transpose-21 -> MatMul-13") is no more specific sibling
+    chain = "k -> Transpose-21 -> MatMul-13"
+    ran = {"runs": 1, "fails": 0}
+    chained = {"hosts": ["cpu B"], "probes": 2, "keys": {"k": dict(ran), chain: dict(ran)}}
+    kept = gen.merge({"hosts": ["cpu A"], "probes": 1, "keys": {"k": {"runs": 0, "fails": 1, "error": "e"}}},
+                     chained, "cpu B")
+    assert kept["keys"]["k"]["hosts"] == {"cpu A": {"runs": 0, "fails": 1, "error": "e"},
+                                          "cpu B": {"runs": 1, "fails": 0}}
     table = probe_table.ProbeTable({"runtime": "openvino", "version": "9", "source": "", "probes": 3,
                                     **merged})
     assert table.outcome("differs").varies_by_cpu and not table.outcome("differs").refused
@@ -325,3 +333,16 @@ def test_a_quantize_to_a_type_openvino_lacks_that_a_release_still_runs_is_a_warn
     with_saturation = _matrix_case(kind="q", domain="", opset=21, float_type="float", scale_type="float",
                                    q_type="float8e4m3fnuz", gran="tensor", axis=None, block=0, zp="none")
     assert "QT410" not in _codes(with_saturation, "openvino@2026.1")
+
+
+def test_matmul_nbits_zero_points_of_one_block_are_judged_apart():
+    """openvino 2025.1 and 2025.2 read 4-bit MatMulNBits zero points unpacked ([N * blocks]
+    codes): packed ones fail with several blocks ("Requested output shape [16,2,1] is
+    incompatible") and match with one block over K (onnxruntime's quantizer at K 64, blocks
+    of 128); 2025.3 runs both."""
+    one = fb.matmul_nbits(k=128, n=16, block=128)
+    two = fb.matmul_nbits(k=256, n=16, block=128)
+    for v in ("2025.1", "2025.2"):
+        assert _errors(one, f"openvino@{v}") == []
+        assert [f.code for f in _errors(two, f"openvino@{v}")] == ["QT205"]
+    assert _errors(two, "openvino@2025.3") == []

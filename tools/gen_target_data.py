@@ -166,7 +166,8 @@ def _split(old: dict, new: dict) -> set[str]:
     """Keys whose probes today are fewer than when ``old`` was measured: the key gained
     more specific siblings ("K output_dtype=int4") that ``old`` did not have, so its old
     counts also hold probes it no longer names and cannot be compared."""
-    return {k for k in new if any(o.startswith(k + " ") and o not in old for o in new)}
+    return {k for k in new if any(o.startswith(k + " ") and not o.startswith(k + " -> ") and o not in old
+                                  for o in new)}  # a chain through the node is not a sibling
 
 
 def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: bool,

@@ -8,7 +8,10 @@ DequantizeLinear both allow, at the first opset of each of their versions from 1
 
 Weight chains: a blocked DQ of an initializer read by MatMul or by Gemm (transB 0 and 1) as its
 second input, the blocks along the axis the op sums over or along the other one (openvino
-2026.4 compiles only the first), in every type DequantizeLinear allows blocked.
+2026.4 compiles only the first), in every type DequantizeLinear allows blocked; and a per-axis
+or blocked DQ of an initializer read by MatMul through a Transpose (onnxruntime's n-bits
+quantizer in QDQ form). QDQ MatMuls: Q -> DQ -> MatMul whose other operand is a DQ of a weight
+(the same type, or int8 beside uint8), in float and float16, with a Q after or not.
 """
 
 from __future__ import annotations
@@ -136,10 +139,90 @@ def weights(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray
                             yield key, model, feeds
 
 
+def paired(act: str, weight: str, float_type: str, opset: int, tail: str) -> onnx.ModelProto:
+    """x -> Sigmoid -> Q -> DQ -> MatMul(., DQ(w)) -> tail -> Sigmoid in ``float_type``, the
+    activation of type ``act`` and the weight w [8, 8] of type ``weight``, per-tensor."""
+    ft = dtypes.BY_NAME[float_type]
+    scale = numpy_helper.from_array(np.array(0.05, ft.numpy), "s")
+    consts = [scale, helper.make_tensor("z", dtypes.BY_NAME[act].proto, [], [0]),
+              helper.make_tensor("wz", dtypes.BY_NAME[weight].proto, [], [0]),
+              helper.make_tensor("w", dtypes.BY_NAME[weight].proto, [8, 8],
+                                 np.random.default_rng(4).integers(0, 2, 64).tolist())]
+    nodes = [helper.make_node("Sigmoid", ["x"], ["x0"]),
+             helper.make_node("QuantizeLinear", ["x0", "s", "z"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]),
+             helper.make_node("DequantizeLinear", ["w", "s", "wz"], ["wd"]),
+             helper.make_node("MatMul", ["d", "wd"], ["t0"])]
+    last = "t0"
+    if tail == "QuantizeLinear":
+        nodes += [helper.make_node("QuantizeLinear", ["t0", "s", "z"], ["q2"]),
+                  helper.make_node("DequantizeLinear", ["q2", "s", "z"], ["y0"])]
+        last = "y0"
+    nodes.append(helper.make_node("Sigmoid", [last], ["y"]))
+    graph = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("x", ft.proto, SHAPE)],
+                              [helper.make_tensor_value_info("y", ft.proto, None)], consts)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=ir_for_opset(opset))
+
+
+def pairs(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
+    for opset in OPSETS:
+        q = schema.lookup(schema.AI_ONNX, "QuantizeLinear", opset)
+        dq = schema.lookup(schema.AI_ONNX, "DequantizeLinear", opset)
+        floats = ["float"] + (["float16"] if "float16" in dq.allowed(dq.inputs[1]) else [])
+        for float_type in floats:
+            x = np.random.default_rng(11).normal(size=SHAPE)
+            feeds = {"x": x.astype(dtypes.BY_NAME[float_type].numpy)}
+            for act in sorted(q.quantized_types & dq.quantized_types):
+                for weight in sorted({act, "int8"} if act == "uint8" else {act}):
+                    for tail in probe_keys.CHAIN_TAILS:
+                        model = paired(act, weight, float_type, opset, tail)
+                        key = probe_keys.paired_key(key_of(model, 2), opset, weight, tail)
+                        if key is not None:
+                            yield key, model, feeds
+
+
+def transposed(quant_type: str, opset: int, zero_point: bool, blocks: int) -> onnx.ModelProto:
+    """x [2, 32] -> MatMul(x, Transpose(DQ(w))) with w [16, 32] quantized along axis 1: per
+    axis (``blocks`` 0) or in ``blocks`` blocks, with a zero point of 0 or without."""
+    n, k = 16, 32
+    codes = np.random.default_rng(5).integers(0, 2, n * k).astype(np.float32)
+    scale = [n, blocks] if blocks else [n]
+    proto = dtypes.BY_NAME[quant_type].proto
+    consts = [helper.make_tensor("w", proto, [n, k], codes.tolist()),
+              numpy_helper.from_array(np.full(scale, 0.05, np.float32), "s")]
+    if zero_point:
+        consts.append(helper.make_tensor("wz", proto, scale, [0] * int(np.prod(scale))))
+    attrs = {"axis": 1 if blocks else 0, **({"block_size": k // blocks} if blocks else {})}
+    ins = ["w", "s", "wz"] if zero_point else ["w", "s"]
+    nodes = [helper.make_node("DequantizeLinear", ins, ["wd"], **attrs),
+             helper.make_node("Transpose", ["wd"], ["wt"], perm=[1, 0]),
+             helper.make_node("MatMul", ["x", "wt"], ["y"])]
+    graph = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, k])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], consts)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=ir_for_opset(opset))
+
+
+def transposes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
+    feeds = {"x": np.random.default_rng(13).normal(size=[2, 32]).astype(np.float32)}
+    for opset in [o for o in OPSETS if o >= 21]:
+        dq = schema.lookup(schema.AI_ONNX, "DequantizeLinear", opset)
+        for quant_type in sorted(dq.quantized_types - {"int32"}):
+            for blocks in (0, 1, 2):
+                for zero_point in (False, True):
+                    model = transposed(quant_type, opset, zero_point, blocks)
+                    key = probe_keys.transposed_key(key_of(model, 0), opset)
+                    if key is not None:
+                        yield key, model, feeds
+
+
 def chains(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
     """(key, model, feeds) of every chain probe; ``key_of(model, index)``: the node key of
     node ``index`` of a model."""
     yield from weights(key_of)
+    yield from transposes(key_of)
+    yield from pairs(key_of)
     feeds = {"x": np.random.default_rng(11).normal(size=SHAPE).astype(np.float32)}
     for opset in OPSETS:
         q = schema.lookup(schema.AI_ONNX, "QuantizeLinear", opset)

@@ -218,11 +218,12 @@ def _qgemm(at, bt, channels, quantized_out):
                 ("y", at if quantized_out else "float"))
 
 
-def _nbits(ft, bits, zero_points, block, ranked):
-    """MatMulNBits with K = 128 (256 for blocks of 128: two blocks at least) and N = 16, K
-    differing from N as in real models; scales and zero points [N * blocks] as onnxruntime's
-    operator document writes them or, ``ranked``, [N, blocks] as its quantizer does."""
-    k, n = max(128, 2 * block), 16
+def _nbits(ft, bits, zero_points, block, ranked, one_block):
+    """MatMulNBits with K = 128 (256 for blocks of 128: two blocks at least), or K = the
+    block size (``one_block``), and N = 16, K differing from N as in real models; scales and
+    zero points [N * blocks] as onnxruntime's operator document writes them or, ``ranked``,
+    [N, blocks] as its quantizer does."""
+    k, n = block if one_block else max(128, 2 * block), 16
     blocks = k // block
     packed = -(-blocks * bits // 8)
     consts = [_t("B", np.full((n, blocks, block * bits // 8), 0x11), "uint8"),
@@ -276,8 +277,9 @@ def _families():
     yield helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
     for ft in ("float", "float16"):
         for bits in (2, 4, 8):
-            for zp, block, ranked in itertools.product((False, True), (16, 32, 64, 128), (False, True)):
-                yield _nbits(ft, bits, zp, block, ranked)
+            for zp, block, ranked, one in itertools.product((False, True), (16, 32, 64, 128), (False, True),
+                                                            (False, True)):
+                yield _nbits(ft, bits, zp, block, ranked, one)
     for dt in ("uint8", "int4", "uint4"):
         for zp in (False, True):
             yield _gather_block(dt, zp)

@@ -129,6 +129,9 @@ class NodeSite:
     # per consumer above, the axis of output 0 that consumer sums over (a MatMul's or Gemm's
     # reduction axis), or None
     reduced: tuple[int | None, ...] = ()
+    # per consumer above, the quantized type of the DequantizeLinear making that consumer's
+    # other operand (input 1 when output 0 is its input 0, else input 0), or None
+    partners: tuple[str | None, ...] = ()
 
 
 class Target:

@@ -129,6 +129,8 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -
             opsets=opsets,
             reduced=tuple(_reduced(a, body, j, k, f.x_rank) for j, k in consumers.get(y, ()))
             if y and kind == nodes.DEQUANTIZE else (),
+            partners=tuple(_partner(a, body, j, k) for j, k in consumers.get(y, ()))
+            if y and kind == nodes.DEQUANTIZE else (),
         )
         if kind == nodes.QUANTIZE and y:
             quantized[y] = site
@@ -145,6 +147,17 @@ def _reduced(a: Analysis, body, index: int, slot: int, rank: int | None) -> int 
         return rank - 1 if slot == 0 or rank == 1 else rank - 2
     trans = a.any_facts(body, index).attrs.get("transA" if slot == 0 else "transB", 0)
     return (1 if slot == 0 else 0) if not trans else (0 if slot == 0 else 1)
+
+
+def _partner(a: Analysis, body, index: int, slot: int) -> str | None:
+    """The quantized type of the DequantizeLinear making the other operand of node ``index``
+    (input 1 when ``slot`` is 0, else input 0); None when no DequantizeLinear makes it."""
+    ins = body.io[index][0]
+    other = 1 if slot == 0 else 0
+    j = body.producers.get(ins[other]) if other < len(ins) and ins[other] else None
+    if j is None or body.kinds[j][1] != "DequantizeLinear":
+        return None
+    return nodes.quant_type(a.any_facts(body, j))
 
 
 def _maker(body, name: str) -> tuple[str, str] | None:

@@ -40,7 +40,7 @@ def node_key(f) -> str | None:
         else:
             types.append(t)
     return (f"{f.spec.domain_name}:{f.op}-{f.spec.since}({','.join(types)}) "
-            f"{_granularity(f)}{_scale_rank(f)}{_deciding(f)}")
+            f"{_granularity(f)}{_layout(f)}{_deciding(f)}")
 
 
 # Attributes a runtime decides on at load, past the input types: onnxruntime 1.18 loads
@@ -77,11 +77,20 @@ def _deciding(f) -> str:
     return out
 
 
-def _scale_rank(f) -> str:
+def _layout(f) -> str:
+    """MatMulNBits: the rank of its scales, and whether one block spans K (openvino 2025.1 and
+    2025.2 read 4-bit zero points unpacked: [N * blocks] codes, which packed ones only match
+    with one block)."""
     if f.op not in RANKED_SCALES:
         return ""
+    out = ""
     shape = f.scale_shape
-    return "" if shape is None or len(shape) < 2 else f" scales rank={len(shape)}"
+    if shape is not None and len(shape) >= 2:
+        out += f" scales rank={len(shape)}"
+    k, block = f.attrs.get("K"), f.attrs.get("block_size")
+    if isinstance(k, int) and isinstance(block, int) and 0 < k <= block:
+        out += " one block"
+    return out
 
 
 def _granularity(f) -> str:
@@ -195,10 +204,32 @@ def weight_key(dq_key: str | None, op: str, opset: int | None, slot: int, along_
     return f"{dq_key} -> {op}-{since} input {slot} summed {'along' if along_blocks else 'across'} its blocks"
 
 
+def paired_key(dq_key: str | None, opset: int | None, weight: str | None, tail: str) -> str | None:
+    """The probe of Q -> DQ -> MatMul whose other operand a DequantizeLinear of type
+    ``weight`` makes, then ``tail``: the QDQ MatMul onnxruntime fuses into QLinearMatMul at
+    load (1.29 also fuses float16 ones, which no QLinearMatMul kernel takes)."""
+    if dq_key is None or opset is None or weight is None:
+        return None
+    since = onnx.defs.get_schema("MatMul", opset, "").since_version
+    return f"{dq_key} -> MatMul-{since} with a {weight} DQ operand -> {tail}"
+
+
+def transposed_key(dq_key: str | None, opset: int | None) -> str | None:
+    """The probe of a DequantizeLinear of a weight read by MatMul through a Transpose (what
+    onnxruntime's n-bits quantizer writes in QDQ form): onnxruntime 1.19 moves the Transpose
+    above the DQ when it loads the model and fails on the int4 QuantizeLinear it makes."""
+    if dq_key is None or opset is None:
+        return None
+    since = onnx.defs.get_schema("Transpose", opset, "").since_version
+    matmul = onnx.defs.get_schema("MatMul", opset, "").since_version
+    return f"{dq_key} -> Transpose-{since} -> MatMul-{matmul}"
+
+
 def site_chains(site) -> list[tuple[str, str, str | None, str]]:
     """(probe key, how a message names the chain, the key of the chain the way out leads to
     or None, that way out) of each op a DequantizeLinear reads into: a chain Q -> DQ -> op
-    when a QuantizeLinear feeds the DQ, a blocked DQ -> MatMul / Gemm (targets.base.NodeSite)."""
+    when a QuantizeLinear feeds the DQ, a blocked DQ -> MatMul / Gemm, a per-axis or blocked
+    DQ -> Transpose -> MatMul (targets.base.NodeSite)."""
     f = site.facts
     if f.op != "DequantizeLinear" or f.domain != schema.AI_ONNX:
         return []
@@ -206,11 +237,20 @@ def site_chains(site) -> list[tuple[str, str, str | None, str]]:
     dq = node_key(f)
     thens = site.then or ((),) * len(site.consumers)
     reduced = site.reduced or (None,) * len(site.consumers)
+    partners = site.partners or (None,) * len(site.consumers)
     blocked = f.granularity == schema.BLOCKED and f.normalized_axis() is not None
+    weighted = site.producer is None and f.granularity in (schema.BLOCKED, schema.PER_AXIS)
     found = []
-    for (op, domain, slot), then, axis in zip(site.consumers, thens, reduced, strict=False):
+    for (op, domain, slot), then, axis, partner in zip(site.consumers, thens, reduced, partners,
+                                                       strict=False):
         if domain != schema.AI_ONNX:
             continue
+        if site.producer is not None and op == "MatMul":
+            tail = "QuantizeLinear" if "QuantizeLinear" in then else "other"
+            key = paired_key(dq, opset, partner, tail)
+            if key is not None:
+                found.append((key, f"Q -> DQ -> MatMul with a {partner} DQ operand", None,
+                              "quantize to another type"))
         if site.producer is not None:
             tail = "QuantizeLinear" if "QuantizeLinear" in then else "other"
             key = chain_key(dq, op, opset, tail)
@@ -219,6 +259,11 @@ def site_chains(site) -> list[tuple[str, str, str | None, str]]:
                 with_q = None if tail == "QuantizeLinear" else chain_key(dq, op, opset, "QuantizeLinear")
                 found.append((key, f"Q -> DQ -> {op} with {after} after it", with_q,
                               f"quantize the output of {op} (the chain with a QuantizeLinear after it runs)"))
+        if weighted and op == "Transpose" and "MatMul" in then:
+            key = transposed_key(dq, opset)
+            if key is not None:
+                found.append((key, "a DQ weight read by MatMul through a Transpose", None,
+                              "store the weight transposed, without the Transpose"))
         if blocked and axis is not None:
             along = axis == f.normalized_axis()
             key = weight_key(dq, op, opset, slot, along)

@@ -76,10 +76,8 @@ class ProbeTable:
         found = self.exact(key)
         if found is not None or key is None or key.count(" -> ") != 2:
             return found
-        head, op, tail = key.split(" -> ")
-        name = op.rsplit("-", 1)[0]
-        alike = [o for k, o in self._keys.items() if k.startswith(f"{head} -> {name}-")
-                 and k.endswith(f" -> {tail}") and k.count(" -> ") == 2]
+        mine = _unversioned(key)
+        alike = [o for k, o in self._keys.items() if k.count(" -> ") == 2 and _unversioned(k) == mine]
         return _summed(alike) if alike else None
 
     def refused(self, key: str | None) -> Outcome | None:
@@ -102,6 +100,14 @@ class ProbeTable:
                 return top
             top = v
         return None
+
+
+def _unversioned(chain_key: str) -> tuple[str, str, str, str]:
+    """A chain key without the version of its middle op: (head, op name, the op's details
+    after its version, tail)."""
+    head, op, tail = chain_key.split(" -> ")
+    name, _, rest = op.partition("-")
+    return head, name, rest.partition(" ")[2], tail
 
 
 def _summed(outcomes: list[Outcome]) -> Outcome:
