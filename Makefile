@@ -30,7 +30,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@for f in bench/bench_*.py; do echo "== $$f"; QLIN_MATRIX=full $(BIN)/python $$f || exit 1; done
 	@echo "== the full target matrix against onnxruntime and openvino"
 	$(BIN)/python -m pytest -q -m targets_full
 

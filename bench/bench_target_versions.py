@@ -2,8 +2,8 @@
 
     python bench/bench_target_versions.py [onnxruntime|openvino [VERSION ...]]
 
-Models: the Q/DQ matrix of tests/test_targets_matrix.py (its fast subset; QLIN_MATRIX=full
-for every case) and the real quantizer outputs of fixtures/corpus.py (onnxruntime's
+Models: the Q/DQ matrix of tests/test_targets_matrix.py (its fast subset; QLIN_MATRIX=full,
+as `make bench` sets it, for every case) and the real quantizer outputs of fixtures/corpus.py (onnxruntime's
 quantize_static QDQ and QOperator, quantize_dynamic, MatMul n-bits), and the producer shapes of
 fixtures/producer_shapes.py (ModelOpt, AIMET, torch QAT: float8 and 16-bit chains, float16
 com.microsoft blocks, blocked int4 weights). For each version (default:

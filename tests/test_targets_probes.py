@@ -321,15 +321,17 @@ def test_matmul_nbits_scales_as_the_quantizer_writes_them_are_judged_by_their_pr
 
 
 def test_a_quantize_to_a_type_openvino_lacks_that_a_release_still_runs_is_a_warning_there():
-    """QuantizeLinear(output_dtype=float8e4m3fnuz, saturate=0): 2025.3 to 2026.1 load it and
+    """QuantizeLinear(output_dtype=float8e4m3fnuz, saturate=0): 2025.3 to 2026.3 load it and
     write uint8 (QT410, a warning); 2026.4 refuses it (QT204)."""
     model = _matrix_case(kind="q", domain="", opset=21, float_type="float", scale_type="float",
                          q_type="float8e4m3fnuz", gran="tensor", axis=None, block=0, zp="none",
                          attrs=(("saturate", 0),))
-    for v in ("2025.3", "2026.1"):
+    for v in ("2025.3", "2026.3"):
         found = predict.findings(model, "", [f"openvino@{v}"])
         assert [(f.code, f.severity) for f in found] == [("QT410", "warning")], found
     assert _codes(model, "openvino@2026.4") == ["QT204"]
+    old = _errors(model, "openvino@2025.0")  # the releases that run it, not "and newer"
+    assert [f.code for f in old] == ["QT204"] and "(openvino 2025.3 to 2026.3 run it)" in old[0].message
     with_saturation = _matrix_case(kind="q", domain="", opset=21, float_type="float", scale_type="float",
                                    q_type="float8e4m3fnuz", gran="tensor", axis=None, block=0, zp="none")
     assert "QT410" not in _codes(with_saturation, "openvino@2026.1")

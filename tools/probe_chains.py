@@ -101,27 +101,35 @@ def chain(quant_type: str, op: str, opset: int, tail: str) -> onnx.ModelProto:
                              ir_version=ir_for_opset(opset))
 
 
+def _weight_model(quant_type: str, shape: list[int], scale: list[int], zero_point: bool, dq_attrs: dict,
+                  rest: list[onnx.NodeProto], opset: int, seed: int) -> onnx.ModelProto:
+    """x [2, 32] and DQ(w) -> ``rest`` (reading "x" and "wd", writing "y"): w of ``shape`` holds
+    random codes 0 and 1, its scale 0.05 of shape ``scale``, its zero point 0 or none."""
+    codes = np.random.default_rng(seed).integers(0, 2, int(np.prod(shape))).astype(np.float32)
+    proto = dtypes.BY_NAME[quant_type].proto
+    consts = [helper.make_tensor("w", proto, shape, codes.tolist()),
+              numpy_helper.from_array(np.full(scale, 0.05, np.float32), "s")]
+    if zero_point:
+        consts.append(helper.make_tensor("wz", proto, scale, [0] * int(np.prod(scale))))
+    ins = ["w", "s", "wz"] if zero_point else ["w", "s"]
+    nodes = [helper.make_node("DequantizeLinear", ins, ["wd"], **dq_attrs), *rest]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 32])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph(nodes, "probe", [x], [y], consts)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=ir_for_opset(opset))
+
+
 def weight(quant_type: str, op: str, trans_b: int, axis: int, opset: int,
            zero_point: bool) -> onnx.ModelProto:
     """x [2, 32] -> op(x, DQ(w)) with w [32, 16] (or [16, 32] for Gemm transB=1), blocks of 8
     along ``axis`` of w, with a zero point of 0 or without."""
     k, n, block = 32, 16, 8
     shape = [n, k] if trans_b else [k, n]
-    codes = np.random.default_rng(3).integers(0, 2, k * n).astype(np.float32)
     scale = [d // block if i == axis else d for i, d in enumerate(shape)]
-    proto = dtypes.BY_NAME[quant_type].proto
-    consts = [helper.make_tensor("w", proto, shape, codes.tolist()),
-              numpy_helper.from_array(np.full(scale, 0.05, np.float32), "s")]
-    if zero_point:
-        consts.append(helper.make_tensor("wz", proto, scale, [0] * int(np.prod(scale))))
-    attrs = {"transB": 1} if trans_b else {}
-    ins = ["w", "s", "wz"] if zero_point else ["w", "s"]
-    nodes = [helper.make_node("DequantizeLinear", ins, ["wd"], axis=axis, block_size=block),
-             helper.make_node(op, ["x", "wd"], ["y"], **attrs)]
-    graph = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, k])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], consts)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                             ir_version=ir_for_opset(opset))
+    node = helper.make_node(op, ["x", "wd"], ["y"], **({"transB": 1} if trans_b else {}))
+    return _weight_model(quant_type, shape, scale, zero_point, {"axis": axis, "block_size": block}, [node],
+                         opset, 3)
 
 
 def weights(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
@@ -183,25 +191,14 @@ def pairs(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]
 
 
 def transposed(quant_type: str, opset: int, zero_point: bool, blocks: int) -> onnx.ModelProto:
-    """x [2, 32] -> MatMul(x, Transpose(DQ(w))) with w [16, 32] quantized along axis 1: per
-    axis (``blocks`` 0) or in ``blocks`` blocks, with a zero point of 0 or without."""
+    """x [2, 32] -> MatMul(x, Transpose(DQ(w))) with w [16, 32] quantized per axis along axis 0
+    (``blocks`` 0) or in ``blocks`` blocks along axis 1, with a zero point of 0 or without."""
     n, k = 16, 32
-    codes = np.random.default_rng(5).integers(0, 2, n * k).astype(np.float32)
+    attrs = {"axis": 1, "block_size": k // blocks} if blocks else {"axis": 0}
+    rest = [helper.make_node("Transpose", ["wd"], ["wt"], perm=[1, 0]),
+            helper.make_node("MatMul", ["x", "wt"], ["y"])]
     scale = [n, blocks] if blocks else [n]
-    proto = dtypes.BY_NAME[quant_type].proto
-    consts = [helper.make_tensor("w", proto, [n, k], codes.tolist()),
-              numpy_helper.from_array(np.full(scale, 0.05, np.float32), "s")]
-    if zero_point:
-        consts.append(helper.make_tensor("wz", proto, scale, [0] * int(np.prod(scale))))
-    attrs = {"axis": 1 if blocks else 0, **({"block_size": k // blocks} if blocks else {})}
-    ins = ["w", "s", "wz"] if zero_point else ["w", "s"]
-    nodes = [helper.make_node("DequantizeLinear", ins, ["wd"], **attrs),
-             helper.make_node("Transpose", ["wd"], ["wt"], perm=[1, 0]),
-             helper.make_node("MatMul", ["x", "wt"], ["y"])]
-    graph = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, k])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], consts)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                             ir_version=ir_for_opset(opset))
+    return _weight_model(quant_type, [n, k], scale, zero_point, attrs, rest, opset, 5)
 
 
 def transposes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:

@@ -362,9 +362,12 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
     if op is None:
         op = op_in_scope(scope, node.domain, node.op_type)
         if op is None:  # an op of no family qlin knows: no schema, no constants
-            d = schema.normalize_domain(node.domain)
-            opset = schema.opset_of(scope.opsets, d)
-            op = OpInScope(d, opset, opset is not None, None, ())
+            key = (node.domain, node.op_type, None)  # beside op_in_scope's (domain, op_type)
+            op = scope.ops.get(key)
+            if op is None:
+                d = schema.normalize_domain(node.domain)
+                opset = schema.opset_of(scope.opsets, d)
+                op = scope.ops[key] = OpInScope(d, opset, opset is not None, None, ())
     inputs = tuple(node.input[:])  # a slice first: twice as fast as tuple() on protobuf's list
     outputs = tuple(node.output[:])
     if scope.parent is None:  # the usual scope: one dict look-up per name, no call

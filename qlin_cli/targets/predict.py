@@ -57,14 +57,20 @@ def model_info(model: onnx.ModelProto) -> ModelInfo:
         opsets.setdefault(schema.normalize_domain(o.domain), o.version)
     used: set[str] = set()
     float_ops: dict[str, str] = {}
+    seen: dict[tuple[str, str], str | None] = {}  # (domain, op) -> normalized domain; None: a call
     for n in all_nodes(model):
-        domain = schema.normalize_domain(n.domain)
-        if (domain, n.op_type) in functions:
+        pair = (n.domain, n.op_type)
+        if pair not in seen:
+            d = schema.normalize_domain(n.domain)
+            seen[pair] = None if (d, n.op_type) in functions else d
+        domain = seen[pair]
+        if domain is None:
             continue
         used.add(domain)
-        key = probe_keys.float_key(n, opsets.get(schema.AI_ONNX))
-        if key is not None:
-            float_ops.setdefault(key, n.name or n.op_type)
+        if n.op_type in probe_keys.FLOAT_OPS:
+            key = probe_keys.float_key(n, opsets.get(schema.AI_ONNX))
+            if key is not None:
+                float_ops.setdefault(key, n.name or n.op_type)
     inits = frozenset(dtypes.name_of(t.data_type) for t in model.graph.initializer if t.data_type)
     return ModelInfo(
         ir_version=model.ir_version,

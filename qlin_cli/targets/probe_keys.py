@@ -48,7 +48,7 @@ def node_key(f) -> str | None:
 # 16 and fails most with blocks of 32 or more on an AVX-512 CPU; 1.32 refuses a QuantizeLinear
 # precision other than float; 1.24 fails a DequantizeLinear-24 whose output_dtype is float16; a
 # QuantizeLinear without zero point has its output type in output_dtype, and openvino 2025.3
-# to 2026.1 load a float8e4m3fnuz one with saturate=0. The key names one only when it is set to
+# to 2026.3 load a float8e4m3fnuz one with saturate=0. The key names one only when it is set to
 # another value than its default in the op's schema (schema.SPECS).
 DECIDING = {"MatMulNBits": ("bits", "block_size"),
             "QuantizeLinear": ("precision", "output_dtype", "saturate"),

@@ -110,16 +110,23 @@ class _Versioned:
 
     def _with_fix_version(self, found: TargetFinding, again) -> TargetFinding:
         """``found`` noted with the first newer release whose own checks (``again``: the
-        profile's, not this wrapper's, so each release is asked once) have no such code."""
+        profile's, not this wrapper's, so each release is asked once) have no such code,
+        and the last of the run of releases from it that have none, when a newer one has it
+        again (openvino 2025.3 to 2026.3 load a QuantizeLinear to float8e4m3fnuz that 2026.4
+        refuses)."""
         if found.severity != "error":
             return found
+        first = last = None
         for v in known(self.runtime):
             if releases.key(v) <= releases.key(self.table.version):
                 continue
-            later = _single(self.runtime, v)
-            if not any(x.code == found.code for x in again(later)):
-                return found.noted(f"{self.runtime} {releases.minor(v)} and newer run it")
-        return found
+            clear = not any(x.code == found.code for x in again(_single(self.runtime, v)))
+            if clear:
+                first, last = first or v, v
+            elif first is not None:
+                span = releases.minor(first) + (f" to {releases.minor(last)}" if last != first else "")
+                return found.noted(f"{self.runtime} {span} run it")
+        return found.noted(f"{self.runtime} {releases.minor(first)} and newer run it") if first else found
 
 
 class VersionedOnnxRuntime(_Versioned, ort_profile.OnnxRuntimeCpu):

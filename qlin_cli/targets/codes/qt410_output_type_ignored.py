@@ -17,7 +17,7 @@ class OutputTypeIgnored(Code):
     The QuantizeLinear page (version 21 and on): "output_dtype: The output data type. If
     not supplied, the output data type is inferred from y_zero_point data type (T3)", so
     the node's output is a float8e4m3fnuz tensor. openvino has no float8 fnuz type (its
-    readers refuse such tensors, QT204), yet releases 2025.3 to 2026.1 load
+    readers refuse such tensors, QT204), yet releases 2025.3 to 2026.3 load
     QuantizeLinear(output_dtype=float8e4m3fnuz, saturate=0) and write a uint8 output
     (measured in 2025.3.0: every code 0): the model runs and computes something else.
 
