@@ -110,7 +110,10 @@ class ModelInfo:
         return self.opsets.get("")
 
 
-@dataclass(frozen=True)
+# Not frozen (a frozen dataclass sets each field through object.__setattr__, a sixth of
+# `check --target` on large models); a site is never changed after predict builds it
+# (dataclasses.replace makes a new one), and it hashes its fields as a frozen class would.
+@dataclass(unsafe_hash=True)
 class NodeSite:
     """One node as the node-level checks see it."""
 

@@ -106,9 +106,9 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -
     kinds, consumers = body.kinds, body.consumers
     norm = schema.normalize_domain
     opsets = tuple(body.scope.opsets.items()) if body.scope is not None else ()
+    functions = info.functions
     for index, (ins, outs) in enumerate(body.io):
-        domain, op = kinds[index]
-        if (norm(domain), op) in info.functions:
+        if functions and (norm(kinds[index][0]), kinds[index][1]) in functions:
             continue  # a call of a model-local function: runtimes inline its body, walked on its own
         f = a.any_facts(body, index)
         if f.spec is None:  # an op no target reads the neighbours of (its kernel, its domain)
@@ -117,9 +117,11 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -
         x = ins[0] if ins else ""
         y = outs[0] if outs else ""
         kind = nodes.kind(f)
-        producer = quantized.get(x) if kind == nodes.DEQUANTIZE else None
+        dq = kind == nodes.DEQUANTIZE
+        producer = quantized.get(x) if dq else None
         si = f.scale_index
         scale_name = f.input_name(si) if si is not None else ""
+        readers = consumers.get(y, ()) if y else ()
         site = NodeSite(
             facts=f,
             in_main_graph=main,
@@ -128,15 +130,12 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -
             producer=producer.facts if producer is not None else None,
             producer_site=producer,
             scale_is_graph_input=main and bool(scale_name) and scale_name in main_inputs,
-            consumers=tuple((kinds[j][1], norm(kinds[j][0]), k) for j, k in consumers.get(y, ()))
-            if y else (),
-            then=tuple(_readers(body, j) for j, _ in consumers.get(y, ())) if y else (),
+            consumers=tuple((kinds[j][1], norm(kinds[j][0]), k) for j, k in readers),
+            then=tuple(_readers(body, j) for j, _ in readers),
             x_from=_maker(body, x),
             opsets=opsets,
-            reduced=tuple(_reduced(a, body, j, k, f.x_rank) for j, k in consumers.get(y, ()))
-            if y and kind == nodes.DEQUANTIZE else (),
-            partners=tuple(_partner(a, body, j, k) for j, k in consumers.get(y, ()))
-            if y and kind == nodes.DEQUANTIZE else (),
+            reduced=tuple(_reduced(a, body, j, k, f.x_rank) for j, k in readers) if dq else (),
+            partners=tuple(_partner(a, body, j, k) for j, k in readers) if dq else (),
         )
         if kind == nodes.QUANTIZE and y:
             quantized[y] = site
