@@ -125,7 +125,8 @@ class NodeSite:
     producer_site: NodeSite | None = None  # the producer's own site
     scale_is_graph_input: bool = False  # the scale is fed at run time (not a constant)
     consumers: tuple[tuple[str, str, int], ...] = ()  # (op type, domain, input index) reading output 0
-    # per consumer above, the op types reading that consumer's output 0 (fusion patterns)
+    # per consumer above, the op types reading that consumer's output 0 (fusion patterns; a
+    # DequantizeLinear's only)
     then: tuple[tuple[str, ...], ...] = ()
     x_from: tuple[str, str] | None = None  # (op type, domain) of the node making input 0 (same body)
     opsets: tuple[tuple[str, int], ...] = ()  # (domain, version) the node's body imports

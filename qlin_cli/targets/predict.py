@@ -131,7 +131,7 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -
             producer_site=producer,
             scale_is_graph_input=main and bool(scale_name) and scale_name in main_inputs,
             consumers=tuple((kinds[j][1], norm(kinds[j][0]), k) for j, k in readers),
-            then=tuple(_readers(body, j) for j, _ in readers),
+            then=tuple(_readers(body, j) for j, _ in readers) if dq else (),
             x_from=_maker(body, x),
             opsets=opsets,
             reduced=tuple(_reduced(a, body, j, k, f.x_rank) for j, k in readers) if dq else (),
