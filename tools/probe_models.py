@@ -59,7 +59,7 @@ def probes() -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
                 yield _operand_key(model), model, _feeds(model)
     for op in probe_keys.FLOAT_OPS:
         model = _reduce(op)
-        yield probe_keys.float_key(model.graph.node[0], probe_keys.AXES_INPUT_SINCE), model, _feeds(model)
+        yield probe_keys.float_key(model.graph.node[0], probe_keys.axes_input_since(op)), model, _feeds(model)
     for opset in probe_keys.PROBED_OPSETS:
         yield probe_keys.opset_key(opset), _relu(opset, ir_for_opset(opset)), {"x": np.ones(4, np.float32)}
     for ir_version in probe_keys.PROBED_IR:
@@ -311,7 +311,7 @@ def _reduce(op: str) -> onnx.ModelProto:
     """x [1, 8, 4, 4] -> ``op`` over the axes [2, 3] given as an input (keepdims) -> Reshape to
     [1, 8]: a release that ignores the axes input reduces to one value, which the Reshape
     cannot take, so the probe fails instead of computing something else."""
-    opset = probe_keys.AXES_INPUT_SINCE
+    opset = probe_keys.axes_input_since(op)
     nodes = [helper.make_node(op, ["x", "axes"], ["r"]), helper.make_node("Reshape", ["r", "shape"], ["y"])]
     consts = [_t("axes", [2, 3], "int64"), _t("shape", [1, 8], "int64")]
     graph = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("x", 1, (1, 8, 4, 4))],

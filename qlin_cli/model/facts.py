@@ -14,7 +14,7 @@ added here is part of that key automatically.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import NamedTuple
 
@@ -149,11 +149,10 @@ class NodeFacts:
 
     def __hash__(self) -> int:
         # the clean-verdict cache and the targets' site cache hash a node's facts more than
-        # once; the compared fields never change after read_facts
+        # once; the compared fields (_COMPARED) never change after read_facts
         h = self.__dict__.get("_hash")
         if h is None:
-            h = self.__dict__["_hash"] = hash((self.op, self.domain, self.opset, self.imported, self.spec,
-                                               self.in_typed, self.out_typed, self.attr_items, self.values))
+            h = self.__dict__["_hash"] = hash(tuple(getattr(self, name) for name in _COMPARED))
         return h
 
     # ---- naming -----------------------------------------------------------------
@@ -324,6 +323,9 @@ def _spec_for(domain: str, op: str, opset: int | None, imported: bool) -> OpSpec
 _CONST_ROLES = (schema.SCALE, schema.ZERO_POINT)
 
 
+
+
+_COMPARED = tuple(f.name for f in fields(NodeFacts) if f.compare)  # what __eq__ and __hash__ read
 
 
 class OpInScope(NamedTuple):

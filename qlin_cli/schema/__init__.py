@@ -43,6 +43,7 @@ from .ops import (
     Group,
     OpSpec,
     Param,
+    X,
 )
 
 ALL_SPECS: tuple[OpSpec, ...] = SPECS + FAMILY_SPECS
@@ -197,7 +198,7 @@ __all__ = [
     "AI_ONNX", "ALL_SPECS", "AXIS_ABSENT_PER_TENSOR", "BIAS", "BLOCKED", "BLOCK_FLOAT",
     "DEFAULT_QUANT_TYPE", "DOMAIN_NAMES", "DYNAMIC_QUANTIZE", "FAMILIES", "FAMILY_SPECS", "INTEGER",
     "LINEAR", "LINEAR_DEQUANTIZE", "LINEAR_QUANTIZE", "MICROSOFT", "N_BITS", "OTHER",
-    "OTHER_FAMILIES", "PER_AXIS", "PER_TENSOR", "QLINEAR", "QUARK", "SCALE", "SPECS", "ZERO_POINT",
+    "OTHER_FAMILIES", "PER_AXIS", "PER_TENSOR", "QLINEAR", "QUARK", "SCALE", "SPECS", "X", "ZERO_POINT",
     "Group", "OpSpec", "Param", "all_types", "domain_from_name", "domain_name", "domain_version",
     "first_version", "is_known_op", "is_linear", "knows", "lookup", "normalize_domain",
     "oldest_opset", "op_for", "opset_of", "spec_for", "vendor_domains", "versions",

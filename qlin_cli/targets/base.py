@@ -101,9 +101,9 @@ class ModelInfo:
     functions: frozenset[tuple[str, str]]  # (normalized domain, name) of model-local functions
     graph_input_types: tuple[str | None, ...] = ()  # element types of the main graph's inputs
     initializer_types: frozenset[str] = frozenset()  # element types stored in initializers
-    # (probe key, node label) of the float ops a probe describes (probe_keys.float_key), the
-    # first node of each key
-    float_ops: tuple[tuple[str, str], ...] = ()
+    # (probe key, op type, node label) of the float ops a probe describes
+    # (probe_keys.float_key), the first node of each key
+    float_ops: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def ai_onnx_opset(self) -> int | None:

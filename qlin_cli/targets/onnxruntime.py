@@ -31,7 +31,7 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from .. import schema
-from ..schema import dtypes, ir
+from ..schema import ir
 from ..schema.ops import INT8S
 from . import nodes, ort_table, probe_keys, probe_table
 from .base import GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, TargetFinding, register
@@ -232,7 +232,7 @@ class OnnxRuntimeCpu(Target):
         if self.table.max_opset is not None and since > self.table.max_opset:
             return  # its probes failed for the opset they import, which QT101 reports
         if not errors and mine.refused:
-            stage, _, error = mine.error.partition(": ")
+            stage, error = mine.stage_and_error
             fact = f"every probe of this kind failed in onnxruntime {self.table.version} at {stage}: {error}"
             yield self.finding("QT205", fact, convertible=nodes.is_linear(site.facts))
         elif not errors:
@@ -317,7 +317,7 @@ class OnnxRuntimeCpu(Target):
         t = nodes.quant_type(f)
         if f.domain != schema.AI_ONNX or nodes.kind(f) != nodes.DEQUANTIZE or q is None or t is None:
             return None
-        float8 = dtypes.BY_NAME[t].kind == "float8" if t in dtypes.BY_NAME else False
+        float8 = nodes.is_float8(t)
         if not (float8 or t in INT8S) or nodes.quant_type(q) != t:
             return None
         n = len(site.consumers)
@@ -325,7 +325,7 @@ class OnnxRuntimeCpu(Target):
         for (op, dom, _), then, other in zip(site.consumers, thens, partners, strict=False):
             if dom not in ("", "ai.onnx") or op not in FUSED:
                 continue
-            if other is None or not (other in INT8S or dtypes.BY_NAME[other].kind == "float8"):
+            if not (other in INT8S or nodes.is_float8(other)):
                 continue  # fused only with an 8-bit DQ weight (measured: 1.19 runs int4 weights unfused)
             if op == "Conv" and float8 and "QuantizeLinear" not in then:
                 continue  # measured: a float8 Conv without a QuantizeLinear after it is left alone

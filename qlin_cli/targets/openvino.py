@@ -184,7 +184,7 @@ class OpenVinoCpu(Target):
         yield from found
         if mine is None or errors:
             return
-        stage, _, error = mine.error.partition(": ")
+        stage, error = mine.stage_and_error
         v = self.table.version
         linear = nodes.is_linear(site.facts)
         if mine.refused:

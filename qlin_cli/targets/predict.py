@@ -56,7 +56,7 @@ def model_info(model: onnx.ModelProto) -> ModelInfo:
     for o in model.opset_import:
         opsets.setdefault(schema.normalize_domain(o.domain), o.version)
     used: set[str] = set()
-    float_ops: dict[str, str] = {}
+    float_ops: dict[str, tuple[str, str]] = {}
     seen: dict[tuple[str, str], str | None] = {}  # (domain, op) -> normalized domain; None: a call
     for n in all_nodes(model):
         pair = (n.domain, n.op_type)
@@ -70,7 +70,7 @@ def model_info(model: onnx.ModelProto) -> ModelInfo:
         if n.op_type in probe_keys.FLOAT_OPS:
             key = probe_keys.float_key(n, opsets.get(schema.AI_ONNX))
             if key is not None:
-                float_ops.setdefault(key, n.name or n.op_type)
+                float_ops.setdefault(key, (n.op_type, n.name or n.op_type))
     inits = frozenset(dtypes.name_of(t.data_type) for t in model.graph.initializer if t.data_type)
     return ModelInfo(
         ir_version=model.ir_version,
@@ -79,7 +79,7 @@ def model_info(model: onnx.ModelProto) -> ModelInfo:
         functions=functions,
         graph_input_types=tuple(_elem_type(vi) for vi in model.graph.input),
         initializer_types=inits,
-        float_ops=tuple(float_ops.items()),
+        float_ops=tuple((key, op, label) for key, (op, label) in float_ops.items()),
     )
 
 

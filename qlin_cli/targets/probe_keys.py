@@ -13,6 +13,7 @@ family has more than one element), and the attributes in DECIDING when set.
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import onnx
 
@@ -118,7 +119,33 @@ def _granularity(f) -> str:
 # so the MatMul after it fails to compile.
 FLOAT_OPS = ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
              "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
-AXES_INPUT_SINCE = 18
+
+
+def _schema(op: str, opset: int | None):
+    """The ai.onnx schema of ``op`` in force at ``opset`` (onnx.defs); None when onnx has none."""
+    if opset is None:
+        return None
+    try:
+        return onnx.defs.get_schema(op, opset, "")
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _since(op: str, opset: int | None) -> int | None:
+    """The version of ai.onnx ``op`` in force at ``opset``; None when onnx has none."""
+    found = _schema(op, opset)
+    return None if found is None else found.since_version
+
+
+@cache
+def axes_input_since(op: str) -> int | None:
+    """The first version of ``op`` whose axes are an input (onnx.defs: 18 for every op of
+    FLOAT_OPS); None when they never are."""
+    for opset in range(1, onnx.defs.onnx_opset_version() + 1):
+        found = _schema(op, opset)
+        if found is not None and any(i.name == "axes" for i in found.inputs):
+            return found.since_version
+    return None
 
 
 def float_key(node: onnx.NodeProto, opset: int | None) -> str | None:
@@ -126,17 +153,16 @@ def float_key(node: onnx.NodeProto, opset: int | None) -> str | None:
     other node."""
     if node.domain not in ("", "ai.onnx") or node.op_type not in FLOAT_OPS or opset is None:
         return None
-    if opset < AXES_INPUT_SINCE or len(node.input) < 2 or not node.input[1]:
+    since = axes_input_since(node.op_type)
+    if since is None or opset < since or len(node.input) < 2 or not node.input[1]:
         return None
-    since = onnx.defs.get_schema(node.op_type, opset, "").since_version
-    return f"float {node.op_type}-{since} with axes as an input"
+    return f"float {node.op_type}-{_since(node.op_type, opset)} with axes as an input"
 
 
 # com.microsoft binary ops whose operand A a QuantizeLinear writes, probed with a constant B
 # of each form (tools/probe_models.py): openvino 2025.3 and 2025.4 crash (a segmentation
 # fault) compiling x -> QuantizeLinear -> QLinearAdd with a scalar B, and run either alone.
 BINARY_OPS = ("QLinearAdd", "QLinearMul")
-BINARY_B = 3  # the input index of B
 
 
 def operand_key(site) -> str | None:
@@ -148,7 +174,7 @@ def operand_key(site) -> str | None:
     if site.x_from != ("QuantizeLinear", schema.AI_ONNX):
         return None
     key = node_key(f)
-    b, a = f.in_shape(BINARY_B), f.in_shape(0)
+    b, a = f.in_shape(f.spec.role_index(schema.X, group=1)), f.in_shape(0)  # B, A
     if key is None or b is None:
         return None
     form = "a scalar" if not b else "of A's shape" if b == a else "broadcast"
@@ -186,11 +212,8 @@ def chain_key(dq_key: str | None, op: str, opset: int | None, tail: str) -> str 
     """The probe of a chain Q -> DQ -> ``op`` -> ``tail`` (``dq_key``: the DQ's node key;
     ``tail``: "QuantizeLinear" when one reads the op's output, else "other"); None for an op
     not probed so."""
-    if dq_key is None or op not in CHAIN_OPS or opset is None:
-        return None
-    try:
-        since = onnx.defs.get_schema(op, opset, "").since_version
-    except onnx.defs.SchemaError:
+    since = _since(op, opset) if op in CHAIN_OPS else None
+    if dq_key is None or since is None:
         return None
     return f"{dq_key} -> {op}-{since} -> {tail}"
 
@@ -198,9 +221,9 @@ def chain_key(dq_key: str | None, op: str, opset: int | None, tail: str) -> str 
 def weight_key(dq_key: str | None, op: str, opset: int | None, slot: int, along_blocks: bool) -> str | None:
     """The probe of a blocked DequantizeLinear read by a MatMul or Gemm as input ``slot``,
     which sums over the axis its blocks run along (``along_blocks``) or over the other one."""
-    if dq_key is None or op not in ("MatMul", "Gemm") or opset is None:
+    since = _since(op, opset) if op in ("MatMul", "Gemm") else None
+    if dq_key is None or since is None:
         return None
-    since = onnx.defs.get_schema(op, opset, "").since_version
     return f"{dq_key} -> {op}-{since} input {slot} summed {'along' if along_blocks else 'across'} its blocks"
 
 
@@ -208,9 +231,9 @@ def paired_key(dq_key: str | None, opset: int | None, weight: str | None, tail: 
     """The probe of Q -> DQ -> MatMul whose other operand a DequantizeLinear of type
     ``weight`` makes, then ``tail``: the QDQ MatMul onnxruntime fuses into QLinearMatMul at
     load (1.29 also fuses float16 ones, which no QLinearMatMul kernel takes)."""
-    if dq_key is None or opset is None or weight is None:
+    since = _since("MatMul", opset)
+    if dq_key is None or since is None or weight is None:
         return None
-    since = onnx.defs.get_schema("MatMul", opset, "").since_version
     return f"{dq_key} -> MatMul-{since} with a {weight} DQ operand -> {tail}"
 
 
@@ -218,16 +241,15 @@ def transposed_key(dq_key: str | None, opset: int | None) -> str | None:
     """The probe of a DequantizeLinear of a weight read by MatMul through a Transpose (what
     onnxruntime's n-bits quantizer writes in QDQ form): onnxruntime 1.19 moves the Transpose
     above the DQ when it loads the model and fails on the int4 QuantizeLinear it makes."""
-    if dq_key is None or opset is None:
+    since, matmul = _since("Transpose", opset), _since("MatMul", opset)
+    if dq_key is None or since is None or matmul is None:
         return None
-    since = onnx.defs.get_schema("Transpose", opset, "").since_version
-    matmul = onnx.defs.get_schema("MatMul", opset, "").since_version
     return f"{dq_key} -> Transpose-{since} -> MatMul-{matmul}"
 
 
-def site_chains(site) -> list[tuple[str, str, str | None, str]]:
+def site_chains(site) -> list[tuple[str, str, str | None, str | None]]:
     """(probe key, how a message names the chain, the key of the chain the way out leads to
-    or None, that way out) of each op a DequantizeLinear reads into: a chain Q -> DQ -> op
+    and that way out, or None and None) of each op a DequantizeLinear reads into: a chain Q -> DQ -> op
     when a QuantizeLinear feeds the DQ, a blocked DQ -> MatMul / Gemm, a per-axis or blocked
     DQ -> Transpose -> MatMul (targets.base.NodeSite)."""
     f = site.facts
@@ -245,14 +267,12 @@ def site_chains(site) -> list[tuple[str, str, str | None, str]]:
                                                        strict=False):
         if domain != schema.AI_ONNX:
             continue
+        tail = "QuantizeLinear" if "QuantizeLinear" in then else "other"
         if site.producer is not None and op == "MatMul":
-            tail = "QuantizeLinear" if "QuantizeLinear" in then else "other"
             key = paired_key(dq, opset, partner, tail)
             if key is not None:
-                found.append((key, f"Q -> DQ -> MatMul with a {partner} DQ operand", None,
-                              "quantize to another type"))
+                found.append((key, f"Q -> DQ -> MatMul with a {partner} DQ operand", None, None))
         if site.producer is not None:
-            tail = "QuantizeLinear" if "QuantizeLinear" in then else "other"
             key = chain_key(dq, op, opset, tail)
             if key is not None:
                 after = "a QuantizeLinear" if tail == "QuantizeLinear" else "no QuantizeLinear"
@@ -262,8 +282,7 @@ def site_chains(site) -> list[tuple[str, str, str | None, str]]:
         if weighted and op == "Transpose" and "MatMul" in then:
             key = transposed_key(dq, opset)
             if key is not None:
-                found.append((key, "a DQ weight read by MatMul through a Transpose", None,
-                              "store the weight transposed, without the Transpose"))
+                found.append((key, "a DQ weight read by MatMul through a Transpose", None, None))
         if blocked and axis is not None:
             along = axis == f.normalized_axis()
             key = weight_key(dq, op, opset, slot, along)

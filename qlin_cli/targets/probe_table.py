@@ -31,6 +31,12 @@ class Outcome:
         return self.runs == 0 and self.fails > 0
 
     @property
+    def stage_and_error(self) -> tuple[str, str]:
+        """Where the first failure happened ("load", "run") and the runtime's message."""
+        stage, _, error = self.error.partition(": ")
+        return stage, error
+
+    @property
     def varies_by_cpu(self) -> bool:
         return any(status != "ok" for _, status in self.hosts) and any(s == "ok" for _, s in self.hosts)
 
@@ -122,7 +128,7 @@ def chain_findings(target, probes: ProbeTable, site):
     QLinearMul after a QuantizeLinear whose probes all failed (probe_keys.operand_key)."""
     mine = probes.refused(probe_keys.operand_key(site))
     if mine is not None:
-        stage, _, error = mine.error.partition(": ")
+        stage, error = mine.stage_and_error
         f = site.facts
         yield target.finding(
             "QT205",
@@ -134,7 +140,7 @@ def chain_findings(target, probes: ProbeTable, site):
     for key, chain, other, way_out in probe_keys.site_chains(site):
         mine = probes.chain(key)
         if mine is not None and mine.refused:
-            stage, _, error = mine.error.partition(": ")
+            stage, error = mine.stage_and_error
             theirs = probes.chain(other)
             fix = way_out if theirs is not None and theirs.runs and not theirs.fails else (
                 "quantize to another type" + (", or load with graph optimizations off"
@@ -150,16 +156,17 @@ def chain_findings(target, probes: ProbeTable, site):
 
 def float_findings(target, probes: ProbeTable, info):
     """QT205 for each float op (probe_keys.float_key) this release failed every probe of."""
-    for key, label in info.float_ops:
+    for key, op, label in info.float_ops:
         mine = probes.refused(key)
         if mine is not None:
-            stage, _, error = mine.error.partition(": ")
+            before = probe_keys.axes_input_since(op) - 1  # the last opset with the axes an attribute
+            stage, error = mine.stage_and_error
             yield target.finding(
                 "QT205",
                 f"every probe of {key.removeprefix('float ')} failed in {probes.runtime} {probes.version} "
                 f"at {stage} (first such node: {label!r}): {error}",
-                fix=f"give the axes as an attribute (ai.onnx opset {probe_keys.AXES_INPUT_SINCE - 1}: "
-                    f"qlin convert --to-opset {probe_keys.AXES_INPUT_SINCE - 1}), or use a newer release",
+                fix=f"give the axes as an attribute (ai.onnx opset {before}: qlin convert --to-opset "
+                    f"{before}), or use a newer release",
             )
 
 

@@ -17,7 +17,12 @@ class ProbeRefused(Code):
     find the kernels that exist and still refuse a case at load or run time
     (onnxruntime 1.18 registers DequantizeLinear-21 and fails every blocked one at its
     first run; it has no QLinearMatMul-21 kernel though its registry lists
-    QLinearMatMul from version 10 on).
+    QLinearMatMul from version 10 on). The same holds for the few nodes together a runtime
+    rewrites when it loads a model, each probed as such: a chain Q -> DQ -> op, a weight DQ
+    read by MatMul or Gemm (through a Transpose or not), a QDQ MatMul with its weight DQ,
+    a QLinearAdd / QLinearMul after a QuantizeLinear (the finding is on the DQ or the
+    QLinear op, naming the chain); and for the float Reduce ops reading their axes from an
+    input (a finding on the model, naming the first such node).
 
     ## Why is this bad?
     When every probe of that kind failed in the release, a model with such a node
