@@ -116,7 +116,7 @@ def _granularity(f) -> str:
 # Float ops probed because a runtime release mishandles them in quantized models: from opset 18
 # the Reduce ops below read their axes from an input instead of an attribute, and openvino
 # 2024.0 ignores that input (ReduceMean over [1, 8, 4, 4] with axes [2, 3] gives [1, 1, 1, 1]),
-# so the MatMul after it fails to compile.
+# so the MatMul after it fails to compile; 2024.1 to 2024.4 read it for more ops each.
 FLOAT_OPS = ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
              "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
 
