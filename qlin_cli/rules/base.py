@@ -10,14 +10,12 @@ edit. A model rule (``ModelRule``) reads the whole model once through a
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .. import schema
+from ..severity import ERROR, INFO, SEVERITIES, WARNING, cleandoc  # noqa: F401 (the rules import them here)
 
-ERROR, WARNING, INFO = "error", "warning", "info"
-SEVERITIES = (ERROR, WARNING, INFO)
 SECTIONS = ("What it checks", "Why is this bad?", "Example", "Fix")
 
 
@@ -131,7 +129,7 @@ class Rule:
 
     @classmethod
     def doc(cls) -> str:
-        return inspect.cleandoc(cls.__doc__ or "")
+        return cleandoc(cls.__doc__ or "")
 
 
 class ModelRule(Rule):

@@ -33,8 +33,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-ERROR, WARNING, INFO = "error", "warning", "info"
-SEVERITIES = (ERROR, WARNING, INFO)
+from ..severity import ERROR, INFO, SEVERITIES, WARNING
 
 # How a fact is known.
 MEASURED = "measured"  # measured here with the runtime installed; ``where`` names the test

@@ -3,9 +3,7 @@ checks / Why is this bad? / Example / Fix)."""
 
 from __future__ import annotations
 
-import inspect
-
-from ..base import ERROR
+from ...severity import ERROR, cleandoc
 
 
 class Code:
@@ -16,7 +14,7 @@ class Code:
 
     @classmethod
     def doc(cls) -> str:
-        return inspect.cleandoc(cls.__doc__ or "")
+        return cleandoc(cls.__doc__ or "")
 
     @classmethod
     def to_json(cls) -> dict:
