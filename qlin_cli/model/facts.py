@@ -61,8 +61,12 @@ class Const:
         raw = tensor.raw_data  # read once: each read copies the bytes out of protobuf
         if raw and len(raw) <= SMALL:
             self._key = (tensor.data_type, tuple(tensor.dims[:]), raw)  # [:]: twice as fast
-        elif not raw and tensor.ByteSize() <= SMALL:
-            self._key = ("proto", tensor.SerializeToString(deterministic=True))
+        elif not raw and tensor.ByteSize() <= SMALL:  # values in typed fields: equal without the name
+            unnamed = onnx.TensorProto()
+            unnamed.CopyFrom(tensor)
+            unnamed.ClearField("name")
+            unnamed.ClearField("doc_string")
+            self._key = ("proto", unnamed.SerializeToString(deterministic=True))
         else:
             self._key = ("tensor", id(tensor))
 

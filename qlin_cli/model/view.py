@@ -91,10 +91,15 @@ class BodyView:
     def consumers(self) -> dict[str, list[tuple[int, int]]]:
         """Value name -> [(node index, input position)] of the nodes in this body reading it."""
         found: dict[str, list[tuple[int, int]]] = {}
+        get = found.get
         for i, (ins, _) in enumerate(self.io):
             for k, name in enumerate(ins):
                 if name:
-                    found.setdefault(name, []).append((i, k))
+                    readers = get(name)
+                    if readers is None:
+                        found[name] = [(i, k)]
+                    else:
+                        readers.append((i, k))
         return found
 
     @cached_property

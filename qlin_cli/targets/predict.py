@@ -25,7 +25,7 @@ from .. import schema
 from ..convert.refusal import Refusal
 from ..finding import Finding
 from ..model.analysis import Analysis, analyze
-from ..model.facts import NodeFacts
+from ..model.facts import Location, NodeFacts
 from ..model.view import short_title
 from ..schema import dtypes, ir
 from . import nodes, probe_keys
@@ -47,31 +47,30 @@ def _elem_type(vi: onnx.ValueInfoProto) -> str | None:
     return dtypes.name_of(t) if t else None
 
 
-def model_info(model: onnx.ModelProto) -> ModelInfo:
-    """The model-level facts the targets read (no tensor data is touched)."""
-    from ..model.graphs import all_nodes
-
+def model_info(model: onnx.ModelProto, a: Analysis | None = None) -> ModelInfo:
+    """The model-level facts the targets read (no tensor data is touched); ``a``, the model's
+    analysis, gives the ops of every node without reading them from the model again."""
     functions = frozenset((schema.normalize_domain(fn.domain), fn.name) for fn in model.functions)
     opsets: dict[str, int] = {}
     for o in model.opset_import:
         opsets.setdefault(schema.normalize_domain(o.domain), o.version)
     used: set[str] = set()
     float_ops: dict[str, tuple[str, str]] = {}
-    seen: dict[tuple[str, str], str | None] = {}  # (domain, op) -> normalized domain; None: a call
-    for n in all_nodes(model):
-        pair = (n.domain, n.op_type)
-        if pair not in seen:
-            d = schema.normalize_domain(n.domain)
-            seen[pair] = None if (d, n.op_type) in functions else d
-        domain = seen[pair]
-        if domain is None:
+    for body in _bodies(model, a):  # (domain as spelled, op type) of its nodes, its nodes
+        kinds = body[0]
+        distinct = set(kinds)
+        for spelled, op in distinct:
+            d = schema.normalize_domain(spelled)
+            if (d, op) not in functions:  # a call of a model-local function: its body comes on its own
+                used.add(d)
+        if not any(op in probe_keys.FLOAT_OPS for _, op in distinct):
             continue
-        used.add(domain)
-        if n.op_type in probe_keys.FLOAT_OPS:
-            key = probe_keys.float_key(n, opsets.get(schema.AI_ONNX))
-            if key is not None:
-                float_ops.setdefault(key, (n.op_type, n.name or n.op_type))
-    inits = frozenset(dtypes.name_of(t.data_type) for t in model.graph.initializer if t.data_type)
+        for (spelled, op), n in zip(kinds, body[1], strict=True):
+            if op in probe_keys.FLOAT_OPS and (schema.normalize_domain(spelled), op) not in functions:
+                key = probe_keys.float_key(n, opsets.get(schema.AI_ONNX))
+                if key is not None:
+                    float_ops.setdefault(key, (op, n.name or op))
+    inits = frozenset(dtypes.name_of(t) for t in {t.data_type for t in model.graph.initializer} if t)
     return ModelInfo(
         ir_version=model.ir_version,
         opsets=opsets,
@@ -83,63 +82,129 @@ def model_info(model: onnx.ModelProto) -> ModelInfo:
     )
 
 
+def _bodies(model: onnx.ModelProto, a: Analysis | None) -> Iterator[tuple[list, list]]:
+    """((domain as spelled, op type) of each node, the nodes) of every body with nodes."""
+    if a is not None:
+        return ((body.kinds, body.nodes) for body in a.bodies)
+    from ..model.graphs import bodies
+
+    found = ([n for n in b.owner.node] for b in bodies(model))
+    return (([(n.domain, n.op_type) for n in ns], ns) for ns in found if ns)
+
+
 def sites(model: onnx.ModelProto, base_dir: str, info: ModelInfo | None = None) -> Iterator[NodeSite]:
     """Every node (outside calls of model-local functions) as a ``NodeSite``, in walk order."""
     return sites_in(analyze(model, base_dir), info)
 
 
 def sites_in(a: Analysis, info: ModelInfo | None = None) -> Iterator[NodeSite]:
-    """``sites`` of an analysed model (its facts read once, shared with check and inspect)."""
+    """``sites`` of an analysed model (its facts read once, shared with check and inspect).
+    Nodes whose sites are equal share one ``NodeSite``."""
+    return (site for site, _ in _placed(a, info or model_info(a.model, a)))
+
+
+def _placed(a: Analysis, info: ModelInfo) -> list[tuple[NodeSite, Location]]:
+    """(site, location) of every node (outside calls of model-local functions), in walk order."""
     model = a.model
-    info = info or model_info(model)
     main_inputs = {vi.name for vi in model.graph.input} - {t.name for t in model.graph.initializer}
     main_outputs = {vi.name for vi in model.graph.output}
+    found: list[tuple[NodeSite, Location]] = []
     for body in a.bodies:
-        yield from _body_sites(a, body, info, main_inputs, main_outputs)
+        _body_sites(a, body, info, main_inputs, main_outputs, found)
+    return found
 
 
-def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs) -> Iterator[NodeSite]:
-    """The sites of one body's nodes; what reads a node's output comes from the body's
-    consumer map (``BodyView.consumers``, which the model rules share)."""
+def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, found: list) -> None:
+    """The sites of one body's nodes, each with the node's location, appended to ``found``;
+    what reads a node's output comes from the body's consumer map (``BodyView.consumers``,
+    which the model rules share).
+
+    A site is built once per distinct value: nodes whose sites would be equal share the
+    first one's (a target's findings on a site depend on its value only), found by a key of
+    plain tuples. An op of no family qlin knows is keyed by its op, domain and typed inputs
+    and outputs without reading its facts: the targets read nothing else of it (its kernel,
+    its domain; no attribute, no constant)."""
     quantized: dict[str, NodeSite] = {}  # output name -> site of a linear Q
+    made: dict[tuple, NodeSite] = {}  # key -> the site of that value
+    roles: dict[int, tuple[str | None, int | None]] = {}  # id(spec) -> (Q or DQ, scale index)
     main = body.path == "main"
-    kinds, consumers = body.kinds, body.consumers
-    norm = schema.normalize_domain
-    opsets = tuple(body.scope.opsets.items()) if body.scope is not None else ()
+    kinds, scope, known = body.kinds, body.scope, body.facts
+    doms = {d: schema.normalize_domain(d) for d in {k[0] for k in kinds}}
+    opsets = tuple(scope.opsets.items()) if scope is not None else ()
+    path, in_function = (scope.path, scope.is_function) if scope is not None else (body.path, False)
     functions = info.functions
+    types, find = (scope.types, scope.find_type) if scope is not None else ({}, lambda n: None)
+    context = (main, main_inputs, main_outputs, doms, opsets)
     for index, (ins, outs) in enumerate(body.io):
-        if functions and (norm(kinds[index][0]), kinds[index][1]) in functions:
+        kind = kinds[index]
+        if functions and (doms[kind[0]], kind[1]) in functions:
             continue  # a call of a model-local function: runtimes inline its body, walked on its own
-        f = a.any_facts(body, index)
-        if f.spec is None:  # an op no target reads the neighbours of (its kernel, its domain)
-            yield NodeSite(facts=f, in_main_graph=main, opsets=opsets)
+        f = known.get(index) or a.facts(body, index)
+        if f is None:  # an op of no family qlin knows
+            key = (kind, tuple([(types.get(n) or find(n)) if n else None for n in ins]),
+                   tuple([(types.get(n) or find(n)) if n else None for n in outs]))
+            site = made.get(key)
+            if site is None:
+                site = made[key] = NodeSite(facts=a.any_facts(body, index), in_main_graph=main, opsets=opsets)
+            found.append((site, Location(path, index, body.nodes[index].name, in_function)))
             continue
-        x = ins[0] if ins else ""
+        spec = f.spec
+        if spec is None:  # a family op the scope's opset has no schema for
+            site = made.get((f,))
+            if site is None:
+                site = made[(f,)] = NodeSite(facts=f, in_main_graph=main, opsets=opsets)
+            found.append((site, f.location))
+            continue
+        role = roles.get(id(spec))
+        if role is None:
+            role = roles[id(spec)] = (nodes.kind(f), f.scale_index)
         y = outs[0] if outs else ""
-        kind = nodes.kind(f)
-        dq = kind == nodes.DEQUANTIZE
-        producer = quantized.get(x) if dq else None
-        si = f.scale_index
-        scale_name = f.input_name(si) if si is not None else ""
-        readers = consumers.get(y, ()) if y else ()
-        site = NodeSite(
-            facts=f,
-            in_main_graph=main,
-            x_is_graph_input=main and x in main_inputs,
-            y_is_graph_output=main and y in main_outputs,
-            producer=producer.facts if producer is not None else None,
-            producer_site=producer,
-            scale_is_graph_input=main and bool(scale_name) and scale_name in main_inputs,
-            consumers=tuple((kinds[j][1], norm(kinds[j][0]), k) for j, k in readers),
-            then=tuple(_readers(body, j) for j, _ in readers) if dq else (),
-            x_from=_maker(body, x),
-            opsets=opsets,
-            reduced=tuple(_reduced(a, body, j, k, f.x_rank) for j, k in readers) if dq else (),
-            partners=tuple(_partner(a, body, j, k) for j, k in readers) if dq else (),
-        )
-        if kind == nodes.QUANTIZE and y:
+        site = _linear_site(a, body, f, ins, y, role, quantized.get(ins[0]) if ins else None, made, context)
+        if y and role[0] == nodes.QUANTIZE:
             quantized[y] = site
-        yield site
+        found.append((site, f.location))
+
+
+def _linear_site(a: Analysis, body, f: NodeFacts, ins: tuple, y: str, role: tuple, before: NodeSite | None,
+                 made: dict, context: tuple) -> NodeSite:
+    """The site of a Q/DQ node (``made`` keeps one per value): ``role`` is (Q or DQ, scale
+    index), ``before`` the site of the linear Q making input 0, if any; ``context`` (in the
+    main graph, main inputs, main outputs, domain spellings, the body's imports)."""
+    main, main_inputs, main_outputs, doms, opsets = context
+    kinds = body.kinds
+    q_or_dq, si = role
+    x = ins[0] if ins else ""
+    dq = q_or_dq == nodes.DEQUANTIZE
+    producer = before if dq else None
+    scale_name = ins[si] if si is not None and si < len(ins) else ""
+    readers = body.consumers.get(y, ()) if y else ()
+    maker = body.producers.get(x) if x else None
+    fields = (
+        main and x in main_inputs,
+        main and y in main_outputs,
+        main and bool(scale_name) and scale_name in main_inputs,
+        tuple([(kinds[j][1], doms[kinds[j][0]], k) for j, k in readers]),
+        None if maker is None else (kinds[maker][1], doms[kinds[maker][0]]),
+        _after(a, body, readers, f.x_rank) if dq else ((), (), ()),
+    )
+    key = (f, id(producer), fields)  # a producer is one object per value
+    site = made.get(key)
+    if site is None:
+        x_in, y_out, scale_in, readers_of, x_from, (then, reduced, partners) = fields
+        site = made[key] = NodeSite(
+            facts=f, in_main_graph=main, x_is_graph_input=x_in, y_is_graph_output=y_out,
+            producer=producer.facts if producer is not None else None, producer_site=producer,
+            scale_is_graph_input=scale_in, consumers=readers_of, then=then, x_from=x_from,
+            opsets=opsets, reduced=reduced, partners=partners)
+    return site
+
+
+def _after(a: Analysis, body, readers, rank: int | None) -> tuple[tuple, tuple, tuple]:
+    """What a DequantizeLinear's readers tell the fusion and chain checks: per reader, the op
+    types reading its output 0, the axis it sums over, the quantized type of its other operand."""
+    return (tuple([_readers(body, j) for j, _ in readers]),
+            tuple([_reduced(a, body, j, k, rank) for j, k in readers]),
+            tuple([_partner(a, body, j, k) for j, k in readers]))
 
 
 def _reduced(a: Analysis, body, index: int, slot: int, rank: int | None) -> int | None:
@@ -165,15 +230,6 @@ def _partner(a: Analysis, body, index: int, slot: int) -> str | None:
     return nodes.quant_type(a.any_facts(body, j))
 
 
-def _maker(body, name: str) -> tuple[str, str] | None:
-    """(op type, domain) of the node of ``body`` whose output ``name`` is."""
-    j = body.producers.get(name) if name else None
-    if j is None:
-        return None
-    domain, op = body.kinds[j]
-    return op, schema.normalize_domain(domain)
-
-
 def _readers(body, index: int) -> tuple[str, ...]:
     """The op types reading output 0 of node ``index``."""
     outs = body.io[index][1]
@@ -188,8 +244,9 @@ def _targets(names: str | Sequence[str] | Iterable[Target]) -> list[Target]:
     return [n if isinstance(n, Target) else get(n) for n in names]
 
 
-def _place_node(target: Target, f: NodeFacts, found: TargetFinding) -> Finding:
-    loc = f.location
+def _place_node(target: Target, f: NodeFacts, found: TargetFinding, loc: Location | None = None) -> Finding:
+    """``found`` on the node at ``loc`` (default: ``f``'s own location) whose facts equal ``f``'s."""
+    loc = loc or f.location
     return Finding(found.code, found.severity, found.message, loc.label, f.op, f.domain_name,
                    f.opset or 0, loc.graph, where=f"node {loc.where} ({f.title})",
                    title=short_title(f.title), target=target.name, convertible=found.convertible)
@@ -217,38 +274,42 @@ def findings_in(a: Analysis, targets: str | Sequence[str]) -> list[Finding]:
     Unknown names raise ``base.UnknownTarget`` (a LookupError) before anything is read.
     """
     chosen = _targets(targets)
-    info, all_sites = _read(a)
+    info, placed = _read(a)
     out = []
     for t in chosen:
-        raw = _raw(t, info, all_sites)
+        raw = _raw(t, info, placed)
         if (
-            any(found.convertible for _, found in raw)
-            and plan_in(a, t, _known=(info, all_sites, raw)).choice is None
+            any(found.convertible for _, _, found in raw)
+            and plan_in(a, t, _known=(info, placed, raw)).choice is None
         ):
-            raw = [(f, x.without_conversion() if x.convertible else x) for f, x in raw]
-        out += [_place_model(t, x) if f is None else _place_node(t, f, x) for f, x in raw]
+            raw = [(f, loc, x.without_conversion() if x.convertible else x) for f, loc, x in raw]
+        out += [_place_model(t, x) if f is None else _place_node(t, f, x, loc) for f, loc, x in raw]
     return out
 
 
-def _read(a: Analysis) -> tuple[ModelInfo, list[NodeSite]]:
-    """The model's info and sites, read once per analysis whichever target asks."""
+def _read(a: Analysis) -> tuple[ModelInfo, list[tuple[NodeSite, Location]]]:
+    """The model's info and (site, location) of every node, read once per analysis whichever
+    target asks."""
     def compute():
-        info = model_info(a.model)
-        return info, list(sites_in(a, info))
+        info = model_info(a.model, a)
+        return info, list(_placed(a, info))
     return a.memo("targets.sites", compute)
 
 
-def _raw(
-    t: Target, info: ModelInfo, all_sites: list[NodeSite]
-) -> list[tuple[NodeFacts | None, TargetFinding]]:
-    """(node facts or None for the model, finding) of one target, model findings first."""
-    out: list[tuple[NodeFacts | None, TargetFinding]] = [(None, x) for x in t.model_findings(info)]
-    cache: dict[NodeSite, list[TargetFinding]] = {}
-    for site in all_sites:
-        found = cache.get(site)
+Raw = list[tuple[NodeFacts | None, Location | None, TargetFinding]]
+
+
+def _raw(t: Target, info: ModelInfo, placed: list[tuple[NodeSite, Location]]) -> Raw:
+    """(node facts and location, or None for the model; finding) of one target, model
+    findings first. A site shared by several nodes is asked once."""
+    out: Raw = [(None, None, x) for x in t.model_findings(info)]
+    cache: dict[int, list[TargetFinding]] = {}
+    for site, loc in placed:
+        found = cache.get(id(site))
         if found is None:
-            found = cache[site] = t.findings_for(site)
-        out += [(site.facts, x) for x in found]
+            found = cache[id(site)] = t.findings_for(site)
+        if found:
+            out += [(site.facts, loc, x) for x in found]
     return out
 
 
@@ -407,14 +468,16 @@ def plan_in(a: Analysis, target: str | Target, *, _known=None) -> Plan:
     t = _targets([target])[0]
     model = a.model
     if _known is None:
-        info, all_sites = _read(a)
-        raw = _raw(t, info, all_sites)
+        info, placed = _read(a)
+        raw = _raw(t, info, placed)
     else:
-        info, all_sites, raw = _known
-    now = [_place_model(t, x) if f is None else _place_node(t, f, x) for f, x in raw if x.severity == ERROR]
+        info, placed, raw = _known
+    now = [_place_model(t, x) if f is None else _place_node(t, f, x, loc)
+           for f, loc, x in raw if x.severity == ERROR]
     if not now:
         opset = info.ai_onnx_opset or schema.oldest_opset()
         return Plan(t.name, False, Choice(opset, None, model.ir_version, False), [], 0)
+    all_sites = list({id(s): s for s, _ in placed}.values())
     types = _model_types(info, (s.facts for s in all_sites))
     has_vendor = any(nodes.is_linear(s.facts) and s.facts.domain != schema.AI_ONNX for s in all_sites)
     quark_axis = any(
@@ -429,7 +492,7 @@ def plan_in(a: Analysis, target: str | Target, *, _known=None) -> Plan:
     cache: dict = {}  # (target, site as retargeted) -> its error findings
     for opset, domain, lower in _candidates(t, info, has_vendor, types):
         tried += 1
-        blocking, lowered, need = _try(t, info, all_sites, types, opset, domain, lower, cache)
+        blocking, lowered, need = _try(t, info, placed, types, opset, domain, lower, cache)
         if not blocking:
             notes = (
                 ("pass --quark-axis 0 or 1: a per-axis com.amd.quark node omits axis",) if quark_axis else ()
@@ -466,7 +529,7 @@ def _unconvertible(p: Finding, t: Target) -> Finding:
 def _try(
     t: Target,
     info: ModelInfo,
-    all_sites: list[NodeSite],
+    placed: list[tuple[NodeSite, Location]],
     types: set[str],
     opset: int,
     domain: str | None,
@@ -479,31 +542,36 @@ def _try(
     gone: set[int] = set()  # sites lowered to primitive ops
     domains_left: set[str] = set()
     moved: dict[int, NodeSite] = {}
-    for site in all_sites:
+    for site, loc in placed:
         f = site.facts
-        if nodes.is_linear(f):
+        if id(site) in gone:
+            lowered.append(loc.label)
+            continue
+        new_site = moved.get(id(site))
+        if new_site is None and nodes.is_linear(f):
             to = domain if domain is not None else f.domain
             q, written = _written(f, domain, opset)
             g = None if isinstance(written, Refusal) else _retargeted(f, to, opset)
             if g is None:
                 if lower and _lowerable(q, f, opset) and t.runs_lowered(nodes.quant_type(f), opset):
-                    lowered.append(f.location.label)
+                    lowered.append(loc.label)
                     gone.add(id(site))
                 else:
                     why = written.reason if isinstance(written, Refusal) else "no such op"
                     blocking.append(_place_node(t, f, TargetFinding(
                         "QT202", ERROR, f"{t.name}: at {schema.domain_name(to)} opset {opset} the node "
-                                        f"cannot be written: {why}")))
+                                        f"cannot be written: {why}"), loc))
                 continue
-        else:
+        elif new_site is None:
             g = _other_op(f, opset)
-        domains_left.add(g.domain)
-        new_site = moved[id(site)] = _moved(site, g, moved, gone, opset)
+        if new_site is None:
+            new_site = moved[id(site)] = _moved(site, g, moved, gone, opset)
+        domains_left.add(new_site.facts.domain)
         key = (t.name, new_site)
         errors = cache.get(key)
         if errors is None:
             errors = cache[key] = [x for x in t.findings_for(new_site) if x.severity == ERROR]
-        blocking += [_place_node(t, f, x) for x in errors]
+        blocking += [_place_node(t, f, x, loc) for x in errors]
     need = _ir_needed(info, opset, domains_left, types)
     new_info = dataclasses.replace(info, opsets=need[1], ir_version=need[0])
     blocking[:0] = [_place_model(t, x) for x in t.model_findings(new_info) if x.severity == ERROR]

@@ -1,0 +1,91 @@
+"""Nodes whose sites are equal share one ``NodeSite`` (predict._body_sites), and each still
+gets its own findings at its own place: in `qlin check --target`, in the plan's blocking
+findings, for nodes of the quantization families and for ops of no family qlin knows."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+from test_targets_refusal import uint4_blocked
+
+from qlin_cli.targets import predict
+
+
+def _others() -> onnx.ModelProto:
+    """Two equal nodes of a domain onnxruntime has no operators in, and two Relu nodes that
+    differ only in their input type (int16: a type the schema allows and no kernel takes)."""
+    nodes = [h.make_node("Relu", ["a"], ["c"], name="relu_f"),
+             h.make_node("Relu", ["i"], ["k"], name="relu_i16"),
+             h.make_node("Foo", ["c"], ["d"], name="foo0", domain="org.example"),
+             h.make_node("Foo", ["c"], ["e"], name="foo1", domain="org.example")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("a", T.FLOAT, [2]),
+                                  h.make_tensor_value_info("i", T.INT16, [2])],
+                     [h.make_tensor_value_info(n, t, [2]) for n, t in (("k", T.INT16), ("d", T.FLOAT),
+                                                                       ("e", T.FLOAT))])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 21), h.make_opsetid("org.example", 1)])
+    m.ir_version = 10
+    return m
+
+
+def test_equal_nodes_of_no_family_each_get_their_finding_and_types_keep_sites_apart():
+    found = [(f.code, f.node) for f in predict.findings(_others(), "", ["onnxruntime"])]
+    assert found == [("QT202", "relu_i16"), ("QT104", "foo0"), ("QT104", "foo1")]
+    sites = list(predict.sites(_others(), ""))
+    assert len(sites) == 4 and sites[2] is sites[3] and sites[0] is not sites[1]
+
+
+def test_the_int16_relu_is_refused_by_onnxruntime_itself():
+    ort = pytest.importorskip("onnxruntime")
+    m = _others()
+    del m.graph.node[2:]
+    del m.graph.output[1:]
+    m.opset_import.pop()
+    with pytest.raises(Exception, match="Relu"):
+        ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def _twice(m: onnx.ModelProto) -> onnx.ModelProto:
+    """The model's graph twice over, the second copy's names suffixed "_2" (equal sites)."""
+    g = m.graph
+    copy = onnx.ModelProto()
+    copy.CopyFrom(m)
+    names = {n for node in g.node for n in [*node.input, *node.output]} | {t.name for t in g.initializer}
+    rename = {n: f"{n}_2" for n in names}
+    for node in g.node:
+        new = copy.graph.node.add()
+        new.CopyFrom(node)
+        new.name = f"{node.name}_2"
+        new.input[:] = [rename[n] for n in node.input]
+        new.output[:] = [rename[n] for n in node.output]
+    for t in g.initializer:
+        new = numpy_helper.from_array(numpy_helper.to_array(t), rename[t.name]) if t.data_type not in (
+            T.UINT4, T.INT4) else h.make_tensor(rename[t.name], t.data_type, t.dims, _codes(t))
+        copy.graph.initializer.append(new)
+    for vi in [*g.input, *g.output]:
+        new = (copy.graph.input if vi in g.input else copy.graph.output).add()
+        new.CopyFrom(vi)
+        new.name = rename[vi.name]
+    return copy
+
+
+def _codes(t: onnx.TensorProto) -> list[int]:
+    return np.asarray(numpy_helper.to_array(t), dtype=np.int64).ravel().tolist()
+
+
+def test_equal_quantization_nodes_each_get_their_findings_and_blocking_place():
+    m = _twice(uint4_blocked())
+    onnx.checker.check_model(m, full_check=True)
+    found = [f for f in predict.findings(m, ".", ["tensorrt-11"]) if f.node]
+    once = [f for f in predict.findings(uint4_blocked(), ".", ["tensorrt-11"]) if f.node]
+    assert [(f.code, f.node) for f in found] == (
+        [(f.code, f.node) for f in once] + [(f.code, f"{f.node}_2") for f in once])
+    plan = predict.plan(m, ".", "tensorrt-11")
+    assert plan.choice is None
+    blocked = [(p.code, p.node) for p in plan.blocking]
+    assert blocked == [(f.code, f.node) for f in found if f.severity == "error"]
+    sites = list(predict.sites(m, "."))
+    assert sites[0] is sites[2] and sites[1] is sites[3]  # dq, mm, dq_2, mm_2
