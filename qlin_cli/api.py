@@ -8,7 +8,7 @@
     for f in result.findings:                                   # qlin.Finding
         print(f.code, f.severity, f.graph, f.node, f.detail)
     findings = qlin.check_model(model_proto)                    # an onnx.ModelProto
-    converted = qlin.convert("model.onnx", to_opset=21)         # .model, .entries, .refused
+    converted = qlin.convert("model.onnx", to_opset=21)         # .model, .entries, .refused (Findings)
     scheme = qlin.inspect("model.onnx")                         # the dict `qlin inspect` shows
     rows = qlin.targets()                                       # what each target accepts
 

@@ -201,10 +201,10 @@ def _codes(value, where: str) -> list[str]:
 
 
 def known_codes() -> list[str]:
-    """Every rule code and target code."""
+    """Every code `qlin check` reports: rule codes and target codes (not convert's QC)."""
     from . import codes
 
-    return codes.known()
+    return codes.known(codes.CHECKED)
 
 
 def load_config(start: str | None = None) -> Config:

@@ -153,9 +153,8 @@ def _shown(result, clean):
 
     entries = [replace(e, where=clean(e.where), op=clean(e.op), changes=[clean(c) for c in e.changes])
                for e in result.entries]
-    refused = [replace(r, where=clean(r.where), op=clean(r.op), reason=clean(r.reason),
-                       ways_out=[clean(w) for w in r.ways_out]) for r in result.refused]
-    return replace(result, entries=entries, refused=refused, resolved=_cleaned(result.resolved, clean),
+    return replace(result, entries=entries, refused=_cleaned(result.refused, clean),
+                   resolved=_cleaned(result.resolved, clean),
                    warnings=_cleaned(result.warnings, clean))
 
 
@@ -164,7 +163,7 @@ def _cleaned(findings, clean) -> list:
     from dataclasses import replace
 
     return [replace(f, detail=clean(f.detail), where=clean(f.where), node=clean(f.node), graph=clean(f.graph),
-                    title=clean(f.title)) for f in findings]
+                    title=clean(f.title), ways_out=tuple(clean(w) for w in f.ways_out)) for f in findings]
 
 
 def _newest_ir() -> int:

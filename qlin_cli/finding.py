@@ -1,5 +1,6 @@
-"""One finding, wherever it comes from: a rule on a node or a site of the model, or a
-target's profile. What is wrong and where are fields, composed only when rendered."""
+"""One finding, wherever it comes from: a rule on a node or a site of the model, a
+target's profile, or a node `qlin convert` refuses. What is wrong and where are fields,
+composed only when rendered."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ __all__ = ["Finding"]
 
 @dataclass(frozen=True)
 class Finding:
-    """One finding, of a rule or a target: what is wrong (``detail``) and where (the other
-    fields), kept apart and composed only when rendered (``message``)."""
+    """One finding, of a rule, a target or convert: what is wrong (``detail``) and where (the
+    other fields), kept apart and composed only when rendered (``message``)."""
 
     code: str
     severity: str
@@ -31,6 +32,7 @@ class Finding:
     frame: tuple = ()
     target: str = ""  # the target whose finding it is ("onnxruntime"); "" for a rule's
     convertible: bool = False  # a target's finding that `qlin convert --target TARGET` removes
+    ways_out: tuple[str, ...] = ()  # a convert refusal's: the options that get past it, each tried
 
     @property
     def message(self) -> str:

@@ -43,7 +43,7 @@ def test_one_element_scale_is_per_tensor_in_convert(domain, opset, to_domain, to
     model = _bias_dq(domain, opset)
     assert not [d for d in check_model(model, ".") if d.severity != "info"]
     result = convert_model(model, ".", Options(to_opset, to_domain))
-    assert not result.refused, [r.reason for r in result.refused]
+    assert not result.refused, [r.detail for r in result.refused]
     assert result.verified == result.count("converted")
     node = result.model.graph.node[0]
     assert not any(a.name == "axis" for a in node.attribute)

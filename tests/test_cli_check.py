@@ -107,11 +107,14 @@ def test_rules_json_lists_every_rule():
     code, out, _ = run("rules", "--format", "json")
     assert code == 0
     items = json.loads(out)
+    from qlin_cli.convert import codes as convert_codes
     from qlin_cli.targets import codes as target_codes
 
-    # the spec rules, then the deployment targets' codes (`qlin check --target`)
+    # the spec rules, then the deployment targets' codes (`qlin check --target`), then
+    # convert's refusals
     assert [i["code"] for i in items] == ([r.code for r in rules.all_rules()]
-                                          + [c.code for c in target_codes.all_codes()])
+                                          + [c.code for c in target_codes.all_codes()]
+                                          + [c.code for c in convert_codes.all_codes()])
     assert all(set(i) == {"code", "name", "severity", "summary", "fixable"} for i in items)
     assert len(items) >= 20
 

@@ -81,7 +81,7 @@ def test_13_to_10_drops_axis_on_per_tensor_and_refuses_per_axis():
     assert not r.refused and not r.model.graph.node[0].attribute
     _valid(r.model)
     r = _convert(per_axis("QuantizeLinear", 13), 10)
-    assert r.model is None and "per-axis" in r.refused[0].reason
+    assert r.model is None and "per-axis" in r.refused[0].detail
     assert "--to-opset 13" in r.refused[0].ways_out
 
 
@@ -103,7 +103,7 @@ def test_23_to_21_strips_precision_only_when_unchanged():
     _valid(r.model)
     other = q_model(23, attrs={"precision": TensorProto.FLOAT16})
     r = _convert(other, 21)
-    assert r.model is None and "precision" in r.refused[0].reason
+    assert r.model is None and "precision" in r.refused[0].detail
 
 
 def test_23_to_21_dequantize_output_dtype():
@@ -121,7 +121,7 @@ def test_types_refused_below_their_opset(q_type, opset, needs):
     m = dq_model(25, zero_point=zp, zp_type=q_type, x_type=q_type)
     r = _convert(m, opset)
     assert r.model is None, q_type
-    assert q_type in r.refused[0].reason
+    assert q_type in r.refused[0].detail
     assert f"--to-opset {needs}" in r.refused[0].ways_out
     assert _convert(m, needs).model is not None
 
@@ -130,12 +130,13 @@ def test_float8e8m0_scale_refused_below_24():
     m = dq_model(24, scale=np.float32(0.5), scale_type="float8e8m0")
     m.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT
     r = _convert(m, 23)
-    assert r.model is None and "float8e8m0" in r.refused[0].reason
+    assert r.model is None and "float8e8m0" in r.refused[0].detail
 
 
 def test_blocked_refused_below_21_and_lowered_with_lower():
     r = _convert(blocked_dq(21, "int8"), 19)
-    assert r.model is None and "blocked" in r.refused[0].reason and "--lower" in r.refused[0].ways_out
+    assert r.model is None and "blocked" in r.refused[0].detail and "--lower" in r.refused[0].ways_out
+    assert r.refused[0].code == "QC102" and r.refused[0].severity == "error"
     r = _convert(blocked_dq(21, "int8"), 19, lower=True)
     assert r.model is not None and r.count("lowered") == 1 and r.verified == 1
     _valid(r.model)

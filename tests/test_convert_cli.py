@@ -357,3 +357,27 @@ def test_names_in_resolved_errors_are_printable(tmp_path):
     js = _cli(src, "--to-opset", 20, "--dry-run", "--format", "json")
     assert js.exit_code == 1 and "\x1b" not in js.stdout
     assert any("red" in f["node"] for f in json.loads(js.stdout)["findings"])
+
+
+def test_a_refusal_is_a_finding_with_its_code_in_json_and_text(tmp_path):
+    """Each refused node is a Finding (convert/codes/): JSON keeps the node / op / reason /
+    ways_out it always had and adds the code; the text report leads with the code."""
+    src = _int4_at(21, tmp_path / "m.onnx")
+    r = _cli(src, "--to-opset", 13, "--dry-run", "--format", "json")
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "refused" and doc["summary"]["refused"] == 2
+    first = doc["refused"][0]
+    assert first["code"] == "QC102" and first["node"] == "'q' in main"
+    assert first["op"] == "QuantizeLinear (ai.onnx 21)" and "int4" in first["reason"]
+    assert "--to-domain com.microsoft" in first["ways_out"], first
+    text = _cli(src, "--to-opset", 13, "--dry-run")
+    assert text.exit_code == 1 and "QC102 'q' in main  QuantizeLinear (ai.onnx 21): " in text.output
+    from qlin_cli.convert.run import convert_model
+    from qlin_cli.convert.state import Options
+    from qlin_cli.finding import Finding
+
+    result = convert_model(onnx.load(src), str(tmp_path), Options(13))
+    assert all(isinstance(f, Finding) and f.code == "QC102" for f in result.refused)
+    assert [(f.node, f.op_type, f.domain, f.opset, f.graph) for f in result.refused] == [
+        ("q", "QuantizeLinear", "ai.onnx", 21, "main"), ("dq", "DequantizeLinear", "ai.onnx", 21, "main")]

@@ -47,14 +47,14 @@ def test_quark_int32_quantize_refused_everywhere_but_quark():
                   scale=np.float32(0.5), zero_point=np.int32(0), zp_type="int32")
     for dom in ("ai.onnx", "com.microsoft"):
         r = _conv(m, 25, dom)
-        assert r.model is None and "int32" in r.refused[0].reason
+        assert r.model is None and "int32" in r.refused[0].detail
     assert _conv(m, 25, None).model is not None  # staying in Quark is fine
 
 
 def test_blocked_and_float8_refused_in_microsoft():
     m = q_model(21, zero_point=np.float32(0), zp_type="float8e4m3fn")
     r = _conv(m, 21, "com.microsoft")
-    assert r.model is None and "float8e4m3fn" in r.refused[0].reason
+    assert r.model is None and "float8e4m3fn" in r.refused[0].detail
 
 
 def test_microsoft_without_zero_point_keeps_uint8_default():
@@ -70,13 +70,14 @@ def test_quark_per_axis_without_axis_needs_the_user_to_choose_a_reading():
                      channels=4)
     r = convert_model(model, ".", Options(21, "ai.onnx"))
     assert r.model is None and len(r.refused) == 1
-    reason = r.refused[0].reason
+    reason = r.refused[0].detail
     assert "page says the default is 1" in reason and "kernel uses 0" in reason
-    assert r.refused[0].ways_out == ["--quark-axis 1", "--quark-axis 0"]
+    assert r.refused[0].ways_out == ("--quark-axis 1", "--quark-axis 0") and r.refused[0].code == "QC101"
     # x is [3, 4] and the scale has 4 entries: only axis 1 fits, and the proof says so
     ok = convert_model(model, ".", Options(21, "ai.onnx", vendor_axis=1))
     assert not ok.refused and ok.verified == 1
     node = ok.model.graph.node[0]
     assert [(a.name, a.i) for a in node.attribute] == [("axis", 1)]
     wrong = convert_model(model, ".", Options(21, "ai.onnx", vendor_axis=0))
-    assert wrong.model is None and "proof failed" in wrong.refused[0].reason
+    assert wrong.model is None and "proof failed" in wrong.refused[0].detail
+    assert [f.code for f in wrong.refused] == ["QC401"]

@@ -123,7 +123,7 @@ def test_converted_node_runs_identically_in_onnxruntime(case, tmp_path):
         if op_node.op_type == "ArgMax":
             model.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
     result = convert_model(model, str(tmp_path), Options(to))
-    assert not result.refused, [r.reason for r in result.refused]
+    assert not result.refused, [r.detail for r in result.refused]
     new = result.model
     assert new.opset_import[0].version == to
     rng = np.random.default_rng(3)
@@ -158,7 +158,7 @@ def test_what_cannot_be_expressed_is_refused_by_name(op_node, opset, inputs, to,
         model = _model(op_node, opset, inputs, consts)
     result = convert_model(model, str(tmp_path), Options(to))
     assert result.model is None
-    assert any(words in r.reason for r in result.refused), [r.reason for r in result.refused]
+    assert any(words in r.detail for r in result.refused), [r.detail for r in result.refused]
 
 
 def test_a_million_repeated_nodes_cost_one_decision():

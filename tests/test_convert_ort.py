@@ -84,7 +84,7 @@ def test_per_tensor_down_to_opset_10(quantized, tmp_path):
     onnxruntime gives the same bits."""
     src, dst = quantized["u8_tensor"], str(tmp_path / "o10.onnx")
     r = convert(src, dst, 10)
-    assert not r.refused, [x.reason for x in r.refused]
+    assert not r.refused, [x.detail for x in r.refused]
     assert r.model.opset_import[0].version == 10
     _same(_run(src, _feeds()), _run(dst, _feeds()))
 
@@ -116,7 +116,7 @@ def test_int4_weights_opset_21(quantized, tmp_path):
         assert not r.refused, r.refused
         _same(_run(src, _feeds()), _run(dst, _feeds()))
     r = convert(src, str(tmp_path / "x.onnx"), 19)
-    assert r.model is None and any("int4" in x.reason for x in r.refused)
+    assert r.model is None and any("int4" in x.detail for x in r.refused)
 
 
 def test_quark_int16_to_ai_onnx_matches_ai_onnx_model(tmp_path):

@@ -70,7 +70,7 @@ def test_a_body_called_with_two_signatures_is_checked_for_both():
 def test_convert_proves_a_function_body_with_the_types_of_its_call():
     model = _model(_quantize_fn(21), [(F, np.zeros((), np.int8), "int8")], 21)
     r = convert_model(model, ".", Options(23, "com.microsoft"))
-    assert not r.refused, [x.reason for x in r.refused]
+    assert not r.refused, [x.detail for x in r.refused]
     converted = [e for e in r.entries if e.action == "converted"]
     assert len(converted) == 1 and converted[0].verified
     assert r.model.functions[0].node[0].domain == "com.microsoft"
@@ -94,10 +94,11 @@ def test_signatures_that_need_different_rewrites_are_refused():
         return m
 
     same = convert_model(model([np.float32(0.5), np.float32(0.25)]), ".", Options(19))
-    assert same.model is not None, [x.reason for x in same.refused]
+    assert same.model is not None, [x.detail for x in same.refused]
     assert list(same.model.functions[0].node[-1].input)[2:]  # the zero point, once
     mixed = model([np.float32(0.5), np.full(3, 0.25, np.float32)])
     assert [d.code for d in check_model(mixed, ".") if d.severity == "error"] == []
     r = convert_model(mixed, ".", Options(19))
     assert r.model is None
-    assert any("signatures that need different rewrites" in x.reason for x in r.refused), r.refused
+    assert any("signatures that need different rewrites" in x.detail and x.code == "QC301"
+               for x in r.refused), r.refused

@@ -33,7 +33,8 @@ def _modules_after(argv) -> set[str]:
     return set(ast.literal_eval(line[len("MODULES "):]))
 
 
-@pytest.mark.parametrize("argv", [["rules"], ["rules", "--format", "json"], ["rule", "QL409"]])
+@pytest.mark.parametrize("argv", [["rules"], ["rules", "--format", "json"], ["rule", "QL409"],
+                                  ["rule", "QC102"]])
 def test_rules_and_rule_import_neither_onnx_nor_numpy(argv):
     assert not _modules_after(argv) & {"onnx", "numpy", "onnxruntime", "ml_dtypes", "rich"}
 
@@ -46,9 +47,13 @@ def test_rules_in_a_pipe_are_plain_columns():
     assert lines[0].split() == ["code", "name", "severity", "fix", "summary"]
     row = next(x for x in lines if x.startswith("QL409 "))
     assert row.split()[:4] == ["QL409", "one-element-scale", "info", "yes"]
+    from qlin_cli.convert import codes as convert_codes
     from qlin_cli.targets import codes as target_codes
 
-    assert len(lines) == 1 + len(rules.all_rules()) + len(target_codes.all_codes())
+    assert len(lines) == 1 + len(rules.all_rules()) + len(target_codes.all_codes()) + len(
+        convert_codes.all_codes())
+    assert [x.split()[0][:2] for x in lines[1:]] == sorted(
+        (x.split()[0][:2] for x in lines[1:]), key=("QL", "QT", "QC").index)
 
 
 def test_rule_metadata_from_source_equals_the_registry():
@@ -77,6 +82,7 @@ def test_rules_output_unchanged_by_reading_source():
     out = CliRunner().invoke(main, ["rules", "--format", "json"]).stdout
     import json
 
+    from qlin_cli.convert import codes as convert_codes
     from qlin_cli.targets import codes as target_codes
 
     listed = json.loads(out)
@@ -84,7 +90,7 @@ def test_rules_output_unchanged_by_reading_source():
         {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
          "fixable": r.fixable} for r in rules.all_rules()]
     assert [i["code"] for i in listed[len(rules.all_rules()):]] == [
-        c.code for c in target_codes.all_codes()]
+        c.code for c in [*target_codes.all_codes(), *convert_codes.all_codes()]]
 
 
 def _run(argv) -> float:

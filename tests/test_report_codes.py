@@ -13,6 +13,7 @@ from paths import MODELS, ROOT
 
 from qlin_cli import codes, rules
 from qlin_cli.cli import main
+from qlin_cli.convert import codes as convert_codes
 from qlin_cli.targets import codes as target_codes
 
 SCHEMA = os.path.join(os.path.dirname(ROOT), "shared", "data", "sarif-schema-2.1.0.json")
@@ -20,11 +21,15 @@ SCHEMA = os.path.join(os.path.dirname(ROOT), "shared", "data", "sarif-schema-2.1
 MODEL = os.path.join(MODELS, "rules", "QL401-bad.onnx")
 
 
-def test_the_table_holds_every_rule_and_target_code_once():
+def test_the_table_holds_every_rule_target_and_convert_code_once():
     table = codes.known()
-    assert table == sorted(table) and len(set(table)) == len(table)
-    assert set(table) == {r.code for r in rules.all_rules()} | {c.code for c in target_codes.all_codes()}
+    assert table == sorted(table, key=lambda c: (("QL", "QT", "QC").index(c[:2]), c))
+    assert len(set(table)) == len(table)
+    assert set(table) == ({r.code for r in rules.all_rules()} | {c.code for c in target_codes.all_codes()}
+                          | {c.code for c in convert_codes.all_codes()})
+    assert codes.known(codes.CHECKED) == [c for c in table if not c.startswith("QC")]
     assert codes.get("qt405").kind == "target" and codes.get("QL401").kind == "rule"
+    assert codes.get("qc102").kind == "convert" and codes.get("QC102").severity == "error"
     assert codes.get("QL999") is None
 
 
@@ -41,7 +46,7 @@ def test_every_format_with_and_without_targets(fmt, targets):
     log = json.loads(r.stdout)
     run = log["runs"][0]
     driver = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
-    assert driver == codes.known()
+    assert driver == codes.known(codes.CHECKED)
     for result in run["results"]:
         assert driver[result["ruleIndex"]] == result["ruleId"]
     found = {result["ruleId"] for result in run["results"]}

@@ -42,8 +42,8 @@ def render_json(path: str, written: str | None, result: Result, dry_run: bool) -
         "summary": summary(result),
         "nodes": [{"node": e.where, "op": e.op, "action": e.action, "changes": e.changes,
                    "verified": e.verified} for e in result.entries],
-        "refused": [{"node": r.where, "op": r.op, "reason": r.reason, "ways_out": r.ways_out}
-                    for r in result.refused],
+        "refused": [{"code": r.code, "node": r.where, "op": r.title, "reason": r.detail,
+                     "ways_out": list(r.ways_out)} for r in result.refused],
     }, indent=2)
 
 
@@ -105,6 +105,6 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool,
     if result.refused:
         click.echo(f"refused ({len(result.refused)}): the target cannot express these nodes")
         for r in result.refused:
-            click.echo(f"  {r.where}  {r.op}: {r.reason}")
+            click.echo(f"  {r.code} {r.where}  {r.title}: {r.detail}")
             if r.ways_out:
                 click.echo(f"      way out: {', '.join(r.ways_out)}")

@@ -14,13 +14,14 @@ import onnx
 
 from .. import schema
 from ..errors import QlinError
+from ..finding import Finding
 from ..model.tensors import UnsafeData
 from ..schema import ir
 from .passes import FINISH, PLAN
 from .passes.unify import one_per_node
-from .state import Context, Entry, Options, Refused, Result
+from .state import Context, Entry, Options, Result
 
-__all__ = ["Entry", "Options", "Refused", "Result", "convert_model"]
+__all__ = ["Entry", "Options", "Result", "convert_model"]
 
 
 def convert_model(model: onnx.ModelProto, base_dir: str, opts: Options,
@@ -74,10 +75,10 @@ def _one_each(entries: list[Entry]) -> list[Entry]:
     return out
 
 
-def _run(passes, ctx: Context) -> tuple[list[Entry], list[Refused]]:
+def _run(passes, ctx: Context) -> tuple[list[Entry], list[Finding]]:
     """Run ``passes`` in order, each held to its contract (passes/__init__.py)."""
     entries: list[Entry] = []
-    refused: list[Refused] = []
+    refused: list[Finding] = []
     for p in passes:
         missing = [r for r in p.requires if r not in ctx.ensured]
         if missing:

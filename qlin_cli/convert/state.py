@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from ..finding import Finding
 from .sites import Namer, Site
 
 
@@ -30,14 +31,6 @@ class Entry:
 
 
 @dataclass
-class Refused:
-    where: str
-    op: str
-    reason: str
-    ways_out: list[str] = field(default_factory=list)
-
-
-@dataclass
 class Rewrite:
     """Nodes that replace one node, the initializers they add, and how to prove them."""
 
@@ -54,7 +47,7 @@ class PassResult:
 
     modified: bool = False
     entries: list[Entry] = field(default_factory=list)
-    refusals: list[Refused] = field(default_factory=list)
+    refusals: list[Finding] = field(default_factory=list)  # QC codes (convert/codes/)
 
 
 @dataclass
@@ -78,7 +71,7 @@ class Context:
 class Result:
     model: onnx.ModelProto | None
     entries: list[Entry]
-    refused: list[Refused]
+    refused: list[Finding]  # what was refused, one finding per node (code QCxxx, ways_out)
     opsets_from: dict[str, int]
     opsets_to: dict[str, int]
     ir_from: int

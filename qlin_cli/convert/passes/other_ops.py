@@ -13,8 +13,8 @@ from ...schema import dtypes, ir
 from .. import ops
 from ..ops.prove import CannotProve, prove
 from ..sites import Site
-from ..state import Context, Entry, PassResult, Refused, Rewrite
-from .common import op_label, where
+from ..state import Context, Entry, PassResult, Rewrite
+from .common import op_label, refused, where
 
 
 @dataclass
@@ -84,7 +84,7 @@ class PlanOtherOps:
                 continue
             w, op = where(site), op_label(site)
             if isinstance(got, ops.Refusal):
-                result.refusals.append(Refused(w, op, got.reason))
+                result.refusals.append(refused(site, "QC201", got.reason))
                 continue
             shapes = {n: (None if t is None else t[1]) for n, t in found.items()}
             case = OpCase(node, src, got.nodes, to, types, shapes, const, got.exact)

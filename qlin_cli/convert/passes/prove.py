@@ -4,7 +4,8 @@ evaluator (convert/verify.py), other ops with onnx.reference (convert/ops/prove.
 from __future__ import annotations
 
 from .. import verify
-from ..state import Context, PassResult, Refused
+from ..state import Context, PassResult
+from .common import refused
 from .other_ops import OpCase, prove_case
 
 
@@ -45,7 +46,7 @@ class Prove:
                 r.entry.verified = why is None
                 why = None if why is None else f"the proof failed: {why}"
             if why is not None:
-                result.refusals.append(Refused(r.entry.where, r.entry.op, why))
+                result.refusals.append(refused(r.site, "QC401", why))
             if ctx.progress:
                 ctx.progress(i + 1, len(cases))
         return result

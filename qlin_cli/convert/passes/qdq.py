@@ -7,14 +7,15 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ... import schema
+from ...finding import Finding
 from ...model.facts import read_facts
 from ...model.tensors import read_value
 from ...schema import dtypes, ir
 from .. import domains, lower, qnode, verify
 from ..refusal import Refusal
 from ..sites import Site
-from ..state import Context, Entry, PassResult, Refused, Rewrite
-from .common import op_label, where
+from ..state import Context, Entry, PassResult, Rewrite
+from .common import op_label, refused, where
 
 
 def after_opsets(opsets: dict[str, int], to_opset: int) -> dict[str, int]:
@@ -45,7 +46,7 @@ def _zero_point(z: qnode.NewZeroPoint, name: str) -> onnx.TensorProto:
     return numpy_helper.from_array(np.zeros(z.shape, dtypes.BY_NAME[z.type_name].numpy), name)
 
 
-def plan(ctx: Context, site: Site, facts) -> Rewrite | Entry | Refused | None:
+def plan(ctx: Context, site: Site, facts) -> Rewrite | Entry | Finding | None:
     node, opts = site.node, ctx.opts
     q = qnode.read(facts)
     w, op = where(site), op_label(site)
@@ -53,9 +54,9 @@ def plan(ctx: Context, site: Site, facts) -> Rewrite | Entry | Refused | None:
     if (spec.kernel_axis_default is not None and not facts.has("axis")
             and facts.granularity in (schema.PER_AXIS, schema.BLOCKED)):
         if opts.vendor_axis is None:
-            return Refused(w, op, f"per-axis without axis: {spec.domain_name}'s page says the default "
-                                  f"is {spec.axis_default}, its kernel uses {spec.kernel_axis_default}; "
-                                  f"say which reading applies", [
+            return refused(site, "QC101", f"per-axis without axis: {spec.domain_name}'s page says the "
+                                          f"default is {spec.axis_default}, its kernel uses "
+                                          f"{spec.kernel_axis_default}; say which reading applies", [
                 f"--quark-axis {spec.axis_default}", f"--quark-axis {spec.kernel_axis_default}"])
         q.attrs["axis"] = opts.vendor_axis
         q.changes.append(f"axis={opts.vendor_axis} from --quark-axis")
@@ -69,11 +70,11 @@ def plan(ctx: Context, site: Site, facts) -> Rewrite | Entry | Refused | None:
         if not opts.lower:
             if lower.can_lower(q, opts):
                 outs.append("--lower")
-            return Refused(w, op, res.reason, outs)
+            return refused(site, "QC102", res.reason, outs)
         vals = values()
         low = lower.lower(q, node, opts, ctx.namer, vals)
         if isinstance(low, Refusal):
-            return Refused(w, op, f"{res.reason}; --lower cannot help: {low.reason}", outs)
+            return refused(site, "QC102", f"{res.reason}; --lower cannot help: {low.reason}", outs)
         case = verify.Case(w, q, [node], before_opsets, low.nodes, after, vals, low.added,
                            facts.in_shape(0))
         nodes = low.nodes if site.in_function else [n for n in low.nodes if n.op_type != "Constant"]
@@ -118,7 +119,7 @@ class PlanQDQ:
             if not schema.is_linear(facts.spec):
                 continue
             got = plan(ctx, site, facts)
-            if isinstance(got, Refused):
+            if isinstance(got, Finding):
                 result.refusals.append(got)
             elif isinstance(got, Entry):
                 result.entries.append(got)

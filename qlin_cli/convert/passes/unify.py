@@ -4,7 +4,8 @@ refused. The readings are all proven; the model gets one copy."""
 
 from __future__ import annotations
 
-from ..state import Context, PassResult, Refused
+from ..state import Context, PassResult
+from .common import refused
 
 
 def _key(r) -> tuple:
@@ -25,8 +26,8 @@ class Unify:
                 continue
             same = [n.SerializeToString() for n in first.nodes] == [n.SerializeToString() for n in r.nodes]
             if not same:
-                result.refusals.append(Refused(
-                    r.entry.where, r.entry.op,
+                result.refusals.append(refused(
+                    r.site, "QC301",
                     f"its function is called with signatures that need different rewrites "
                     f"({first.site.scope.path} vs {r.site.scope.path})"))
         return result

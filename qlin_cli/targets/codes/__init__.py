@@ -12,26 +12,14 @@ docs/targets.md. Nothing here imports onnx: `qlin rules` lists the codes without
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from functools import cache
 
-from .code import Code
+from ...code import Code, discover
 
 
 @cache
 def _codes() -> dict[str, type[Code]]:
-    found: dict[str, type[Code]] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("qt"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Code) and value is not Code:
-                if not info.name.startswith(value.code.lower() + "_"):
-                    raise RuntimeError(f"{info.name} holds {value.code}")
-                found[value.code] = value
-    return found
+    return discover(__path__, __name__, "qt")
 
 
 def all_codes() -> list[type[Code]]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .code import Code
+from ...code import Code
 
 
 class OpUnsupported(Code):

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ..base import WARNING
-from .code import Code
+from ...code import Code
+from ...severity import WARNING
 
 
 class DivisionInFloat32(Code):
