@@ -79,7 +79,7 @@ def check_analysis(
     node_rules = [r for r in active if not isinstance(r, ModelRule)]
     model_rules = [r for r in active if isinstance(r, ModelRule)]
     found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
-    clean: set[NodeFacts] = set()
+    clean: set[int] = set()  # ids of ``Analysis.same_as`` facts that raised nothing
     checked = 0
     for order, body in enumerate(a.bodies):
         scope = body.scope
@@ -94,7 +94,8 @@ def check_analysis(
             if facts is None:
                 facts = body.facts[index] = read_facts(node, index, scope, a.base_dir, op)
             checked += 1
-            if cache and facts in clean:
+            first = a.same_as(body, index, facts)
+            if cache and id(first) in clean:
                 continue
             before = len(found)
             for rule in node_rules:
@@ -103,7 +104,7 @@ def check_analysis(
                 for v in rule.violations(facts):
                     found.append(((order, index, rule.code), diagnostic(rule, v, facts)))
             if len(found) == before:
-                clean.add(facts)
+                clean.add(id(first))
     for rule in model_rules:
         for v in rule.check_model(a):
             found.append(((*a.order(v.at.graph, v.at.index), rule.code), placed(rule, v)))

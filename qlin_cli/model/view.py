@@ -50,6 +50,8 @@ class BodyView:
     parent: BodyView | None
     nodes: list[onnx.NodeProto] = field(default_factory=list)
     facts: dict[int, NodeFacts] = field(default_factory=dict)
+    # index -> the first facts read in the view that equal the node's (ModelView.same_as)
+    same: dict[int, NodeFacts] = field(default_factory=dict)
     found_attributed: tuple[int, ...] | None = None  # graphs.Body.attributed, where known
 
     @property
@@ -128,6 +130,16 @@ class ModelView:
         self.bodies: list[BodyView] = []
         self._by_path: dict[str, BodyView] = {}
         self._memo: dict = {}
+        self._firsts: dict[NodeFacts, NodeFacts] = {}  # facts -> the first equal facts read
+
+    def same_as(self, body: BodyView, index: int, f: NodeFacts) -> NodeFacts:
+        """The first facts read in this view equal to ``f``, the node's own: nodes whose facts
+        are equal get one object, so that what is keyed on their value (the check's verdicts,
+        the targets' sites) compares identities, one comparison of values per node in all."""
+        c = body.same.get(index)
+        if c is None:
+            c = body.same[index] = self._firsts.setdefault(f, f)
+        return c
 
     def memo(self, key, compute):
         """``compute()`` once per view: what several rules derive alike (a map of the

@@ -187,7 +187,7 @@ def _linear_site(a: Analysis, body, f: NodeFacts, ins: tuple, y: str, role: tupl
         None if maker is None else (kinds[maker][1], doms[kinds[maker][0]]),
         _after(a, body, readers, f.x_rank) if dq else ((), (), ()),
     )
-    key = (f, id(producer), fields)  # a producer is one object per value
+    key = (id(a.same_as(body, f.location.index, f)), id(producer), fields)  # one object per value each
     site = made.get(key)
     if site is None:
         x_in, y_out, scale_in, readers_of, x_from, (then, reduced, partners) = fields
