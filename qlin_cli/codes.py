@@ -28,25 +28,46 @@ class CodeDoc:
         return self.text
 
 
-def all_codes() -> list[CodeDoc]:
-    """Every code: the QL codes, then QT, then QC, each sorted."""
+def _tables():
+    """(kind, its code prefix, a function from a code to its entry's source or None, a
+    function listing every entry's source) of each kind. The sources are rule_docs.RuleDoc
+    or a ``Code`` class; neither table imports onnx."""
     from . import rule_docs
-    from .convert import codes as convert_codes  # neither imports onnx
+    from .convert import codes as convert_codes
     from .targets import codes as target_codes
 
-    found = [CodeDoc(r.code, r.name, r.severity, r.summary, r.fixable, r.doc(), "rule")
-             for r in rule_docs.all_docs()]
-    found += [CodeDoc(c.code, c.name, c.severity, c.summary, False, c.doc(), "target")
-              for c in target_codes.all_codes()]
-    found += [CodeDoc(c.code, c.name, c.severity, c.summary, False, c.doc(), "convert")
-              for c in convert_codes.all_codes()]
-    return sorted(found, key=lambda c: (KINDS.index(c.kind), c.code))
+    def one(table):
+        def find(code):
+            try:
+                return table.get(code)
+            except KeyError:
+                return None
+        return find
+
+    return (("rule", "QL", rule_docs.get, rule_docs.all_docs),
+            ("target", "QT", one(target_codes), target_codes.all_codes),
+            ("convert", "QC", one(convert_codes), convert_codes.all_codes))
+
+
+def _entry(c, kind: str) -> CodeDoc:
+    return CodeDoc(c.code, c.name, c.severity, c.summary, bool(getattr(c, "fixable", False)), c.doc(), kind)
+
+
+def all_codes() -> list[CodeDoc]:
+    """Every code: the QL codes, then QT, then QC, each sorted."""
+    return [_entry(c, kind) for kind, _, _, listed in _tables()
+            for c in sorted(listed(), key=lambda c: c.code)]
 
 
 def get(code: str) -> CodeDoc | None:
-    """The code's entry (any case), or None."""
+    """The code's entry (any case), or None; read from its own table only (`qlin rule QL405`
+    reads one rule module and the base modules, not every rule's)."""
     code = code.upper()
-    return next((c for c in all_codes() if c.code == code), None)
+    for kind, prefix, find, _ in _tables():
+        if code.startswith(prefix):
+            c = find(code)
+            return None if c is None else _entry(c, kind)
+    return None
 
 
 def known(kinds: tuple[str, ...] = KINDS) -> list[str]:

@@ -78,6 +78,19 @@ def test_cleandoc_equals_inspects_on_every_code_and_odd_layouts():
         assert cleandoc(doc) == inspect.cleandoc(doc), doc
 
 
+def test_one_rule_read_from_its_own_module_equals_the_registry():
+    # `qlin rule CODE` reads the rule's module and the base modules only
+    for r in rules.all_rules():
+        d = rule_docs._read(r.code.lower() + "_")[r.code]
+        assert (d.name, d.severity, d.summary, d.fixable, d.doc()) == (
+            r.name, r.severity, r.summary, bool(r.fixable), r.doc()), r.code
+    from qlin_cli import codes
+
+    for c in codes.all_codes():
+        assert codes.get(c.code.lower()) == c
+    assert codes.get("QL999") is None and codes.get("QT9/9") is None and codes.get("XX101") is None
+
+
 def test_rules_output_unchanged_by_reading_source():
     out = CliRunner().invoke(main, ["rules", "--format", "json"]).stdout
     import json

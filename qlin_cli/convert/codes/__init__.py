@@ -25,9 +25,14 @@ def all_codes() -> list[type[Code]]:
     return [codes[k] for k in sorted(codes)]
 
 
+@cache
 def get(code: str) -> type[Code]:
-    """The code's class; KeyError for a code that does not exist."""
-    return _codes()[code.upper()]
+    """The code's class (its own module imported, no other); KeyError for a code that does
+    not exist."""
+    code = code.upper()
+    if not code.isalnum():
+        raise KeyError(code)
+    return discover(__path__, __name__, code.lower() + "_")[code]
 
 
 __all__ = ["Code", "all_codes", "get"]
