@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterable
 
 from .severity import ERROR, cleandoc
 
@@ -21,6 +22,14 @@ class Code:
     @classmethod
     def doc(cls) -> str:
         return cleandoc(cls.__doc__ or "")
+
+    @staticmethod
+    def check(target, facts) -> Iterable:
+        """The findings of this code on one node (``model.facts.NodeFacts``) for ``target``,
+        for a code whose module holds its logic and reads the target's facts as data (the
+        QT4xx codes several runtimes share); the others are reported by the target's module.
+        Imports what it needs when called: listing the codes loads no onnx."""
+        return ()
 
     @classmethod
     def to_json(cls) -> dict:

@@ -67,9 +67,9 @@ def test_every_code_is_documented_like_a_rule():
 
 
 def _emitted_codes() -> set[str]:
-    """Every code a target module passes to ``finding`` (read from the source)."""
+    """Every code a target module or a code module passes to ``finding`` (read from the source)."""
     out = set()
-    for path in (ROOT / "qlin_cli" / "targets").glob("*.py"):
+    for path in (ROOT / "qlin_cli" / "targets").glob("**/*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if (
                 isinstance(node, ast.Call)
@@ -83,6 +83,25 @@ def _emitted_codes() -> set[str]:
 
 def test_every_code_is_emitted_and_every_emitted_code_exists():
     assert _emitted_codes() == {c.code for c in codes.all_codes()}
+
+
+def _coded() -> set[str]:
+    """Every code a target module hands to ``base.coded`` (whose module holds the logic)."""
+    out = set()
+    for path in (ROOT / "qlin_cli" / "targets").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "coded":
+                out |= {e.value for e in node.args[1].elts}
+    return out
+
+
+def test_codes_with_their_logic_are_the_codes_the_targets_run_by_code():
+    from qlin_cli.code import Code
+
+    own = {c.code for c in codes.all_codes() if c.check is not Code.check}
+    assert own == _coded() == {"QT401", "QT402", "QT403"}
+    for code in own:  # each reads the targets' facts: a target without them gets nothing
+        assert not list(codes.get(code).check(base.get("nnapi"), None)), code
 
 
 def _test_names(path: Path) -> set[str]:

@@ -30,7 +30,7 @@ tests/test_targets_*.py.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from ..severity import ERROR, INFO, SEVERITIES, WARNING
@@ -137,6 +137,24 @@ class NodeSite:
     partners: tuple[str | None, ...] = ()
 
 
+@dataclass(frozen=True)
+class Float8Quantize:
+    """How a target's QuantizeLinear converts to float8 otherwise than the spec (QT403)."""
+
+    types: tuple[str, ...]  # the float8 output types it concerns
+    saturate_0_only: bool  # only nodes with saturate=0
+    what: str  # what happens instead ("{q}": the node's type)
+    fix: str
+
+
+def coded(target: Target, codes: Iterable[str], facts) -> Iterator[TargetFinding]:
+    """The findings of the codes whose modules hold their logic (``Code.check``), in order."""
+    from .codes import get
+
+    for code in codes:
+        yield from get(code).check(target, facts)
+
+
 class Target:
     """A deployment target. Subclasses set the class attributes and the two checks."""
 
@@ -154,6 +172,12 @@ class Target:
     notes: tuple[str, ...] = ()
     sources: tuple[Source, ...] = ()
     measured: bool = False  # the profile is held against the runtime by the test suite
+    # What its QuantizeLinear computes otherwise than the spec, as data the QT4xx code modules
+    # read (targets/codes/): the type it divides x by the scale in, "float32" (always) or
+    # "scale" (the scale's type; precision not supported), None as the spec says (QT401,
+    # QT402); how it converts to float8 (QT403), None as the spec says.
+    divides_in: str | None = None
+    float8_quantize: Float8Quantize | None = None
 
     # ---- the checks ------------------------------------------------------------------
     def model_findings(self, info: ModelInfo) -> Iterable[TargetFinding]:
@@ -297,6 +321,7 @@ __all__ = [
     "SEVERITIES",
     "SOURCE",
     "WARNING",
+    "Float8Quantize",
     "ModelInfo",
     "NodeSite",
     "Source",
@@ -307,4 +332,5 @@ __all__ = [
     "get",
     "names",
     "register",
+    "coded",
 ]

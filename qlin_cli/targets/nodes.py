@@ -40,6 +40,13 @@ def scale_type(f) -> str | None:
     return t
 
 
+def precision_type(f) -> str | None:
+    """The type a QuantizeLinear's ``precision`` attribute names, None when it is absent or 0
+    (then the scale's type sets the division's, as the page says)."""
+    p = f.attrs.get("precision", 0) if f.has("precision") else 0
+    return dtypes.name_of(p) if p else None
+
+
 def quant_type(f) -> str | None:
     """The quantized type: y of a quantize, x of a dequantize."""
     return f.quant_type

@@ -28,13 +28,22 @@ generated matrix of tests/test_targets_matrix.py.
 
 from __future__ import annotations
 
-from onnx import TensorProto
-
 from .. import schema
 from ..schema import ir
 from ..schema.ops import INT8S
 from . import nodes, ort_table, probe_keys, probe_table
-from .base import GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, TargetFinding, register
+from .base import (
+    GENERATED,
+    MEASURED,
+    Float8Quantize,
+    ModelInfo,
+    NodeSite,
+    Source,
+    Target,
+    TargetFinding,
+    coded,
+    register,
+)
 
 TABLE = ort_table.load(ort_table.default_version())  # the version installed beside qlin, else the newest
 # the release the hand-written checks below were measured on (tests/test_targets_divergence.py,
@@ -92,6 +101,13 @@ class OnnxRuntimeCpu(Target):
     float_types = ("float", "float16 (computed in float32)")
     granularities = (schema.PER_TENSOR, schema.PER_AXIS, schema.BLOCKED)
     measured = True
+    # measured, tests/test_targets_divergence.py: float16 divided in float32, precision ignored,
+    # saturate=0 float8e4m3fn outputs from 480 become ±448
+    divides_in = "float32"
+    float8_quantize = Float8Quantize(
+        ("float8e4m3fn",), True,
+        "with saturate=0, values from 480 (and a little beyond) become ±448 instead of NaN",
+        "keep x / y_scale within ±464 or use saturate=1")
     notes = (
         "opset 27 loads only with ALLOW_RELEASED_ONNX_OPSET_ONLY=0; opset 28 never",
         "QuantizeLinear-23+ with x and scale of different types loads, then fails at the first run",
@@ -416,26 +432,7 @@ class OnnxRuntimeCpu(Target):
                     fix=f"store y_scale as {xt}",
                 )
                 return
-            precision = f.attrs.get("precision", 0) if f.has("precision") else 0
-            if precision not in (0, TensorProto.FLOAT):
-                yield self.finding(
-                    "QT402",
-                    f"precision={_type_name(precision)} is ignored: the division is done in float32",
-                    fix="drop precision, or cast x and the scale first",
-                )
-            elif "float16" in (st, xt):
-                yield self.finding(
-                    "QT401",
-                    f"the division x / y_scale ({xt} / {st}) is done in float32, "
-                    f"not in {st}: results differ on values near a rounding boundary",
-                    fix="quantize from float32 if bit-exact results matter",
-                )
-            if nodes.quant_type(f) == "float8e4m3fn" and f.attr_int("saturate") == 0:
-                yield self.finding(
-                    "QT403",
-                    "with saturate=0, values from 480 (and a little beyond) become ±448 instead of NaN",
-                    fix="keep x / y_scale within ±464 or use saturate=1",
-                )
+            yield from coded(self, ("QT402", "QT401", "QT403"), f)
         if (
             f.domain == schema.MICROSOFT
             and not f.has("axis")
@@ -449,13 +446,6 @@ class OnnxRuntimeCpu(Target):
                 "(the com.microsoft schema says it must be a scalar)",
                 fix="set axis explicitly",
             )
-
-
-def _type_name(proto: int) -> str:
-    try:
-        return TensorProto.DataType.Name(proto)
-    except ValueError:
-        return str(proto)
 
 
 def _bound_types(f, signature) -> dict[str, str]:

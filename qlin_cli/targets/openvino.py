@@ -19,11 +19,21 @@ not checked: openvino's general operator coverage is not part of this profile.
 
 from __future__ import annotations
 
-from onnx import TensorProto
-
 from .. import schema
+from ..schema import dtypes
 from . import nodes, probe_keys, probe_table
-from .base import DOCUMENTED, GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, register
+from .base import (
+    DOCUMENTED,
+    GENERATED,
+    MEASURED,
+    Float8Quantize,
+    ModelInfo,
+    NodeSite,
+    Source,
+    Target,
+    coded,
+    register,
+)
 
 RUNTIME = "openvino"
 RULES_VERSION = "2026.4.1"  # the version the hand-written rules below were measured on
@@ -66,6 +76,12 @@ class OpenVinoCpu(Target):
     float_types = ("float", "float16", "bfloat16 (computed in float32)")
     granularities = (schema.PER_TENSOR, schema.PER_AXIS, f"{schema.BLOCKED} (blocks dividing the axis)")
     measured = True
+    # measured, tests/test_targets_divergence.py
+    divides_in = "float32"
+    float8_quantize = Float8Quantize(
+        tuple(sorted(dtypes.SATURATE_APPLIES)), False,
+        "conversion to {q} rounds twice (through float16), ignores saturate=0 and turns NaN into the "
+        "negative largest value", "validate float8 outputs on openvino")
     notes = (
         "cannot read fnuz float8, int2/uint2 or float6 tensors anywhere in the model",
         "no float4e2m1 quantize; blocks must divide the axis; a blocked quantize needs a zero point; "
@@ -337,26 +353,7 @@ class OpenVinoCpu(Target):
         q = nodes.quant_type(f)
         st = nodes.scale_type(f)
         if k == nodes.QUANTIZE:
-            precision = f.attrs.get("precision", 0) if f.has("precision") else 0
-            if precision not in (0, TensorProto.FLOAT):
-                yield self.finding(
-                    "QT402",
-                    "precision is ignored: the division is done in float32",
-                    fix="drop precision, or cast x and the scale first",
-                )
-            elif st in ("float16", "bfloat16"):
-                yield self.finding(
-                    "QT401",
-                    f"the division x / y_scale is done in float32, not in {st}",
-                    fix="quantize from float32 if bit-exact results matter",
-                )
-            if nodes.is_float8(q):
-                yield self.finding(
-                    "QT403",
-                    f"conversion to {q} rounds twice (through float16), ignores "
-                    "saturate=0 and turns NaN into the negative largest value",
-                    fix="validate float8 outputs on openvino",
-                )
+            yield from coded(self, ("QT402", "QT401", "QT403"), f)
             if nodes.is_integer(q):
                 zp = nodes.zero_point_values(f)
                 if zp is None or (zp % 2 != 0).any():

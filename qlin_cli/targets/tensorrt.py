@@ -28,11 +28,9 @@ dimension; no FP4); the profile follows the newest 10.x.
 
 from __future__ import annotations
 
-from onnx import TensorProto
-
 from .. import schema
 from . import nodes
-from .base import DOCUMENTED, SOURCE, ModelInfo, NodeSite, Source, Target, register
+from .base import DOCUMENTED, SOURCE, Float8Quantize, ModelInfo, NodeSite, Source, Target, coded, register
 
 NOT_MEASURED = "documented, not measured here"
 OPERATORS_MD = "github.com/onnx/onnx-tensorrt docs/operators.md (TensorRT 10.15)"
@@ -56,6 +54,12 @@ class TensorRt(Target):
     quantized_types = QUANTIZED
     float_types = FLOATS
     measured = False
+    # documented: the parser "does not support setting quantization precision" (the scale's
+    # type is used) and FP8 outputs are clamped to [-448, 448]
+    divides_in = "scale"
+    float8_quantize = Float8Quantize(("float8e4m3fn",), True,
+                                     "FP8 outputs are always clamped to ±448: saturate=0 is not honoured",
+                                     "keep x / y_scale within ±448")
     blocked_types: tuple[str, ...] = ()
     blocked_max_rank: int | None = None
 
@@ -198,31 +202,7 @@ class TensorRt(Target):
                 )
 
     def _divergences(self, f):
-        if nodes.kind(f) != nodes.QUANTIZE:
-            return
-        precision = f.attrs.get("precision", 0) if f.has("precision") else 0
-        st = nodes.scale_type(f)
-        if precision and st and precision != _proto(st):
-            yield self.finding(
-                "QT402",
-                f"precision is not supported: the division is done in {st} (the scale's type)",
-                fix="drop precision, or cast x and the scale first",
-            )
-        if nodes.quant_type(f) == "float8e4m3fn" and f.attr_int("saturate") == 0:
-            yield self.finding(
-                "QT403",
-                "FP8 outputs are always clamped to ±448: saturate=0 is not honoured",
-                fix="keep x / y_scale within ±448",
-            )
-
-
-def _proto(type_name: str) -> int:
-    return {
-        "float": TensorProto.FLOAT,
-        "float16": TensorProto.FLOAT16,
-        "bfloat16": TensorProto.BFLOAT16,
-        "double": TensorProto.DOUBLE,
-    }.get(type_name, -1)
+        yield from coded(self, ("QT402", "QT403"), f)
 
 
 _COMMON = (

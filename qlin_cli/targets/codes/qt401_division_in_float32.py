@@ -1,5 +1,5 @@
-"""QT401 division-in-float32. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT401 division-in-float32: the logic is here, each target's fact is its ``divides_in``
+(targets/<runtime>.py); docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ class DivisionInFloat32(Code):
     type) and the target does in float32.
 
     ## Why is this bad?
-    The results differ wherever the two quotients round to different integers:
+    QuantizeLinear's page: "The type of y_scale determines the precision of the
+    division operation between x and y_scale, unless the precision attribute is
+    specified." The results differ wherever the two quotients round to different integers:
     x = 78.0625, scale = 0.669921875 (both float16) gives 116.5 in float16 (-> 116)
     and 116.52 in float32 (-> 117). onnxruntime divides float16 in float32 at every
     version (and casts float16 to float for com.microsoft nodes); openvino divides
@@ -34,3 +36,20 @@ class DivisionInFloat32(Code):
     name = "division-in-float32"
     severity = WARNING
     summary = "The target divides in float32 where the spec divides in float16/bfloat16."
+
+    @staticmethod
+    def check(target, f):
+        from .. import nodes
+
+        if target.divides_in != "float32" or nodes.kind(f) != nodes.QUANTIZE:
+            return
+        if nodes.precision_type(f) is not None:
+            return  # the division is done in precision's type: QT402 when the target ignores it
+        st = nodes.scale_type(f)
+        if st in ("float16", "bfloat16"):
+            yield target.finding(
+                "QT401",
+                f"the division x / y_scale ({nodes.x_type(f)} / {st}) is done in float32, not in {st}: "
+                f"results differ on values near a rounding boundary",
+                fix="quantize from float32 if bit-exact results matter",
+            )

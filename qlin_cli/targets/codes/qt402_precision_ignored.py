@@ -1,5 +1,5 @@
-"""QT402 precision-ignored. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT402 precision-ignored: the logic is here, each target's fact is its ``divides_in``
+(targets/<runtime>.py); docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -33,3 +33,24 @@ class PrecisionIgnored(Code):
     name = "precision-ignored"
     severity = WARNING
     summary = "The target ignores the precision attribute."
+
+    @staticmethod
+    def check(target, f):
+        from .. import nodes
+
+        if target.divides_in is None or nodes.kind(f) != nodes.QUANTIZE:
+            return
+        asked = nodes.precision_type(f)
+        if asked is None:
+            return
+        if target.divides_in == "float32":
+            done_in, shown = "float", "float32"
+        else:  # "scale"
+            done_in = nodes.scale_type(f)
+            shown = f"{done_in} (the scale's type)"
+        if done_in is not None and asked != done_in:
+            yield target.finding(
+                "QT402",
+                f"precision={asked} is ignored: the division is done in {shown}",
+                fix="drop precision, or cast x and the scale first",
+            )

@@ -1,5 +1,5 @@
-"""QT403 float8-conversion. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT403 float8-conversion: the logic is here, each target's fact is its ``float8_quantize``
+(targets/<runtime>.py); docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -35,3 +35,14 @@ class Float8Conversion(Code):
     name = "float8-conversion"
     severity = WARNING
     summary = "The target converts to float8 differently from the spec."
+
+    @staticmethod
+    def check(target, f):
+        from .. import nodes
+
+        fact = target.float8_quantize
+        if fact is None or nodes.kind(f) != nodes.QUANTIZE:
+            return
+        q = nodes.quant_type(f)
+        if q in fact.types and (not fact.saturate_0_only or f.attr_int("saturate") == 0):
+            yield target.finding("QT403", fact.what.format(q=q), fix=fact.fix)
