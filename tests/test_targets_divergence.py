@@ -102,6 +102,17 @@ def test_onnxruntime_divides_float16_in_float32(opset):
     assert_agrees(m, {"x": F16_X.astype(np.float32)}, "onnxruntime", "int8", "QT401")
 
 
+@pytest.mark.parametrize("target", ["onnxruntime", pytest.param("openvino", marks=needs_openvino)])
+def test_float16_with_precision_float_agrees(target):
+    """precision=FLOAT asks for the float32 division the runtimes do: the page's "The type of
+    y_scale determines the precision of the division ..., unless the precision attribute is
+    specified" makes it agree (QT401 warned here before its logic read precision)."""
+    m = quantize(F16_X, F16_S, np.int8(0), opset=23, x_type=TensorProto.FLOAT16,
+                 attrs={"precision": TensorProto.FLOAT})
+    assert_agrees(m, {"x": F16_X}, target, "int8", "QT401")
+    assert "QT402" not in predicted(m, target)
+
+
 def test_onnxruntime_divides_com_microsoft_float16_in_float32():
     m = quantize(F16_X, F16_S, np.int8(0), x_type=TensorProto.FLOAT16, domain="com.microsoft")
     assert_diverges(m, {"x": F16_X}, "onnxruntime", "int8", "QT401")
