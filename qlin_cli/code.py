@@ -52,4 +52,30 @@ def discover(path: list[str], package: str, prefix: str) -> dict[str, type[Code]
     return found
 
 
-__all__ = ["Code", "discover"]
+class Table:
+    """The codes of one package of code modules (``prefix`` "qt": ``qt401_*.py`` ...)."""
+
+    def __init__(self, path: list[str], package: str, prefix: str):
+        self._path, self._package, self._prefix = path, package, prefix
+        self._all: dict[str, type[Code]] | None = None
+        self._one: dict[str, type[Code]] = {}
+
+    def all_codes(self) -> list[type[Code]]:
+        """Every code's class, sorted by code."""
+        if self._all is None:
+            self._all = discover(self._path, self._package, self._prefix)
+        return [self._all[k] for k in sorted(self._all)]
+
+    def get(self, code: str) -> type[Code]:
+        """The code's class (its own module imported, no other); KeyError for a code that
+        does not exist."""
+        code = code.upper()
+        found = self._one.get(code)
+        if found is None:
+            if not code.isalnum() or not code.lower().startswith(self._prefix):
+                raise KeyError(code)
+            found = self._one[code] = discover(self._path, self._package, code.lower() + "_")[code]
+        return found
+
+
+__all__ = ["Code", "Table", "discover"]

@@ -90,7 +90,8 @@ def _coded() -> set[str]:
     out = set()
     for path in (ROOT / "qlin_cli" / "targets").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "coded":
+            if isinstance(node, ast.Call) and "coded" in (getattr(node.func, "id", ""),
+                                                          getattr(node.func, "attr", "")):
                 out |= {e.value for e in node.args[1].elts}
     return out
 

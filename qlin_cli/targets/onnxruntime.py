@@ -31,19 +31,8 @@ from __future__ import annotations
 from .. import schema
 from ..schema import ir
 from ..schema.ops import INT8S
-from . import nodes, ort_table, probe_keys, probe_table
-from .base import (
-    GENERATED,
-    MEASURED,
-    Float8Quantize,
-    ModelInfo,
-    NodeSite,
-    Source,
-    Target,
-    TargetFinding,
-    coded,
-    register,
-)
+from . import base, nodes, ort_table, probe_keys, probe_table
+from .base import GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, TargetFinding, register
 
 TABLE = ort_table.load(ort_table.default_version())  # the version installed beside qlin, else the newest
 # the release the hand-written checks below were measured on (tests/test_targets_divergence.py,
@@ -104,7 +93,7 @@ class OnnxRuntimeCpu(Target):
     # measured, tests/test_targets_divergence.py: float16 divided in float32, precision ignored,
     # saturate=0 float8e4m3fn outputs from 480 become ±448
     divides_in = "float32"
-    float8_quantize = Float8Quantize(
+    float8_quantize = base.Float8Quantize(
         ("float8e4m3fn",), True,
         "with saturate=0, values from 480 (and a little beyond) become ±448 instead of NaN",
         "keep x / y_scale within ±464 or use saturate=1")
@@ -432,7 +421,7 @@ class OnnxRuntimeCpu(Target):
                     fix=f"store y_scale as {xt}",
                 )
                 return
-            yield from coded(self, ("QT402", "QT401", "QT403"), f)
+            yield from base.coded(self, ("QT402", "QT401", "QT403"), f)
         if (
             f.domain == schema.MICROSOFT
             and not f.has("axis")

@@ -21,19 +21,8 @@ from __future__ import annotations
 
 from .. import schema
 from ..schema import dtypes
-from . import nodes, probe_keys, probe_table
-from .base import (
-    DOCUMENTED,
-    GENERATED,
-    MEASURED,
-    Float8Quantize,
-    ModelInfo,
-    NodeSite,
-    Source,
-    Target,
-    coded,
-    register,
-)
+from . import base, nodes, probe_keys, probe_table
+from .base import DOCUMENTED, GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, register
 
 RUNTIME = "openvino"
 RULES_VERSION = "2026.4.1"  # the version the hand-written rules below were measured on
@@ -78,7 +67,7 @@ class OpenVinoCpu(Target):
     measured = True
     # measured, tests/test_targets_divergence.py
     divides_in = "float32"
-    float8_quantize = Float8Quantize(
+    float8_quantize = base.Float8Quantize(
         tuple(sorted(dtypes.SATURATE_APPLIES)), False,
         "conversion to {q} rounds twice (through float16), ignores saturate=0 and turns NaN into the "
         "negative largest value", "validate float8 outputs on openvino")
@@ -353,7 +342,7 @@ class OpenVinoCpu(Target):
         q = nodes.quant_type(f)
         st = nodes.scale_type(f)
         if k == nodes.QUANTIZE:
-            yield from coded(self, ("QT402", "QT401", "QT403"), f)
+            yield from base.coded(self, ("QT402", "QT401", "QT403"), f)
             if nodes.is_integer(q):
                 zp = nodes.zero_point_values(f)
                 if zp is None or (zp % 2 != 0).any():

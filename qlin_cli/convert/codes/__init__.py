@@ -10,29 +10,10 @@ pass that refuses (convert/passes/) attaches the reason and the ways out it trie
 
 from __future__ import annotations
 
-from functools import cache
+from ...code import Code, Table
 
-from ...code import Code, discover
-
-
-@cache
-def _codes() -> dict[str, type[Code]]:
-    return discover(__path__, __name__, "qc")
-
-
-def all_codes() -> list[type[Code]]:
-    codes = _codes()
-    return [codes[k] for k in sorted(codes)]
-
-
-@cache
-def get(code: str) -> type[Code]:
-    """The code's class (its own module imported, no other); KeyError for a code that does
-    not exist."""
-    code = code.upper()
-    if not code.isalnum():
-        raise KeyError(code)
-    return discover(__path__, __name__, code.lower() + "_")[code]
-
+_TABLE = Table(__path__, __name__, "qc")
+all_codes = _TABLE.all_codes
+get = _TABLE.get
 
 __all__ = ["Code", "all_codes", "get"]
