@@ -89,3 +89,37 @@ def test_equal_quantization_nodes_each_get_their_findings_and_blocking_place():
     assert blocked == [(f.code, f.node) for f in found if f.severity == "error"]
     sites = list(predict.sites(m, "."))
     assert sites[0] is sites[2] and sites[1] is sites[3]  # dq, mm, dq_2, mm_2
+
+
+def _attribute_variants() -> onnx.ModelProto:
+    """Ops of no family qlin knows that differ in their attributes only, or in the output
+    type an attribute sets."""
+    w = numpy_helper.from_array(np.ones((2, 1, 3, 3), np.float32), "w")
+    nodes = [h.make_node("Conv", ["x", "w"], ["c1"], name="conv_a", pads=[1, 1, 1, 1]),
+             h.make_node("Conv", ["x", "w"], ["c2"], name="conv_b", auto_pad="SAME_UPPER"),
+             h.make_node("Cast", ["c1"], ["k1"], name="cast_i8", to=T.INT8),
+             h.make_node("Cast", ["c1"], ["k2"], name="cast_f16", to=T.FLOAT16),
+             h.make_node("Cast", ["c2"], ["k3"], name="cast_bf16", to=T.BFLOAT16)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 8, 8])],
+                     [h.make_tensor_value_info(n, t, None) for n, t in (("k1", T.INT8), ("k2", T.FLOAT16),
+                                                                        ("k3", T.BFLOAT16))], [w])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 21)])
+    m.ir_version = 10
+    return m
+
+
+def test_a_shared_site_of_an_op_of_no_family_answers_as_each_nodes_own_would():
+    """The key of an op of no family leaves its attributes out: every target's findings on
+    each node's own site equal those on the site it shares."""
+    from qlin_cli.model.analysis import analyze
+    from qlin_cli.targets import base
+
+    a = analyze(_attribute_variants(), "")
+    placed = predict._placed(a, predict.model_info(a.model, a))
+    body = a.bodies[0]
+    shared = {id(s) for s, _ in placed}
+    assert len(shared) < len(placed)  # the two Conv share one site
+    for t in base.all_targets():
+        for site, loc in placed:
+            own = base.NodeSite(facts=a.any_facts(body, loc.index), in_main_graph=True, opsets=site.opsets)
+            assert t.findings_for(own) == t.findings_for(site), (t.name, loc.name)
