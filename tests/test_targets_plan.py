@@ -29,7 +29,7 @@ from test_targets_matrix import (
 from qlin_cli.convert.run import convert_model
 from qlin_cli.convert.state import Options
 from qlin_cli.evaluator import evaluate
-from qlin_cli.targets import predict
+from qlin_cli.targets import nodes, predict
 
 
 def _refused(model, target) -> bool:
@@ -49,7 +49,7 @@ def check_plan(case: Case, target: str) -> str:
         assert not any(b.convertible for b in p.blocking), (case.id, [b.message for b in p.blocking])
         return "no plan"
     result = convert_model(model, "", Options(**p.choice.options()))
-    assert result.model is not None, (case.id, p.choice, [r.reason for r in result.refused])
+    assert result.model is not None, (case.id, p.choice, [r.detail for r in result.refused])
     assert not _refused(result.model, target), (case.id, p.choice)
     assert result.ir_to == p.choice.ir_version, (case.id, p.choice, result.ir_to)
     o = RUNNERS[target](result.model, feeds, input_types(case))
@@ -120,3 +120,43 @@ def test_full_matrix_plans(request, target):
     outcomes = Counter(check_plan(c, target) for c in matrix())
     print(f"\nplans for {target}:", dict(outcomes))
     assert outcomes["saved"] >= 50
+
+
+def _facts_of(model, index: int = 0):
+    from qlin_cli.model.analysis import analyze
+
+    a = analyze(model, "")
+    body = a.bodies[0]
+    return a.any_facts(body, index)
+
+
+def _meaning(f) -> tuple:
+    return (f.spec, dict(f.attrs), f.in_types, f.quant_type, f.granularity, f.axis)
+
+
+def test_the_plan_reads_each_candidate_node_as_convert_writes_it():
+    """A candidate's node is convert's own rewrite (its QNode), not a guess: for matrix
+    models at every opset and domain convert can write, the facts the plan checks mean what
+    the facts of the converted model's node mean (an output_dtype becomes a zero point
+    below 21, precision goes below 23, the axis in force is written)."""
+    from qlin_cli.convert.refusal import Refusal
+
+    cases = [c for c in matrix() if c.kind == "q"][::7]
+    compared = 0
+    for case in cases:
+        model, _ = build(case)
+        f = _facts_of(model)
+        if not nodes.is_linear(f):
+            continue
+        for opset in (13, 19, 21, 23, 25):
+            for domain in (None, "ai.onnx", "com.microsoft"):
+                q, written = predict._written(f, domain, opset)
+                if isinstance(written, Refusal):
+                    continue
+                result = convert_model(model, "", Options(opset, domain))
+                if result.model is None:
+                    continue
+                g = predict._retargeted(f, written, opset)
+                assert _meaning(g) == _meaning(_facts_of(result.model)), (case.id, opset, domain)
+                compared += 1
+    assert compared >= 100, compared

@@ -18,6 +18,7 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import onnx
 from onnx import AttributeProto
 
@@ -25,7 +26,7 @@ from .. import schema
 from ..convert.refusal import Refusal
 from ..finding import Finding
 from ..model.analysis import Analysis, analyze
-from ..model.facts import Location, NodeFacts
+from ..model.facts import ArrayConst, Location, NodeFacts
 from ..model.view import short_title
 from ..schema import dtypes, ir
 from . import nodes, probe_keys
@@ -372,26 +373,33 @@ class Plan:
 _INT = AttributeProto.INT
 
 
-def _retargeted(f: NodeFacts, domain: str, opset: int) -> NodeFacts | None:
-    """The facts of a linear Q/DQ node moved to ``domain`` at ai.onnx ``opset`` (the explicit
-    axis in force kept, as convert writes it), or None when that domain has no such op."""
-    try:
-        spec = schema.spec_for(domain, f.spec.kind, opset)
-    except KeyError:
-        return None
-    if spec is None:
-        return None
-    items = [a for a in f.attr_items if a[0] != "axis"]
-    if f.axis is not None and (f.granularity in (schema.PER_AXIS, schema.BLOCKED) or f.has("axis")):
-        items.append(("axis", _INT, f.axis))
-    node_opset = opset if spec.domain == schema.AI_ONNX else spec.since
+def _retargeted(f: NodeFacts, written, opset: int) -> NodeFacts:
+    """The facts of a linear Q/DQ node as convert writes it (``written``: convert's QNode for
+    the target domain at ai.onnx ``opset``): its op, schema and attributes (qnode.emit keeps
+    references and unknown non-integer attributes), the zero point convert adds."""
+    from ..convert.qnode import KNOWN_ATTRS
+
+    spec = written.spec
+    refs = {name for name, _, v in f.attr_items if isinstance(v, tuple)}
+    items = [a for a in f.attr_items if a[0] in refs or (a[0] not in KNOWN_ATTRS and a[1] != _INT)]
+    items += [(name, _INT, v) for name, v in written.attrs.items() if name not in refs]
+    in_typed, values = list(f.in_typed), list(f.values)
+    z = written.new_zero_point
+    if z is not None:
+        zp = np.zeros(z.shape, dtypes.BY_NAME[z.type_name].numpy)
+        while len(in_typed) < 3:
+            in_typed.append(None)
+            values.append(None)
+        in_typed[2], values[2] = (dtypes.BY_NAME[z.type_name].proto, tuple(z.shape)), ArrayConst(zp)
     return dataclasses.replace(
         f,
         op=spec.op_type,
         domain=spec.domain,
-        opset=node_opset,
+        opset=opset if spec.domain == schema.AI_ONNX else spec.since,
         imported=True,
         spec=spec,
+        in_typed=tuple(in_typed),
+        values=tuple(values),
         attr_items=tuple(items),
     )
 
@@ -551,13 +559,13 @@ def _try(
         if new_site is None and nodes.is_linear(f):
             to = domain if domain is not None else f.domain
             q, written = _written(f, domain, opset)
-            g = None if isinstance(written, Refusal) else _retargeted(f, to, opset)
+            g = None if isinstance(written, Refusal) else _retargeted(f, written, opset)
             if g is None:
                 if lower and _lowerable(q, f, opset) and t.runs_lowered(nodes.quant_type(f), opset):
                     lowered.append(loc.label)
                     gone.add(id(site))
                 else:
-                    why = written.reason if isinstance(written, Refusal) else "no such op"
+                    why = written.reason
                     blocking.append(_place_node(t, f, TargetFinding(
                         "QT202", ERROR, f"{t.name}: at {schema.domain_name(to)} opset {opset} the node "
                                         f"cannot be written: {why}"), loc))
