@@ -245,12 +245,20 @@ def _targets(names: str | Sequence[str] | Iterable[Target]) -> list[Target]:
     return [n if isinstance(n, Target) else get(n) for n in names]
 
 
-def _place_node(target: Target, f: NodeFacts, found: TargetFinding, loc: Location | None = None) -> Finding:
-    """``found`` on the node at ``loc`` (default: ``f``'s own location) whose facts equal ``f``'s."""
+def _place_node(target: Target, f: NodeFacts, found: TargetFinding, loc: Location | None = None,
+                heads: dict | None = None) -> Finding:
+    """``found`` on the node at ``loc`` (default: ``f``'s own location) whose facts equal ``f``'s;
+    ``heads`` keeps what is the same for every node sharing ``f`` (its op, domain, titles)."""
     loc = loc or f.location
-    return Finding(found.code, found.severity, found.message, loc.label, f.op, f.domain_name,
-                   f.opset or 0, loc.graph, where=f"node {loc.where} ({f.title})",
-                   title=short_title(f.title), target=target.name, convertible=found.convertible)
+    head = None if heads is None else heads.get(id(f))
+    if head is None:
+        head = (f.op, f.domain_name, f.opset or 0, f.title, short_title(f.title))
+        if heads is not None:
+            heads[id(f)] = head
+    op, domain, opset, title, short = head
+    return Finding(found.code, found.severity, found.message, loc.label, op, domain, opset, loc.graph,
+                   where=f"node {loc.where} ({title})", title=short, target=target.name,
+                   convertible=found.convertible)
 
 
 def _place_model(target: Target, found: TargetFinding) -> Finding:
@@ -284,7 +292,8 @@ def findings_in(a: Analysis, targets: str | Sequence[str]) -> list[Finding]:
             and plan_in(a, t, _known=(info, placed, raw)).choice is None
         ):
             raw = [(f, loc, x.without_conversion() if x.convertible else x) for f, loc, x in raw]
-        out += [_place_model(t, x) if f is None else _place_node(t, f, x, loc) for f, loc, x in raw]
+        heads: dict = {}
+        out += [_place_model(t, x) if f is None else _place_node(t, f, x, loc, heads) for f, loc, x in raw]
     return out
 
 
