@@ -192,10 +192,6 @@ def redefined(view, body, outs) -> list[tuple[str, str]]:
     return found
 
 
-def ir_of(view) -> int:
-    return view.model.ir_version
-
-
 def scope_opsets(body) -> dict:
     """The opset imports a body's nodes are checked against, spelled as the model spells
     them (onnx's check takes "" and "ai.onnx" for the default domain)."""

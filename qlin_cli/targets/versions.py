@@ -25,10 +25,6 @@ RUNTIMES = ("onnxruntime", "openvino")
 _SPEC = re.compile(r"^(?P<runtime>[a-z]+)\s*(?P<op>@|>=)\s*(?P<version>\d+(?:\.\d+){1,2})$")
 
 
-def is_versioned(name: str) -> bool:
-    return _SPEC.match(name.strip().lower()) is not None
-
-
 def known(runtime: str = "onnxruntime") -> list[str]:
     """The measured versions, oldest first: one per minor version (its newest patch)."""
     return list(_known(runtime))
