@@ -348,3 +348,42 @@ def test_matmul_nbits_zero_points_of_one_block_are_judged_apart():
         assert _errors(one, f"openvino@{v}") == []
         assert [f.code for f in _errors(two, f"openvino@{v}")] == ["QT205"]
     assert _errors(two, "openvino@2025.3") == []
+
+
+def _scanned_chain(table, key: str):
+    """ProbeTable.chain's fallback by a scan of every key (what its index must give)."""
+    mine = probe_table._unversioned(key)
+    alike = [o for k, o in table.keys().items()
+             if k.count(" -> ") == 2 and probe_table._unversioned(k) == mine]
+    return probe_table._summed(alike) if alike else None
+
+
+def _scanned_outcome(table, key: str):
+    head, sep, tail = key.rpartition(") ")
+    words = tail.split(" ") if sep else []
+    for n in range(len(words) - 1, 0, -1):
+        prefix = f"{head}{sep}{' '.join(words[:n])}"
+        covered = [o for k, o in table.keys().items() if k == prefix or k.startswith(prefix + " ")]
+        if covered:
+            return probe_table._summed(covered)
+    return None
+
+
+@pytest.mark.parametrize("runtime", ["onnxruntime", "openvino"])
+def test_the_fallbacks_for_unprobed_keys_answer_as_a_scan_of_every_key(runtime):
+    """chain() indexes the chains by their shape and outcome() keeps each answer: both give
+    what a scan of every key gives, first call and again."""
+    import re
+
+    version = probe_table.releases.measured(runtime)[-1]
+    table = probe_table.load(runtime, version)
+    chains = [k for k in table.keys() if k.count(" -> ") == 2][::25]
+    assert len(chains) >= 20
+    for key in chains:
+        other = re.sub(r"-> ([A-Za-z]+)-\d+", r"-> \1-999", key, count=1)  # an op version nobody probed
+        assert table.exact(other) is None
+        assert table.chain(other) == _scanned_chain(table, other) == table.chain(other), other
+    nodes = [k for k in table.keys() if ") " in k and " -> " not in k][::40]
+    for key in nodes:
+        finer = key + " unprobed-detail"
+        assert table.outcome(finer) == _scanned_outcome(table, finer) == table.outcome(finer), finer

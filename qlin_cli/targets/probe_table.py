@@ -50,6 +50,9 @@ class ProbeTable:
         self.hosts: tuple[str, ...] = tuple(data.get("hosts", ()))  # the CPUs measured on
         self._keys = {k: Outcome(e["runs"], e["fails"], e.get("error", ""), _per_cpu(e.get("hosts", {})))
                       for k, e in data["keys"].items()}
+        # the answers for keys no probe has, each worked out once (a scan of every key)
+        self._coarser: dict[str, Outcome | None] = {}
+        self._chains: dict[tuple, list[Outcome]] | None = None  # _unversioned(key) -> outcomes
         self.max_opset = self._highest(probe_keys.opset_key, probe_keys.PROBED_OPSETS)
         self.max_ir = self._highest(probe_keys.ir_key, probe_keys.PROBED_IR)
 
@@ -62,6 +65,11 @@ class ProbeTable:
         found = self._keys.get(key)
         if found is not None:
             return found
+        if key not in self._coarser:
+            self._coarser[key] = self._nearest(key)
+        return self._coarser[key]
+
+    def _nearest(self, key: str) -> Outcome | None:
         head, sep, tail = key.rpartition(") ")
         words = tail.split(" ") if sep else []
         for n in range(len(words) - 1, 0, -1):
@@ -82,8 +90,12 @@ class ProbeTable:
         found = self.exact(key)
         if found is not None or key is None or key.count(" -> ") != 2:
             return found
-        mine = _unversioned(key)
-        alike = [o for k, o in self._keys.items() if k.count(" -> ") == 2 and _unversioned(k) == mine]
+        if self._chains is None:
+            self._chains = {}
+            for k, o in self._keys.items():
+                if k.count(" -> ") == 2:
+                    self._chains.setdefault(_unversioned(k), []).append(o)
+        alike = self._chains.get(_unversioned(key))
         return _summed(alike) if alike else None
 
     def refused(self, key: str | None) -> Outcome | None:
