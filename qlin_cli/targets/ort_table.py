@@ -198,6 +198,7 @@ class OrtTable:
             self._kernels.setdefault((domain, op), []).append(Kernel(domain, op, since, until, tuple(regs)))
         for kernels in self._kernels.values():
             kernels.sort(key=lambda k: k.since)
+        self._matches: dict[tuple, Match | None] = {}  # match()'s answers: the table never changes
 
     def __repr__(self) -> str:
         return f"OrtTable(version={self.version!r}, max_opset={self.max_opset}, max_ir={self.max_ir})"
@@ -252,6 +253,13 @@ class OrtTable:
         Besides the registry, this applies onnxruntime's float16 fallback described in
         the module docstring.
         """
+        key = (domain, op, opset, tuple(sorted(types.items())))
+        found = self._matches.get(key, False)
+        if found is False:
+            found = self._matches[key] = self._match(domain, op, opset, types)
+        return found
+
+    def _match(self, domain: str, op: str, opset: int, types: Mapping[str, str]) -> Match | None:
         kernel = self.kernel(domain, op, opset)
         if kernel is None:
             return None
