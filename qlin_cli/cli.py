@@ -347,9 +347,14 @@ def show_rule(code):
     if rule is None:
         output.error(f"no rule {code!r} (see `qlin rules`)")
         sys.exit(EXIT_BAD_INPUT)
-    fixable = ("Fixable: `qlin check --fix` applies this rule's fix (`--diff` shows it)."
-               if rule.fixable else
-               "Fixable: no, `qlin check --fix` leaves it to you.")
+    if rule.kind == "convert":
+        fixable = "Reported by `qlin convert` when it refuses a node (nothing is written)."
+    elif rule.kind == "target":
+        fixable = "Reported by `qlin check --target` and `qlin convert --target`."
+    elif rule.fixable:
+        fixable = "Fixable: `qlin check --fix` applies this rule's fix (`--diff` shows it)."
+    else:
+        fixable = "Fixable: no, `qlin check --fix` leaves it to you."
     text = (f"# {rule.code} {rule.name} ({rule.severity})\n\n{rule.summary}\n\n{fixable}\n\n"
             f"{rule.doc()}")
     with output.report():

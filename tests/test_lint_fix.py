@@ -144,3 +144,11 @@ def test_rule_docs_say_whether_a_rule_has_a_fix():
     assert "Fixable: `qlin check --fix`" in r.stdout
     r = CliRunner().invoke(main, ["rule", "QL405"])
     assert "Fixable: no" in r.stdout
+
+
+def test_target_and_convert_code_docs_say_which_command_reports_them():
+    r = CliRunner().invoke(main, ["rule", "QT104"])
+    assert "Reported by `qlin check --target`" in r.stdout and "Fixable" not in r.stdout
+    r = CliRunner().invoke(main, ["rule", "qc401"])
+    assert r.exit_code == 0 and "# QC401 proof-failed (error)" in r.stdout
+    assert "Reported by `qlin convert`" in r.stdout and "Fixable" not in r.stdout
