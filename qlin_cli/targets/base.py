@@ -147,6 +147,15 @@ class Float8Quantize:
     fix: str
 
 
+@dataclass(frozen=True)
+class BlockedScale:
+    """How a target fails a blocked node whose scale is not x's shape with ceil(Di /
+    block_size) along the axis (QT309)."""
+
+    broadcast: bool  # a scale dimension of 1 off the axis is read as repeated
+    what: str  # what happens ("the conversion of the node fails")
+
+
 def coded(target: Target, codes: Iterable[str], facts) -> Iterator[TargetFinding]:
     """The findings of the codes whose modules hold their logic (``Code.check``), in order."""
     from .codes import get
@@ -178,6 +187,9 @@ class Target:
     # QT402); how it converts to float8 (QT403), None as the spec says.
     divides_in: str | None = None
     float8_quantize: Float8Quantize | None = None
+    # how its kernels read a blocked scale whose shape is not the page's (QT309); None: no
+    # such check known
+    blocked_scale: BlockedScale | None = None
 
     # ---- the checks ------------------------------------------------------------------
     def model_findings(self, info: ModelInfo) -> Iterable[TargetFinding]:
@@ -321,6 +333,7 @@ __all__ = [
     "SEVERITIES",
     "SOURCE",
     "WARNING",
+    "BlockedScale",
     "Float8Quantize",
     "ModelInfo",
     "NodeSite",

@@ -93,6 +93,9 @@ class OnnxRuntimeCpu(Target):
     # measured, tests/test_targets_divergence.py: float16 divided in float32, precision ignored,
     # saturate=0 float8e4m3fn outputs from 480 become ±448
     divides_in = "float32"
+    blocked_scale = base.BlockedScale(False, "the model loads, then the first run fails ('x_scale and x must "
+                                             "have the same shape despite the quantize axis for blocked "
+                                             "quantization')")
     float8_quantize = base.Float8Quantize(
         ("float8e4m3fn",), True,
         "with saturate=0, values from 480 (and a little beyond) become ±448 instead of NaN",
@@ -401,14 +404,9 @@ class OnnxRuntimeCpu(Target):
         )
 
     def _linear(self, f):
-        misfit = nodes.blocked_scale_misfit(f)
-        if misfit is not None:
-            yield self.finding(
-                "QT309",
-                f"{misfit}: the model loads, then the first run fails ('x_scale and x must have the "
-                f"same shape despite the quantize axis for blocked quantization')",
-                fix="give the scale x's shape with ceil(Di / block_size) along the axis",
-            )
+        misfit = list(base.coded(self, ("QT309",), f))
+        if misfit:
+            yield from misfit
             return
         k = nodes.kind(f)
         xt, st = nodes.x_type(f), nodes.scale_type(f)

@@ -67,6 +67,7 @@ class OpenVinoCpu(Target):
     measured = True
     # measured, tests/test_targets_divergence.py
     divides_in = "float32"
+    blocked_scale = base.BlockedScale(True, "the conversion of the node fails")  # 1 off the axis repeats
     float8_quantize = base.Float8Quantize(
         tuple(sorted(dtypes.SATURATE_APPLIES)), False,
         "conversion to {q} rounds twice (through float16), ignores saturate=0 and turns NaN into the "
@@ -223,10 +224,9 @@ class OpenVinoCpu(Target):
             return
         if not nodes.is_linear(f) or f.domain not in self.qdq_domains:
             return
-        misfit = nodes.blocked_scale_misfit(f, broadcast=True)
-        if misfit is not None:
-            yield self.finding("QT309", f"{misfit}: the conversion of the node fails",
-                               fix="give the scale x's shape with ceil(Di / block_size) along the axis")
+        misfit = list(base.coded(self, ("QT309",), f))
+        if misfit:
+            yield from misfit
             return
         refused = list(self._types(f)) or list(self._blocked(f))
         if refused:

@@ -1,5 +1,5 @@
-"""QT309 blocked-scale-shape. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT309 blocked-scale-shape: the logic is here, each target's fact is its ``blocked_scale``
+(targets/<runtime>.py); docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -35,3 +35,15 @@ class BlockedScaleShape(Code):
     code = "QT309"
     name = "blocked-scale-shape"
     summary = "A blocked scale's shape is not the one the target's kernel reads; it fails."
+
+    @staticmethod
+    def check(target, f):
+        from .. import nodes
+
+        fact = target.blocked_scale
+        if fact is None or not nodes.is_linear(f):
+            return
+        misfit = nodes.blocked_scale_misfit(f, broadcast=fact.broadcast)
+        if misfit is not None:
+            yield target.finding("QT309", f"{misfit}: {fact.what}",
+                                 fix="give the scale x's shape with ceil(Di / block_size) along the axis")
