@@ -390,3 +390,18 @@ def test_every_fixture_model_is_read_by_every_target():
         for name in base.names():
             predict.plan(model, base_dir, name)
     assert {"QT104", "QT202", "QT306"} <= seen
+
+
+def test_asking_for_one_target_reads_no_other_targets_data():
+    """`--target onnxruntime` imports onnxruntime's profile only (openvino's reads its probe
+    table when imported); an unknown name still lists every target."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom qlin_cli.targets import base\nbase.get('onnxruntime-cpu')\n"
+             "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules\n"
+             "            if m.rsplit('.', 1)[-1] in base._MODULES and m.startswith('qlin_cli.targets.')))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['onnxruntime']", out
+    with pytest.raises(base.UnknownTarget, match="nnapi, onnxruntime, openvino, tensorrt-10"):
+        base.get("onnxruntime-gpu")

@@ -286,6 +286,18 @@ def _load() -> None:
             _LOADED = True
 
 
+def _load_module_of(key: str) -> None:
+    """Import only the module whose name starts ``key`` ("onnxruntime-cpu" -> onnxruntime.py):
+    asking for one target does not read the others' data (openvino's probe table, say)."""
+    import importlib
+
+    for module in _MODULES:
+        if key.startswith(module):
+            with _LOCK:
+                importlib.import_module(f"{__package__}.{module}")
+            return
+
+
 def names() -> list[str]:
     """Every target's name, sorted."""
     _load()
@@ -301,17 +313,20 @@ def get(name: str) -> Target:
     """The target called ``name`` (or one of its aliases, e.g. "onnxruntime@1.31.1").
 
     Raises ``UnknownTarget`` (a ``LookupError``) naming the known targets."""
-    _load()
     key = name.strip().lower()
-    key = _ALIASES.get(key, key)
-    found = _TARGETS.get(key)
+    if key not in _TARGETS and key not in _ALIASES:
+        _load_module_of(key)
+    found = _TARGETS.get(_ALIASES.get(key, key))
     if found is None:
         from . import versions
 
         try:
-            found = versions.resolve(key)
+            found = versions.resolve(key)  # "onnxruntime@1.20", "openvino>=2025.0"
         except LookupError as e:
             raise UnknownTarget(name, names()) from e
+    if found is None:
+        _load()  # a name no module's prefix gives away
+        found = _TARGETS.get(_ALIASES.get(key, key))
     if found is None:
         raise UnknownTarget(name, names())
     return found
