@@ -18,6 +18,7 @@ from functools import cache
 import onnx
 
 from .. import schema
+from ..convert import opsteps
 from ..schema.ir import OLDEST_IR, newest_opset
 
 PER_CHANNEL = "per-channel"
@@ -121,30 +122,19 @@ FLOAT_OPS = ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "
              "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
 
 
-def _schema(op: str, opset: int | None):
-    """The ai.onnx schema of ``op`` in force at ``opset`` (onnx.defs); None when onnx has none."""
-    if opset is None:
-        return None
-    try:
-        return onnx.defs.get_schema(op, opset, "")
-    except onnx.defs.SchemaError:
-        return None
-
-
 def _since(op: str, opset: int | None) -> int | None:
-    """The version of ai.onnx ``op`` in force at ``opset``; None when onnx has none."""
-    found = _schema(op, opset)
-    return None if found is None else found.since_version
+    """The version of ai.onnx ``op`` in force at ``opset`` (convert.opsteps' onnx.defs index);
+    None when onnx has none."""
+    return None if opset is None else opsteps.since_at(op, opset)
 
 
 @cache
 def axes_input_since(op: str) -> int | None:
     """The first version of ``op`` whose axes are an input (onnx.defs: 18 for every op of
     FLOAT_OPS); None when they never are."""
-    for opset in range(1, onnx.defs.onnx_opset_version() + 1):
-        found = _schema(op, opset)
-        if found is not None and any(i.name == "axes" for i in found.inputs):
-            return found.since_version
+    for version in opsteps.history(op):
+        if any(i.name == "axes" for i in opsteps.schema_at(op, version).inputs):
+            return version
     return None
 
 
