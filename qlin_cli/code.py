@@ -18,6 +18,7 @@ class Code:
     name: str = ""
     severity: str = ERROR
     summary: str = ""
+    fixable = False  # no code of a target or of convert carries a fix; `qlin rules` lists it so
 
     @classmethod
     def doc(cls) -> str:
@@ -27,7 +28,8 @@ class Code:
     def check(target, facts) -> Iterable:
         """The findings of this code on one node (``model.facts.NodeFacts``) for ``target``,
         for a code whose module holds its logic and reads the target's facts as data (the
-        QT4xx codes several runtimes share); the others are reported by the target's module.
+        codes several runtimes share: QT309, QT401-QT403); the others are reported by the
+        target's module.
         Imports what it needs when called: listing the codes loads no onnx."""
         return ()
 
@@ -65,6 +67,13 @@ class Table:
         if self._all is None:
             self._all = discover(self._path, self._package, self._prefix)
         return [self._all[k] for k in sorted(self._all)]
+
+    def find(self, code: str) -> type[Code] | None:
+        """``get``, None for a code that does not exist."""
+        try:
+            return self.get(code)
+        except KeyError:
+            return None
 
     def get(self, code: str) -> type[Code]:
         """The code's class (its own module imported, no other); KeyError for a code that

@@ -36,21 +36,13 @@ def _tables():
     from .convert import codes as convert_codes
     from .targets import codes as target_codes
 
-    def one(table):
-        def find(code):
-            try:
-                return table.get(code)
-            except KeyError:
-                return None
-        return find
-
     return (("rule", "QL", rule_docs.get, rule_docs.all_docs),
-            ("target", "QT", one(target_codes), target_codes.all_codes),
-            ("convert", "QC", one(convert_codes), convert_codes.all_codes))
+            ("target", "QT", target_codes.find, target_codes.all_codes),
+            ("convert", "QC", convert_codes.find, convert_codes.all_codes))
 
 
 def _entry(c, kind: str) -> CodeDoc:
-    return CodeDoc(c.code, c.name, c.severity, c.summary, bool(getattr(c, "fixable", False)), c.doc(), kind)
+    return CodeDoc(c.code, c.name, c.severity, c.summary, bool(c.fixable), c.doc(), kind)
 
 
 def all_codes() -> list[CodeDoc]:

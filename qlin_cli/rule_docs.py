@@ -16,10 +16,10 @@ import ast
 import os
 from dataclasses import dataclass
 
-from .severity import cleandoc
+from .severity import ERROR, INFO, WARNING, cleandoc
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
-CONSTANTS = {"ERROR": "error", "WARNING": "warning", "INFO": "info"}
+CONSTANTS = {"ERROR": ERROR, "WARNING": WARNING, "INFO": INFO}  # the names rules write severities by
 FIELDS = ("code", "name", "severity", "summary", "fixable")
 
 

@@ -82,6 +82,15 @@ def read(facts: NodeFacts) -> QNode:
     )
 
 
+def keeps(q: QNode, name: str, attr_type: int, int_value) -> bool:
+    """Whether the rewrite ``q`` keeps an attribute of the original node as it is: a reference
+    to a function attribute, an integer it leaves at its value, or an attribute qlin does not
+    understand that is not an integer (``emit``; the targets' plan reads the node the same way)."""
+    return (name in q.refs
+            or (name in q.attrs and attr_type == AttributeProto.INT and int_value == q.attrs[name])
+            or (name not in KNOWN_ATTRS and attr_type != AttributeProto.INT))
+
+
 def emit(q: QNode, original: onnx.NodeProto) -> onnx.NodeProto:
     """``original`` rewritten to ``q``: name, doc string and metadata kept."""
     node = onnx.NodeProto()
@@ -93,14 +102,7 @@ def emit(q: QNode, original: onnx.NodeProto) -> onnx.NodeProto:
     while inputs and inputs[-1] == "":
         inputs.pop()
     node.input.extend(inputs)
-    kept = []
-    for a in original.attribute:
-        if a.name in q.refs:
-            kept.append(a)
-        elif a.name in q.attrs and a.type == AttributeProto.INT and a.i == q.attrs[a.name]:
-            kept.append(a)
-        elif a.name not in KNOWN_ATTRS and a.type != AttributeProto.INT:
-            kept.append(a)
+    kept = [a for a in original.attribute if keeps(q, a.name, a.type, a.i)]
     have = {a.name for a in kept}
     for name, value in q.attrs.items():
         if name not in have:

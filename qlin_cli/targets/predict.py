@@ -384,14 +384,14 @@ _INT = AttributeProto.INT
 
 def _retargeted(f: NodeFacts, written, opset: int) -> NodeFacts:
     """The facts of a linear Q/DQ node as convert writes it (``written``: convert's QNode for
-    the target domain at ai.onnx ``opset``): its op, schema and attributes (qnode.emit keeps
-    references and unknown non-integer attributes), the zero point convert adds."""
-    from ..convert.qnode import KNOWN_ATTRS
+    the target domain at ai.onnx ``opset``): its op, schema and attributes (those qnode.emit
+    keeps, then the integers it writes), the zero point convert adds."""
+    from ..convert.qnode import keeps
 
     spec = written.spec
-    refs = {name for name, _, v in f.attr_items if isinstance(v, tuple)}
-    items = [a for a in f.attr_items if a[0] in refs or (a[0] not in KNOWN_ATTRS and a[1] != _INT)]
-    items += [(name, _INT, v) for name, v in written.attrs.items() if name not in refs]
+    items = [a for a in f.attr_items if keeps(written, a[0], a[1], a[2] if a[1] == _INT else None)]
+    have = {a[0] for a in items}
+    items += [(name, _INT, v) for name, v in written.attrs.items() if name not in have]
     in_typed, values = list(f.in_typed), list(f.values)
     z = written.new_zero_point
     if z is not None:

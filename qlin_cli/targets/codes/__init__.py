@@ -17,5 +17,6 @@ from ...code import Code, Table
 _TABLE = Table(__path__, __name__, "qt")
 all_codes = _TABLE.all_codes
 get = _TABLE.get
+find = _TABLE.find
 
-__all__ = ["Code", "all_codes", "get"]
+__all__ = ["Code", "all_codes", "find", "get"]
