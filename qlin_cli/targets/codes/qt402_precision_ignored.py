@@ -13,7 +13,8 @@ class PrecisionIgnored(Code):
     QuantizeLinear-23+ nodes with a `precision` attribute the target does not honour.
 
     ## Why is this bad?
-    `precision` names the type the division is done in. onnxruntime 1.31 and
+    QuantizeLinear's page: precision is "The precision of the division operation between
+    x and y_scale. If not provided, it will be the same as the type of y_scale." onnxruntime 1.31 and
     openvino 2026.4 ignore it (measured: float16 and bfloat16 precision give the
     float32 result; onnxruntime does not even report an invalid type); TensorRT's
     parser warns that it "does not support setting quantization precision" and uses

@@ -14,6 +14,9 @@ class Float8Conversion(Code):
     from the spec.
 
     ## Why is this bad?
+    QuantizeLinear's page: saturate "defines how the conversion behaves if an input value
+    is out of range of the destination type. It only applies for float 8 quantization",
+    and its tables give each float8 result (NaN or infinity beyond the range when it is 0).
     openvino (measured, 2026.4) converts through float16 (double rounding: 15.4999
     becomes 16 in float8e4m3fn instead of 15), ignores `saturate=0` (values beyond
     the largest float8 saturate instead of becoming NaN / Inf) and turns NaN into
