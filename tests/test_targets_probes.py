@@ -223,6 +223,20 @@ def test_merging_a_cpu_keeps_each_cpus_outcome_where_they_differ():
     assert again == merged
 
 
+def test_measuring_some_probes_again_replaces_their_keys_only():
+    """``--only division``: the keys of that prefix are today's, every other key stays as
+    measured, and the probe count is made up again."""
+    import gen_target_data as gen
+
+    old = {"hosts": ["cpu A"], "probes": 6, "keys": {
+        "a": {"runs": 3, "fails": 0}, "division k": {"runs": 2, "fails": 0},
+        "division gone": {"runs": 0, "fails": 1, "error": "load: x"}}}
+    new = {"probes": 2, "keys": {"division k": {"runs": 0, "fails": 2, "error": "differs: divides in float"}}}
+    out = gen._replaced(old, new, "division")
+    assert out["keys"] == {"a": {"runs": 3, "fails": 0}, "division k": new["keys"]["division k"]}
+    assert out["probes"] == 6 - 3 + 2 and out["hosts"] == ["cpu A"]
+
+
 def test_a_kind_that_runs_on_some_cpus_only_is_a_warning():
     from qlin_cli.targets import openvino
 

@@ -6,6 +6,7 @@ Usage (from the repository root)::
     make target-data RUNTIME=onnxruntime VERSION=1.20.1         # the same
     python tools/gen_target_data.py onnxruntime 1.20.1 --check
     python tools/gen_target_data.py openvino 2026.4.1 --merge  # add this CPU's outcomes
+    python tools/gen_target_data.py onnxruntime 1.20.1 --only division  # those probes alone
 
 The version is installed from PyPI into a throwaway virtual environment (deleted after),
 beside the onnx this project pins, and ``tools/gen_ort_kernels.py`` runs inside it: the
@@ -44,7 +45,8 @@ def _pinned(name: str) -> str:
     return name
 
 
-def measure(runtime: str, version: str, check: bool, merge_here: bool = False) -> int:
+def measure(runtime: str, version: str, check: bool, merge_here: bool = False,
+            only: str | None = None) -> int:
     if runtime not in ("onnxruntime", "openvino"):
         print(f"no generator for {runtime!r} (known: onnxruntime, openvino)", file=sys.stderr)
         return 2
@@ -53,15 +55,15 @@ def measure(runtime: str, version: str, check: bool, merge_here: bool = False) -
         venv.EnvBuilder(with_pip=True).create(env_dir)
         python = env_dir / "bin" / "python"
         # the probes need the runtime alone (and the numpy it picks); the kernel reader needs onnx
-        extra = [_pinned("onnx")] if runtime == "onnxruntime" else []
+        extra = [_pinned("onnx")] if runtime == "onnxruntime" and not only else []
         install = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
                    f"{runtime}=={version}", *extra]
         done = subprocess.run(install, capture_output=True, text=True)
         if done.returncode != 0:
             print(f"{runtime} {version} does not install here:\n{done.stderr[-2000:]}", file=sys.stderr)
             return 2
-        if runtime == "openvino":
-            return _probe_data(runtime, version, python, Path(tmp), check, merge_here)
+        if runtime == "openvino" or only:
+            return _probe_data(runtime, version, python, Path(tmp), check, merge_here, only)
         out = ROOT / "qlin_cli" / "targets" / "data" / f"onnxruntime_cpu_{version}.json"
         args = [str(python), str(ROOT / "tools" / "gen_ort_kernels.py"), "--output", str(out)]
         if check:
@@ -73,9 +75,10 @@ def measure(runtime: str, version: str, check: bool, merge_here: bool = False) -
         return done or probes
 
 
-def run_probes(runtime: str, python: Path, folder: Path) -> tuple[dict, dict]:
-    """Write every probe model to ``folder``, run them all with ``python`` (where the
-    runtime is installed): ({probe id: outcome}, {probe id: key})."""
+def run_probes(runtime: str, python: Path, folder: Path, only: str | None = None) -> tuple[dict, dict]:
+    """Write every probe model to ``folder`` (``only``: those whose key starts with it), run
+    them all with ``python`` (where the runtime is installed): ({probe id: outcome}, {probe
+    id: key})."""
     import numpy as np
     import onnx
     import probe_models
@@ -83,6 +86,8 @@ def run_probes(runtime: str, python: Path, folder: Path) -> tuple[dict, dict]:
 
     cases, keys = {}, {}
     for i, (key, model, feeds) in enumerate(probe_models.probes()):
+        if only and not key.startswith(only):
+            continue
         pid = f"p{i}"
         onnx.save(model, folder / f"{pid}.onnx")
         np.savez(folder / f"{pid}.npz", **feeds)
@@ -171,8 +176,8 @@ def _split(old: dict, new: dict) -> set[str]:
 
 
 def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: bool,
-                merge_here: bool = False) -> int:
-    outcomes, keys = run_probes(runtime, python, folder)
+                merge_here: bool = False, only: str | None = None) -> int:
+    outcomes, keys = run_probes(runtime, python, folder, only)
     by_key: dict[str, dict] = {}
     for pid, outcome in outcomes.items():
         entry = by_key.setdefault(keys[pid], {"runs": 0, "fails": 0})
@@ -195,6 +200,8 @@ def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: b
     }
     out = ROOT / "qlin_cli" / "targets" / "data" / probe_store.file_name(runtime)
     tables = read_tables(out)
+    if only:
+        data = _replaced(tables[version], data, only)
     if merge_here and version in tables:
         data = merge(tables[version], data, host)
     if check:
@@ -208,6 +215,16 @@ def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: b
     print(f"{out.name} {version}: {len(outcomes)} probes, {len(data['keys'])} keys, {failed} refused, "
           f"{varies} that differ between CPUs ({len(data['hosts'])} measured)")
     return 0
+
+
+def _replaced(old: dict, new: dict, only: str) -> dict:
+    """The release's measured data with the keys starting with ``only`` measured again (the
+    others kept as they were, and the count of probes made up again)."""
+    dropped = [e for k, e in old["keys"].items() if k.startswith(only)]
+    keys = {k: e for k, e in old["keys"].items() if not k.startswith(only)} | new["keys"]
+    replaced = dict(old, keys=dict(sorted(keys.items())))
+    replaced["probes"] = old["probes"] - sum(e["runs"] + e["fails"] for e in dropped) + new["probes"]
+    return replaced
 
 
 def read_tables(path: Path) -> dict[str, dict]:
@@ -237,8 +254,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge", action="store_true",
                         help="add this CPU's measurement to the committed data (keys that run on one "
                              "CPU and fail on another are recorded per CPU) instead of replacing it")
+    parser.add_argument("--only", metavar="PREFIX",
+                        help="run only the probes whose key starts with PREFIX (\"division\") and "
+                             "replace those keys in the committed data of the release")
     args = parser.parse_args(argv)
-    return measure(args.runtime, args.version, args.check, args.merge)
+    return measure(args.runtime, args.version, args.check, args.merge, args.only)
 
 
 if __name__ == "__main__":

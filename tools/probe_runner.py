@@ -6,7 +6,10 @@ tools/gen_target_data.py or bench/bench_target_versions.py); needs only the runt
 FOLDER holds cases.json ({id: {input name: ONNX element type}}), <id>.onnx and <id>.npz
 (the feeds; types numpy lacks stored as their bits). Appends one line per case to
 FOLDER/results.jsonl: [id, "ok"], [id, "load: <the error>"] or [id, "run: <...>"], skipping
-cases already there (``run_all`` restarts it after a case that crashes the runtime).
+cases already there (``run_all`` restarts it after a case that crashes the runtime). A case
+whose feeds hold ``expect:spec`` (a division probe, tools/probe_divisions.py) runs only when
+its first output equals that; otherwise it is [id, "differs: divides in <type>"], naming the
+``expect:<type>`` it equals, or "differs: got <value>, the page gives <value>".
 onnxruntime: InferenceSession with default options on the CPU provider, one run; openvino:
 read_model, compile_model on CPU, one inference.
 """
@@ -40,9 +43,28 @@ def _without_path(text: str, path) -> str:
     return text.replace(str(path), "PROBE.onnx").replace(os.path.dirname(str(path)), "PROBES")
 
 
+def _split(feeds):
+    """(the graph's feeds, the results a division probe tells apart)."""
+    expect = {k.partition(":")[2]: v for k, v in feeds.items() if k.startswith("expect:")}
+    return {k: v for k, v in feeds.items() if not k.startswith("expect:")}, expect
+
+
+def _compared(output, expect) -> str:
+    if not expect:
+        return "ok"  # a probe of any other kind: it ran
+    got = np.asarray(output).astype(np.int64)
+    if np.array_equal(got, expect["spec"]):
+        return "ok"
+    for name, value in expect.items():
+        if name != "spec" and np.array_equal(got, value):
+            return f"differs: divides in {name}"
+    return f"differs: got {got.reshape(-1)[0]}, the page gives {np.asarray(expect['spec']).reshape(-1)[0]}"
+
+
 def run_onnxruntime(path, feeds, types):
     import onnxruntime as ort
 
+    feeds, expect = _split(feeds)
     options = ort.SessionOptions()
     options.log_severity_level = 4
     try:
@@ -56,10 +78,11 @@ def run_onnxruntime(path, feeds, types):
                 values[name] = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array))
             else:
                 values[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array, types[name])
-        session.run_with_ort_values(None, values)
+        outputs = session.run_with_ort_values(None, values)
+        got = outputs[0].numpy() if expect else None
     except Exception as exc:
         return "run: " + _first_line(exc)
-    return "ok"
+    return _compared(got, expect)
 
 
 _CORE = []
@@ -68,6 +91,7 @@ _CORE = []
 def run_openvino(path, feeds, types):
     import openvino as ov
 
+    feeds, expect = _split(feeds)
     if not _CORE:
         _CORE.append(ov.Core())
     core = _CORE[0]
@@ -82,9 +106,10 @@ def run_openvino(path, feeds, types):
             same_size = t.data.dtype.itemsize == array.dtype.itemsize
             t.data[...] = array.view(t.data.dtype) if same_size and types[name] not in NUMPY_TYPES else array
         request.infer()
+        got = request.get_output_tensor(0).data.copy() if expect else None
     except Exception as exc:
         return "run: " + _last_line(exc)
-    return "ok"
+    return _compared(got, expect)
 
 
 def _done(folder) -> dict:

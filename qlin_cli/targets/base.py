@@ -182,10 +182,8 @@ class Target:
     sources: tuple[Source, ...] = ()
     measured: bool = False  # the profile is held against the runtime by the test suite
     # What its QuantizeLinear computes otherwise than the spec, as data the QT4xx code modules
-    # read (targets/codes/): the type it divides x by the scale in, "float32" (always) or
-    # "scale" (the scale's type; precision not supported), None as the spec says (QT401,
-    # QT402); how it converts to float8 (QT403), None as the spec says.
-    divides_in: str | None = None
+    # read (targets/codes/): how it converts to float8 (QT403), None as the spec says; how it
+    # divides is ``division`` (QT401, QT402).
     float8_quantize: Float8Quantize | None = None
     # how its kernels read a blocked scale whose shape is not the page's (QT309); None: no
     # such check known
@@ -204,6 +202,13 @@ class Target:
         if site.facts.opset is None:
             return []
         return list(self.node_findings(site))
+
+    def division(self, f) -> str | None:
+        """The type this target divides a QuantizeLinear's x by its scale in where that is
+        not the page's type (precision's, else the scale's); None when it follows the page or
+        nothing is known (QT401, QT402). A runtime with division probes reads them
+        (probe_table.division)."""
+        return None
 
     def runs_lowered(self, quant_type: str | None, opset: int) -> bool:
         """Whether the primitive ops of ``qlin convert --lower`` run here for a node of that

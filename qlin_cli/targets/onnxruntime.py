@@ -17,7 +17,8 @@ What the profile checks, for every node of the model (not only Q/DQ):
   from the release's chain probes, tools/probe_chains.py);
 
 and the measured divergences of its Q/DQ kernels: float16 quantization divided in
-float32 (QT401), `precision` ignored (QT402), float8e4m3fn with `saturate=0` (QT403),
+float32 and `precision` ignored, in the releases whose division probes show it (QT401,
+QT402), float8e4m3fn with `saturate=0` (QT403),
 a com.microsoft 1-D scale without `axis` read along axis 1 (QT404), float16 kept in float32
 between nodes without float16 kernels (QT409).
 
@@ -90,10 +91,8 @@ class OnnxRuntimeCpu(Target):
     float_types = ("float", "float16 (computed in float32)")
     granularities = (schema.PER_TENSOR, schema.PER_AXIS, schema.BLOCKED)
     measured = True
-    # measured on 1.31.1, tests/test_targets_divergence.py: float16 divided in float32, precision
-    # ignored, saturate=0 float8e4m3fn outputs from 480 become ±448 (other releases divide
-    # otherwise: docs/targets.md)
-    divides_in = "float32"
+    # measured on 1.31.1, tests/test_targets_divergence.py: saturate=0 float8e4m3fn outputs
+    # from 480 become ±448; how each release divides is its division probes' (``division``)
     blocked_scale = base.BlockedScale(False, "the model loads, then the first run fails ('x_scale and x must "
                                              "have the same shape despite the quantize axis for blocked "
                                              "quantization')")
@@ -104,7 +103,8 @@ class OnnxRuntimeCpu(Target):
     notes = (
         "opset 27 loads only with ALLOW_RELEASED_ONNX_OPSET_ONLY=0; opset 28 never",
         "QuantizeLinear-23+ with x and scale of different types loads, then fails at the first run",
-        "float16 quantization is divided in float32; precision is ignored",
+        "the type float16 quantization is divided in, and whether precision is honoured, differ "
+        "between releases (measured by the division probes of each)",
         "a com.microsoft 1-D scale without axis is read along axis 1",
         "no kernel for bfloat16 or int32 quantize, float4e2m1, float6, float8e8m0 scales, "
         "bfloat16 dequantize outputs; com.amd.quark has no operators",
@@ -394,6 +394,9 @@ class OnnxRuntimeCpu(Target):
         if kernel is None:
             return False
         return not any("float16" in types for types in kernel.constraints.values())
+
+    def division(self, f):
+        return probe_table.division(self.probes, f)
 
     def runs_lowered(self, quant_type, opset):
         """Cast from float to the quantized type and back has a CPU kernel at that opset."""

@@ -65,8 +65,8 @@ class OpenVinoCpu(Target):
     float_types = ("float", "float16", "bfloat16 (computed in float32)")
     granularities = (schema.PER_TENSOR, schema.PER_AXIS, f"{schema.BLOCKED} (blocks dividing the axis)")
     measured = True
-    # measured, tests/test_targets_divergence.py
-    divides_in = "float32"
+    # measured, tests/test_targets_divergence.py; how each release divides is its division
+    # probes' (``division``)
     blocked_scale = base.BlockedScale(True, "the conversion of the node fails")  # 1 off the axis repeats
     float8_quantize = base.Float8Quantize(
         tuple(sorted(dtypes.SATURATE_APPLIES)), False,
@@ -287,6 +287,9 @@ class OpenVinoCpu(Target):
                 "a blocked dequantize of a 1-D tensor is read as per-axis and refused",
                 fix="reshape x to 2-D, or use per-tensor",
             )
+
+    def division(self, f):
+        return probe_table.division(self.table, f)
 
     def runs_lowered(self, quant_type, opset):
         """The primitive ops run wherever openvino reads the type (measured on the matrix)."""

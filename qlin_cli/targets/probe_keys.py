@@ -45,6 +45,35 @@ def node_key(f) -> str | None:
             f"{_granularity(f)}{_layout(f)}{_deciding(f)}")
 
 
+DIVIDED = ("float16", "bfloat16")  # division types a runtime may widen to float32
+
+
+def division_key(f) -> str | None:
+    """The probe of how a QuantizeLinear (ai.onnx or com.microsoft) divides x by its scale,
+    for a node whose division the page puts in float16 or bfloat16 (the scale's type, or
+    ``precision``'s) or that names a ``precision``: the op and its version, x's and the
+    scale's types, the granularity and the precision. The output type is not in the key: the
+    probes (tools/probe_divisions.py) quantize to int8 and to uint8 and read the result, and
+    the kernels divide before they convert to the output type. None for any other node."""
+    from . import nodes
+
+    if f.spec is None or f.domain not in (schema.AI_ONNX, schema.MICROSOFT):
+        return None
+    if nodes.kind(f) != nodes.QUANTIZE:
+        return None
+    x, scale, precision = nodes.x_type(f), nodes.scale_type(f), nodes.precision_type(f)
+    if x is None or scale is None or (precision is None and scale not in DIVIDED):
+        return None
+    return division_probe(f.spec.domain_name, f.op, f.spec.since, x, scale, _granularity(f), precision)
+
+
+def division_probe(domain_name: str, op: str, since: int, x: str, scale: str, granularity: str,
+                   precision: str | None = None) -> str:
+    """The key of a division probe (``division_key``'s, from its parts)."""
+    asked = f" precision={precision}" if precision is not None else ""
+    return f"division {domain_name}:{op}-{since}({x},{scale}) {granularity}{asked}"
+
+
 # Attributes a runtime decides on at load, past the input types: onnxruntime 1.18 loads
 # MatMulNBits with 4 bits only, and openvino 2026.4 compiles 2-bit MatMulNBits with blocks of
 # 16 and fails most with blocks of 32 or more on an AVX-512 CPU; 1.32 refuses a QuantizeLinear

@@ -37,6 +37,14 @@ class Outcome:
         return stage, error
 
     @property
+    def divided_in(self) -> str | None:
+        """A division probe's (tools/probe_divisions.py): the type the runtime divided in
+        where it did not give the page's result; None when it did, or did not run."""
+        stage, _, rest = self.error.partition(": ")
+        said, _, done_in = rest.partition("divides in ")
+        return done_in if stage == "differs" and not said and done_in else None
+
+    @property
     def varies_by_cpu(self) -> bool:
         return any(status != "ok" for _, status in self.hosts) and any(s == "ok" for _, s in self.hosts)
 
@@ -132,6 +140,15 @@ def _summed(outcomes: list[Outcome]) -> Outcome:
     """One outcome for several keys: their runs and failures added, the first error."""
     return Outcome(sum(o.runs for o in outcomes), sum(o.fails for o in outcomes),
                    next((o.error for o in outcomes if o.error), ""))
+
+
+def division(probes: ProbeTable | None, f) -> str | None:
+    """The type the release divides a QuantizeLinear's x by its scale in, as its division
+    probes measured it (probe_keys.division_key; tools/probe_divisions.py) where that is not
+    the page's; None when they give the page's result, or when no probe tells (none of the
+    node's kind, or its probes did not load or run: other codes report that)."""
+    found = None if probes is None else probes.outcome(probe_keys.division_key(f))
+    return None if found is None else found.divided_in
 
 
 def chain_findings(target, probes: ProbeTable, site):

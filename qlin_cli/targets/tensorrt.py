@@ -54,9 +54,7 @@ class TensorRt(Target):
     quantized_types = QUANTIZED
     float_types = FLOATS
     measured = False
-    # documented: the parser "does not support setting quantization precision" (the scale's
-    # type is used) and FP8 outputs are clamped to [-448, 448]
-    divides_in = "scale"
+    # documented: FP8 outputs are clamped to [-448, 448]
     float8_quantize = Float8Quantize(("float8e4m3fn",), True,
                                      "FP8 outputs are always clamped to ±448: saturate=0 is not honoured",
                                      "keep x / y_scale within ±448")
@@ -200,6 +198,11 @@ class TensorRt(Target):
                     f"the {q} tensor has {n} elements; 4-bit tensors need an even count",
                     fix="pad the tensor to an even size",
                 )
+
+    def division(self, f):
+        """Documented: the parser "does not support setting quantization precision"; the
+        scale's type is used."""
+        return nodes.scale_type(f) if nodes.precision_type(f) is not None else None
 
     def _divergences(self, f):
         yield from coded(self, ("QT402", "QT403"), f)

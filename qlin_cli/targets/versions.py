@@ -18,7 +18,7 @@ from .. import schema
 from ..schema import dtypes
 from . import onnxruntime as ort_profile
 from . import openvino as ov_profile
-from . import ort_table, probe_table, releases
+from . import ort_table, probe_keys, probe_table, releases
 from .base import NodeSite, Target, TargetFinding
 
 RUNTIMES = ("onnxruntime", "openvino")
@@ -196,14 +196,41 @@ FAMILIES = (("", "QLinearConv"), ("", "QLinearMatMul"), ("", "MatMulInteger"), (
             (_MS, "MatMulNBits"), (_MS, "GatherBlockQuantized"), (_MS, "DynamicQuantizeLSTM"))
 
 
+# The division probes the matrix shows (per-tensor; probe_keys.division_probe): a label, then
+# the domain, the op's version, x's type, the scale's type and precision
+DIVISIONS = (("QuantizeLinear-21 float16", schema.AI_ONNX, 21, "float16", "float16", None),
+             ("QuantizeLinear-23 float16", schema.AI_ONNX, 23, "float16", "float16", None),
+             ("QuantizeLinear-23 float16 precision=float", schema.AI_ONNX, 23, "float16", "float16", "float"),
+             ("QuantizeLinear-23 float precision=float16", schema.AI_ONNX, 23, "float", "float", "float16"),
+             ("QuantizeLinear-21 bfloat16", schema.AI_ONNX, 21, "bfloat16", "bfloat16", None),
+             ("com.microsoft QuantizeLinear float16", _MS, 1, "float16", "float16", None))
+
+
+def divisions(probes: probe_table.ProbeTable | None) -> dict[str, str]:
+    """{label of DIVISIONS: the type the release divides in} as its division probes measured
+    it; "-" where they did not run (no kernel, or the op version is not loaded)."""
+    out = {}
+    for label, domain, since, x, scale, precision in DIVISIONS:
+        key = probe_keys.division_probe(schema.domain_name(domain), "QuantizeLinear", since, x, scale,
+                                        schema.PER_TENSOR, precision)
+        found = None if probes is None else probes.exact(key)
+        if found is None or (found.fails and found.divided_in is None):
+            out[label] = "-"
+        else:
+            out[label] = found.divided_in or precision or scale  # ran: the page's type
+    return out
+
+
 def features(version: str, runtime: str = "onnxruntime") -> dict:
     """What one measured version runs, read from its kernel registry and measured limits:
     the opset and IR it loads, the types its QuantizeLinear / DequantizeLinear kernels take
     (T2 of quantize, T1 of dequantize), whether a blocked (version 21+) dequantize kernel
     exists, and which other quantized op families have CPU kernels. For a runtime measured by
-    probes alone (openvino): the same, read from which probes ran."""
+    probes alone (openvino): the same, read from which probes ran. Both: the type each of
+    DIVISIONS is divided in."""
     if runtime != "onnxruntime":
-        return _probed_features(probe_table.load(runtime, version))
+        probes = probe_table.load(runtime, version)
+        return _probed_features(probes) | {"divides_in": divisions(probes)}
     table = ort_table.load(version)
     types: set[str] = set()
     for op, name in (("QuantizeLinear", "T2"), ("DequantizeLinear", "T1")):
@@ -218,6 +245,7 @@ def features(version: str, runtime: str = "onnxruntime") -> dict:
         "blocked": blocked,
         "families": [f"{schema.domain_name(d) + '.' if d else ''}{op}" for d, op in FAMILIES
                      if table.kernels(d, op)],
+        "divides_in": divisions(probe_table.maybe_load("onnxruntime", version)),
     }
 
 
@@ -225,7 +253,7 @@ def _probed_features(table: probe_table.ProbeTable) -> dict:
     """A feature runs when any probe of it ran: a quantized type when a Q or DQ probe of that
     type did, blocked when a blocked DequantizeLinear-21+ probe did, a family when any of its
     probes did."""
-    ran = [k for k, o in table.keys().items() if o.runs]
+    ran = [k for k, o in table.keys().items() if o.runs and not k.startswith("division ")]
     linear = [k for k in ran if "QuantizeLinear-" in k]
     family_names = [f"{schema.domain_name(d) + '.' if d else ''}{op}" for d, op in FAMILIES]
     prefixes = {name: f"{schema.domain_name(d)}:{op}-" for name, (d, op) in zip(family_names, FAMILIES,

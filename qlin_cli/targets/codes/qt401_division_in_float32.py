@@ -1,5 +1,6 @@
-"""QT401 division-in-float32: the logic is here, each target's fact is its ``divides_in``
-(targets/<runtime>.py); docs/targets.md lists which targets report it."""
+"""QT401 division-in-float32: the logic is here, each target's fact is its ``division``
+(the release's division probes, or documentation); docs/targets.md lists which targets
+report it."""
 
 from __future__ import annotations
 
@@ -10,17 +11,19 @@ from ...severity import WARNING
 class DivisionInFloat32(Code):
     """
     ## What it checks
-    Quantize nodes whose division the spec does in float16 or bfloat16 (the scale's
-    type) and the target does in float32.
+    Quantize nodes without a `precision` attribute whose division the spec does in float16
+    or bfloat16 (the scale's type) and the target does in another type (float32).
 
     ## Why is this bad?
     QuantizeLinear's page: "The type of y_scale determines the precision of the
     division operation between x and y_scale, unless the precision attribute is
     specified." The results differ wherever the two quotients round to different integers:
     x = 78.0625, scale = 0.669921875 (both float16) gives 116.5 in float16 (-> 116)
-    and 116.52 in float32 (-> 117). onnxruntime divides float16 in float32 at every
-    version (and casts float16 to float for com.microsoft nodes); openvino divides
-    float16 and bfloat16 in float32. Measured.
+    and 116.52 in float32 (-> 117). Which releases divide in float32, and at which op
+    versions, is measured per release by division probes (tools/probe_divisions.py; `qlin
+    targets --versions RUNTIME` shows them): openvino 2024.0 to 2026.4 always; onnxruntime
+    1.30 and 1.31 always, 1.32 at QuantizeLinear-19 and -21, every release for com.microsoft
+    QuantizeLinear.
 
     ## Example
     ```
@@ -41,15 +44,15 @@ class DivisionInFloat32(Code):
     def check(target, f):
         from .. import nodes
 
-        if target.divides_in != "float32" or nodes.kind(f) != nodes.QUANTIZE:
-            return
-        if nodes.precision_type(f) is not None:
-            return  # the division is done in precision's type: QT402 when the target ignores it
+        done = target.division(f)  # None: as the page, or not known
+        if done is None or nodes.kind(f) != nodes.QUANTIZE or nodes.precision_type(f) is not None:
+            return  # with precision, the division is done in its type: QT402 when the target ignores it
         st = nodes.scale_type(f)
-        if st in ("float16", "bfloat16"):
+        if st in ("float16", "bfloat16") and done != st:
+            shown = "float32" if done == "float" else done
             yield target.finding(
                 "QT401",
-                f"the division x / y_scale ({nodes.x_type(f)} / {st}) is done in float32, not in {st}: "
+                f"the division x / y_scale ({nodes.x_type(f)} / {st}) is done in {shown}, not in {st}: "
                 f"results differ on values near a rounding boundary",
                 fix="quantize from float32 if bit-exact results matter",
             )

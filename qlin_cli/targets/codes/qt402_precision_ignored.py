@@ -1,5 +1,6 @@
-"""QT402 precision-ignored: the logic is here, each target's fact is its ``divides_in``
-(targets/<runtime>.py); docs/targets.md lists which targets report it."""
+"""QT402 precision-ignored: the logic is here, each target's fact is its ``division``
+(the release's division probes, or documentation); docs/targets.md lists which targets
+report it."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ class PrecisionIgnored(Code):
 
     ## Why is this bad?
     QuantizeLinear's page: precision is "The precision of the division operation between
-    x and y_scale. If not provided, it will be the same as the type of y_scale." onnxruntime 1.31 and
-    openvino 2026.4 ignore it (measured: float16 and bfloat16 precision give the
-    float32 result; onnxruntime does not even report an invalid type); TensorRT's
-    parser warns that it "does not support setting quantization precision" and uses
-    the scale's type.
+    x and y_scale. If not provided, it will be the same as the type of y_scale." Measured per
+    release by division probes (tools/probe_divisions.py; `qlin targets --versions RUNTIME`):
+    openvino and onnxruntime 1.24 to 1.31 divide in float32 whatever float16 or bfloat16
+    precision asks, onnxruntime 1.24 to 1.29 divide float16 in float16 when precision asks
+    for float, 1.32 does as asked; TensorRT's parser warns that it "does not support
+    setting quantization precision" and uses the scale's type.
 
     ## Example
     ```
@@ -26,7 +28,7 @@ class PrecisionIgnored(Code):
     ```
 
     ## Fix
-    Drop `precision` if the float32 result is what you want; otherwise quantize in
+    Drop `precision` if the result the target gives is what you want; otherwise quantize in
     the wanted type explicitly (cast x and the scale first).
     """
 
@@ -39,17 +41,12 @@ class PrecisionIgnored(Code):
     def check(target, f):
         from .. import nodes
 
-        if target.divides_in is None or nodes.kind(f) != nodes.QUANTIZE:
-            return
-        asked = nodes.precision_type(f)
-        if asked is None:
-            return
-        if target.divides_in == "float32":
-            done_in, shown = "float", "float32"
-        else:  # "scale"
-            done_in = nodes.scale_type(f)
-            shown = f"{done_in} (the scale's type)"
-        if done_in is not None and asked != done_in:
+        done = target.division(f)  # None: as the page, or not known
+        asked = None if done is None or nodes.kind(f) != nodes.QUANTIZE else nodes.precision_type(f)
+        if asked is not None and done != asked:
+            shown = "float32" if done == "float" else done
+            if done == nodes.scale_type(f):
+                shown += " (the scale's type)"
             yield target.finding(
                 "QT402",
                 f"precision={asked} is ignored: the division is done in {shown}",

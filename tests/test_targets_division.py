@@ -1,0 +1,95 @@
+"""How each runtime release divides x by the scale in a QuantizeLinear, as its division
+probes measured it (tools/probe_divisions.py, run in every release by
+tools/gen_target_data.py), and the QT401 / QT402 each versioned target reports from them.
+
+The probes' results are checked here against qlin's evaluator and plain arithmetic; the
+installed releases are measured again by tests/test_targets_probes.py and
+tests/test_targets_ort_probes.py (every probe, these among them)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto
+from test_targets_divergence import F16_S, F16_X, predicted, quantize
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+
+import probe_divisions  # noqa: E402
+import probe_models  # noqa: E402
+
+from qlin_cli.schema import dtypes  # noqa: E402
+from qlin_cli.targets import predict, probe_table  # noqa: E402
+
+
+def _probes():
+    return list(probe_divisions.divisions(probe_models._division_key))
+
+
+def test_each_division_probe_tells_the_two_divisions_apart():
+    """Each probe's float32 result differs from the narrower type's, and the page's result
+    (qlin's evaluator) is one of them: the one of precision, else of the scale's type."""
+    seen = _probes()
+    assert len(seen) == 216 and all(key and key.startswith("division ") for key, _, _ in seen)
+    for key, model, feeds in seen:
+        narrow = [k for k in feeds if k.startswith("expect:") and k not in ("expect:spec", "expect:float")]
+        assert len(narrow) == 1, key
+        assert not np.array_equal(feeds["expect:float"], feeds[narrow[0]]), key
+        asked = {a.name: a.i for a in model.graph.node[0].attribute}.get("precision")
+        page = dtypes.name_of(asked or model.graph.initializer[0].data_type)  # precision, else the scale's
+        assert np.array_equal(feeds["expect:spec"], feeds[f"expect:{page}"]), key
+
+
+def _q(opset, precision=None, x_type=TensorProto.FLOAT16):
+    attrs = {"precision": precision} if precision is not None else {}
+    x = F16_X if x_type == TensorProto.FLOAT16 else F16_X.astype(np.float32)
+    return quantize(x, F16_S, np.int8(0), opset=opset, x_type=x_type, attrs=attrs)
+
+
+def _division(runtime, version, model) -> str | None:
+    """What the release's probe data says of the model's one QuantizeLinear."""
+    from qlin_cli.model.analysis import analyze
+
+    a = analyze(model, "")
+    (body, index, _), = a.nodes()
+    return probe_table.division(probe_table.load(runtime, version), a.any_facts(body, index))
+
+
+# Measured by hand in throwaway venvs before the probes existed (x 78.0625, scale
+# 0.669921875, float16 -> int8: 116 in float16, 117 in float32), and now by the probes of
+# every release: the versioned targets report what each release does.
+@pytest.mark.parametrize(("target", "opset", "warned"), [
+    ("onnxruntime@1.23", 21, False),  # divides float16 in float16, as the page
+    ("onnxruntime@1.20", 21, False),
+    ("onnxruntime@1.31", 21, True),  # in float32
+    ("onnxruntime@1.32", 21, True),
+    ("onnxruntime@1.32", 23, False),  # follows the page at QuantizeLinear-23
+    ("openvino@2024.6", 21, True),
+    ("openvino@2026.4", 23, True),
+])
+def test_qt401_follows_the_release(target, opset, warned):
+    assert ("QT401" in predicted(_q(opset), target)) is warned
+
+
+def test_precision_float_ignored_where_the_release_divides_in_float16():
+    """onnxruntime 1.24 and 1.28 divide float16 in float16 though precision asks for float
+    (QT402); 1.31 does as asked."""
+    m = _q(23, TensorProto.FLOAT)
+    assert _division("onnxruntime", "1.28.0", m) == "float16"
+    assert "QT402" in predicted(m, "onnxruntime@1.28") and "QT402" in predicted(m, "onnxruntime@1.24")
+    assert "QT402" not in predicted(m, "onnxruntime@1.31")
+
+
+def test_a_range_of_releases_names_the_oldest_that_divides_otherwise():
+    found = [f for f in predict.findings(_q(21), "", ["onnxruntime>=1.18"]) if f.code == "QT401"]
+    assert len(found) == 1 and "onnxruntime 1.30.0" in found[0].message, found
+
+
+def test_a_node_of_no_probed_kind_gets_no_division_claim():
+    """float x with a float16 scale is not allowed before QuantizeLinear-23: no probe has
+    it, and no coarser key answers for it."""
+    m = _q(21, x_type=TensorProto.FLOAT)
+    assert _division("onnxruntime", "1.31.1", m) is None
