@@ -50,13 +50,16 @@ def test_a_crashing_case_is_recorded_and_the_rest_still_run(tmp_path):
     assert os.path.exists(tmp_path / "results.jsonl")
 
 
-def test_a_division_probe_runs_only_when_the_output_is_the_pages():
-    """A probe with ``expect:`` results (tools/probe_divisions.py) is "ok" only when the
-    runtime's output is the page's, and otherwise names the division whose result it is."""
-    expect = {"spec": np.array([116]), "float": np.array([117]), "float16": np.array([116])}
-    assert probe_runner._compared(np.array([116], np.int8), expect) == "ok"
-    assert probe_runner._compared(np.array([117], np.int8), expect) == "differs: divides in float"
-    assert probe_runner._compared(np.array([3], np.int8), expect) == "differs: got 3, the page gives 116"
+def test_an_arithmetic_probe_runs_only_when_the_output_is_the_pages():
+    """A probe with ``expect:`` results (tools/probe_quantize.py) is "ok" only when the
+    runtime's output is the page's, and otherwise names what it computed instead, or the
+    first value that differs."""
+    expect = {"spec": np.array([116, 5]), "divides in float": np.array([117, 5]),
+              "divides in float16": np.array([116, 5])}
+    assert probe_runner._compared(np.array([116, 5], np.int8), expect) == "ok"
+    assert probe_runner._compared(np.array([117, 5], np.int8), expect) == "differs: divides in float"
+    got = probe_runner._compared(np.array([116, 3], np.int8), expect)
+    assert got == "differs: got 3 where the page gives 5"
     assert probe_runner._compared(None, {}) == "ok"  # a probe of any other kind
     feeds, split = probe_runner._split({"x": np.ones(2), "expect:spec": np.ones(2)})
     assert list(feeds) == ["x"] and list(split) == ["spec"]

@@ -82,9 +82,15 @@ def test_the_version_matrix_as_text_and_json():
     rows = {ort_table.minor(row["version"]): row for row in json.loads(r.stdout)["versions"]}
     assert "int4" not in rows["1.18"]["qdq_types"] and "int4" in rows["1.19"]["qdq_types"]
     assert rows["1.18"]["max_opset"] == 21 and rows["1.21"]["max_opset"] == 22
+    # the division rows (each release's division probes): float16 as the page until 1.29
+    q21 = "QuantizeLinear-21 float16"
+    assert rows["1.29"]["divides_in"][q21] == "float16" and rows["1.30"]["divides_in"][q21] == "float"
+    assert rows["1.18"]["divides_in"]["QuantizeLinear-23 float16"] == "-"  # no opset 23 there
     text = CliRunner().invoke(main, ["targets", "--versions", "onnxruntime"])
     assert text.exit_code == 0 and text.output.splitlines()[0].split()[1:] == [
         row["version"] for row in json.loads(r.stdout)["versions"]]
+    line = next(x for x in text.output.splitlines() if x.startswith(f"divides {q21} in"))
+    assert line.split()[-len(rows):] == [row["divides_in"][q21] for row in rows.values()]
 
 
 def test_check_names_the_version_it_judged(tmp_path):

@@ -7,6 +7,7 @@ Usage (from the repository root)::
     python tools/gen_target_data.py onnxruntime 1.20.1 --check
     python tools/gen_target_data.py openvino 2026.4.1 --merge  # add this CPU's outcomes
     python tools/gen_target_data.py onnxruntime 1.20.1 --only division  # those probes alone
+    python tools/gen_target_data.py openvino 2026.4.1 --only rounding --only "negative scale"
 
 The version is installed from PyPI into a throwaway virtual environment (deleted after),
 beside the onnx this project pins, and ``tools/gen_ort_kernels.py`` runs inside it: the
@@ -46,7 +47,7 @@ def _pinned(name: str) -> str:
 
 
 def measure(runtime: str, version: str, check: bool, merge_here: bool = False,
-            only: str | None = None) -> int:
+            only: tuple[str, ...] | None = None) -> int:
     if runtime not in ("onnxruntime", "openvino"):
         print(f"no generator for {runtime!r} (known: onnxruntime, openvino)", file=sys.stderr)
         return 2
@@ -75,8 +76,9 @@ def measure(runtime: str, version: str, check: bool, merge_here: bool = False,
         return done or probes
 
 
-def run_probes(runtime: str, python: Path, folder: Path, only: str | None = None) -> tuple[dict, dict]:
-    """Write every probe model to ``folder`` (``only``: those whose key starts with it), run
+def run_probes(runtime: str, python: Path, folder: Path, only: str | tuple[str, ...] | None = None
+               ) -> tuple[dict, dict]:
+    """Write every probe model to ``folder`` (``only``: those whose key starts with one of them), run
     them all with ``python`` (where the runtime is installed): ({probe id: outcome}, {probe
     id: key})."""
     import numpy as np
@@ -176,7 +178,7 @@ def _split(old: dict, new: dict) -> set[str]:
 
 
 def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: bool,
-                merge_here: bool = False, only: str | None = None) -> int:
+                merge_here: bool = False, only: tuple[str, ...] | None = None) -> int:
     outcomes, keys = run_probes(runtime, python, folder, only)
     by_key: dict[str, dict] = {}
     for pid, outcome in outcomes.items():
@@ -217,9 +219,10 @@ def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: b
     return 0
 
 
-def _replaced(old: dict, new: dict, only: str) -> dict:
-    """The release's measured data with the keys starting with ``only`` measured again (the
-    others kept as they were, and the count of probes made up again)."""
+def _replaced(old: dict, new: dict, only: str | tuple[str, ...]) -> dict:
+    """The release's measured data with the keys starting with ``only`` (one prefix or
+    several) measured again (the others kept as they were, and the count of probes made up
+    again)."""
     dropped = [e for k, e in old["keys"].items() if k.startswith(only)]
     keys = {k: e for k, e in old["keys"].items() if not k.startswith(only)} | new["keys"]
     replaced = dict(old, keys=dict(sorted(keys.items())))
@@ -254,11 +257,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge", action="store_true",
                         help="add this CPU's measurement to the committed data (keys that run on one "
                              "CPU and fail on another are recorded per CPU) instead of replacing it")
-    parser.add_argument("--only", metavar="PREFIX",
-                        help="run only the probes whose key starts with PREFIX (\"division\") and "
-                             "replace those keys in the committed data of the release")
+    parser.add_argument("--only", metavar="PREFIX", action="append",
+                        help="run only the probes whose key starts with PREFIX (\"division\"; may "
+                             "be given again) and replace those keys in the committed data of the release")
     args = parser.parse_args(argv)
-    return measure(args.runtime, args.version, args.check, args.merge, args.only)
+    only = tuple(args.only) if args.only else None
+    return measure(args.runtime, args.version, args.check, args.merge, only)
 
 
 if __name__ == "__main__":

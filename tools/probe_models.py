@@ -18,9 +18,9 @@ each, filed under the node's key (qlin_cli/targets/probe_keys.py).
 - float ops a release mishandles in quantized models (probe_keys.FLOAT_OPS: the Reduce ops
   reading their axes from an input);
 - loading: a Relu model at each ai.onnx opset, and at each IR version;
-- divisions: a QuantizeLinear whose page divides in float16 or bfloat16, or that names a
-  precision, over values that tell the division's type by the result
-  (tools/probe_divisions.py; its feeds carry the results it tells apart).
+- arithmetic: a QuantizeLinear over values that tell the page's result from what a runtime
+  may compute instead: the division's type, where the zero point is added, the saturation
+  with a negative scale (tools/probe_quantize.py; its feeds carry the results it tells apart).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "fixtures"), str(ROOT / "tools")]
 
 import probe_chains  # noqa: E402
-import probe_divisions  # noqa: E402
+import probe_quantize  # noqa: E402
 
 from qlin_cli.model.analysis import analyze  # noqa: E402
 from qlin_cli.schema import dtypes  # noqa: E402
@@ -68,7 +68,7 @@ def probes() -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
         yield probe_keys.opset_key(opset), _relu(opset, ir_for_opset(opset)), {"x": np.ones(4, np.float32)}
     for ir_version in probe_keys.PROBED_IR:
         yield probe_keys.ir_key(ir_version), _relu(13, ir_version), {"x": np.ones(4, np.float32)}
-    yield from probe_divisions.divisions(_division_key)
+    yield from probe_quantize.probes(_quantize_key)
 
 
 def _linear():
@@ -94,10 +94,10 @@ def _keyed(model: onnx.ModelProto) -> str | None:
     return probe_keys.node_key(a.any_facts(body, index))
 
 
-def _division_key(model: onnx.ModelProto) -> str | None:
+def _quantize_key(model: onnx.ModelProto, what: str) -> str | None:
     a = analyze(model, "")
     (body, index, _), = a.nodes()
-    return probe_keys.division_key(a.any_facts(body, index))
+    return probe_keys.quantize_key(what, a.any_facts(body, index))
 
 
 def _operand_key(model: onnx.ModelProto) -> str | None:

@@ -7,9 +7,10 @@ FOLDER holds cases.json ({id: {input name: ONNX element type}}), <id>.onnx and <
 (the feeds; types numpy lacks stored as their bits). Appends one line per case to
 FOLDER/results.jsonl: [id, "ok"], [id, "load: <the error>"] or [id, "run: <...>"], skipping
 cases already there (``run_all`` restarts it after a case that crashes the runtime). A case
-whose feeds hold ``expect:spec`` (a division probe, tools/probe_divisions.py) runs only when
-its first output equals that; otherwise it is [id, "differs: divides in <type>"], naming the
-``expect:<type>`` it equals, or "differs: got <value>, the page gives <value>".
+whose feeds hold ``expect:spec`` (a probe of what a QuantizeLinear computes,
+tools/probe_quantize.py) runs only when its first output equals that; otherwise it is
+[id, "differs: <name>"], naming the ``expect:<name>`` it equals ("divides in float"), or
+"differs: got <value> where the page gives <value>" at the first element that differs.
 onnxruntime: InferenceSession with default options on the CPU provider, one run; openvino:
 read_model, compile_model on CPU, one inference.
 """
@@ -52,13 +53,14 @@ def _split(feeds):
 def _compared(output, expect) -> str:
     if not expect:
         return "ok"  # a probe of any other kind: it ran
-    got = np.asarray(output).astype(np.int64)
-    if np.array_equal(got, expect["spec"]):
+    got, want = np.asarray(output).astype(np.int64), np.asarray(expect["spec"])
+    if np.array_equal(got, want):
         return "ok"
     for name, value in expect.items():
         if name != "spec" and np.array_equal(got, value):
-            return f"differs: divides in {name}"
-    return f"differs: got {got.reshape(-1)[0]}, the page gives {np.asarray(expect['spec']).reshape(-1)[0]}"
+            return f"differs: {name}"
+    at = int(np.flatnonzero(got.reshape(-1) != want.reshape(-1))[0]) if got.size == want.size else 0
+    return f"differs: got {got.reshape(-1)[at]} where the page gives {want.reshape(-1)[at]}"
 
 
 def run_onnxruntime(path, feeds, types):

@@ -32,8 +32,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..severity import ERROR, INFO, SEVERITIES, WARNING
+
+if TYPE_CHECKING:
+    from .probe_table import Outcome
 
 # How a fact is known.
 MEASURED = "measured"  # measured here with the runtime installed; ``where`` names the test
@@ -203,12 +207,19 @@ class Target:
             return []
         return list(self.node_findings(site))
 
+    def arithmetic(self, what: str, f) -> Outcome | None:
+        """What this target's QuantizeLinear ``f`` computes, as the probes of ``what``
+        (probe_keys.QUANTIZE_PROBES: "division", "rounding", "negative scale") measured it in
+        the release (probe_table.arithmetic); None where nothing is measured. Read by QT401,
+        QT402, QT405, QT407."""
+        return None
+
     def division(self, f) -> str | None:
         """The type this target divides a QuantizeLinear's x by its scale in where that is
         not the page's type (precision's, else the scale's); None when it follows the page or
-        nothing is known (QT401, QT402). A runtime with division probes reads them
-        (probe_table.division)."""
-        return None
+        nothing is known (QT401, QT402)."""
+        found = self.arithmetic("division", f)
+        return None if found is None else found.divided_in
 
     def runs_lowered(self, quant_type: str | None, opset: int) -> bool:
         """Whether the primitive ops of ``qlin convert --lower`` run here for a node of that

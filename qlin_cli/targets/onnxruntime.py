@@ -395,8 +395,8 @@ class OnnxRuntimeCpu(Target):
             return False
         return not any("float16" in types for types in kernel.constraints.values())
 
-    def division(self, f):
-        return probe_table.division(self.probes, f)
+    def arithmetic(self, what, f):
+        return probe_table.arithmetic(self.probes, what, f)
 
     def runs_lowered(self, quant_type, opset):
         """Cast from float to the quantized type and back has a CPU kernel at that opset."""
@@ -423,7 +423,7 @@ class OnnxRuntimeCpu(Target):
                     fix=f"store y_scale as {xt}",
                 )
                 return
-            yield from base.coded(self, ("QT402", "QT401", "QT403"), f)
+            yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407"), f)
         if (
             f.domain == schema.MICROSOFT
             and not f.has("axis")

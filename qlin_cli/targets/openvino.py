@@ -288,8 +288,8 @@ class OpenVinoCpu(Target):
                 fix="reshape x to 2-D, or use per-tensor",
             )
 
-    def division(self, f):
-        return probe_table.division(self.table, f)
+    def arithmetic(self, what, f):
+        return probe_table.arithmetic(self.table, what, f)
 
     def runs_lowered(self, quant_type, opset):
         """The primitive ops run wherever openvino reads the type (measured on the matrix)."""
@@ -342,27 +342,9 @@ class OpenVinoCpu(Target):
     def _divergences(self, site: NodeSite):
         f = site.facts
         k = nodes.kind(f)
-        q = nodes.quant_type(f)
         st = nodes.scale_type(f)
         if k == nodes.QUANTIZE:
-            yield from base.coded(self, ("QT402", "QT401", "QT403"), f)
-            if nodes.is_integer(q):
-                zp = nodes.zero_point_values(f)
-                if zp is None or (zp % 2 != 0).any():
-                    yield self.finding(
-                        "QT405",
-                        "the zero point is added before rounding: ties of x / y_scale "
-                        "round the other way when the zero point is odd",
-                        fix="use an even zero point where ties matter",
-                    )
-            s = nodes.scale_values(f)
-            if s is not None and (s < 0).any():
-                yield self.finding(
-                    "QT407",
-                    "with a negative scale the quantized values are wrong (values beyond the range saturate "
-                    "to the wrong end)",
-                    fix="use positive scales (negate the quantized values instead)",
-                )
+            yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407"), f)
         else:
             out = nodes.out_type(f)
             if out == "bfloat16" or (out == "float16" and st != out):

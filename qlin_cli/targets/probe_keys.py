@@ -46,15 +46,18 @@ def node_key(f) -> str | None:
 
 
 DIVIDED = ("float16", "bfloat16")  # division types a runtime may widen to float32
+# What the probes of a QuantizeLinear's arithmetic measure (tools/probe_quantize.py): how it
+# divides, where it adds the zero point, how it saturates with a negative scale
+QUANTIZE_PROBES = ("division", "rounding", "negative scale")
 
 
-def division_key(f) -> str | None:
-    """The probe of how a QuantizeLinear (ai.onnx or com.microsoft) divides x by its scale,
-    for a node whose division the page puts in float16 or bfloat16 (the scale's type, or
-    ``precision``'s) or that names a ``precision``: the op and its version, x's and the
-    scale's types, the granularity and the precision. The output type is not in the key: the
-    probes (tools/probe_divisions.py) quantize to int8 and to uint8 and read the result, and
-    the kernels divide before they convert to the output type. None for any other node."""
+def quantize_key(what: str, f) -> str | None:
+    """The probe of ``what`` (QUANTIZE_PROBES) for a QuantizeLinear (ai.onnx or com.microsoft):
+    the op and its version, x's and the scale's types, the granularity and the precision.
+    The output type is not in the key: the probes quantize to int8 and to uint8, and the
+    kernels divide, round and add before they convert to the output type. Division probes
+    exist only for nodes whose division the page puts in float16 or bfloat16 (the scale's
+    type, or ``precision``'s) or that name a ``precision``. None for any other node."""
     from . import nodes
 
     if f.spec is None or f.domain not in (schema.AI_ONNX, schema.MICROSOFT):
@@ -62,16 +65,16 @@ def division_key(f) -> str | None:
     if nodes.kind(f) != nodes.QUANTIZE:
         return None
     x, scale, precision = nodes.x_type(f), nodes.scale_type(f), nodes.precision_type(f)
-    if x is None or scale is None or (precision is None and scale not in DIVIDED):
+    if x is None or scale is None or (what == "division" and precision is None and scale not in DIVIDED):
         return None
-    return division_probe(f.spec.domain_name, f.op, f.spec.since, x, scale, _granularity(f), precision)
+    return quantize_probe(what, f.spec.domain_name, f.op, f.spec.since, x, scale, _granularity(f), precision)
 
 
-def division_probe(domain_name: str, op: str, since: int, x: str, scale: str, granularity: str,
+def quantize_probe(what: str, domain_name: str, op: str, since: int, x: str, scale: str, granularity: str,
                    precision: str | None = None) -> str:
-    """The key of a division probe (``division_key``'s, from its parts)."""
+    """The key of a probe of ``what`` (``quantize_key``'s, from its parts)."""
     asked = f" precision={precision}" if precision is not None else ""
-    return f"division {domain_name}:{op}-{since}({x},{scale}) {granularity}{asked}"
+    return f"{what} {domain_name}:{op}-{since}({x},{scale}) {granularity}{asked}"
 
 
 # Attributes a runtime decides on at load, past the input types: onnxruntime 1.18 loads

@@ -37,12 +37,18 @@ class Outcome:
         return stage, error
 
     @property
-    def divided_in(self) -> str | None:
-        """A division probe's (tools/probe_divisions.py): the type the runtime divided in
-        where it did not give the page's result; None when it did, or did not run."""
+    def differs(self) -> str | None:
+        """A probe of a QuantizeLinear's arithmetic (tools/probe_quantize.py): what the
+        runtime computed where it did not give the page's result ("divides in float", "got
+        127 where the page gives -128"); None when it did, or when the probe did not run."""
         stage, _, rest = self.error.partition(": ")
-        said, _, done_in = rest.partition("divides in ")
-        return done_in if stage == "differs" and not said and done_in else None
+        return rest if stage == "differs" else None
+
+    @property
+    def divided_in(self) -> str | None:
+        """A division probe's: the type the runtime divided in where it is not the page's."""
+        said, _, done_in = (self.differs or "").partition("divides in ")
+        return done_in if not said and done_in else None
 
     @property
     def varies_by_cpu(self) -> bool:
@@ -142,13 +148,11 @@ def _summed(outcomes: list[Outcome]) -> Outcome:
                    next((o.error for o in outcomes if o.error), ""))
 
 
-def division(probes: ProbeTable | None, f) -> str | None:
-    """The type the release divides a QuantizeLinear's x by its scale in, as its division
-    probes measured it (probe_keys.division_key; tools/probe_divisions.py) where that is not
-    the page's; None when they give the page's result, or when no probe tells (none of the
-    node's kind, or its probes did not load or run: other codes report that)."""
-    found = None if probes is None else probes.outcome(probe_keys.division_key(f))
-    return None if found is None else found.divided_in
+def arithmetic(probes: ProbeTable | None, what: str, f) -> Outcome | None:
+    """The release's outcome of the probes of ``what`` (probe_keys.QUANTIZE_PROBES) for
+    QuantizeLinear ``f`` (probe_keys.quantize_key; tools/probe_quantize.py); None when no
+    probe tells (none of the node's kind)."""
+    return None if probes is None else probes.outcome(probe_keys.quantize_key(what, f))
 
 
 def chain_findings(target, probes: ProbeTable, site):

@@ -211,8 +211,8 @@ def divisions(probes: probe_table.ProbeTable | None) -> dict[str, str]:
     it; "-" where they did not run (no kernel, or the op version is not loaded)."""
     out = {}
     for label, domain, since, x, scale, precision in DIVISIONS:
-        key = probe_keys.division_probe(schema.domain_name(domain), "QuantizeLinear", since, x, scale,
-                                        schema.PER_TENSOR, precision)
+        key = probe_keys.quantize_probe("division", schema.domain_name(domain), "QuantizeLinear", since, x,
+                                        scale, schema.PER_TENSOR, precision)
         found = None if probes is None else probes.exact(key)
         if found is None or (found.fails and found.divided_in is None):
             out[label] = "-"
@@ -253,7 +253,8 @@ def _probed_features(table: probe_table.ProbeTable) -> dict:
     """A feature runs when any probe of it ran: a quantized type when a Q or DQ probe of that
     type did, blocked when a blocked DequantizeLinear-21+ probe did, a family when any of its
     probes did."""
-    ran = [k for k, o in table.keys().items() if o.runs and not k.startswith("division ")]
+    arithmetic = tuple(f"{what} " for what in probe_keys.QUANTIZE_PROBES)
+    ran = [k for k, o in table.keys().items() if o.runs and not k.startswith(arithmetic)]
     linear = [k for k in ran if "QuantizeLinear-" in k]
     family_names = [f"{schema.domain_name(d) + '.' if d else ''}{op}" for d, op in FAMILIES]
     prefixes = {name: f"{schema.domain_name(d)}:{op}-" for name, (d, op) in zip(family_names, FAMILIES,

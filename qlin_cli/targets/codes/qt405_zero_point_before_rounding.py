@@ -1,23 +1,29 @@
-"""QT405 zero-point-before-rounding. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT405 zero-point-before-rounding: the logic is here, each target's fact is its
+``arithmetic("rounding", node)`` (the release's rounding probes); docs/targets.md lists
+which targets report it."""
 
 from __future__ import annotations
 
 from ...code import Code
 from ...severity import WARNING
 
+ADDED_FIRST = "adds the zero point before rounding"  # the probes' name for it (tools/probe_quantize.py)
+
 
 class ZeroPointBeforeRounding(Code):
     """
     ## What it checks
-    Integer quantize nodes with a zero point that is not known to be zero, on a target
-    that adds the zero point before rounding.
+    Integer quantize nodes with a zero point that is not known to be even, on a target
+    release that adds the zero point before rounding.
 
     ## Why is this bad?
-    The spec rounds x / scale half to even, then adds the zero point. openvino
-    rounds x / scale + zero point: with an odd zero point every tie goes the other
-    way (x / scale = 0.5, zero point 3: the spec gives 3, openvino 4). Measured with
-    openvino 2026.4.
+    QuantizeLinear's page: "The quantization formula is y = saturate ((x / y_scale) +
+    y_zero_point)." and "For (x / y_scale), it’s rounding to the nearest even.": x / y_scale
+    is rounded, then the zero point added. A runtime that rounds x / scale + zero point
+    sends every tie the other way when the zero point is odd (x / scale = 0.5, zero point
+    3: the page gives 3, the runtime 4). Measured per release by rounding probes
+    (tools/probe_quantize.py): every openvino release from 2024.0 to 2026.4, no
+    onnxruntime release.
 
     ## Example
     ```
@@ -33,3 +39,19 @@ class ZeroPointBeforeRounding(Code):
     name = "zero-point-before-rounding"
     severity = WARNING
     summary = "The target adds the zero point before rounding."
+
+    @staticmethod
+    def check(target, f):
+        from .. import nodes
+
+        found = target.arithmetic("rounding", f)
+        if found is None or found.differs != ADDED_FIRST or not nodes.is_integer(nodes.quant_type(f)):
+            return
+        zp = nodes.zero_point_values(f)
+        if zp is None or (zp % 2 != 0).any():
+            yield target.finding(
+                "QT405",
+                "the zero point is added before rounding: ties of x / y_scale "
+                "round the other way when the zero point is odd",
+                fix="use an even zero point where ties matter",
+            )

@@ -1,5 +1,6 @@
-"""QT407 negative-scale-quantize. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT407 negative-scale-quantize: the logic is here, each target's fact is its
+``arithmetic("negative scale", node)`` (the release's negative-scale probes);
+docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ from ...severity import WARNING
 class NegativeScaleQuantize(Code):
     """
     ## What it checks
-    Quantize nodes with a negative scale on a target that miscomputes them.
+    Quantize nodes with a negative scale on a target release that miscomputes them.
 
     ## Why is this bad?
-    Negative scales are legal (the sign folds into the values). openvino turns a
-    quantize into a FakeQuantize whose input range is then reversed: values beyond
-    the quantized range saturate to the wrong end (127 becomes -128), and random
-    inputs show other wrong values too (measured, 2026.4). It does not refuse the
-    model, so nothing else tells you.
+    Negative scales are legal: QuantizeLinear's page computes "y = saturate ((x / y_scale)
+    + y_zero_point)" with no condition on the scale's sign. openvino turns a quantize into a
+    FakeQuantize whose input range is then reversed: values beyond the quantized range
+    saturate to the wrong end (127 becomes -128), and other values are wrong too. Measured
+    per release by negative-scale probes (tools/probe_quantize.py; scale -0.1 over
+    -60..60): every openvino release from 2024.0 to 2026.4, no onnxruntime release. The
+    model is not refused, so nothing else tells you.
 
     ## Example
     ```
@@ -33,3 +36,19 @@ class NegativeScaleQuantize(Code):
     name = "negative-scale-quantize"
     severity = WARNING
     summary = "The target miscomputes quantize with a negative scale."
+
+    @staticmethod
+    def check(target, f):
+        from .. import nodes
+
+        found = target.arithmetic("negative scale", f)
+        if found is None or found.differs is None:
+            return
+        s = nodes.scale_values(f)
+        if s is not None and (s < 0).any():
+            yield target.finding(
+                "QT407",
+                "with a negative scale the quantized values are wrong (values beyond the range saturate "
+                "to the wrong end)",
+                fix="use positive scales (negate the quantized values instead)",
+            )

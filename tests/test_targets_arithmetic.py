@@ -1,6 +1,7 @@
-"""How each runtime release divides x by the scale in a QuantizeLinear, as its division
-probes measured it (tools/probe_divisions.py, run in every release by
-tools/gen_target_data.py), and the QT401 / QT402 each versioned target reports from them.
+"""What each runtime release's QuantizeLinear computes, as its arithmetic probes measured it
+(tools/probe_quantize.py, run in every release by tools/gen_target_data.py): the type it
+divides in, where it adds the zero point, how it saturates with a negative scale; and the
+QT401, QT402, QT405 and QT407 each versioned target reports from them.
 
 The probes' results are checked here against qlin's evaluator and plain arithmetic; the
 installed releases are measured again by tests/test_targets_probes.py and
@@ -18,29 +19,43 @@ from test_targets_divergence import F16_S, F16_X, predicted, quantize
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 
-import probe_divisions  # noqa: E402
 import probe_models  # noqa: E402
+import probe_quantize  # noqa: E402
 
 from qlin_cli.schema import dtypes  # noqa: E402
-from qlin_cli.targets import predict, probe_table  # noqa: E402
+from qlin_cli.targets import base, predict  # noqa: E402
 
 
-def _probes():
-    return list(probe_divisions.divisions(probe_models._division_key))
+def _probes(what: str):
+    return [p for p in probe_quantize.probes(probe_models._quantize_key) if p[0].startswith(what + " ")]
 
 
 def test_each_division_probe_tells_the_two_divisions_apart():
     """Each probe's float32 result differs from the narrower type's, and the page's result
     (qlin's evaluator) is one of them: the one of precision, else of the scale's type."""
-    seen = _probes()
-    assert len(seen) == 216 and all(key and key.startswith("division ") for key, _, _ in seen)
+    seen = _probes("division")
+    assert len(seen) == 216
     for key, model, feeds in seen:
-        narrow = [k for k in feeds if k.startswith("expect:") and k not in ("expect:spec", "expect:float")]
+        narrow = [k for k in feeds if k.startswith("expect:divides in ") and k != "expect:divides in float"]
         assert len(narrow) == 1, key
-        assert not np.array_equal(feeds["expect:float"], feeds[narrow[0]]), key
+        assert not np.array_equal(feeds["expect:divides in float"], feeds[narrow[0]]), key
         asked = {a.name: a.i for a in model.graph.node[0].attribute}.get("precision")
         page = dtypes.name_of(asked or model.graph.initializer[0].data_type)  # precision, else the scale's
-        assert np.array_equal(feeds["expect:spec"], feeds[f"expect:{page}"]), key
+        assert np.array_equal(feeds["expect:spec"], feeds[f"expect:divides in {page}"]), key
+
+
+def test_the_rounding_and_negative_scale_probes_tell_the_page_apart():
+    """Rounding: the zero point (3) added before rounding the ties moves every one of them;
+    negative scale: the page saturates at both ends (the wrong ends are what a runtime that
+    reverses the range gives)."""
+    rounding, negative = _probes("rounding"), _probes("negative scale")
+    assert len(rounding) == len(negative) == 44
+    for key, _, feeds in rounding:
+        other = feeds["expect:adds the zero point before rounding"]
+        assert (feeds["expect:spec"] != other).all(), key
+    for key, model, feeds in negative:
+        lo, hi = (-128, 127) if model.graph.initializer[1].data_type == TensorProto.INT8 else (0, 255)
+        assert {lo, hi} <= set(feeds["expect:spec"].reshape(-1).tolist()), key
 
 
 def _q(opset, precision=None, x_type=TensorProto.FLOAT16):
@@ -49,13 +64,13 @@ def _q(opset, precision=None, x_type=TensorProto.FLOAT16):
     return quantize(x, F16_S, np.int8(0), opset=opset, x_type=x_type, attrs=attrs)
 
 
-def _division(runtime, version, model) -> str | None:
-    """What the release's probe data says of the model's one QuantizeLinear."""
+def _division(target, model) -> str | None:
+    """What the target's release data says of the division of the model's one QuantizeLinear."""
     from qlin_cli.model.analysis import analyze
 
     a = analyze(model, "")
     (body, index, _), = a.nodes()
-    return probe_table.division(probe_table.load(runtime, version), a.any_facts(body, index))
+    return base.get(target).division(a.any_facts(body, index))
 
 
 # Measured by hand in throwaway venvs before the probes existed (x 78.0625, scale
@@ -78,7 +93,7 @@ def test_precision_float_ignored_where_the_release_divides_in_float16():
     """onnxruntime 1.24 and 1.28 divide float16 in float16 though precision asks for float
     (QT402); 1.31 does as asked."""
     m = _q(23, TensorProto.FLOAT)
-    assert _division("onnxruntime", "1.28.0", m) == "float16"
+    assert _division("onnxruntime@1.28", m) == "float16"
     assert "QT402" in predicted(m, "onnxruntime@1.28") and "QT402" in predicted(m, "onnxruntime@1.24")
     assert "QT402" not in predicted(m, "onnxruntime@1.31")
 
@@ -92,4 +107,22 @@ def test_a_node_of_no_probed_kind_gets_no_division_claim():
     """float x with a float16 scale is not allowed before QuantizeLinear-23: no probe has
     it, and no coarser key answers for it."""
     m = _q(21, x_type=TensorProto.FLOAT)
-    assert _division("onnxruntime", "1.31.1", m) is None
+    assert _division("onnxruntime@1.31", m) is None
+
+
+TIES = np.array([0.5, 1.5, 2.5, -0.5, -1.5], np.float32)
+
+
+@pytest.mark.parametrize("target", ["openvino@2024.0", "openvino@2026.4", "onnxruntime@1.18",
+                                    "onnxruntime@1.31"])
+def test_qt405_and_qt407_follow_the_release(target):
+    """openvino adds the zero point before rounding and reverses a negative scale's range in
+    every measured release; onnxruntime in none (each release's probes)."""
+    odd = quantize(TIES, np.float32(1), np.int8(3))
+    even = quantize(TIES, np.float32(1), np.int8(2))
+    negative = quantize(TIES, np.float32(-0.1), np.int8(0))
+    openvino = target.startswith("openvino")
+    assert ("QT405" in predicted(odd, target)) is openvino
+    assert "QT405" not in predicted(even, target)
+    assert ("QT407" in predicted(negative, target)) is openvino
+    assert "QT407" not in predicted(odd, target)

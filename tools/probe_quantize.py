@@ -1,0 +1,134 @@
+"""The probes of what a QuantizeLinear computes (tools/probe_models.py), each telling the
+page's result from what a runtime may compute instead:
+
+- division: a QuantizeLinear whose page divides in float16 or bfloat16, or that names a
+  precision (ai.onnx from version 19, com.microsoft), over values whose quotient rounds to
+  different integers in float32 and in the narrower type (2.3125 / 0.513671875 is 4.5 in
+  float16, 4.502 in float32);
+- rounding: an integer QuantizeLinear with an odd zero point over ties of x / scale (0.5,
+  1.5 ...): the page rounds half to even, then adds the zero point;
+- negative scale: a QuantizeLinear with scale -0.1 over values beyond the range, which the
+  page saturates.
+
+Each quantizes to int8 and to uint8 (outputs both runtimes' Python APIs read), filed under
+``probe_keys.quantize_key`` (the output type left out). Besides its feeds, a probe carries
+the results it tells apart (``expect:<name>`` entries, not graph inputs;
+tools/probe_runner.py compares the runtime's first output with them): ``expect:spec``, the
+page's result as qlin's evaluator computes it, and the results of what a runtime may do
+instead ("expect:divides in float", "expect:adds the zero point before rounding"). The
+probe runs ("ok") when the runtime gives the page's result; otherwise its outcome names
+what it did ("differs: divides in float") or the first value that differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import ml_dtypes
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from qlin_cli.evaluator.model import evaluate
+from qlin_cli.schema import dtypes
+from qlin_cli.schema.ir import ir_for_opset
+from qlin_cli.targets import probe_keys
+
+MS = "com.microsoft"
+SHAPE = (4, 8)
+OUTPUTS = ("int8", "uint8")  # readable by both runtimes' Python APIs (int4 is not)
+NUMPY = {"float": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+# (x, scale, precision) at versions 19+ (x and the scale share T1), then from 23 (types apart)
+SAME = (("float16", "float16", None), ("bfloat16", "bfloat16", None))
+APART = (("float", "float16", None), ("float", "bfloat16", None), ("float", "float", "float16"),
+         ("float", "float", "bfloat16"), ("float16", "float16", "float"), ("bfloat16", "bfloat16", "float"))
+
+
+def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
+    """(key, model, feeds with the ``expect:`` results) of every probe; ``key_of(model, what)``
+    gives the key of a model's one node."""
+    from qlin_cli.convert import opsteps
+
+    for version in opsteps.history("QuantizeLinear"):
+        grans = ("tensor",) + (("axis",) if version >= 13 else ()) + (("block",) if version >= 21 else ())
+        for gran in grans:
+            for out in OUTPUTS:
+                for what in ("rounding", "negative scale"):
+                    yield _probe(what, "", version, "float", "float", None, gran, out, key_of)
+                if version < 19:
+                    continue
+                for x, scale, precision in SAME + (APART if version >= 23 else ()):
+                    yield _probe("division", "", version, x, scale, precision, gran, out, key_of)
+    for gran in ("tensor", "axis"):
+        for out in OUTPUTS:
+            for what in ("rounding", "negative scale"):
+                yield _probe(what, MS, 21, "float", "float", None, gran, out, key_of)
+            yield _probe("division", MS, 21, "float16", "float16", None, gran, out, key_of)
+
+
+def _values(what, x_type, scale_type, precision, out):
+    """(x, scale, zero point, {name: the result of what a runtime may do instead})."""
+    if what == "rounding":
+        x = np.resize(np.array([0.5, 1.5, 2.5, -0.5, -1.5, 3.5, -2.5, 4.5]), SHAPE)
+        return x, 1.0, 3, {"adds the zero point before rounding": np.rint(x + 3)}
+    if what == "negative scale":
+        return np.linspace(-60, 60, SHAPE[0] * SHAPE[1]).reshape(SHAPE), -0.1, 0, {}
+    narrow = next(t for t in (precision, scale_type, x_type) if t in probe_keys.DIVIDED)
+    x, s = values({x_type, scale_type, narrow}, narrow, out)
+    return np.full(SHAPE, x), s, 0, {f"divides in {t}": np.full(SHAPE, _quantized(x, s, t, out))
+                                     for t in ("float", narrow)}
+
+
+def _probe(what, domain, opset, x_type, scale_type, precision, gran, out, key_of):
+    x_values, s_value, zp, others = _values(what, x_type, scale_type, precision, out)
+    scale_shape = {"tensor": (), "axis": (SHAPE[1],), "block": (SHAPE[0], SHAPE[1] // 2)}[gran]
+    attrs = {"axis": 1} if gran != "tensor" else {}
+    if gran == "block":
+        attrs["block_size"] = 2
+    if precision is not None:
+        attrs["precision"] = dtypes.BY_NAME[precision].proto
+    inits = [numpy_helper.from_array(np.full(scale_shape, s_value, NUMPY[scale_type]), "s"),
+             numpy_helper.from_array(np.full(scale_shape, zp, dtypes.BY_NAME[out].numpy), "zp")]
+    node = helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"], domain=domain, **attrs)
+    graph = helper.make_graph([node], what, [helper.make_tensor_value_info(
+        "x", dtypes.BY_NAME[x_type].proto, SHAPE)], [onnx.ValueInfoProto(name="y")], initializer=inits)
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(MS, 1)] if domain else [])
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = ir_for_opset(opset)
+    x = np.asarray(x_values).astype(NUMPY[x_type])
+    feeds = {"x": x.view(np.uint16) if x_type == "bfloat16" else x}
+    feeds["expect:spec"] = np.asarray(evaluate(model, {"x": x})[0]).astype(np.int64)
+    d = dtypes.BY_NAME[out]
+    for name, value in others.items():
+        feeds[f"expect:{name}"] = np.clip(value, d.lo, d.hi).astype(np.int64)
+    page = f"expect:divides in {precision or scale_type}"  # the page's: precision's type, else the scale's
+    if what == "division" and not np.array_equal(feeds["expect:spec"], feeds[page]):
+        raise AssertionError(f"qlin's evaluator and the division in {precision or scale_type} differ: {node}")
+    return key_of(model, what), model, feeds
+
+
+def _quantized(x: float, s: float, in_type: str, out: str) -> int:
+    """x / s divided in ``in_type`` (numpy divides float16 and bfloat16 in float32 and rounds
+    once more, which for a quotient equals the correctly rounded one: 24 bits are more than
+    twice 11 + 2), rounded half to even and saturated to ``out``."""
+    t = NUMPY[in_type]
+    q = float(t(np.float32(t(x)) / np.float32(t(s))))
+    d = dtypes.BY_NAME[out]
+    return int(min(max(np.rint(q), d.lo), d.hi))
+
+
+def values(types: set[str], narrow: str, out: str) -> tuple[float, float]:
+    """x and scale, exact in each of ``types``, whose quotient rounds to different integers
+    of ``out`` in ``narrow`` and in float32 (found by search, smallest x first)."""
+    def exact(v):
+        return all(float(NUMPY[t](v)) == v for t in types)
+
+    for a in range(1, 4096):
+        x = a / 16
+        if not exact(x):
+            continue
+        for b in range(1, 512):
+            s = b / 512
+            if exact(s) and x / s < 100 and _quantized(x, s, narrow, out) != _quantized(x, s, "float", out):
+                return x, s
+    raise LookupError(f"no values tell {narrow} from float32 division for {out}")
