@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -63,3 +64,24 @@ def test_an_arithmetic_probe_runs_only_when_the_output_is_the_pages():
     assert probe_runner._compared(None, {}) == "ok"  # a probe of any other kind
     feeds, split = probe_runner._split({"x": np.ones(2), "expect:spec": np.ones(2)})
     assert list(feeds) == ["x"] and list(split) == ["spec"]
+
+
+def test_an_output_the_api_cannot_hand_over_is_unread_not_run(tmp_path):
+    """onnxruntime runs a float8e5m2 QuantizeLinear, and its Python API has no numpy type
+    for the output: the probe says so, and is no run and no difference."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    pytest.importorskip("onnxruntime")
+    node = helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [onnx.ValueInfoProto(name="y")],
+                              initializer=[numpy_helper.from_array(np.array(1.0, np.float32), "s"),
+                                           helper.make_tensor("zp", TensorProto.FLOAT8E5M2, [], [0])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    onnx.save(model, tmp_path / "m.onnx")
+    feeds = {"x": np.ones(2, np.float32), "expect:spec": np.zeros(2)}
+    got = probe_runner.run_onnxruntime(str(tmp_path / "m.onnx"), feeds, {"x": TensorProto.FLOAT})
+    assert got.startswith(("unread: ", "differs: ")), got  # "differs" where a release hands it over
+

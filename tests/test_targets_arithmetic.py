@@ -126,3 +126,37 @@ def test_qt405_and_qt407_follow_the_release(target):
     assert "QT405" not in predicted(even, target)
     assert ("QT407" in predicted(negative, target)) is openvino
     assert "QT407" not in predicted(odd, target)
+
+
+def test_the_float8_probes_carry_the_pages_codes():
+    """Each float8 probe's expected result is the page's float8 codes (qlin's evaluator),
+    which the runner compares with the codes the runtime hands over."""
+    seen = _probes("float8")
+    assert len(seen) == 136
+    for key, _, feeds in seen:
+        q, saturate = key.split(" ")[1], int(key.split(" ")[2].partition("=")[2])
+        codes = feeds["expect:spec"]
+        assert codes.min() >= 0 and codes.max() <= 255, key
+        values = codes.astype(np.uint8).view(dtypes.BY_NAME[q].numpy)
+        big = np.isinf(values.astype(np.float32)) | np.isnan(values.astype(np.float32))
+        assert big.any() == (saturate == 0), key  # beyond the range: NaN / Inf only with saturate=0
+
+
+def _float8(q: str, saturate: int):
+    zp = np.zeros((), dtypes.BY_NAME[q].numpy)
+    return quantize(np.array([480.0, 15.499925, 14.999], np.float32), np.float32(1), zp,
+                    attrs={"saturate": saturate})
+
+
+@pytest.mark.parametrize(("target", "q", "saturate", "warned"), [
+    ("onnxruntime@1.31", "float8e4m3fn", 0, True),  # 480 becomes 448, not NaN
+    ("onnxruntime@1.31", "float8e4m3fn", 1, False),
+    ("onnxruntime@1.31", "float8e5m2", 0, False),  # its output cannot be read: no claim
+    ("openvino@2026.4", "float8e4m3fn", 1, True),  # rounds twice, through float16
+    ("openvino@2026.4", "float8e5m2", 1, True),
+    ("openvino@2026.1", "float8e5m2", 0, True),
+    ("openvino@2024.0", "float8e5m2", 0, False),  # refused there (QT205): no float8 claim
+    ("onnxruntime@1.23", "float8e4m3fn", 0, False),  # its Python API cannot hand the output over
+])
+def test_qt403_follows_the_release(target, q, saturate, warned):
+    assert ("QT403" in predicted(_float8(q, saturate), target)) is warned

@@ -8,9 +8,12 @@ page's result from what a runtime may compute instead:
 - rounding: an integer QuantizeLinear with an odd zero point over ties of x / scale (0.5,
   1.5 ...): the page rounds half to even, then adds the zero point;
 - negative scale: a QuantizeLinear with scale -0.1 over values beyond the range, which the
-  page saturates.
+  page saturates;
+- float8: a QuantizeLinear to each float8 type with saturate 0 and 1 over values near
+  rounding boundaries and beyond the range ("float8 float8e4m3fn saturate=0 ..."; NaN
+  inputs are not probed: a NaN's sign bit is no divergence, and the runner compares codes).
 
-Each quantizes to int8 and to uint8 (outputs both runtimes' Python APIs read), filed under
+The others quantize to int8 and to uint8 (outputs both runtimes' Python APIs read), filed under
 ``probe_keys.quantize_key`` (the output type left out). Besides its feeds, a probe carries
 the results it tells apart (``expect:<name>`` entries, not graph inputs;
 tools/probe_runner.py compares the runtime's first output with them): ``expect:spec``, the
@@ -37,6 +40,12 @@ from qlin_cli.targets import probe_keys
 MS = "com.microsoft"
 SHAPE = (4, 8)
 OUTPUTS = ("int8", "uint8")  # readable by both runtimes' Python APIs (int4 is not)
+FLOAT8 = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz")  # read as their codes
+# near float8 rounding boundaries (through float16 they round twice: 14.999 and 29.998 land
+# on float8e5m2 midpoints there), at and beyond the largest float8e4m3fn (448; 480 is the
+# first value saturate=0 makes NaN) and float8e5m2 (57344)
+FLOAT8_X = (15.499925, 37.998543, -45.989754, 465.0, 480.0, 490.0, 500.0, 1.0, -2.0, 60000.0, 100000.0,
+            -480.0, 0.3, -0.7, 3.14159, 240.0, 14.999, 29.998)
 NUMPY = {"float": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 # (x, scale, precision) at versions 19+ (x and the scale share T1), then from 23 (types apart)
 SAME = (("float16", "float16", None), ("bfloat16", "bfloat16", None))
@@ -59,6 +68,11 @@ def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]
                     continue
                 for x, scale, precision in SAME + (APART if version >= 23 else ()):
                     yield _probe("division", "", version, x, scale, precision, gran, out, key_of)
+        for out in FLOAT8 if version >= 19 else ():
+            for gran in grans:
+                for saturate in (0, 1):
+                    yield _probe(f"float8 {out} saturate={saturate}", "", version, "float", "float", None,
+                                 gran, out, key_of)
     for gran in ("tensor", "axis"):
         for out in OUTPUTS:
             for what in ("rounding", "negative scale"):
@@ -73,6 +87,8 @@ def _values(what, x_type, scale_type, precision, out):
         return x, 1.0, 3, {"adds the zero point before rounding": np.rint(x + 3)}
     if what == "negative scale":
         return np.linspace(-60, 60, SHAPE[0] * SHAPE[1]).reshape(SHAPE), -0.1, 0, {}
+    if what.startswith("float8 "):
+        return np.resize(np.array(FLOAT8_X), SHAPE), 1.0, 0, {}
     narrow = next(t for t in (precision, scale_type, x_type) if t in probe_keys.DIVIDED)
     x, s = values({x_type, scale_type, narrow}, narrow, out)
     return np.full(SHAPE, x), s, 0, {f"divides in {t}": np.full(SHAPE, _quantized(x, s, t, out))
@@ -89,6 +105,8 @@ def _probe(what, domain, opset, x_type, scale_type, precision, gran, out, key_of
         attrs["precision"] = dtypes.BY_NAME[precision].proto
     inits = [numpy_helper.from_array(np.full(scale_shape, s_value, NUMPY[scale_type]), "s"),
              numpy_helper.from_array(np.full(scale_shape, zp, dtypes.BY_NAME[out].numpy), "zp")]
+    if what.startswith("float8 "):
+        attrs["saturate"] = int(what.rpartition("=")[2])
     node = helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"], domain=domain, **attrs)
     graph = helper.make_graph([node], what, [helper.make_tensor_value_info(
         "x", dtypes.BY_NAME[x_type].proto, SHAPE)], [onnx.ValueInfoProto(name="y")], initializer=inits)
@@ -97,7 +115,8 @@ def _probe(what, domain, opset, x_type, scale_type, precision, gran, out, key_of
     model.ir_version = ir_for_opset(opset)
     x = np.asarray(x_values).astype(NUMPY[x_type])
     feeds = {"x": x.view(np.uint16) if x_type == "bfloat16" else x}
-    feeds["expect:spec"] = np.asarray(evaluate(model, {"x": x})[0]).astype(np.int64)
+    y = np.asarray(evaluate(model, {"x": x})[0])
+    feeds["expect:spec"] = (y.view(np.uint8) if out in FLOAT8 else y).astype(np.int64)  # float8: its codes
     d = dtypes.BY_NAME[out]
     for name, value in others.items():
         feeds[f"expect:{name}"] = np.clip(value, d.lo, d.hi).astype(np.int64)

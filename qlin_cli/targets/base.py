@@ -207,6 +207,8 @@ class Target:
             return []
         return list(self.node_findings(site))
 
+    probes_arithmetic = False  # ``arithmetic`` answers from the release's probes
+
     def arithmetic(self, what: str, f) -> Outcome | None:
         """What this target's QuantizeLinear ``f`` computes, as the probes of ``what``
         (probe_keys.QUANTIZE_PROBES: "division", "rounding", "negative scale") measured it in

@@ -69,6 +69,7 @@ class OnnxRuntimeCpu(Target):
             self.aliases = aliases
         self.versions = (self.table.version,)
         self.probes = probe_table.maybe_load("onnxruntime", self.table.version)  # None: not probed
+        self.probes_arithmetic = self.probes is not None
         self.max_opset = self.table.max_opset
         self.max_ir = self.table.max_ir
 

@@ -288,6 +288,8 @@ class OpenVinoCpu(Target):
                 fix="reshape x to 2-D, or use per-tensor",
             )
 
+    probes_arithmetic = True
+
     def arithmetic(self, what, f):
         return probe_table.arithmetic(self.table, what, f)
 

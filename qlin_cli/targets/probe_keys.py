@@ -47,8 +47,9 @@ def node_key(f) -> str | None:
 
 DIVIDED = ("float16", "bfloat16")  # division types a runtime may widen to float32
 # What the probes of a QuantizeLinear's arithmetic measure (tools/probe_quantize.py): how it
-# divides, where it adds the zero point, how it saturates with a negative scale
-QUANTIZE_PROBES = ("division", "rounding", "negative scale")
+# divides, where it adds the zero point, how it saturates with a negative scale, how it
+# converts to each float8 type ("float8 float8e4m3fn saturate=0")
+QUANTIZE_PROBES = ("division", "rounding", "negative scale", "float8")
 
 
 def quantize_key(what: str, f) -> str | None:

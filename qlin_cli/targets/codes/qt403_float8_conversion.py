@@ -1,5 +1,7 @@
-"""QT403 float8-conversion: the logic is here, each target's fact is its ``float8_quantize``
-(targets/<runtime>.py); docs/targets.md lists which targets report it."""
+"""QT403 float8-conversion: the logic is here; whether a release converts otherwise is its
+float8 probes' (``arithmetic``), what it does instead its ``float8_quantize``
+(targets/<runtime>.py), which alone decides for a target without probes; docs/targets.md
+lists which targets report it."""
 
 from __future__ import annotations
 
@@ -21,8 +23,11 @@ class Float8Conversion(Code):
     becomes 16 in float8e4m3fn instead of 15), ignores `saturate=0` (values beyond
     the largest float8 saturate instead of becoming NaN / Inf) and turns NaN into
     the negative largest value. onnxruntime with `saturate=0` maps values from 480 up
-    to a few more to ±448 instead of NaN in float8e4m3fn (measured, 1.31.1). TensorRT
-    documents FP8 outputs clamped to [-448, 448], so `saturate=0` is not honoured.
+    to a few more to ±448 instead of NaN in float8e4m3fn (measured, 1.31.1). Which releases
+    do so is measured per release by float8 probes (tools/probe_quantize.py: each float8
+    type, saturate 0 and 1): onnxruntime 1.24 to 1.32, openvino 2026.1 to 2026.4 (earlier
+    releases refuse the node). TensorRT documents FP8 outputs clamped to [-448, 448], so
+    `saturate=0` is not honoured.
 
     ## Example
     ```
@@ -47,5 +52,11 @@ class Float8Conversion(Code):
         if fact is None or nodes.kind(f) != nodes.QUANTIZE:
             return
         q = nodes.quant_type(f)
-        if q in fact.types and (not fact.saturate_0_only or f.attr_int("saturate") == 0):
-            yield target.finding("QT403", fact.what.format(q=q), fix=fact.fix)
+        saturate = f.attr_int("saturate")
+        if target.probes_arithmetic:  # the release's own probes decide, where they ran
+            found = target.arithmetic(f"float8 {q} saturate={1 if saturate is None else saturate}", f)
+            if found is None or found.differs is None:
+                return
+        elif q not in fact.types or (fact.saturate_0_only and saturate != 0):
+            return
+        yield target.finding("QT403", fact.what.format(q=q), fix=fact.fix)
