@@ -9,6 +9,7 @@ tests/test_targets_ort_probes.py (every probe, these among them)."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -26,8 +27,13 @@ from qlin_cli.schema import dtypes  # noqa: E402
 from qlin_cli.targets import base, predict  # noqa: E402
 
 
+@functools.cache
+def _all_probes() -> tuple:
+    return tuple(probe_quantize.probes(probe_models._quantize_key))  # made once: 440 evaluations
+
+
 def _probes(what: str):
-    return [p for p in probe_quantize.probes(probe_models._quantize_key) if p[0].startswith(what + " ")]
+    return [p for p in _all_probes() if p[0].startswith(what + " ")]
 
 
 def test_each_division_probe_tells_the_two_divisions_apart():

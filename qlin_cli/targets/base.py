@@ -211,9 +211,9 @@ class Target:
 
     def arithmetic(self, what: str, f) -> Outcome | None:
         """What this target's QuantizeLinear ``f`` computes, as the probes of ``what``
-        (probe_keys.QUANTIZE_PROBES: "division", "rounding", "negative scale") measured it in
-        the release (probe_table.arithmetic); None where nothing is measured. Read by QT401,
-        QT402, QT405, QT407."""
+        (probe_keys.QUANTIZE_PROBES: "division", "rounding", "negative scale", "float8 <type>
+        saturate=<0|1>") measured it in the release (probe_table.arithmetic); None where
+        nothing is measured. Read by QT401, QT402, QT403, QT405, QT407."""
         return None
 
     def division(self, f) -> str | None:

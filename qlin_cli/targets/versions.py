@@ -196,7 +196,7 @@ FAMILIES = (("", "QLinearConv"), ("", "QLinearMatMul"), ("", "MatMulInteger"), (
             (_MS, "MatMulNBits"), (_MS, "GatherBlockQuantized"), (_MS, "DynamicQuantizeLSTM"))
 
 
-# The division probes the matrix shows (per-tensor; probe_keys.division_probe): a label, then
+# The division probes the matrix shows (per-tensor; probe_keys.quantize_probe): a label, then
 # the domain, the op's version, x's type, the scale's type and precision
 DIVISIONS = (("QuantizeLinear-21 float16", schema.AI_ONNX, 21, "float16", "float16", None),
              ("QuantizeLinear-23 float16", schema.AI_ONNX, 23, "float16", "float16", None),

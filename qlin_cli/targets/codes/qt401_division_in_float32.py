@@ -20,7 +20,7 @@ class DivisionInFloat32(Code):
     specified." The results differ wherever the two quotients round to different integers:
     x = 78.0625, scale = 0.669921875 (both float16) gives 116.5 in float16 (-> 116)
     and 116.52 in float32 (-> 117). Which releases divide in float32, and at which op
-    versions, is measured per release by division probes (tools/probe_divisions.py; `qlin
+    versions, is measured per release by division probes (tools/probe_quantize.py; `qlin
     targets --versions RUNTIME` shows them): openvino 2024.0 to 2026.4 always; onnxruntime
     1.30 and 1.31 always, 1.32 at QuantizeLinear-19 and -21, every release for com.microsoft
     QuantizeLinear.

@@ -16,7 +16,7 @@ class PrecisionIgnored(Code):
     ## Why is this bad?
     QuantizeLinear's page: precision is "The precision of the division operation between
     x and y_scale. If not provided, it will be the same as the type of y_scale." Measured per
-    release by division probes (tools/probe_divisions.py; `qlin targets --versions RUNTIME`):
+    release by division probes (tools/probe_quantize.py; `qlin targets --versions RUNTIME`):
     openvino and onnxruntime 1.24 to 1.31 divide in float32 whatever float16 or bfloat16
     precision asks, onnxruntime 1.24 to 1.29 divide float16 in float16 when precision asks
     for float, 1.32 does as asked; TensorRT's parser warns that it "does not support
