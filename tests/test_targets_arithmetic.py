@@ -1,7 +1,8 @@
 """What each runtime release's QuantizeLinear computes, as its arithmetic probes measured it
 (tools/probe_quantize.py, run in every release by tools/gen_target_data.py): the type it
-divides in, where it adds the zero point, how it saturates with a negative scale; and the
-QT401, QT402, QT405 and QT407 each versioned target reports from them.
+divides in, where it adds the zero point, how it saturates with a negative scale, how it
+converts to float8; and the
+QT401, QT402, QT403, QT405 and QT407 each versioned target reports from them.
 
 The probes' results are checked here against qlin's evaluator and plain arithmetic; the
 installed releases are measured again by tests/test_targets_probes.py and
