@@ -37,6 +37,26 @@ def _probes(what: str):
     return [p for p in _all_probes() if p[0].startswith(what + " ")]
 
 
+def test_each_probe_model_is_valid_by_onnx_checker_and_by_qlin():
+    """A probe of an invalid node would measure nothing the page defines: with its output
+    typed (the probes leave it untyped, as every probe model does, and the runtimes infer
+    it), each passes onnx.checker's full check and qlin check has no error."""
+    import onnx
+    from onnx import helper
+
+    from qlin_cli.check.engine import check_analysis
+    from qlin_cli.model.analysis import analyze
+
+    for key, model, _ in _all_probes():
+        typed = onnx.ModelProto()
+        typed.CopyFrom(model)
+        zp = typed.graph.initializer[1]  # the zero point: the output's type
+        shape = list(probe_quantize.SHAPE)
+        typed.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", zp.data_type, shape))
+        onnx.checker.check_model(typed, full_check=True)
+        assert [d.code for d in check_analysis(analyze(typed, "")) if d.severity == "error"] == [], key
+
+
 def test_each_division_probe_tells_the_two_divisions_apart():
     """Each probe's float32 result differs from the narrower type's, and the page's result
     (qlin's evaluator) is one of them: the one of precision, else of the scale's type."""

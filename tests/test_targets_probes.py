@@ -237,6 +237,19 @@ def test_measuring_some_probes_again_replaces_their_keys_only():
     assert out["probes"] == 6 - 3 + 2 and out["hosts"] == ["cpu A"]
 
 
+def test_only_refuses_a_release_not_measured_and_a_prefix_no_probe_has(tmp_path, monkeypatch, capsys):
+    """``--only`` replaces keys of a measured release: an unmeasured one is refused before
+    anything is installed, and a prefix that names no probe writes nothing."""
+    import gen_target_data as gen
+
+    assert gen.measure("onnxruntime", "1.17.3", False, only=("division",)) == 2
+    assert "was not measured" in capsys.readouterr().err
+    monkeypatch.setattr(gen, "run_probes", lambda *a: ({}, {}))
+    monkeypatch.setattr(gen, "write_tables", lambda *a: pytest.fail("nothing is written"))
+    assert gen._probe_data("onnxruntime", "1.31.1", None, tmp_path, False, only=("divison",)) == 2
+    assert "no probe key starts with 'divison'" in capsys.readouterr().err
+
+
 def test_a_kind_that_runs_on_some_cpus_only_is_a_warning():
     from qlin_cli.targets import openvino
 

@@ -51,6 +51,10 @@ def measure(runtime: str, version: str, check: bool, merge_here: bool = False,
     if runtime not in ("onnxruntime", "openvino"):
         print(f"no generator for {runtime!r} (known: onnxruntime, openvino)", file=sys.stderr)
         return 2
+    if only and version not in read_tables(_probe_file(runtime)):
+        print(f"--only replaces some keys of a measured release, and {runtime} {version} was not measured: "
+              f"measure it whole first (without --only)", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix=f"qlin-{runtime}-{version}-") as tmp:
         env_dir = Path(tmp) / "venv"
         venv.EnvBuilder(with_pip=True).create(env_dir)
@@ -180,6 +184,9 @@ def _split(old: dict, new: dict) -> set[str]:
 def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: bool,
                 merge_here: bool = False, only: tuple[str, ...] | None = None) -> int:
     outcomes, keys = run_probes(runtime, python, folder, only)
+    if not outcomes:
+        print(f"no probe key starts with {' or '.join(map(repr, only or ()))}", file=sys.stderr)
+        return 2
     by_key: dict[str, dict] = {}
     for pid, outcome in outcomes.items():
         entry = by_key.setdefault(keys[pid], {"runs": 0, "fails": 0})
@@ -200,7 +207,7 @@ def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: b
         "probes": len(outcomes),
         "keys": dict(sorted(by_key.items())),
     }
-    out = ROOT / "qlin_cli" / "targets" / "data" / probe_store.file_name(runtime)
+    out = _probe_file(runtime)
     tables = read_tables(out)
     if only:
         data = _replaced(tables[version], data, only)
@@ -228,6 +235,10 @@ def _replaced(old: dict, new: dict, only: str | tuple[str, ...]) -> dict:
     replaced = dict(old, keys=dict(sorted(keys.items())))
     replaced["probes"] = old["probes"] - sum(e["runs"] + e["fails"] for e in dropped) + new["probes"]
     return replaced
+
+
+def _probe_file(runtime: str) -> Path:
+    return ROOT / "qlin_cli" / "targets" / "data" / probe_store.file_name(runtime)
 
 
 def read_tables(path: Path) -> dict[str, dict]:

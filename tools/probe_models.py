@@ -20,7 +20,8 @@ each, filed under the node's key (qlin_cli/targets/probe_keys.py).
 - loading: a Relu model at each ai.onnx opset, and at each IR version;
 - arithmetic: a QuantizeLinear over values that tell the page's result from what a runtime
   may compute instead: the division's type, where the zero point is added, the saturation
-  with a negative scale (tools/probe_quantize.py; its feeds carry the results it tells apart).
+  with a negative scale, the conversion to float8 (tools/probe_quantize.py; its feeds carry
+  the results it tells apart).
 """
 
 from __future__ import annotations

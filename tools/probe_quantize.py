@@ -27,57 +27,57 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import ml_dtypes
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from qlin_cli import schema
 from qlin_cli.evaluator.model import evaluate
 from qlin_cli.schema import dtypes
 from qlin_cli.schema.ir import ir_for_opset
 from qlin_cli.targets import probe_keys
 
-MS = "com.microsoft"
+MS_OPSET = 21  # the ai.onnx opset the com.microsoft probes import
 SHAPE = (4, 8)
 OUTPUTS = ("int8", "uint8")  # readable by both runtimes' Python APIs (int4 is not)
-FLOAT8 = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz")  # read as their codes
+GRANULARITIES = ((schema.PER_TENSOR, "tensor"), (schema.PER_AXIS, "axis"), (schema.BLOCKED, "block"))
 # near float8 rounding boundaries (through float16 they round twice: 14.999 and 29.998 land
 # on float8e5m2 midpoints there), at and beyond the largest float8e4m3fn (448; 480 is the
 # first value saturate=0 makes NaN) and float8e5m2 (57344)
 FLOAT8_X = (15.499925, 37.998543, -45.989754, 465.0, 480.0, 490.0, 500.0, 1.0, -2.0, 60000.0, 100000.0,
             -480.0, 0.3, -0.7, 3.14159, 240.0, 14.999, 29.998)
-NUMPY = {"float": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
-# (x, scale, precision) at versions 19+ (x and the scale share T1), then from 23 (types apart)
-SAME = (("float16", "float16", None), ("bfloat16", "bfloat16", None))
+# (x, scale, precision) of the division probes: x and the scale of one narrow type, then,
+# where the schema types them apart and has ``precision``, the other ways to ask for one
+SAME = tuple((t, t, None) for t in probe_keys.DIVIDED)
 APART = (("float", "float16", None), ("float", "bfloat16", None), ("float", "float", "float16"),
          ("float", "float", "bfloat16"), ("float16", "float16", "float"), ("bfloat16", "bfloat16", "float"))
 
 
 def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
     """(key, model, feeds with the ``expect:`` results) of every probe; ``key_of(model, what)``
-    gives the key of a model's one node."""
-    from qlin_cli.convert import opsteps
-
-    for version in opsteps.history("QuantizeLinear"):
-        grans = ("tensor",) + (("axis",) if version >= 13 else ()) + (("block",) if version >= 21 else ())
+    gives the key of a model's one node. What each QuantizeLinear version (ai.onnx and
+    com.microsoft) is probed with is read from its schema (schema.SPECS): its granularities,
+    the types of x and the scale, ``precision``, its float8 outputs."""
+    for spec in schema.SPECS:
+        if spec.op_type != "QuantizeLinear" or spec.domain not in (schema.AI_ONNX, schema.MICROSOFT):
+            continue
+        opset = MS_OPSET if spec.domain else spec.since
+        grans = [name for g, name in GRANULARITIES if g in spec.granularities]
+        x_types, scale_types = spec.allowed(spec.inputs[0]), spec.allowed(spec.inputs[1])
+        apart = spec.inputs[0].types != spec.inputs[1].types and "precision" in spec.attributes
+        divisions = [(x, s, p) for x, s, p in SAME + (APART if apart else ())
+                     if x in x_types and s in scale_types]
         for gran in grans:
             for out in OUTPUTS:
                 for what in ("rounding", "negative scale"):
-                    yield _probe(what, "", version, "float", "float", None, gran, out, key_of)
-                if version < 19:
-                    continue
-                for x, scale, precision in SAME + (APART if version >= 23 else ()):
-                    yield _probe("division", "", version, x, scale, precision, gran, out, key_of)
-        for out in FLOAT8 if version >= 19 else ():
+                    yield _probe(what, spec.domain, opset, "float", "float", None, gran, out, key_of)
+                for x, scale, precision in divisions:
+                    yield _probe("division", spec.domain, opset, x, scale, precision, gran, out, key_of)
+        for out in sorted(spec.quantized_types & dtypes.SATURATE_APPLIES):  # read as their codes
             for gran in grans:
                 for saturate in (0, 1):
-                    yield _probe(f"float8 {out} saturate={saturate}", "", version, "float", "float", None,
-                                 gran, out, key_of)
-    for gran in ("tensor", "axis"):
-        for out in OUTPUTS:
-            for what in ("rounding", "negative scale"):
-                yield _probe(what, MS, 21, "float", "float", None, gran, out, key_of)
-            yield _probe("division", MS, 21, "float16", "float16", None, gran, out, key_of)
+                    yield _probe(f"float8 {out} saturate={saturate}", spec.domain, opset, "float", "float",
+                                 None, gran, out, key_of)
 
 
 def _values(what, x_type, scale_type, precision, out):
@@ -90,7 +90,7 @@ def _values(what, x_type, scale_type, precision, out):
     if what.startswith("float8 "):
         return np.resize(np.array(FLOAT8_X), SHAPE), 1.0, 0, {}
     narrow = next(t for t in (precision, scale_type, x_type) if t in probe_keys.DIVIDED)
-    x, s = values({x_type, scale_type, narrow}, narrow, out)
+    x, s = _telling_apart({x_type, scale_type, narrow}, narrow, out)
     return np.full(SHAPE, x), s, 0, {f"divides in {t}": np.full(SHAPE, _quantized(x, s, t, out))
                                      for t in ("float", narrow)}
 
@@ -103,20 +103,21 @@ def _probe(what, domain, opset, x_type, scale_type, precision, gran, out, key_of
         attrs["block_size"] = 2
     if precision is not None:
         attrs["precision"] = dtypes.BY_NAME[precision].proto
-    inits = [numpy_helper.from_array(np.full(scale_shape, s_value, NUMPY[scale_type]), "s"),
+    inits = [numpy_helper.from_array(np.full(scale_shape, s_value, dtypes.BY_NAME[scale_type].numpy), "s"),
              numpy_helper.from_array(np.full(scale_shape, zp, dtypes.BY_NAME[out].numpy), "zp")]
     if what.startswith("float8 "):
         attrs["saturate"] = int(what.rpartition("=")[2])
     node = helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"], domain=domain, **attrs)
     graph = helper.make_graph([node], what, [helper.make_tensor_value_info(
         "x", dtypes.BY_NAME[x_type].proto, SHAPE)], [onnx.ValueInfoProto(name="y")], initializer=inits)
-    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(MS, 1)] if domain else [])
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
     model = helper.make_model(graph, opset_imports=imports)
     model.ir_version = ir_for_opset(opset)
-    x = np.asarray(x_values).astype(NUMPY[x_type])
+    x = np.asarray(x_values).astype(dtypes.BY_NAME[x_type].numpy)
     feeds = {"x": x.view(np.uint16) if x_type == "bfloat16" else x}
     y = np.asarray(evaluate(model, {"x": x})[0])
-    feeds["expect:spec"] = (y.view(np.uint8) if out in FLOAT8 else y).astype(np.int64)  # float8: its codes
+    codes = out in dtypes.SATURATE_APPLIES  # float8 outputs are compared by their codes
+    feeds["expect:spec"] = (y.view(np.uint8) if codes else y).astype(np.int64)
     d = dtypes.BY_NAME[out]
     for name, value in others.items():
         feeds[f"expect:{name}"] = np.clip(value, d.lo, d.hi).astype(np.int64)
@@ -130,17 +131,17 @@ def _quantized(x: float, s: float, in_type: str, out: str) -> int:
     """x / s divided in ``in_type`` (numpy divides float16 and bfloat16 in float32 and rounds
     once more, which for a quotient equals the correctly rounded one: 24 bits are more than
     twice 11 + 2), rounded half to even and saturated to ``out``."""
-    t = NUMPY[in_type]
+    t = dtypes.BY_NAME[in_type].numpy.type
     q = float(t(np.float32(t(x)) / np.float32(t(s))))
     d = dtypes.BY_NAME[out]
     return int(min(max(np.rint(q), d.lo), d.hi))
 
 
-def values(types: set[str], narrow: str, out: str) -> tuple[float, float]:
+def _telling_apart(types: set[str], narrow: str, out: str) -> tuple[float, float]:
     """x and scale, exact in each of ``types``, whose quotient rounds to different integers
     of ``out`` in ``narrow`` and in float32 (found by search, smallest x first)."""
     def exact(v):
-        return all(float(NUMPY[t](v)) == v for t in types)
+        return all(float(dtypes.BY_NAME[t].numpy.type(v)) == v for t in types)
 
     for a in range(1, 4096):
         x = a / 16

@@ -46,7 +46,7 @@ def _without_path(text: str, path) -> str:
 
 
 def _split(feeds):
-    """(the graph's feeds, the results a division probe tells apart)."""
+    """(the graph's feeds, the results an arithmetic probe tells apart: ``expect:<name>``)."""
     expect = {k.partition(":")[2]: v for k, v in feeds.items() if k.startswith("expect:")}
     return {k: v for k, v in feeds.items() if not k.startswith("expect:")}, expect
 

@@ -69,7 +69,6 @@ class OnnxRuntimeCpu(Target):
             self.aliases = aliases
         self.versions = (self.table.version,)
         self.probes = probe_table.maybe_load("onnxruntime", self.table.version)  # None: not probed
-        self.probes_arithmetic = self.probes is not None
         self.max_opset = self.table.max_opset
         self.max_ir = self.table.max_ir
 
@@ -395,6 +394,10 @@ class OnnxRuntimeCpu(Target):
         if kernel is None:
             return False
         return not any("float16" in types for types in kernel.constraints.values())
+
+    @property
+    def probes_arithmetic(self) -> bool:
+        return self.probes is not None
 
     def arithmetic(self, what, f):
         return probe_table.arithmetic(self.probes, what, f)

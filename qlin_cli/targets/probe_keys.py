@@ -55,8 +55,9 @@ QUANTIZE_PROBES = ("division", "rounding", "negative scale", "float8")
 def quantize_key(what: str, f) -> str | None:
     """The probe of ``what`` (QUANTIZE_PROBES) for a QuantizeLinear (ai.onnx or com.microsoft):
     the op and its version, x's and the scale's types, the granularity and the precision.
-    The output type is not in the key: the probes quantize to int8 and to uint8, and the
-    kernels divide, round and add before they convert to the output type. Division probes
+    The output type is in the key only through ``what`` ("float8 float8e4m3fn saturate=0"):
+    the other probes quantize to int8 and to uint8, and the kernels divide, round and add
+    before they convert to the output type. Division probes
     exist only for nodes whose division the page puts in float16 or bfloat16 (the scale's
     type, or ``precision``'s) or that name a ``precision``. None for any other node."""
     from . import nodes

@@ -253,8 +253,7 @@ def _probed_features(table: probe_table.ProbeTable) -> dict:
     """A feature runs when any probe of it ran: a quantized type when a Q or DQ probe of that
     type did, blocked when a blocked DequantizeLinear-21+ probe did, a family when any of its
     probes did."""
-    arithmetic = tuple(f"{what} " for what in probe_keys.QUANTIZE_PROBES)
-    ran = [k for k, o in table.keys().items() if o.runs and not k.startswith(arithmetic)]
+    ran = [k for k, o in table.keys().items() if o.runs]
     linear = [k for k in ran if "QuantizeLinear-" in k]
     family_names = [f"{schema.domain_name(d) + '.' if d else ''}{op}" for d, op in FAMILIES]
     prefixes = {name: f"{schema.domain_name(d)}:{op}-" for name, (d, op) in zip(family_names, FAMILIES,

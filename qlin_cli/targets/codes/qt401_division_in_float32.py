@@ -42,13 +42,13 @@ class DivisionInFloat32(Code):
 
     @staticmethod
     def check(target, f):
-        from .. import nodes
+        from .. import nodes, probe_keys
 
         done = target.division(f)  # None: as the page, or not known
         if done is None or nodes.kind(f) != nodes.QUANTIZE or nodes.precision_type(f) is not None:
             return  # with precision, the division is done in its type: QT402 when the target ignores it
         st = nodes.scale_type(f)
-        if st in ("float16", "bfloat16") and done != st:
+        if st in probe_keys.DIVIDED and done != st:
             shown = "float32" if done == "float" else done
             yield target.finding(
                 "QT401",
