@@ -134,15 +134,20 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
     opsets = tuple(scope.opsets.items()) if scope is not None else ()
     path, in_function = (scope.path, scope.is_function) if scope is not None else (body.path, False)
     functions = info.functions
-    types, find = (scope.types, scope.find_type) if scope is not None else ({}, lambda n: None)
-    context = (main, main_inputs, main_outputs, doms, opsets)
+    if scope is not None:
+        types, find = scope.types, scope.find_type
+    else:
+        types, find = {}, lambda n: None
+    ops = [(op, doms[d]) for d, op in kinds]  # (op type, domain) of every node
+    unknown = {k for k in set(kinds) if not schema.knows(*k)}  # ops of no family qlin knows
+    context = (a, body, main, main_inputs, main_outputs, ops, opsets)
     for index, (ins, outs) in enumerate(body.io):
-        kind = kinds[index]
-        if functions and (doms[kind[0]], kind[1]) in functions:
+        op = ops[index]
+        if functions and (op[1], op[0]) in functions:
             continue  # a call of a model-local function: runtimes inline its body, walked on its own
-        f = known.get(index) or a.facts(body, index)
+        f = None if kinds[index] in unknown else known.get(index) or a.facts(body, index)
         if f is None:  # an op of no family qlin knows
-            key = (kind, tuple([(types.get(n) or find(n)) if n else None for n in ins]),
+            key = (op, tuple([(types.get(n) or find(n)) if n else None for n in ins]),
                    tuple([(types.get(n) or find(n)) if n else None for n in outs]))
             site = made.get(key)
             if site is None:
@@ -160,19 +165,19 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
         if role is None:
             role = roles[id(spec)] = (nodes.kind(f), f.scale_index)
         y = outs[0] if outs else ""
-        site = _linear_site(a, body, f, ins, y, role, quantized.get(ins[0]) if ins else None, made, context)
+        site = _linear_site(f, ins, y, role, quantized.get(ins[0]) if ins else None, made, context)
         if y and role[0] == nodes.QUANTIZE:
             quantized[y] = site
         found.append((site, f.location))
 
 
-def _linear_site(a: Analysis, body, f: NodeFacts, ins: tuple, y: str, role: tuple, before: NodeSite | None,
-                 made: dict, context: tuple) -> NodeSite:
+def _linear_site(f: NodeFacts, ins: tuple, y: str, role: tuple, before: NodeSite | None, made: dict,
+                 context: tuple) -> NodeSite:
     """The site of a Q/DQ node (``made`` keeps one per value): ``role`` is (Q or DQ, scale
-    index), ``before`` the site of the linear Q making input 0, if any; ``context`` (in the
-    main graph, main inputs, main outputs, domain spellings, the body's imports)."""
-    main, main_inputs, main_outputs, doms, opsets = context
-    kinds = body.kinds
+    index), ``before`` the site of the linear Q making input 0, if any; ``context`` (the
+    analysis, the body, in the main graph, main inputs, main outputs, (op type, domain) of
+    every node, the body's imports)."""
+    a, body, main, main_inputs, main_outputs, ops, opsets = context
     q_or_dq, si = role
     x = ins[0] if ins else ""
     dq = q_or_dq == nodes.DEQUANTIZE
@@ -184,9 +189,9 @@ def _linear_site(a: Analysis, body, f: NodeFacts, ins: tuple, y: str, role: tupl
         main and x in main_inputs,
         main and y in main_outputs,
         main and bool(scale_name) and scale_name in main_inputs,
-        tuple([(kinds[j][1], doms[kinds[j][0]], k) for j, k in readers]),
-        None if maker is None else (kinds[maker][1], doms[kinds[maker][0]]),
-        _after(a, body, readers, f.x_rank) if dq else ((), (), ()),
+        tuple([ops[j] + (k,) for j, k in readers]),
+        None if maker is None else ops[maker],
+        _after(a, body, readers, f.x_rank) if dq and readers else ((), (), ()),
     )
     key = (id(a.same_as(body, f.location.index, f)), id(producer), fields)  # one object per value each
     site = made.get(key)
@@ -203,40 +208,29 @@ def _linear_site(a: Analysis, body, f: NodeFacts, ins: tuple, y: str, role: tupl
 def _after(a: Analysis, body, readers, rank: int | None) -> tuple[tuple, tuple, tuple]:
     """What a DequantizeLinear's readers tell the fusion and chain checks: per reader, the op
     types reading its output 0, the axis it sums over, the quantized type of its other operand."""
-    return (tuple([_readers(body, j) for j, _ in readers]),
-            tuple([_reduced(a, body, j, k, rank) for j, k in readers]),
-            tuple([_partner(a, body, j, k) for j, k in readers]))
+    then, reduced, partners = [], [], []
+    io, kinds, consumers, producers = body.io, body.kinds, body.consumers, body.producers
+    for j, k in readers:
+        ins, outs = io[j]
+        then.append(tuple([kinds[m][1] for m, _ in consumers.get(outs[0], ())]) if outs and outs[0] else ())
+        op = kinds[j][1]
+        reduced.append(_reduced(a, body, j, k, rank) if op in ("MatMul", "Gemm") else None)
+        other = 1 if k == 0 else 0
+        m = producers.get(ins[other]) if other < len(ins) and ins[other] else None
+        partners.append(nodes.quant_type(a.any_facts(body, m))
+                        if m is not None and kinds[m][1] == "DequantizeLinear" else None)
+    return tuple(then), tuple(reduced), tuple(partners)
 
 
 def _reduced(a: Analysis, body, index: int, slot: int, rank: int | None) -> int | None:
-    """The axis of its input ``slot`` (of rank ``rank``) that node ``index`` sums over: a
-    MatMul's or a Gemm's reduction axis; None for other ops or an unknown rank."""
-    op = body.kinds[index][1]
-    if rank is None or rank < 1 or op not in ("MatMul", "Gemm") or slot > 1:
+    """The axis of its input ``slot`` (of rank ``rank``) that node ``index`` (a MatMul or a
+    Gemm) sums over; None for an unknown rank."""
+    if rank is None or rank < 1 or slot > 1:
         return None
-    if op == "MatMul":
+    if body.kinds[index][1] == "MatMul":
         return rank - 1 if slot == 0 or rank == 1 else rank - 2
     trans = a.any_facts(body, index).attrs.get("transA" if slot == 0 else "transB", 0)
     return (1 if slot == 0 else 0) if not trans else (0 if slot == 0 else 1)
-
-
-def _partner(a: Analysis, body, index: int, slot: int) -> str | None:
-    """The quantized type of the DequantizeLinear making the other operand of node ``index``
-    (input 1 when ``slot`` is 0, else input 0); None when no DequantizeLinear makes it."""
-    ins = body.io[index][0]
-    other = 1 if slot == 0 else 0
-    j = body.producers.get(ins[other]) if other < len(ins) and ins[other] else None
-    if j is None or body.kinds[j][1] != "DequantizeLinear":
-        return None
-    return nodes.quant_type(a.any_facts(body, j))
-
-
-def _readers(body, index: int) -> tuple[str, ...]:
-    """The op types reading output 0 of node ``index``."""
-    outs = body.io[index][1]
-    if not outs or not outs[0]:
-        return ()
-    return tuple(body.kinds[j][1] for j, _ in body.consumers.get(outs[0], ()))
 
 
 def _targets(names: str | Sequence[str] | Iterable[Target]) -> list[Target]:
