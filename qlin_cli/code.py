@@ -25,12 +25,11 @@ class Code:
         return cleandoc(cls.__doc__ or "")
 
     @staticmethod
-    def check(target, facts) -> Iterable:
-        """The findings of this code on one node (``model.facts.NodeFacts``) for ``target``,
-        for a code whose module holds its logic and reads the target's facts as data (the
-        codes several runtimes share: QT309, QT401-QT403, QT405, QT407); the others are reported by the
-        target's module.
-        Imports what it needs when called: listing the codes loads no onnx."""
+    def check(target, site) -> Iterable:
+        """The findings of this code on one node (``targets.base.NodeSite``: its facts and
+        neighbours) for ``target``, for a code whose module holds its logic and reads the
+        target's facts as data (QT308, QT309, every QT4xx); the others are reported by the
+        target's module. Imports what it needs when called: listing the codes loads no onnx."""
         return ()
 
     @classmethod

@@ -100,9 +100,32 @@ def test_codes_with_their_logic_are_the_codes_the_targets_run_by_code():
     from qlin_cli.code import Code
 
     own = {c.code for c in codes.all_codes() if c.check is not Code.check}
-    assert own == _coded() == {"QT309", "QT401", "QT402", "QT403", "QT405", "QT407"}
-    for code in own:  # each reads the targets' facts: a target without them gets nothing
-        assert not list(codes.get(code).check(base.get("nnapi"), None)), code
+    assert own == _coded() == {"QT308", "QT309", *(f"QT4{i:02}" for i in range(1, 11))}
+    # each reads the targets' facts: a target without them gets nothing, on sites each of
+    # which another target reports under that code
+    from test_targets_divergence import F16_S, F16_X, _pair, f16_matmul_block, quantize
+    from test_targets_probes import _matrix_case
+
+    fixtures = sorted((ROOT / "fixtures").glob("**/*.onnx"))
+    models = [onnx.load(str(p), load_external_data=False) for p in fixtures]
+    models += [
+        quantize(F16_X, F16_S, np.int8(0), x_type=TensorProto.FLOAT16),  # QT401
+        quantize(np.ones(4, np.float32), np.float32(-0.1), np.int8(0)),  # QT407
+        _pair(TensorProto.INT16, inner=True), _pair(TensorProto.INT16, inner=False),  # QT408, QT308
+        f16_matmul_block("com.microsoft"),  # QT409
+        _matrix_case(kind="q", domain="", opset=21, float_type="float", scale_type="float",  # QT410
+                     q_type="float8e4m3fnuz", gran="tensor", axis=None, block=0, zp="none",
+                     attrs=(("saturate", 0),)),
+    ]
+    sites = {}
+    for model in models:
+        for site in predict.sites(model, str(ROOT)):
+            for t in ("onnxruntime", "openvino", "openvino@2025.3", "tensorrt-10"):
+                for x in base.get(t).findings_for(site):
+                    sites.setdefault(x.code, site)
+    assert own <= set(sites), own - set(sites)
+    for code in own:
+        assert list(codes.get(code).check(base.get("nnapi"), sites[code])) == [], code
 
 
 def _test_names(path: Path) -> set[str]:

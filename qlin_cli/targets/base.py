@@ -160,12 +160,35 @@ class BlockedScale:
     what: str  # what happens ("the conversion of the node fails")
 
 
-def coded(target: Target, codes: Iterable[str], facts) -> Iterator[TargetFinding]:
+@dataclass(frozen=True)
+class DequantizeProduct:
+    """How a target's DequantizeLinear computes (x - x_zero_point) * x_scale otherwise than
+    the spec (QT406)."""
+
+    narrow: tuple[str, ...]  # output types the product is rounded to otherwise than the spec
+    own_scale_exact: tuple[str, ...]  # of those, the ones rounded as the spec with a scale of that type
+    fused_pairs: bool  # a Q -> DQ pair runs as one fused op whose float arithmetic differs
+
+
+@dataclass(frozen=True)
+class PairStripping:
+    """How a target treats a Q -> DQ pair of some quantized types (QT308, QT408): it removes
+    the pair and its reader sees the unquantized value, or it fails to compile the model."""
+
+    types: tuple[str, ...]  # the quantized types of the pairs it removes
+    removed: str  # what happens to a per-tensor or per-axis pair
+    blocked: str  # what happens to a blocked pair
+    fails: str  # the error where removing the pair leaves nothing to compile
+    # (op type, domain) of the producers after which a pair ending at a graph output fails
+    fails_after: tuple[tuple[str, str], ...] = ()
+
+
+def coded(target: Target, codes: Iterable[str], site: NodeSite) -> Iterator[TargetFinding]:
     """The findings of the codes whose modules hold their logic (``Code.check``), in order."""
     from .codes import get
 
     for code in codes:
-        yield from get(code).check(target, facts)
+        yield from get(code).check(target, site)
 
 
 class Target:
@@ -192,6 +215,13 @@ class Target:
     # how its kernels read a blocked scale whose shape is not the page's (QT309); None: no
     # such check known
     blocked_scale: BlockedScale | None = None
+    # the axis it reads a com.microsoft Q/DQ along when `axis` is absent and the scale is
+    # 1-D with more than one element (QT404); None: not known
+    vendor_missing_axis: int | None = None
+    dequantize_product: DequantizeProduct | None = None  # QT406; None: as the spec, or not known
+    pair_stripping: PairStripping | None = None  # QT308, QT408; None: pairs run as written
+    # element types it has no tensor type for (QT204, QT410)
+    unreadable_types: frozenset[str] = frozenset()
 
     # ---- the checks ------------------------------------------------------------------
     def model_findings(self, info: ModelInfo) -> Iterable[TargetFinding]:
@@ -222,6 +252,22 @@ class Target:
         nothing is known (QT401, QT402)."""
         found = self.arithmetic("division", f)
         return None if found is None else found.divided_in
+
+    def ran_exactly(self, f) -> bool:
+        """Whether the release ran every probe of exactly this node's kind (QT410); False
+        where nothing is measured."""
+        return False
+
+    def pair_kept(self, quant_type: str) -> bool:
+        """Whether the release runs a Q -> DQ pair of that type from a graph input to a graph
+        output as written (its pair probe ran; QT308); False where nothing is measured."""
+        return False
+
+    def float16_in_float32(self, op: str, domain: str, opset: int | None, f=None) -> bool:
+        """Whether it computes a float16 node of ``op`` (in ``domain`` at ``opset``) in
+        float32 between inserted casts, and drops the casts between two such nodes (QT409):
+        ``f``, the node's facts, where its types are known; False where nothing is known."""
+        return False
 
     def runs_lowered(self, quant_type: str | None, opset: int) -> bool:
         """Whether the primitive ops of ``qlin convert --lower`` run here for a node of that

@@ -96,6 +96,7 @@ class OnnxRuntimeCpu(Target):
     blocked_scale = base.BlockedScale(False, "the model loads, then the first run fails ('x_scale and x must "
                                              "have the same shape despite the quantize axis for blocked "
                                              "quantization')")
+    vendor_missing_axis = 1  # measured on 1.31.1 (tests/test_targets_divergence.py): as ai.onnx reads it
     float8_quantize = base.Float8Quantize(
         ("float8e4m3fn",), True,
         "with saturate=0, values from 480 (and a little beyond) become ±448 instead of NaN",
@@ -305,12 +306,12 @@ class OnnxRuntimeCpu(Target):
         if not linear:
             return
         if match.float16_cast:
-            yield from self._float16_unrounded(site)
+            yield from base.coded(self, ("QT409",), site)
         fused = self._fused_without_kernel(site)
         if fused is not None:
             yield fused
             return
-        yield from self._linear(f)
+        yield from self._linear(site)
 
     def _fused_without_kernel(self, site: NodeSite) -> TargetFinding | None:
         """onnxruntime's default session options fuse the DequantizeLinear of an activation
@@ -358,42 +359,22 @@ class OnnxRuntimeCpu(Target):
             )
         return None
 
-    def _float16_unrounded(self, site: NodeSite):
-        """A float16 Q/DQ without a float16 kernel runs in float32 between inserted Casts,
-        and onnxruntime drops the Cast pair between it and a neighbour that runs in float32
-        too: the float16 value between them is never rounded to float16. Measured on 1.31.1
-        (tests/test_targets_divergence.py): a float16 MatMul between com.microsoft Q/DQ gives
-        other codes than between ai.onnx Q/DQ-19, which have float16 kernels."""
-        f = site.facts
-        quantize = nodes.kind(f) == nodes.QUANTIZE
-        if quantize:
-            if "float16" != nodes.x_type(f) or site.x_from is None:
-                return
-            near = [site.x_from]
-        else:
-            if "float16" != nodes.out_type(f):
-                return
-            near = [(op, dom) for op, dom, _ in site.consumers]
-        hit = sorted({op for op, dom in near if self._in_float32(op, dom, site.opsets)})
-        if not hit:
-            return
-        value = "its input x" if quantize else "its output y"
-        yield self.finding(
-            "QT409",
-            f"no float16 kernel: onnxruntime runs the node in float32 and, next to "
-            f"{', '.join(hit)} (no float16 kernel either), drops the Casts between them, so "
-            f"{value} is not rounded to float16 as the model says",
-            fix="use ai.onnx QuantizeLinear/DequantizeLinear-19 or newer (float16 kernels)",
-        )
-
-    def _in_float32(self, op: str, domain: str, opsets) -> bool:
-        """Whether onnxruntime runs a float16 node of ``op`` in float32: it has a CPU kernel,
-        and none of its registrations takes float16."""
-        opset = schema.opset_of(dict(opsets), domain)
-        kernel = None if opset is None else self.table.kernel(domain, op, opset)
-        if kernel is None:
+    def float16_in_float32(self, op, domain, opset, f=None):
+        """A float16 node runs in float32 between inserted Casts where no CPU kernel takes
+        float16 (``f``: its kernel match for the node's types needs the float16 fallback,
+        ort_table.Match.float16_cast; else: the op has a kernel and none of its registrations
+        takes float16), and onnxruntime drops the Cast pair between two such nodes. Measured
+        on 1.31.1 (tests/test_targets_divergence.py): a float16 MatMul between com.microsoft
+        Q/DQ gives other codes than between ai.onnx Q/DQ-19, which have float16 kernels."""
+        if opset is None:
             return False
-        return not any("float16" in types for types in kernel.constraints.values())
+        if f is not None:
+            version = self.table.schema_version(domain, op, opset)
+            signature = None if version is None else self.table.signature(domain, op, version)
+            match = self.table.match(domain, op, opset, _bound_types(f, signature))
+            return match is not None and match.float16_cast
+        kernel = self.table.kernel(domain, op, opset)
+        return kernel is not None and not any("float16" in types for types in kernel.constraints.values())
 
     @property
     def probes_arithmetic(self) -> bool:
@@ -411,14 +392,14 @@ class OnnxRuntimeCpu(Target):
             {"T1": quant_type, "T2": "float"}
         )
 
-    def _linear(self, f):
-        misfit = list(base.coded(self, ("QT309",), f))
+    def _linear(self, site: NodeSite):
+        misfit = list(base.coded(self, ("QT309",), site))
         if misfit:
             yield from misfit
             return
-        k = nodes.kind(f)
+        f = site.facts
         xt, st = nodes.x_type(f), nodes.scale_type(f)
-        if k == nodes.QUANTIZE:
+        if nodes.kind(f) == nodes.QUANTIZE:
             if f.domain == schema.AI_ONNX and f.spec.since >= 23 and xt and st and xt != st:
                 yield self.finding(
                     "QT203",
@@ -427,20 +408,8 @@ class OnnxRuntimeCpu(Target):
                     fix=f"store y_scale as {xt}",
                 )
                 return
-            yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407"), f)
-        if (
-            f.domain == schema.MICROSOFT
-            and not f.has("axis")
-            and f.scale_shape is not None
-            and len(f.scale_shape) == 1
-            and (f.scale_shape[0] or 0) > 1
-        ):
-            yield self.finding(
-                "QT404",
-                "a 1-D scale without axis is read as per-axis along axis 1 "
-                "(the com.microsoft schema says it must be a scalar)",
-                fix="set axis explicitly",
-            )
+            yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407"), site)
+        yield from base.coded(self, ("QT404",), site)
 
 
 def _bound_types(f, signature) -> dict[str, str]:

@@ -72,6 +72,21 @@ class OpenVinoCpu(Target):
         tuple(sorted(dtypes.SATURATE_APPLIES)), False,
         "conversion to {q} rounds twice (through float16), ignores saturate=0 and turns NaN into the "
         "negative largest value", "validate float8 outputs on openvino")
+    unreadable_types = UNREADABLE
+    # measured on 2026.4.1 (tests/test_targets_divergence.py): -21.875 with a bfloat16 scale
+    # becomes -21.75, a float32 product written to a float16 output_dtype -13.1328125 for
+    # -13.125; a fused pair differs in the last bit
+    dequantize_product = base.DequantizeProduct(("bfloat16", "float16"), ("float16",), True)
+    # measured on 2026.4.1 (the matrix, tests/test_producers.py) and against 2024.0 to 2026.1
+    # (bench_target_versions, producer shapes): after Sigmoid, AveragePool or Transpose a
+    # pair ending at a graph output runs, and so does it when another op reads the DQ; a
+    # release that runs its pair probe keeps pairs between a graph input and output
+    pair_stripping = base.PairStripping(
+        tuple(sorted(SIXTEEN_BIT)),
+        "is removed by the CPU plugin: its consumers see the unquantized input",
+        "runs as a 65536-level FakeQuantize in float32: results lose precision",
+        "compile_model fails ('FQ stripping failed')",
+        (("MaxPool", schema.AI_ONNX),))
     notes = (
         "cannot read fnuz float8, int2/uint2 or float6 tensors anywhere in the model",
         "no float4e2m1 quantize; blocks must divide the axis; a blocked quantize needs a zero point; "
@@ -224,30 +239,28 @@ class OpenVinoCpu(Target):
             return
         if not nodes.is_linear(f) or f.domain not in self.qdq_domains:
             return
-        misfit = list(base.coded(self, ("QT309",), f))
+        misfit = list(base.coded(self, ("QT309",), site))
         if misfit:
             yield from misfit
             return
-        refused = list(self._types(f)) or list(self._blocked(f))
+        refused = list(self._types(site)) or list(self._blocked(f))
         if refused:
             yield from refused
             return
-        yield from self._pair(site)
-        yield from self._divergences(site)
+        yield from base.coded(self, ("QT308", "QT408"), site)
+        if nodes.kind(f) == nodes.QUANTIZE:
+            yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407"), site)
+        else:
+            yield from base.coded(self, ("QT406",), site)
 
-    def _types(self, f):
+    def _types(self, site: NodeSite):
         """QT410, QT204, QT202: the node's element types (one finding at most)."""
-        types = {t for t in (*f.resolved_types, nodes.out_type(f)) if t}
-        bad = sorted(types & UNREADABLE)
-        ran = self.table.exact(probe_keys.node_key(f)) if bad == [nodes.out_type(f)] else None
-        if ran is not None and ran.runs and not ran.fails:
-            yield self.finding(
-                "QT410",
-                f"openvino {self.table.version} runs the node (its probe ran) but has no "
-                f"{nodes.fmt(bad)} type: the output is of another type",
-                fix="quantize to float8e4m3fn or float8e5m2",
-            )
+        ignored = list(base.coded(self, ("QT410",), site))
+        if ignored:
+            yield from ignored
             return
+        f = site.facts
+        bad = sorted({t for t in (*f.resolved_types, nodes.out_type(f)) if t} & UNREADABLE)
         if bad:
             yield self.finding(
                 "QT204",
@@ -297,71 +310,13 @@ class OpenVinoCpu(Target):
         """The primitive ops run wherever openvino reads the type (measured on the matrix)."""
         return quant_type is not None and quant_type not in UNREADABLE
 
-    def _pair(self, site: NodeSite):
-        f, p = site.facts, site.producer
-        if nodes.kind(f) != nodes.DEQUANTIZE or p is None or nodes.quant_type(p) not in SIXTEEN_BIT:
-            return
-        if p.granularity != schema.BLOCKED:
-            boundary = site.producer_site is not None and site.producer_site.x_is_graph_input
-            kept = self.table.outcome(probe_keys.pair_key(nodes.quant_type(p)))
-            if boundary and site.y_is_graph_output and kept is not None and kept.fails == 0:
-                return  # this version keeps the pair (measured): it runs as written
-            if boundary and site.y_is_graph_output:
-                yield self.finding(
-                    "QT308",
-                    f"the {nodes.quant_type(p)} Q -> DQ pair links a graph input to a "
-                    "graph output: compile_model fails ('FQ stripping failed')",
-                    fix="drop the pair, or put it between other ops",
-                )
-                return
-            after = site.producer_site.x_from if site.producer_site is not None else None
-            stripped = kept is None or kept.fails > 0  # releases that keep the pair run this too
-            if site.y_is_graph_output and after == ("MaxPool", schema.AI_ONNX) and stripped:
-                # measured on 2026.4.1 (tests/test_producers.py) and against 2024.0 to 2026.1
-                # (bench_target_versions, producer shapes): after Sigmoid, AveragePool or
-                # Transpose the same pair runs, and so does it when another op reads the DQ
-                yield self.finding(
-                    "QT308",
-                    f"the {nodes.quant_type(p)} Q -> DQ pair after a MaxPool ends at a graph output: "
-                    "compile_model fails ('FQ stripping failed')",
-                    fix="drop the pair, or put an op between it and the output",
-                )
-                return
-            yield self.finding(
-                "QT408",
-                f"the {nodes.quant_type(p)} Q -> DQ pair is removed by the CPU plugin: "
-                "its consumers see the unquantized input",
-                fix="use 8-bit activations if the quantization must be reproduced",
-            )
-        else:
-            yield self.finding(
-                "QT408",
-                f"the blocked {nodes.quant_type(p)} Q -> DQ pair runs as a 65536-level "
-                "FakeQuantize in float32: results lose precision",
-                fix="use 8-bit activations if the quantization must be reproduced",
-            )
+    def ran_exactly(self, f):
+        ran = self.table.exact(probe_keys.node_key(f))
+        return ran is not None and ran.runs > 0 and not ran.fails
 
-    def _divergences(self, site: NodeSite):
-        f = site.facts
-        k = nodes.kind(f)
-        st = nodes.scale_type(f)
-        if k == nodes.QUANTIZE:
-            yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407"), f)
-        else:
-            out = nodes.out_type(f)
-            if out == "bfloat16" or (out == "float16" and st != out):
-                yield self.finding(
-                    "QT406",
-                    f"the product with the {st} scale is rounded to {out} differently from the spec",
-                    fix="use a float output if last bits matter",
-                )
-            elif site.producer is not None:
-                yield self.finding(
-                    "QT406",
-                    "the Q -> DQ pair is fused into one FakeQuantize: dequantized "
-                    "values may differ from the spec in the last bit",
-                    fix="accept last-bit differences",
-                )
+    def pair_kept(self, quant_type):
+        kept = self.table.outcome(probe_keys.pair_key(quant_type))
+        return kept is not None and kept.fails == 0
 
 
 TARGET = register(OpenVinoCpu())

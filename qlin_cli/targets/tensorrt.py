@@ -101,7 +101,7 @@ class TensorRt(Target):
         yield from self._types(f)
         yield from self._values(site)
         yield from self._shapes(f)
-        yield from self._divergences(f)
+        yield from coded(self, ("QT402", "QT403"), site)
 
     def _types(self, f):
         k = nodes.kind(f)
@@ -203,9 +203,6 @@ class TensorRt(Target):
         """Documented: the parser "does not support setting quantization precision"; the
         scale's type is used."""
         return nodes.scale_type(f) if nodes.precision_type(f) is not None else None
-
-    def _divergences(self, f):
-        yield from coded(self, ("QT402", "QT403"), f)
 
 
 _COMMON = (

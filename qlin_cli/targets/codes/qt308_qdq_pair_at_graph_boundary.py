@@ -1,5 +1,6 @@
-"""QT308 qdq-pair-at-graph-boundary. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT308 qdq-pair-at-graph-boundary: the logic is here (``nodes.pair_fate``, shared with
+QT408), each target's fact is its ``pair_stripping`` and ``pair_kept`` (the release's pair
+probe); docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -32,3 +33,19 @@ class QdqPairAtGraphBoundary(Code):
     code = "QT308"
     name = "qdq-pair-at-graph-boundary"
     summary = "A 16-bit Q -> DQ pair links a graph input to a graph output."
+
+    @staticmethod
+    def check(target, site):
+        from .. import nodes
+
+        if nodes.pair_fate(target, site) != "fails":
+            return
+        q = nodes.quant_type(site.producer)
+        before = site.producer_site
+        if before is not None and before.x_is_graph_input:
+            where = "links a graph input to a graph output"
+            fix = "drop the pair, or put it between other ops"
+        else:
+            where = f"after a {before.x_from[0]} ends at a graph output"
+            fix = "drop the pair, or put an op between it and the output"
+        yield target.finding("QT308", f"the {q} Q -> DQ pair {where}: {target.pair_stripping.fails}", fix=fix)

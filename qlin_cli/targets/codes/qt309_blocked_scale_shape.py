@@ -37,9 +37,10 @@ class BlockedScaleShape(Code):
     summary = "A blocked scale's shape is not the one the target's kernel reads; it fails."
 
     @staticmethod
-    def check(target, f):
+    def check(target, site):
         from .. import nodes
 
+        f = site.facts
         fact = target.blocked_scale
         if fact is None or not nodes.is_linear(f):
             return

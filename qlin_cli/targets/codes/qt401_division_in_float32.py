@@ -41,9 +41,10 @@ class DivisionInFloat32(Code):
     summary = "The target divides in float32 where the spec divides in float16/bfloat16."
 
     @staticmethod
-    def check(target, f):
+    def check(target, site):
         from .. import nodes, probe_keys
 
+        f = site.facts
         done = target.division(f)  # None: as the page, or not known
         if done is None or nodes.kind(f) != nodes.QUANTIZE or nodes.precision_type(f) is not None:
             return  # with precision, the division is done in its type: QT402 when the target ignores it

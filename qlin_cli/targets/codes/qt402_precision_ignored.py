@@ -38,9 +38,10 @@ class PrecisionIgnored(Code):
     summary = "The target ignores the precision attribute."
 
     @staticmethod
-    def check(target, f):
+    def check(target, site):
         from .. import nodes
 
+        f = site.facts
         done = target.division(f)  # None: as the page, or not known
         asked = None if done is None or nodes.kind(f) != nodes.QUANTIZE else nodes.precision_type(f)
         if asked is not None and done != asked:

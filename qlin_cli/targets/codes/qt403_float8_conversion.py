@@ -45,9 +45,10 @@ class Float8Conversion(Code):
     summary = "The target converts to float8 differently from the spec."
 
     @staticmethod
-    def check(target, f):
+    def check(target, site):
         from .. import nodes
 
+        f = site.facts
         fact = target.float8_quantize
         if fact is None or nodes.kind(f) != nodes.QUANTIZE:
             return

@@ -1,5 +1,5 @@
-"""QT404 missing-axis-read-as-axis-1. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT404 missing-axis-read-as-axis-1: the logic is here, each target's fact is its
+``vendor_missing_axis``; docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -32,3 +32,20 @@ class MissingAxisReadAsAxis1(Code):
     name = "missing-axis-read-as-axis-1"
     severity = WARNING
     summary = "The target reads a 1-D scale without axis as per-axis along axis 1."
+
+    @staticmethod
+    def check(target, site):
+        from ... import schema
+
+        f = site.facts
+        axis = target.vendor_missing_axis
+        if axis is None or f.domain != schema.MICROSOFT or not schema.is_linear(f.spec) or f.has("axis"):
+            return
+        shape = f.scale_shape
+        if shape is not None and len(shape) == 1 and (shape[0] or 0) > 1:
+            yield target.finding(
+                "QT404",
+                f"a 1-D scale without axis is read as per-axis along axis {axis} "
+                "(the com.microsoft schema says it must be a scalar)",
+                fix="set axis explicitly",
+            )

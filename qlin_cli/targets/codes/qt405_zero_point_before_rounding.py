@@ -41,9 +41,10 @@ class ZeroPointBeforeRounding(Code):
     summary = "The target adds the zero point before rounding."
 
     @staticmethod
-    def check(target, f):
+    def check(target, site):
         from .. import nodes
 
+        f = site.facts
         found = target.arithmetic("rounding", f)
         if found is None or found.differs != ADDED_FIRST or not nodes.is_integer(nodes.quant_type(f)):
             return

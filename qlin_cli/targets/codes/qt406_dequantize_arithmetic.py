@@ -1,5 +1,5 @@
-"""QT406 dequantize-arithmetic. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT406 dequantize-arithmetic: the logic is here, each target's fact is its
+``dequantize_product``; docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -33,3 +33,25 @@ class DequantizeArithmetic(Code):
     name = "dequantize-arithmetic"
     severity = WARNING
     summary = "The target computes the dequantize product in another type."
+
+    @staticmethod
+    def check(target, site):
+        from .. import nodes
+
+        fact, f = target.dequantize_product, site.facts
+        if fact is None or nodes.kind(f) != nodes.DEQUANTIZE:
+            return
+        out, st = nodes.out_type(f), nodes.scale_type(f)
+        if out in fact.narrow and not (out in fact.own_scale_exact and st == out):
+            yield target.finding(
+                "QT406",
+                f"the product with the {st} scale is rounded to {out} differently from the spec",
+                fix="use a float output if last bits matter",
+            )
+        elif fact.fused_pairs and site.producer is not None:
+            yield target.finding(
+                "QT406",
+                "the Q -> DQ pair is fused into one FakeQuantize: dequantized "
+                "values may differ from the spec in the last bit",
+                fix="accept last-bit differences",
+            )

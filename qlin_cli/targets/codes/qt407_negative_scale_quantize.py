@@ -38,9 +38,10 @@ class NegativeScaleQuantize(Code):
     summary = "The target miscomputes quantize with a negative scale."
 
     @staticmethod
-    def check(target, f):
+    def check(target, site):
         from .. import nodes
 
+        f = site.facts
         found = target.arithmetic("negative scale", f)
         if found is None or found.differs is None:
             return

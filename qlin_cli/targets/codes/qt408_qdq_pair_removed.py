@@ -1,5 +1,5 @@
-"""QT408 qdq-pair-removed. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT408 qdq-pair-removed: the logic is here (``nodes.pair_fate``, shared with QT308), each
+target's fact is its ``pair_stripping``; docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -33,3 +33,18 @@ class QdqPairRemoved(Code):
     name = "qdq-pair-removed"
     severity = WARNING
     summary = "The target removes 16-bit Q -> DQ pairs and computes unquantized."
+
+    @staticmethod
+    def check(target, site):
+        from .. import nodes
+
+        fate = nodes.pair_fate(target, site)
+        if fate in ("removed", "blocked"):
+            q = nodes.quant_type(site.producer)
+            fact = target.pair_stripping
+            yield target.finding(
+                "QT408",
+                f"the {q} Q -> DQ pair {fact.removed}" if fate == "removed"
+                else f"the blocked {q} Q -> DQ pair {fact.blocked}",
+                fix="use 8-bit activations if the quantization must be reproduced",
+            )

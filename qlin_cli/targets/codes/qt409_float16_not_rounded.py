@@ -1,5 +1,6 @@
-"""QT409 float16-not-rounded. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT409 float16-not-rounded: the logic is here, each target's fact is its
+``float16_in_float32`` (onnxruntime: its kernel registry); docs/targets.md lists which
+targets report it."""
 
 from __future__ import annotations
 
@@ -42,3 +43,28 @@ class Float16NotRounded(Code):
     name = "float16-not-rounded"
     severity = WARNING
     summary = "The target keeps float32 precision where the model rounds to float16."
+
+    @staticmethod
+    def check(target, site):
+        from ... import schema
+        from .. import nodes
+
+        f = site.facts
+        if not schema.is_linear(f.spec) or not target.float16_in_float32(f.op, f.domain, f.opset, f):
+            return
+        opsets = dict(site.opsets)
+        if nodes.kind(f) == nodes.QUANTIZE:
+            near = [site.x_from] if nodes.x_type(f) == "float16" and site.x_from is not None else []
+        else:
+            near = [(op, dom) for op, dom, _ in site.consumers] if nodes.out_type(f) == "float16" else []
+        hit = sorted({op for op, dom in near
+                      if target.float16_in_float32(op, dom, schema.opset_of(opsets, dom))})
+        if hit:
+            value = "its input x" if nodes.kind(f) == nodes.QUANTIZE else "its output y"
+            yield target.finding(
+                "QT409",
+                f"no float16 kernel: the node runs in float32 and, next to {', '.join(hit)} (no "
+                f"float16 kernel either), the Casts between them are dropped, so {value} is not "
+                "rounded to float16 as the model says",
+                fix="use ai.onnx QuantizeLinear/DequantizeLinear-19 or newer (float16 kernels)",
+            )

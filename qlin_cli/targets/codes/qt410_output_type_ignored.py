@@ -1,5 +1,6 @@
-"""QT410 output-type-ignored. The targets that report it decide when, each in its own module
-(targets/<runtime>.py); docs/targets.md lists which."""
+"""QT410 output-type-ignored: the logic is here, each target's fact is its
+``unreadable_types`` and ``ran_exactly`` (the release's probe of the node's
+exact kind); docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -34,3 +35,26 @@ class OutputTypeIgnored(Code):
     name = "output-type-ignored"
     severity = WARNING
     summary = "The target runs the node but cannot write the output type the model asks for."
+
+    @staticmethod
+    def check(target, site):
+        from .. import nodes
+
+        f = site.facts
+        out = nodes.out_type(f)
+        if out not in target.unreadable_types or not nodes.is_linear(f):
+            return
+        if any(t in target.unreadable_types for t in f.resolved_types if t != out):
+            return  # an input it cannot read: QT204
+        if target.ran_exactly(f):
+            from ...schema import dtypes
+
+            held = [t for t in sorted(dtypes.SATURATE_APPLIES) if t not in target.unreadable_types]
+            release = f"release {target.versions[0]}" if target.versions else "the release"
+            yield target.finding(
+                "QT410",
+                f"{release} runs the node (its probe ran) but has no {out} type: the output is of "
+                "another type",
+                fix=f"quantize to {' or '.join(held)}" if out in dtypes.SATURATE_APPLIES and held
+                else "quantize to a type the target holds",
+            )
