@@ -97,7 +97,7 @@ def _division(target, model) -> str | None:
 
     a = analyze(model, "")
     (body, index, _), = a.nodes()
-    return base.get(target).division(a.any_facts(body, index))
+    return base.get(target).division(base.NodeSite(facts=a.any_facts(body, index)))
 
 
 # Measured by hand in throwaway venvs before the probes existed (x 78.0625, scale

@@ -32,9 +32,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..severity import ERROR, INFO, SEVERITIES, WARNING
+from .codes import get as code_of
 
 if TYPE_CHECKING:
     from .probe_table import Outcome
@@ -140,6 +142,23 @@ class NodeSite:
     # other operand (input 1 when output 0 is its input 0, else input 0), or None
     partners: tuple[str | None, ...] = ()
 
+    # The probe keys of the node, worked out once whichever target and code asks.
+    @cached_property
+    def node_key(self) -> str | None:
+        """``probe_keys.node_key`` of the facts."""
+        from . import probe_keys
+
+        return probe_keys.node_key(self.facts)
+
+    def quantize_key(self, what: str) -> str | None:
+        """``probe_keys.quantize_key(what, facts)``."""
+        from . import probe_keys
+
+        parts = self.__dict__.get("_quantize_parts", False)
+        if parts is False:
+            parts = self.__dict__["_quantize_parts"] = probe_keys.quantize_parts(self.facts)
+        return probe_keys.quantize_key_of(what, parts)
+
 
 @dataclass(frozen=True)
 class Float8Quantize:
@@ -185,10 +204,8 @@ class PairStripping:
 
 def coded(target: Target, codes: Iterable[str], site: NodeSite) -> Iterator[TargetFinding]:
     """The findings of the codes whose modules hold their logic (``Code.check``), in order."""
-    from .codes import get
-
     for code in codes:
-        yield from get(code).check(target, site)
+        yield from code_of(code).check(target, site)
 
 
 class Target:
@@ -239,21 +256,21 @@ class Target:
 
     probes_arithmetic = False  # ``arithmetic`` answers from the release's probes
 
-    def arithmetic(self, what: str, f) -> Outcome | None:
-        """What this target's QuantizeLinear ``f`` computes, as the probes of ``what``
+    def arithmetic(self, what: str, site: NodeSite) -> Outcome | None:
+        """What this target's QuantizeLinear (``site``) computes, as the probes of ``what``
         (probe_keys.QUANTIZE_PROBES: "division", "rounding", "negative scale", "float8 <type>
         saturate=<0|1>") measured it in the release (probe_table.arithmetic); None where
         nothing is measured. Read by QT401, QT402, QT403, QT405, QT407."""
         return None
 
-    def division(self, f) -> str | None:
+    def division(self, site: NodeSite) -> str | None:
         """The type this target divides a QuantizeLinear's x by its scale in where that is
         not the page's type (precision's, else the scale's); None when it follows the page or
         nothing is known (QT401, QT402)."""
-        found = self.arithmetic("division", f)
+        found = self.arithmetic("division", site)
         return None if found is None else found.divided_in
 
-    def ran_exactly(self, f) -> bool:
+    def ran_exactly(self, site: NodeSite) -> bool:
         """Whether the release ran every probe of exactly this node's kind (QT410); False
         where nothing is measured."""
         return False
@@ -281,8 +298,6 @@ class Target:
     ) -> TargetFinding:
         """A finding of ``code``: the fact, then the way out (``qlin convert --target``
         first when a conversion fixes it, then ``fix`` if given)."""
-        from .codes import get as code_of
-
         ways = []
         if convertible:
             ways.append(f"run `qlin convert --target {self.name}`")

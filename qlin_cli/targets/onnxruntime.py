@@ -32,7 +32,7 @@ from __future__ import annotations
 from .. import schema
 from ..schema import ir
 from ..schema.ops import INT8S
-from . import base, nodes, ort_table, probe_keys, probe_table
+from . import base, nodes, ort_table, probe_table
 from .base import GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, TargetFinding, register
 
 TABLE = ort_table.load(ort_table.default_version())  # the version installed beside qlin, else the newest
@@ -229,7 +229,7 @@ class OnnxRuntimeCpu(Target):
         the kind and RULES_VERSION did not (1.32 runs a QuantizeLinear-23 whose x and scale
         types differ)."""
         found = list(self._checks(site))
-        mine = None if self.probes is None else self.probes.outcome(probe_keys.node_key(site.facts))
+        mine = None if self.probes is None else self.probes.outcome(site.node_key)
         if mine is None:
             yield from found
             return
@@ -250,7 +250,7 @@ class OnnxRuntimeCpu(Target):
 
     def _rules_release_failed(self, site: NodeSite) -> bool:
         theirs = probe_table.maybe_load("onnxruntime", RULES_VERSION)
-        found = None if theirs is None else theirs.outcome(probe_keys.node_key(site.facts))
+        found = None if theirs is None else theirs.outcome(site.node_key)
         return found is not None and found.fails > 0
 
     def _checks(self, site: NodeSite):
@@ -380,8 +380,8 @@ class OnnxRuntimeCpu(Target):
     def probes_arithmetic(self) -> bool:
         return self.probes is not None
 
-    def arithmetic(self, what, f):
-        return probe_table.arithmetic(self.probes, what, f)
+    def arithmetic(self, what, site):
+        return probe_table.arithmetic(self.probes, what, site)
 
     def runs_lowered(self, quant_type, opset):
         """Cast from float to the quantized type and back has a CPU kernel at that opset."""

@@ -199,7 +199,7 @@ class OpenVinoCpu(Target):
         refused gets QT205 unless a rule already says why, and so does a node of which this
         version failed more probes than the rules' version (some fail that run there)."""
         found = list(self._rules(site))
-        key = probe_keys.node_key(site.facts)
+        key = site.node_key
         mine = self.table.outcome(key)
         errors = any(x.severity == "error" for x in found)
         yield from found
@@ -303,15 +303,15 @@ class OpenVinoCpu(Target):
 
     probes_arithmetic = True
 
-    def arithmetic(self, what, f):
-        return probe_table.arithmetic(self.table, what, f)
+    def arithmetic(self, what, site):
+        return probe_table.arithmetic(self.table, what, site)
 
     def runs_lowered(self, quant_type, opset):
         """The primitive ops run wherever openvino reads the type (measured on the matrix)."""
         return quant_type is not None and quant_type not in UNREADABLE
 
-    def ran_exactly(self, f):
-        ran = self.table.exact(probe_keys.node_key(f))
+    def ran_exactly(self, site):
+        ran = self.table.exact(site.node_key)
         return ran is not None and ran.runs > 0 and not ran.fails
 
     def pair_kept(self, quant_type):

@@ -60,16 +60,30 @@ def quantize_key(what: str, f) -> str | None:
     before they convert to the output type. Division probes
     exist only for nodes whose division the page puts in float16 or bfloat16 (the scale's
     type, or ``precision``'s) or that name a ``precision``. None for any other node."""
+    return quantize_key_of(what, quantize_parts(f))
+
+
+def quantize_parts(f) -> tuple | None:
+    """What ``quantize_key`` reads of a node, whatever is probed: (domain name, op, version,
+    x's type, the scale's type, granularity, precision); None for a node no probe of
+    QUANTIZE_PROBES describes."""
     from . import nodes
 
     if f.spec is None or f.domain not in (schema.AI_ONNX, schema.MICROSOFT):
         return None
     if nodes.kind(f) != nodes.QUANTIZE:
         return None
-    x, scale, precision = nodes.x_type(f), nodes.scale_type(f), nodes.precision_type(f)
-    if x is None or scale is None or (what == "division" and precision is None and scale not in DIVIDED):
+    x, scale = nodes.x_type(f), nodes.scale_type(f)
+    if x is None or scale is None:
         return None
-    return quantize_probe(what, f.spec.domain_name, f.op, f.spec.since, x, scale, _granularity(f), precision)
+    return f.spec.domain_name, f.op, f.spec.since, x, scale, _granularity(f), nodes.precision_type(f)
+
+
+def quantize_key_of(what: str, parts: tuple | None) -> str | None:
+    """``quantize_key`` from ``quantize_parts``."""
+    if parts is None or (what == "division" and parts[6] is None and parts[4] not in DIVIDED):
+        return None
+    return quantize_probe(what, *parts)
 
 
 def quantize_probe(what: str, domain_name: str, op: str, since: int, x: str, scale: str, granularity: str,
@@ -197,7 +211,7 @@ def operand_key(site) -> str | None:
         return None
     if site.x_from != ("QuantizeLinear", schema.AI_ONNX):
         return None
-    key = node_key(f)
+    key = site.node_key
     b, a = f.in_shape(f.spec.role_index(schema.X, group=1)), f.in_shape(0)  # B, A
     if key is None or b is None:
         return None
@@ -280,7 +294,7 @@ def site_chains(site) -> list[tuple[str, str, str | None, str | None]]:
     if f.op != "DequantizeLinear" or f.domain != schema.AI_ONNX:
         return []
     opset = schema.opset_of(dict(site.opsets), schema.AI_ONNX)
-    dq = node_key(f)
+    dq = site.node_key
     thens = site.then or ((),) * len(site.consumers)
     reduced = site.reduced or (None,) * len(site.consumers)
     partners = site.partners or (None,) * len(site.consumers)

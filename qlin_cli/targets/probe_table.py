@@ -11,6 +11,7 @@ fail where others run, and those are the hand-written rules' business, not the t
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cache
 
@@ -67,6 +68,7 @@ class ProbeTable:
         # the answers for keys no probe has, each worked out once (a scan of every key)
         self._coarser: dict[str, Outcome | None] = {}
         self._chains: dict[tuple, list[Outcome]] | None = None  # _unversioned(key) -> outcomes
+        self._sorted: list[str] | None = None  # the keys in order, made when first needed
         self.max_opset = self._highest(probe_keys.opset_key, probe_keys.PROBED_OPSETS)
         self.max_ir = self._highest(probe_keys.ir_key, probe_keys.PROBED_IR)
 
@@ -86,9 +88,16 @@ class ProbeTable:
     def _nearest(self, key: str) -> Outcome | None:
         head, sep, tail = key.rpartition(") ")
         words = tail.split(" ") if sep else []
+        if words and self._sorted is None:
+            self._sorted = sorted(self._keys)  # the keys a prefix covers are a run of this list
         for n in range(len(words) - 1, 0, -1):
             prefix = f"{head}{sep}{' '.join(words[:n])}"
-            covered = [o for k, o in self._keys.items() if k == prefix or k.startswith(prefix + " ")]
+            covered, keys = [], self._sorted
+            i = bisect_left(keys, prefix)
+            while i < len(keys) and keys[i].startswith(prefix):
+                if len(keys[i]) == len(prefix) or keys[i][len(prefix)] == " ":
+                    covered.append(self._keys[keys[i]])
+                i += 1
             if covered:
                 return _summed(covered)
         return None
@@ -148,11 +157,11 @@ def _summed(outcomes: list[Outcome]) -> Outcome:
                    next((o.error for o in outcomes if o.error), ""))
 
 
-def arithmetic(probes: ProbeTable | None, what: str, f) -> Outcome | None:
-    """The release's outcome of the probes of ``what`` (probe_keys.QUANTIZE_PROBES) for
-    QuantizeLinear ``f`` (probe_keys.quantize_key; tools/probe_quantize.py); None when no
-    probe tells (none of the node's kind)."""
-    return None if probes is None else probes.outcome(probe_keys.quantize_key(what, f))
+def arithmetic(probes: ProbeTable | None, what: str, site) -> Outcome | None:
+    """The release's outcome of the probes of ``what`` (probe_keys.QUANTIZE_PROBES) for the
+    QuantizeLinear of ``site`` (probe_keys.quantize_key; tools/probe_quantize.py); None when
+    no probe tells (none of the node's kind)."""
+    return None if probes is None else probes.outcome(site.quantize_key(what))
 
 
 def chain_findings(target, probes: ProbeTable, site):

@@ -199,9 +199,10 @@ class TensorRt(Target):
                     fix="pad the tensor to an even size",
                 )
 
-    def division(self, f):
+    def division(self, site):
         """Documented: the parser "does not support setting quantization precision"; the
         scale's type is used."""
+        f = site.facts
         return nodes.scale_type(f) if nodes.precision_type(f) is not None else None
 
 

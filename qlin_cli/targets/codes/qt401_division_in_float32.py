@@ -45,7 +45,7 @@ class DivisionInFloat32(Code):
         from .. import nodes, probe_keys
 
         f = site.facts
-        done = target.division(f)  # None: as the page, or not known
+        done = target.division(site)  # None: as the page, or not known
         if done is None or nodes.kind(f) != nodes.QUANTIZE or nodes.precision_type(f) is not None:
             return  # with precision, the division is done in its type: QT402 when the target ignores it
         st = nodes.scale_type(f)

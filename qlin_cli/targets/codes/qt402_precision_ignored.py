@@ -42,7 +42,7 @@ class PrecisionIgnored(Code):
         from .. import nodes
 
         f = site.facts
-        done = target.division(f)  # None: as the page, or not known
+        done = target.division(site)  # None: as the page, or not known
         asked = None if done is None or nodes.kind(f) != nodes.QUANTIZE else nodes.precision_type(f)
         if asked is not None and done != asked:
             shown = "float32" if done == "float" else done

@@ -55,7 +55,7 @@ class Float8Conversion(Code):
         q = nodes.quant_type(f)
         saturate = f.attr_int("saturate")
         if target.probes_arithmetic:  # the release's own probes decide, where they ran
-            found = target.arithmetic(f"float8 {q} saturate={1 if saturate is None else saturate}", f)
+            found = target.arithmetic(f"float8 {q} saturate={1 if saturate is None else saturate}", site)
             if found is None or found.differs is None:
                 return
         elif q not in fact.types or (fact.saturate_0_only and saturate != 0):

@@ -45,7 +45,7 @@ class ZeroPointBeforeRounding(Code):
         from .. import nodes
 
         f = site.facts
-        found = target.arithmetic("rounding", f)
+        found = target.arithmetic("rounding", site)
         if found is None or found.differs != ADDED_FIRST or not nodes.is_integer(nodes.quant_type(f)):
             return
         zp = nodes.zero_point_values(f)

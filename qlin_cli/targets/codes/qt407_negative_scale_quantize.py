@@ -42,7 +42,7 @@ class NegativeScaleQuantize(Code):
         from .. import nodes
 
         f = site.facts
-        found = target.arithmetic("negative scale", f)
+        found = target.arithmetic("negative scale", site)
         if found is None or found.differs is None:
             return
         s = nodes.scale_values(f)

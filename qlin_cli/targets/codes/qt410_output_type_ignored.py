@@ -46,7 +46,7 @@ class OutputTypeIgnored(Code):
             return
         if any(t in target.unreadable_types for t in f.resolved_types if t != out):
             return  # an input it cannot read: QT204
-        if target.ran_exactly(f):
+        if target.ran_exactly(site):
             from ...schema import dtypes
 
             held = [t for t in sorted(dtypes.SATURATE_APPLIES) if t not in target.unreadable_types]
