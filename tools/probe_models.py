@@ -98,7 +98,10 @@ def _keyed(model: onnx.ModelProto) -> str | None:
 def _quantize_key(model: onnx.ModelProto, what: str) -> str | None:
     a = analyze(model, "")
     (body, index, _), = a.nodes()
-    return probe_keys.quantize_key(what, a.any_facts(body, index))
+    f = a.any_facts(body, index)
+    if what == probe_keys.MISSING_AXIS:
+        return probe_keys.missing_axis_key(f)
+    return probe_keys.quantize_key(what, f)
 
 
 def _operand_key(model: onnx.ModelProto) -> str | None:

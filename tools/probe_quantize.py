@@ -11,7 +11,10 @@ page's result from what a runtime may compute instead:
   page saturates;
 - float8: a QuantizeLinear to each float8 type with saturate 0 and 1 over values near
   rounding boundaries and beyond the range ("float8 float8e4m3fn saturate=0 ..."; NaN
-  inputs are not probed: a NaN's sign bit is no divergence, and the runner compares codes).
+  inputs are not probed: a NaN's sign bit is no divergence, and the runner compares codes);
+- missing axis: a com.microsoft QuantizeLinear / DequantizeLinear without ``axis`` and with a
+  1-D scale, which its page does not define (probe_keys.missing_axis_key): whether the
+  runtime reads it along axis 1.
 
 The others quantize to int8 and to uint8 (outputs both runtimes' Python APIs read), filed under
 ``probe_keys.quantize_key`` (the output type left out). Besides its feeds, a probe carries
@@ -78,6 +81,39 @@ def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]
                 for saturate in (0, 1):
                     yield _probe(f"float8 {out} saturate={saturate}", spec.domain, opset, "float", "float",
                                  None, gran, out, key_of)
+    for spec in schema.SPECS:
+        if spec.domain == schema.MICROSOFT and schema.is_linear(spec) and "axis" in spec.attributes:
+            yield _missing_axis(spec, key_of)
+
+
+def _missing_axis(spec, key_of):
+    """A com.microsoft Q or DQ without ``axis`` and with 1-D scale and zero point of x's last
+    dimension, which the page leaves undefined (it asks for scalars): the probe tells whether
+    the runtime reads them along axis 1 ("expect:reads along axis 1", qlin's evaluator on the
+    node with axis=1; there is no ``expect:spec``). Scales are powers of two: every reading
+    is exact."""
+    quantize = spec.kind == "quantize"
+    scale = np.array([2.0 ** -k for k in range(SHAPE[1])], np.float32)
+    zp = np.arange(SHAPE[1], dtype=np.int8) - 3
+    x = (np.linspace(-20, 20, SHAPE[0] * SHAPE[1]).reshape(SHAPE).astype(np.float32) if quantize
+         else (np.arange(SHAPE[0] * SHAPE[1]).reshape(SHAPE) * 7 % 255 - 127).astype(np.int8))
+    models = {}
+    for axis in (None, 1):
+        node = helper.make_node(spec.op_type, ["x", "s", "zp"], ["y"], domain=spec.domain,
+                                **({} if axis is None else {"axis": axis}))
+        graph = helper.make_graph(
+            [node], probe_keys.MISSING_AXIS,
+            [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT if quantize else onnx.TensorProto.INT8,
+                                           SHAPE)],
+            [onnx.ValueInfoProto(name="y")],
+            initializer=[numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zp, "zp")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", MS_OPSET),
+                                                        helper.make_opsetid(spec.domain, spec.since)])
+        model.ir_version = ir_for_opset(MS_OPSET)
+        models[axis] = model
+    along = np.asarray(evaluate(models[1], {"x": x})[0])
+    feeds = {"x": x, "expect:reads along axis 1": along}
+    return key_of(models[None], probe_keys.MISSING_AXIS), models[None], feeds
 
 
 def _values(what, x_type, scale_type, precision, out):

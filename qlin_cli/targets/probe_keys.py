@@ -86,6 +86,19 @@ def quantize_key_of(what: str, parts: tuple | None) -> str | None:
     return quantize_probe(what, *parts)
 
 
+MISSING_AXIS = "missing axis"  # what the probe of a vendor Q/DQ without ``axis`` measures
+
+
+def missing_axis_key(f) -> str | None:
+    """The probe of a com.microsoft QuantizeLinear / DequantizeLinear without ``axis``
+    (tools/probe_quantize.py gives it a 1-D scale, which its schema forbids: "If it's not
+    specified, it means per-tensor quantization and input 'x_scale' and 'x_zero_point'
+    must be scalars"); None for any other node."""
+    if f.spec is None or f.domain != schema.MICROSOFT or not schema.is_linear(f.spec) or f.has("axis"):
+        return None
+    return f"{MISSING_AXIS} {f.spec.domain_name}:{f.op}-{f.spec.since}"
+
+
 def quantize_probe(what: str, domain_name: str, op: str, since: int, x: str, scale: str, granularity: str,
                    precision: str | None = None) -> str:
     """The key of a probe of ``what`` (``quantize_key``'s, from its parts)."""
