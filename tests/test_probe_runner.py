@@ -66,6 +66,18 @@ def test_an_arithmetic_probe_runs_only_when_the_output_is_the_pages():
     assert list(feeds) == ["x"] and list(split) == ["spec"]
 
 
+def test_a_probe_of_what_the_page_leaves_undefined_names_what_the_runtime_did():
+    """The missing-axis probes carry no page's result: the outcome names the alternative the
+    output equals, float outputs compared as they are (not truncated to integers), or shows
+    the first values."""
+    along = np.array([[0.5, 0.25], [1.5, 0.75]], np.float32)
+    expect = {"reads along axis 1": along}
+    assert probe_runner._compared(along.copy(), expect) == "differs: reads along axis 1"
+    got = probe_runner._compared(along + np.float32(0.125), expect)
+    assert got == "differs: got [0.625, 0.375, 1.625, 0.875]"
+    assert probe_runner._compared(along.reshape(-1), expect).startswith("differs: got")  # another shape
+
+
 def test_an_output_the_api_cannot_hand_over_is_unread_not_run(tmp_path):
     """onnxruntime runs a float8e5m2 QuantizeLinear, and its Python API has no numpy type
     for the output: the probe says so, and is no run and no difference."""

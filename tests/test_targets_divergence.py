@@ -151,18 +151,20 @@ def test_onnxruntime_float8_saturate_0():
     assert_agrees(m, {"x": E4M3_EDGE}, "onnxruntime", "float8e4m3fn", "QT403")
 
 
-def test_onnxruntime_reads_missing_axis_as_1():
-    """The com.microsoft node without axis is spec-invalid (QL404): onnxruntime runs it as
-    the same node with axis=1."""
+@pytest.mark.parametrize("target", ["onnxruntime", pytest.param("openvino", marks=needs_openvino)])
+def test_reads_missing_axis_as_1(target):
+    """The com.microsoft node without axis is spec-invalid (QL404): the runtime runs it as
+    the same node with axis=1 (both installed releases; every release's missing-axis probe
+    says so too, tests/test_targets_arithmetic.py)."""
     x = np.array([[0, 1, 2], [3, 4, 5]], np.float32)
     s, zp = np.array([1, 2, 4], np.float32), np.zeros(3, np.int8)
     bare = quantize(x, s, zp, domain="com.microsoft")
     stated = quantize(x, s, zp, domain="com.microsoft", attrs={"axis": 1})
-    got = run_onnxruntime(bare, {"x": x}, {"x": "float"})
-    want = run_onnxruntime(stated, {"x": x}, {"x": "float"})
+    got = RUN[target](bare, {"x": x}, {"x": "float"})
+    want = RUN[target](stated, {"x": x}, {"x": "float"})
     assert got.stage == want.stage == "ok" and np.array_equal(got.output, want.output)
-    assert "QT404" in predicted(bare, "onnxruntime")
-    assert "QT404" not in predicted(stated, "onnxruntime")
+    assert "QT404" in predicted(bare, target)
+    assert "QT404" not in predicted(stated, target)
 
 
 # ---- openvino ---------------------------------------------------------------------------------

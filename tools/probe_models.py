@@ -96,12 +96,14 @@ def _keyed(model: onnx.ModelProto) -> str | None:
 
 
 def _quantize_key(model: onnx.ModelProto, what: str) -> str | None:
-    a = analyze(model, "")
-    (body, index, _), = a.nodes()
-    f = a.any_facts(body, index)
-    if what == probe_keys.MISSING_AXIS:
-        return probe_keys.missing_axis_key(f)
-    return probe_keys.quantize_key(what, f)
+    """The key of the probe of ``what`` as the targets find it: the one site that has one
+    (NodeSite.arithmetic_key)."""
+    from qlin_cli.targets import predict
+
+    keys = {k for k in (site.arithmetic_key(what) for site in predict.sites(model, "")) if k is not None}
+    if len(keys) > 1:
+        raise AssertionError(f"a probe of {what} has nodes of several keys: {sorted(keys)}")
+    return keys.pop() if keys else None
 
 
 def _operand_key(model: onnx.ModelProto) -> str | None:

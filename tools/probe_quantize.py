@@ -84,6 +84,61 @@ def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]
     for spec in schema.SPECS:
         if spec.domain == schema.MICROSOFT and schema.is_linear(spec) and "axis" in spec.attributes:
             yield _missing_axis(spec, key_of)
+        if spec.op_type == "DequantizeLinear" and spec.domain in (schema.AI_ONNX, schema.MICROSOFT):
+            stated = "output_dtype" in spec.attributes
+            outs = spec.allowed(spec.outputs[0])
+            for scale in sorted(spec.allowed(spec.inputs[1])):
+                for out in (t for t in probe_keys.DIVIDED if t in outs and (stated or t == scale)):
+                    for constant in (False, True):
+                        yield _dequantize(spec, scale, out, constant, key_of)
+    for q_type in OUTPUTS:
+        yield _pair(q_type, key_of)
+
+
+def _dequantize(spec, scale_type, out, constant, key_of):
+    """A DequantizeLinear of int8 -128..126 by 0.3105 in ``scale_type``, to ``out`` (stated
+    in ``output_dtype`` where it is not the scale's type), x a graph input or, ``constant``,
+    an initializer (weights, which a runtime may dequantize when it loads the model):
+    outputs compared by their codes."""
+    opset = MS_OPSET if spec.domain else spec.since
+    attrs = {"output_dtype": dtypes.BY_NAME[out].proto} if out != scale_type else {}
+    node = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], domain=spec.domain, **attrs)
+    x = np.arange(-128, 127, dtype=np.int8)
+    inits = [numpy_helper.from_array(np.asarray(0.3105).astype(dtypes.BY_NAME[scale_type].numpy), "s")]
+    inputs = [] if constant else [helper.make_tensor_value_info("x", onnx.TensorProto.INT8, [x.size])]
+    if constant:
+        inits.append(numpy_helper.from_array(x, "x"))
+    graph = helper.make_graph([node], probe_keys.DEQUANTIZE, inputs, [onnx.ValueInfoProto(name="y")],
+                              initializer=inits)
+    imports = [helper.make_opsetid("", opset)]
+    if spec.domain:
+        imports.append(helper.make_opsetid(spec.domain, spec.since))
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = ir_for_opset(opset)
+    y = np.asarray(evaluate(model, {} if constant else {"x": x})[0])
+    feeds = {} if constant else {"x": x}
+    return key_of(model, probe_keys.DEQUANTIZE), model, {**feeds, "expect:spec": y.view(np.uint16)}
+
+
+def _pair(q_type, key_of):
+    """x -> Abs -> QuantizeLinear(``q_type``, scale 0.1, zero point 3) -> DequantizeLinear ->
+    Neg (ai.onnx, opset 21) over 4,096 values: whether the pair is computed as the page says
+    (a runtime may fuse it into one op that rounds otherwise)."""
+    zp = np.asarray(3).astype(dtypes.BY_NAME[q_type].numpy)
+    inits = [numpy_helper.from_array(np.float32(0.1), "s"), numpy_helper.from_array(zp, "zp")]
+    pair = [helper.make_node("QuantizeLinear", ["a", "s", "zp"], ["q"]),
+            helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["d"])]
+    models = []
+    for graph_nodes, x_name, y_name in ((pair, "a", "d"), ([helper.make_node("Abs", ["x"], ["a"]), *pair,
+                                                           helper.make_node("Neg", ["d"], ["y"])], "x", "y")):
+        vi = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [4096]) for n in (x_name, y_name)]
+        graph = helper.make_graph(graph_nodes, probe_keys.PAIR, vi[:1], vi[1:], initializer=inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+        model.ir_version = ir_for_opset(21)
+        models.append(model)
+    x = (np.random.default_rng(0).standard_normal(4096) * 10).astype(np.float32)
+    y = -np.asarray(evaluate(models[0], {"a": np.abs(x)})[0])  # the pair alone, by qlin's evaluator
+    return key_of(models[1], probe_keys.PAIR), models[1], {"x": x, "expect:spec": y}
 
 
 def _missing_axis(spec, key_of):
@@ -112,7 +167,7 @@ def _missing_axis(spec, key_of):
         model.ir_version = ir_for_opset(MS_OPSET)
         models[axis] = model
     along = np.asarray(evaluate(models[1], {"x": x})[0])
-    feeds = {"x": x, "expect:reads along axis 1": along}
+    feeds = {"x": x, f"expect:{probe_keys.ALONG_AXIS_1}": along}
     return key_of(models[None], probe_keys.MISSING_AXIS), models[None], feeds
 
 

@@ -125,6 +125,7 @@ class NodeSite:
     facts: object  # model.facts.NodeFacts
     in_main_graph: bool = True
     x_is_graph_input: bool = False  # input 0 is an input of the main graph
+    x_is_constant: bool = False  # a DequantizeLinear's input 0 is an initializer or a Constant's (weights)
     y_is_graph_output: bool = False  # output 0 is an output of the main graph
     producer: object | None = None  # the NodeFacts of a linear quantize feeding input 0 (same body)
     producer_site: NodeSite | None = None  # the producer's own site
@@ -150,13 +151,23 @@ class NodeSite:
 
         return probe_keys.node_key(self.facts)
 
-    def quantize_key(self, what: str) -> str | None:
-        """``probe_keys.quantize_key(what, facts)``."""
-        from . import probe_keys
+    def arithmetic_key(self, what: str) -> str | None:
+        """The key of the node's probe of ``what``: one of probe_keys.QUANTIZE_PROBES for a
+        QuantizeLinear (``quantize_key``), DEQUANTIZE for a DequantizeLinear, PAIR for a
+        DequantizeLinear after a QuantizeLinear, MISSING_AXIS for a vendor Q/DQ."""
+        from . import nodes, probe_keys
 
-        parts = self.__dict__.get("_quantize_parts", False)
+        f = self.facts
+        if what == probe_keys.DEQUANTIZE:
+            return probe_keys.dequantize_key(f, self.x_is_constant)
+        if what == probe_keys.PAIR:
+            p = self.producer if nodes.kind(f) == nodes.DEQUANTIZE else None
+            return None if p is None else probe_keys.pair_arithmetic_key(nodes.quant_type(p))
+        if what == probe_keys.MISSING_AXIS:
+            return probe_keys.missing_axis_key(f)
+        parts = self.__dict__.get("_quantize_parts", False)  # the same for each of the five
         if parts is False:
-            parts = self.__dict__["_quantize_parts"] = probe_keys.quantize_parts(self.facts)
+            parts = self.__dict__["_quantize_parts"] = probe_keys.quantize_parts(f)
         return probe_keys.quantize_key_of(what, parts)
 
 
@@ -177,16 +188,6 @@ class BlockedScale:
 
     broadcast: bool  # a scale dimension of 1 off the axis is read as repeated
     what: str  # what happens ("the conversion of the node fails")
-
-
-@dataclass(frozen=True)
-class DequantizeProduct:
-    """How a target's DequantizeLinear computes (x - x_zero_point) * x_scale otherwise than
-    the spec (QT406)."""
-
-    narrow: tuple[str, ...]  # output types the product is rounded to otherwise than the spec
-    own_scale_exact: tuple[str, ...]  # of those, the ones rounded as the spec with a scale of that type
-    fused_pairs: bool  # a Q -> DQ pair runs as one fused op whose float arithmetic differs
 
 
 @dataclass(frozen=True)
@@ -232,10 +233,6 @@ class Target:
     # how its kernels read a blocked scale whose shape is not the page's (QT309); None: no
     # such check known
     blocked_scale: BlockedScale | None = None
-    # the axis it reads a com.microsoft Q/DQ along when `axis` is absent and the scale is
-    # 1-D with more than one element (QT404); None: not known
-    vendor_missing_axis: int | None = None
-    dequantize_product: DequantizeProduct | None = None  # QT406; None: as the spec, or not known
     pair_stripping: PairStripping | None = None  # QT308, QT408; None: pairs run as written
     # element types it has no tensor type for (QT204, QT410)
     unreadable_types: frozenset[str] = frozenset()
@@ -260,7 +257,8 @@ class Target:
         """What this target's QuantizeLinear (``site``) computes, as the probes of ``what``
         (probe_keys.QUANTIZE_PROBES: "division", "rounding", "negative scale", "float8 <type>
         saturate=<0|1>") measured it in the release (probe_table.arithmetic); None where
-        nothing is measured. Read by QT401, QT402, QT403, QT405, QT407."""
+        nothing is measured. Read by QT401, QT402, QT403, QT405, QT407; ``what`` may also be
+        probe_keys.DEQUANTIZE, PAIR (QT406) or MISSING_AXIS (QT404)."""
         return None
 
     def division(self, site: NodeSite) -> str | None:
@@ -269,6 +267,15 @@ class Target:
         nothing is known (QT401, QT402)."""
         found = self.arithmetic("division", site)
         return None if found is None else found.divided_in
+
+    def missing_axis(self, site: NodeSite) -> int | None:
+        """The axis it reads a com.microsoft Q/DQ along when `axis` is absent and the scale is
+        1-D (QT404; the page asks for a scalar then): 1 where the release's missing-axis
+        probe says so; None where nothing is measured."""
+        from . import probe_keys
+
+        found = self.arithmetic(probe_keys.MISSING_AXIS, site)
+        return 1 if found is not None and found.differs == probe_keys.ALONG_AXIS_1 else None
 
     def ran_exactly(self, site: NodeSite) -> bool:
         """Whether the release ran every probe of exactly this node's kind (QT410); False

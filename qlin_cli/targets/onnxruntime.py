@@ -19,7 +19,8 @@ What the profile checks, for every node of the model (not only Q/DQ):
 and the measured divergences of its Q/DQ kernels: float16 quantization divided in
 float32 and `precision` ignored, in the releases whose division probes show it (QT401,
 QT402), float8e4m3fn with `saturate=0` (QT403),
-a com.microsoft 1-D scale without `axis` read along axis 1 (QT404), float16 kept in float32
+a com.microsoft 1-D scale without `axis` read along axis 1 in the releases whose missing-axis
+probes show it (QT404), float16 kept in float32
 between nodes without float16 kernels (QT409).
 
 The facts the registry does not show are in docs/targets-onnxruntime-notes.md and are
@@ -96,7 +97,6 @@ class OnnxRuntimeCpu(Target):
     blocked_scale = base.BlockedScale(False, "the model loads, then the first run fails ('x_scale and x must "
                                              "have the same shape despite the quantize axis for blocked "
                                              "quantization')")
-    vendor_missing_axis = 1  # measured on 1.31.1 (tests/test_targets_divergence.py): as ai.onnx reads it
     float8_quantize = base.Float8Quantize(
         ("float8e4m3fn",), True,
         "with saturate=0, values from 480 (and a little beyond) become ±448 instead of NaN",
@@ -164,9 +164,10 @@ class OnnxRuntimeCpu(Target):
             f"{DIVERGENCE_TEST}::test_onnxruntime_float8_saturate_0",
         ),
         Source(
-            "a com.microsoft 1-D scale without axis is read along axis 1",
+            "a com.microsoft 1-D scale without axis is read along axis 1 (QT404)",
             MEASURED,
-            f"{DIVERGENCE_TEST}::test_onnxruntime_reads_missing_axis_as_1",
+            f"tools/probe_quantize.py (missing axis) in every release; "
+            f"{DIVERGENCE_TEST}::test_reads_missing_axis_as_1",
         ),
         Source(
             "float16 between nodes without float16 kernels is not rounded to float16 (QT409)",
@@ -382,6 +383,7 @@ class OnnxRuntimeCpu(Target):
 
     def arithmetic(self, what, site):
         return probe_table.arithmetic(self.probes, what, site)
+
 
     def runs_lowered(self, quant_type, opset):
         """Cast from float to the quantized type and back has a CPU kernel at that opset."""

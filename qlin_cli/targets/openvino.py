@@ -73,10 +73,6 @@ class OpenVinoCpu(Target):
         "conversion to {q} rounds twice (through float16), ignores saturate=0 and turns NaN into the "
         "negative largest value", "validate float8 outputs on openvino")
     unreadable_types = UNREADABLE
-    # measured on 2026.4.1 (tests/test_targets_divergence.py): -21.875 with a bfloat16 scale
-    # becomes -21.75, a float32 product written to a float16 output_dtype -13.1328125 for
-    # -13.125; a fused pair differs in the last bit
-    dequantize_product = base.DequantizeProduct(("bfloat16", "float16"), ("float16",), True)
     # measured on 2026.4.1 (the matrix, tests/test_producers.py) and against 2024.0 to 2026.1
     # (bench_target_versions, producer shapes): after Sigmoid, AveragePool or Transpose a
     # pair ending at a graph output runs, and so does it when another op reads the DQ; a
@@ -95,6 +91,7 @@ class OpenVinoCpu(Target):
         "and a graph output)",
         "quantize rounds after adding the zero point, converts to float8 through float16, miscomputes "
         "negative scales; float16/bfloat16 arithmetic in float32",
+        "a com.microsoft 1-D scale without axis is read along axis 1",
         "com.amd.quark has no conversion rule",
         "other ops are not checked by this profile",
     )
@@ -148,6 +145,12 @@ class OpenVinoCpu(Target):
             "float8 quantize: double rounding through float16, saturate=0 ignored, NaN to -max",
             MEASURED,
             f"{DIVERGENCE_TEST}::test_openvino_float8_conversion",
+        ),
+        Source(
+            "a com.microsoft 1-D scale without axis is read along axis 1 (QT404)",
+            MEASURED,
+            f"tools/probe_quantize.py (missing axis) in every release; {DIVERGENCE_TEST}::"
+            "test_reads_missing_axis_as_1",
         ),
         Source(
             "precision is ignored (float32 division)",
@@ -252,6 +255,7 @@ class OpenVinoCpu(Target):
             yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407"), site)
         else:
             yield from base.coded(self, ("QT406",), site)
+        yield from base.coded(self, ("QT404",), site)
 
     def _types(self, site: NodeSite):
         """QT410, QT204, QT202: the node's element types (one finding at most)."""
@@ -305,6 +309,7 @@ class OpenVinoCpu(Target):
 
     def arithmetic(self, what, site):
         return probe_table.arithmetic(self.table, what, site)
+
 
     def runs_lowered(self, quant_type, opset):
         """The primitive ops run wherever openvino reads the type (measured on the matrix)."""

@@ -192,13 +192,15 @@ def _linear_site(f: NodeFacts, ins: tuple, y: str, role: tuple, before: NodeSite
         tuple([ops[j] + (k,) for j, k in readers]),
         None if maker is None else ops[maker],
         _after(a, body, readers, f.x_rank) if dq and readers else ((), (), ()),
+        dq and bool(x) and maker is None and body.scope is not None and body.scope.find_value(x) is not None,
     )
     key = (id(a.same_as(body, f.location.index, f)), id(producer), fields)  # one object per value each
     site = made.get(key)
     if site is None:
-        x_in, y_out, scale_in, readers_of, x_from, (then, reduced, partners) = fields
+        x_in, y_out, scale_in, readers_of, x_from, (then, reduced, partners), constant = fields
         site = made[key] = NodeSite(
-            facts=f, in_main_graph=main, x_is_graph_input=x_in, y_is_graph_output=y_out,
+            facts=f, in_main_graph=main, x_is_graph_input=x_in, x_is_constant=constant,
+            y_is_graph_output=y_out,
             producer=producer.facts if producer is not None else None, producer_site=producer,
             scale_is_graph_input=scale_in, consumers=readers_of, then=then, x_from=x_from,
             opsets=opsets, reduced=reduced, partners=partners)

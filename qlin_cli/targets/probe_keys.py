@@ -86,7 +86,37 @@ def quantize_key_of(what: str, parts: tuple | None) -> str | None:
     return quantize_probe(what, *parts)
 
 
+DEQUANTIZE = "dequantize"  # the probes of a DequantizeLinear's product rounded to float16 / bfloat16
+PAIR = "pair arithmetic"  # the probes of a Q -> DQ pair between two other ops
+
+
+def dequantize_key(f, constant: bool) -> str | None:
+    """The probe of a DequantizeLinear (ai.onnx or com.microsoft) whose output is float16 or
+    bfloat16: the op and its version, the scale's type, the output type, whether x is a
+    constant (weights: runtimes may compute those when they load the model, otherwise) (x's
+    type and the granularity are left out: the probes dequantize int8 per tensor); None for
+    any other node."""
+    from . import nodes
+
+    if f.spec is None or f.domain not in (schema.AI_ONNX, schema.MICROSOFT):
+        return None
+    if nodes.kind(f) != nodes.DEQUANTIZE:
+        return None
+    scale, out = nodes.scale_type(f), nodes.out_type(f)
+    if scale is None or out not in DIVIDED:
+        return None
+    key = f"{DEQUANTIZE} {f.spec.domain_name}:{f.op}-{f.spec.since}({scale}) -> {out}"
+    return key + " constant x" if constant else key
+
+
+def pair_arithmetic_key(quant_type: str | None) -> str | None:
+    """The probe of a Q -> DQ pair of that quantized type between two other ops (ai.onnx,
+    opset 21, per tensor), which a runtime may compute as one fused op."""
+    return None if quant_type is None else f"{PAIR} {quant_type}"
+
+
 MISSING_AXIS = "missing axis"  # what the probe of a vendor Q/DQ without ``axis`` measures
+ALONG_AXIS_1 = "reads along axis 1"  # what a runtime may do with it (the probe's name for it)
 
 
 def missing_axis_key(f) -> str | None:

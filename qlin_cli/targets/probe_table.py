@@ -158,10 +158,10 @@ def _summed(outcomes: list[Outcome]) -> Outcome:
 
 
 def arithmetic(probes: ProbeTable | None, what: str, site) -> Outcome | None:
-    """The release's outcome of the probes of ``what`` (probe_keys.QUANTIZE_PROBES) for the
-    QuantizeLinear of ``site`` (probe_keys.quantize_key; tools/probe_quantize.py); None when
-    no probe tells (none of the node's kind)."""
-    return None if probes is None else probes.outcome(site.quantize_key(what))
+    """The release's outcome of the probes of ``what`` for the node of ``site``
+    (NodeSite.arithmetic_key; tools/probe_quantize.py); None when no probe tells (none of
+    the node's kind)."""
+    return None if probes is None else probes.outcome(site.arithmetic_key(what))
 
 
 def chain_findings(target, probes: ProbeTable, site):

@@ -1,5 +1,6 @@
 """QT404 missing-axis-read-as-axis-1: the logic is here, each target's fact is its
-``vendor_missing_axis``; docs/targets.md lists which targets report it."""
+``missing_axis`` (the release's missing-axis probes); docs/targets.md lists which targets
+report it."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ class MissingAxisReadAsAxis1(Code):
     one element and no `axis`.
 
     ## Why is this bad?
-    The com.microsoft schema says that without `axis` the scale must be a scalar
-    (qlin reports QL404); onnxruntime reads such a node as per-axis along axis 1,
-    as ai.onnx does (measured), so the model runs and means something the spec does
-    not define.
+    The com.microsoft QuantizeLinear page: axis "is optional. If it's not specified, it
+    means per-tensor quantization and input 'x_scale' and 'x_zero_point' must be scalars"
+    (qlin reports QL404). A runtime that reads a 1-D scale along axis 1, as ai.onnx does,
+    runs the model, and it means something the spec does not define. Measured per release
+    by missing-axis probes (tools/probe_quantize.py).
 
     ## Example
     ```
@@ -38,11 +40,13 @@ class MissingAxisReadAsAxis1(Code):
         from ... import schema
 
         f = site.facts
-        axis = target.vendor_missing_axis
-        if axis is None or f.domain != schema.MICROSOFT or not schema.is_linear(f.spec) or f.has("axis"):
+        if f.domain != schema.MICROSOFT or not schema.is_linear(f.spec) or f.has("axis"):
             return
         shape = f.scale_shape
-        if shape is not None and len(shape) == 1 and (shape[0] or 0) > 1:
+        if shape is None or len(shape) != 1 or (shape[0] or 0) < 2:
+            return
+        axis = target.missing_axis(site)
+        if axis is not None:
             yield target.finding(
                 "QT404",
                 f"a 1-D scale without axis is read as per-axis along axis {axis} "

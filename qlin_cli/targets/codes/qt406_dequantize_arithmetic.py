@@ -1,5 +1,6 @@
 """QT406 dequantize-arithmetic: the logic is here, each target's fact is its
-``dequantize_product``; docs/targets.md lists which targets report it."""
+``arithmetic("dequantize" / "pair arithmetic", site)`` (the release's probes); docs/targets.md
+lists which targets report it."""
 
 from __future__ import annotations
 
@@ -10,15 +11,19 @@ from ...severity import WARNING
 class DequantizeArithmetic(Code):
     """
     ## What it checks
-    Dequantize nodes whose product the target computes in another type than the spec.
+    Dequantize nodes whose product the target release rounds otherwise than the spec:
+    to a float16 or bfloat16 output, or, after a QuantizeLinear, as one fused op.
 
     ## Why is this bad?
-    The spec multiplies in the scale's type and converts to the output type.
-    openvino (measured) rounds bfloat16 results differently (-21.875 becomes -21.75
-    with a bfloat16 scale), and rounds a float32 product to a float16 or bfloat16
-    `output_dtype` differently (-13.125 becomes -13.1328125). It also fuses a
-    Q -> DQ pair into one FakeQuantize whose float arithmetic differs from the spec
-    in the last bit.
+    The DequantizeLinear page: "The dequantization formula is y = (x - x_zero_point) *
+    x_scale", y of the output type (`output_dtype`, else the scale's): the exact product,
+    rounded once to that type. Measured per release by dequantize probes
+    (tools/probe_quantize.py: every scale type and float16 / bfloat16 output each version
+    allows, and a Q -> DQ pair between two other ops): openvino 2026.4 rounds a bfloat16
+    product otherwise (-39.25 becomes -39 with a bfloat16 scale), a float32 product written
+    to a float16 or bfloat16 `output_dtype` otherwise, and computes a Q -> DQ pair as one
+    FakeQuantize that rounds some values of x / scale the other way (9.750001 / 0.1 gives
+    97, the page 98).
 
     ## Example
     ```
@@ -26,7 +31,7 @@ class DequantizeArithmetic(Code):
     ```
 
     ## Fix
-    Use a float scale and output, or accept last-bit differences.
+    Use a float output, or accept differences of one step (a pair) or in the last bit.
     """
 
     code = "QT406"
@@ -36,22 +41,25 @@ class DequantizeArithmetic(Code):
 
     @staticmethod
     def check(target, site):
-        from .. import nodes
+        from .. import nodes, probe_keys
 
-        fact, f = target.dequantize_product, site.facts
-        if fact is None or nodes.kind(f) != nodes.DEQUANTIZE:
+        f = site.facts
+        if nodes.kind(f) != nodes.DEQUANTIZE:
             return
-        out, st = nodes.out_type(f), nodes.scale_type(f)
-        if out in fact.narrow and not (out in fact.own_scale_exact and st == out):
+        found = target.arithmetic(probe_keys.DEQUANTIZE, site)
+        if found is not None and found.differs is not None:
             yield target.finding(
                 "QT406",
-                f"the product with the {st} scale is rounded to {out} differently from the spec",
+                f"the product with the {nodes.scale_type(f)} scale is rounded to {nodes.out_type(f)} "
+                "differently from the spec (measured by the release's dequantize probe)",
                 fix="use a float output if last bits matter",
             )
-        elif fact.fused_pairs and site.producer is not None:
+            return
+        found = target.arithmetic(probe_keys.PAIR, site)
+        if found is not None and found.differs is not None:
             yield target.finding(
                 "QT406",
-                "the Q -> DQ pair is fused into one FakeQuantize: dequantized "
-                "values may differ from the spec in the last bit",
-                fix="accept last-bit differences",
+                "the Q -> DQ pair is computed as one fused op: dequantized values differ from the "
+                f"spec on some inputs (measured: {found.differs})",
+                fix="accept one-step differences",
             )
