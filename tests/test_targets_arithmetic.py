@@ -1,8 +1,9 @@
-"""What each runtime release's QuantizeLinear computes, as its arithmetic probes measured it
-(tools/probe_quantize.py, run in every release by tools/gen_target_data.py): the type it
-divides in, where it adds the zero point, how it saturates with a negative scale, how it
-converts to float8; and the
-QT401, QT402, QT403, QT405 and QT407 each versioned target reports from them.
+"""What each runtime release's QuantizeLinear and DequantizeLinear compute, as its arithmetic
+probes measured it (tools/probe_quantize.py, run in every release by
+tools/gen_target_data.py): the type it divides in, where it adds the zero point, how it
+saturates with a negative scale, how it converts to float8, how it rounds a dequantized
+product to float16 / bfloat16 and a Q -> DQ pair, how it reads a com.microsoft node without
+axis; and the QT401-QT407 each versioned target reports from them.
 
 The probes' results are checked here against qlin's evaluator and plain arithmetic; the
 installed releases are measured again by tests/test_targets_probes.py and
@@ -30,7 +31,7 @@ from qlin_cli.targets import base, predict  # noqa: E402
 
 @functools.cache
 def _all_probes() -> tuple:
-    return tuple(probe_quantize.probes(probe_models._quantize_key))  # made once: 440 evaluations
+    return tuple(probe_quantize.probes(probe_models._quantize_key))  # made once: 514 evaluations
 
 
 def _probes(what: str):
@@ -47,7 +48,8 @@ def test_each_probe_model_is_valid_by_onnx_checker_and_by_qlin():
     from qlin_cli.check.engine import check_analysis
     from qlin_cli.model.analysis import analyze
 
-    for key, model, _ in _all_probes():
+    quantizing = ("division ", "rounding ", "negative scale ", "float8 ")
+    for key, model, _ in (p for p in _all_probes() if p[0].startswith(quantizing)):
         typed = onnx.ModelProto()
         typed.CopyFrom(model)
         zp = typed.graph.initializer[1]  # the zero point: the output's type
@@ -187,3 +189,96 @@ def _float8(q: str, saturate: int):
 ])
 def test_qt403_follows_the_release(target, q, saturate, warned):
     assert ("QT403" in predicted(_float8(q, saturate), target)) is warned
+
+
+def test_the_dequantize_and_pair_probes_are_valid_and_carry_the_pages_codes():
+    """Each dequantize probe (a DequantizeLinear to float16 / bfloat16, x a graph input or a
+    constant) passes onnx.checker's full check and qlin check with its output typed, and
+    carries the page's result as the codes of the output type (qlin's evaluator); the pair
+    probes' result is the pair's alone, by the evaluator, around Abs and Neg."""
+    import onnx
+    from onnx import helper
+
+    from qlin_cli.check.engine import check_analysis
+    from qlin_cli.evaluator.model import evaluate
+    from qlin_cli.model.analysis import analyze
+
+    seen = _probes("dequantize")
+    assert len(seen) == 70 and {k.endswith(" constant x") for k, _, _ in seen} == {True, False}
+    for key, model, feeds in seen:
+        out = key.split(" -> ")[1].split(" ")[0]
+        typed = onnx.ModelProto()
+        typed.CopyFrom(model)
+        typed.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", dtypes.BY_NAME[out].proto, [255]))
+        onnx.checker.check_model(typed, full_check=True)
+        assert [d.code for d in check_analysis(analyze(typed, "")) if d.severity == "error"] == [], key
+        inputs = {k: v for k, v in feeds.items() if not k.startswith("expect:")}
+        y = np.asarray(evaluate(model, inputs)[0])
+        assert y.dtype == dtypes.BY_NAME[out].numpy
+        assert np.array_equal(y.view(np.uint16), feeds["expect:spec"]), key
+    pairs = _probes("pair arithmetic")
+    assert [k for k, _, _ in pairs] == ["pair arithmetic int8", "pair arithmetic uint8"]
+    for key, model, feeds in pairs:
+        onnx.checker.check_model(model, full_check=True)
+        assert [n.op_type for n in model.graph.node] == ["Abs", "QuantizeLinear", "DequantizeLinear", "Neg"]
+        assert np.all(feeds["expect:spec"] <= 0) and np.unique(feeds["expect:spec"]).size > 100, key
+
+
+def test_the_missing_axis_probes_are_what_qlin_reports_as_undefined():
+    """The missing-axis probes are the nodes QL404 reports (a com.microsoft 1-D scale without
+    axis, which its page forbids): they have no page's result, only what reading along axis
+    1 gives."""
+    from qlin_cli.check.engine import check_analysis
+    from qlin_cli.model.analysis import analyze
+
+    seen = _probes("missing axis")
+    assert [k for k, _, _ in seen] == ["missing axis com.microsoft:QuantizeLinear-1",
+                                       "missing axis com.microsoft:DequantizeLinear-1"]
+    for key, model, feeds in seen:
+        assert "QL404" in {d.code for d in check_analysis(analyze(model, ""))}, key
+        assert set(feeds) == {"x", "expect:reads along axis 1"}
+
+
+def _releases():
+    from qlin_cli.targets import releases
+
+    return [(rt, v) for rt in ("onnxruntime", "openvino") for v in releases.measured(rt)]
+
+
+def test_qt404_and_qt406_follow_each_release():
+    """In every measured release, QT404 is reported exactly where the release's missing-axis
+    probe read the node along axis 1, and QT406 exactly where its dequantize or pair probe
+    differs from the page; TensorRT, with no such probes, reports neither."""
+    import ml_dtypes
+    from test_targets_divergence import dequantize
+
+    from qlin_cli.targets import probe_keys, probe_table
+
+    bare = quantize(np.array([[0, 1, 2], [3, 4, 5]], np.float32), np.array([1, 2, 4], np.float32),
+                    np.zeros(3, np.int8), domain="com.microsoft")
+    q = np.arange(-128, 127, dtype=np.int8)
+    f16 = {"output_dtype": TensorProto.FLOAT16}
+    weights = {  # DequantizeLinear of constants (weights)
+        "float -> float16": dequantize(q, np.float32(0.3105), opset=23, attrs=f16),
+        "bfloat16 -> bfloat16": dequantize(q, np.asarray(0.3105, ml_dtypes.bfloat16), opset=21),
+    }
+    keys = {"float -> float16": "dequantize ai.onnx:DequantizeLinear-23(float) -> float16 constant x",
+            "bfloat16 -> bfloat16": "dequantize ai.onnx:DequantizeLinear-21(bfloat16) -> bfloat16 constant x"}
+    seen = {"QT404": set(), "QT406": set()}
+    for rt, v in _releases():
+        table = probe_table.load(rt, v)
+        target = f"{rt}@{v.rsplit('.', 1)[0]}"
+        axis = table.outcome("missing axis com.microsoft:QuantizeLinear-1")
+        assert axis is not None, (rt, v)
+        along = axis.differs == probe_keys.ALONG_AXIS_1
+        assert ("QT404" in predicted(bare, target)) is along, target
+        seen["QT404"].add(along)
+        for name, model in weights.items():
+            found = table.outcome(keys[name])
+            assert found is not None, (rt, v, name)
+            differs = found.differs is not None
+            assert ("QT406" in predicted(model, target)) is differs, (target, name)
+            seen["QT406"].add(differs)
+    assert seen == {"QT404": {True}, "QT406": {True, False}}  # measured: see docs/targets.md
+    assert not {"QT404", "QT406"} & (predicted(bare, "tensorrt-10") | predicted(weights["float -> float16"],
+                                                                                  "tensorrt-10"))

@@ -221,6 +221,12 @@ def test_openvino_dequantize_arithmetic():
     for scale in (np.float32(0.3105), np.float16(0.3105), np.asarray(0.3105, ml_dtypes.bfloat16)):
         m = dequantize(q, scale, opset=23, attrs={"output_dtype": TensorProto.FLOAT})
         assert_agrees(m, {}, "openvino", "float", "QT406")
+    # a bfloat16 scale with a float16 output agrees (QT406 claimed it before the dequantize
+    # probes measured it), as does a float16 one
+    bf16 = np.asarray(0.3105, ml_dtypes.bfloat16)
+    m = dequantize(q, bf16, opset=23, attrs={"output_dtype": TensorProto.FLOAT16})
+    assert_agrees(m, {}, "openvino", "float16", "QT406")
+    assert_agrees(dequantize(q, np.float16(0.3105), opset=21), {}, "openvino", "float16", "QT406")
 
 
 def _pair(qtype, *, inner: bool):

@@ -121,10 +121,12 @@ def _dequantize(spec, scale_type, out, constant, key_of):
 
 
 def _pair(q_type, key_of):
-    """x -> Abs -> QuantizeLinear(``q_type``, scale 0.1, zero point 3) -> DequantizeLinear ->
-    Neg (ai.onnx, opset 21) over 4,096 values: whether the pair is computed as the page says
-    (a runtime may fuse it into one op that rounds otherwise)."""
-    zp = np.asarray(3).astype(dtypes.BY_NAME[q_type].numpy)
+    """x -> Abs -> QuantizeLinear(``q_type``, scale 0.1, zero point 0) -> DequantizeLinear ->
+    Neg (ai.onnx, opset 21) over the ties of x / scale across the range and the float32
+    values on either side of each: whether the pair is computed as the page says (a runtime
+    may fuse it into one op that rounds otherwise; the zero point is 0 so that adding it
+    before rounding, QT405, changes nothing)."""
+    zp = np.asarray(0).astype(dtypes.BY_NAME[q_type].numpy)
     inits = [numpy_helper.from_array(np.float32(0.1), "s"), numpy_helper.from_array(zp, "zp")]
     pair = [helper.make_node("QuantizeLinear", ["a", "s", "zp"], ["q"]),
             helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["d"])]
@@ -136,7 +138,9 @@ def _pair(q_type, key_of):
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
         model.ir_version = ir_for_opset(21)
         models.append(model)
-    x = (np.random.default_rng(0).standard_normal(4096) * 10).astype(np.float32)
+    ties = ((np.arange(0, 300) + 0.5) * 0.1).astype(np.float32)
+    x = np.resize(np.concatenate([ties, np.nextafter(ties, np.float32(np.inf)),
+                                  np.nextafter(ties, np.float32(0))]), 4096)
     y = -np.asarray(evaluate(models[0], {"a": np.abs(x)})[0])  # the pair alone, by qlin's evaluator
     return key_of(models[1], probe_keys.PAIR), models[1], {"x": x, "expect:spec": y}
 
