@@ -91,7 +91,7 @@ def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]
                 for out in (t for t in probe_keys.DIVIDED if t in outs and (stated or t == scale)):
                     for constant in (False, True):
                         yield _dequantize(spec, scale, out, constant, key_of)
-    for q_type in OUTPUTS:
+    for q_type in (*OUTPUTS, "int16", "uint16"):
         yield _pair(q_type, key_of)
 
 
@@ -125,7 +125,8 @@ def _pair(q_type, key_of):
     Neg (ai.onnx, opset 21) over the ties of x / scale across the range and the float32
     values on either side of each: whether the pair is computed as the page says (a runtime
     may fuse it into one op that rounds otherwise; the zero point is 0 so that adding it
-    before rounding, QT405, changes nothing)."""
+    before rounding, QT405, changes nothing; a runtime that removes the pair gives -|x|:
+    "expect:removes the pair")."""
     zp = np.asarray(0).astype(dtypes.BY_NAME[q_type].numpy)
     inits = [numpy_helper.from_array(np.float32(0.1), "s"), numpy_helper.from_array(zp, "zp")]
     pair = [helper.make_node("QuantizeLinear", ["a", "s", "zp"], ["q"]),
@@ -142,7 +143,8 @@ def _pair(q_type, key_of):
     x = np.resize(np.concatenate([ties, np.nextafter(ties, np.float32(np.inf)),
                                   np.nextafter(ties, np.float32(0))]), 4096)
     y = -np.asarray(evaluate(models[0], {"a": np.abs(x)})[0])  # the pair alone, by qlin's evaluator
-    return key_of(models[1], probe_keys.PAIR), models[1], {"x": x, "expect:spec": y}
+    feeds = {"x": x, "expect:spec": y, f"expect:{probe_keys.REMOVED}": -np.abs(x)}
+    return key_of(models[1], probe_keys.PAIR), models[1], feeds
 
 
 def _missing_axis(spec, key_of):

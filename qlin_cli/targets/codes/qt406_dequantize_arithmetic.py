@@ -56,7 +56,7 @@ class DequantizeArithmetic(Code):
             )
             return
         found = target.arithmetic(probe_keys.PAIR, site)
-        if found is not None and found.differs is not None:
+        if found is not None and found.differs not in (None, probe_keys.REMOVED):  # removed: QT408
             yield target.finding(
                 "QT406",
                 "the Q -> DQ pair is computed as one fused op: values of x / scale near a tie are "
