@@ -217,11 +217,14 @@ def test_the_dequantize_and_pair_probes_are_valid_and_carry_the_pages_codes():
         assert y.dtype == dtypes.BY_NAME[out].numpy
         assert np.array_equal(y.view(np.uint16), feeds["expect:spec"]), key
     pairs = _probes("pair arithmetic")
-    assert [k for k, _, _ in pairs] == ["pair arithmetic int8", "pair arithmetic uint8"]
+    assert [k for k, _, _ in pairs] == [f"pair arithmetic {q}" for q in ("int8", "uint8", "int16", "uint16")]
     for key, model, feeds in pairs:
         onnx.checker.check_model(model, full_check=True)
         assert [n.op_type for n in model.graph.node] == ["Abs", "QuantizeLinear", "DequantizeLinear", "Neg"]
         assert np.all(feeds["expect:spec"] <= 0) and np.unique(feeds["expect:spec"]).size > 100, key
+        removed = feeds["expect:removes the pair"]  # the reader computed on x: no pair
+        assert np.array_equal(removed, -np.abs(feeds["x"]))
+        assert not np.array_equal(removed, feeds["expect:spec"])
 
 
 def test_the_missing_axis_probes_are_what_qlin_reports_as_undefined():
@@ -245,12 +248,14 @@ def _releases():
     return [(rt, v) for rt in ("onnxruntime", "openvino") for v in releases.measured(rt)]
 
 
-def test_qt404_and_qt406_follow_each_release():
+def test_qt404_qt406_and_qt408_follow_each_release():
     """In every measured release, QT404 is reported exactly where the release's missing-axis
-    probe read the node along axis 1, and QT406 exactly where its dequantize or pair probe
-    differs from the page; TensorRT, with no such probes, reports neither."""
+    probe read the node along axis 1, QT406 exactly where its dequantize or pair probe
+    differs from the page, QT408 (not QT406) where its 16-bit pair probe shows the pair
+    removed; TensorRT, with no such probes, reports none of them."""
     import ml_dtypes
-    from test_targets_divergence import dequantize
+    from onnx import TensorProto as TP
+    from test_targets_divergence import _pair, dequantize
 
     from qlin_cli.targets import probe_keys, probe_table
 
@@ -264,7 +269,8 @@ def test_qt404_and_qt406_follow_each_release():
     }
     keys = {"float -> float16": "dequantize ai.onnx:DequantizeLinear-23(float) -> float16 constant x",
             "bfloat16 -> bfloat16": "dequantize ai.onnx:DequantizeLinear-21(bfloat16) -> bfloat16 constant x"}
-    seen = {"QT404": set(), "QT406": set()}
+    seen = {"QT404": set(), "QT406": set(), "QT408": set()}
+    inner = {"int8": _pair(TP.INT8, inner=True), "int16": _pair(TP.INT16, inner=True)}  # Relu, Q, DQ, Relu
     for rt, v in _releases():
         table = probe_table.load(rt, v)
         target = f"{rt}@{v.rsplit('.', 1)[0]}"
@@ -279,6 +285,14 @@ def test_qt404_and_qt406_follow_each_release():
             differs = found.differs is not None
             assert ("QT406" in predicted(model, target)) is differs, (target, name)
             seen["QT406"].add(differs)
-    assert seen == {"QT404": {True}, "QT406": {True, False}}  # measured: see docs/targets.md
+        for q, model in inner.items():
+            found = table.outcome(f"pair arithmetic {q}").differs
+            codes = {p.code for p in predict.findings(model, "", [target]) if p.node == "dq"}
+            assert ("QT408" in codes) is (found == probe_keys.REMOVED), (target, q)
+            assert ("QT406" in codes) is (found not in (None, probe_keys.REMOVED)), (target, q)
+            seen["QT408"].add(found == probe_keys.REMOVED)
+    # measured (docs/targets.md): every release reads the axis; openvino rounds some products
+    # otherwise, onnxruntime none; openvino removes 16-bit pairs from 2026.1 only
+    assert seen == {"QT404": {True}, "QT406": {True, False}, "QT408": {True, False}}
     assert not {"QT404", "QT406"} & (predicted(bare, "tensorrt-10") | predicted(weights["float -> float16"],
                                                                                   "tensorrt-10"))

@@ -195,7 +195,9 @@ class PairStripping:
     """How a target treats a Q -> DQ pair of some quantized types (QT308, QT408): it removes
     the pair and its reader sees the unquantized value, or it fails to compile the model."""
 
-    types: tuple[str, ...]  # the quantized types of the pairs it removes
+    # the quantized types of the pairs it may remove (whether a release does: its pair probe
+    # of the type, "removes the pair")
+    types: tuple[str, ...]
     removed: str  # what happens to a per-tensor or per-axis pair
     blocked: str  # what happens to a blocked pair
     fails: str  # the error where removing the pair leaves nothing to compile

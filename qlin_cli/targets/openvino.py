@@ -73,10 +73,12 @@ class OpenVinoCpu(Target):
         "conversion to {q} rounds twice (through float16), ignores saturate=0 and turns NaN into the "
         "negative largest value", "validate float8 outputs on openvino")
     unreadable_types = UNREADABLE
-    # measured on 2026.4.1 (the matrix, tests/test_producers.py) and against 2024.0 to 2026.1
+    # 65536-level FakeQuantize nodes are what qdq_stripping.cpp removes; whether a release
+    # removes a pair between two ops is its pair probe's ("removes the pair"); measured on
+    # 2026.4.1 (the matrix, tests/test_producers.py) and against 2024.0 to 2026.1
     # (bench_target_versions, producer shapes): after Sigmoid, AveragePool or Transpose a
     # pair ending at a graph output runs, and so does it when another op reads the DQ; a
-    # release that runs its pair probe keeps pairs between a graph input and output
+    # release that runs its boundary pair probe keeps pairs between a graph input and output
     pair_stripping = base.PairStripping(
         tuple(sorted(SIXTEEN_BIT)),
         "is removed by the CPU plugin: its consumers see the unquantized input",
@@ -87,8 +89,8 @@ class OpenVinoCpu(Target):
         "cannot read fnuz float8, int2/uint2 or float6 tensors anywhere in the model",
         "no float4e2m1 quantize; blocks must divide the axis; a blocked quantize needs a zero point; "
         "no blocked dequantize of a 1-D tensor",
-        "16-bit Q -> DQ pairs are removed by the CPU plugin (and fail to compile between a graph input "
-        "and a graph output)",
+        "16-bit Q -> DQ pairs are removed by the CPU plugin from 2026.1, fused before (and fail to compile "
+        "between a graph input and a graph output)",
         "quantize rounds after adding the zero point, converts to float8 through float16, miscomputes "
         "negative scales; float16/bfloat16 arithmetic in float32",
         "a com.microsoft 1-D scale without axis is read along axis 1",

@@ -15,9 +15,11 @@ class QdqPairRemoved(Code):
     ## Why is this bad?
     openvino's CPU plugin strips FakeQuantize nodes of 65536 levels (a 16-bit
     Q -> DQ pair) and computes the consumer on the unquantized input: no rounding,
-    no clamping to the 16-bit range (measured, 2026.4; the pass is
-    src/common/low_precision_transformations/src/qdq_stripping.cpp). Results differ
-    from the spec by up to half a quantization step, more where the input saturates.
+    no clamping to the 16-bit range (the pass is
+    src/common/low_precision_transformations/src/qdq_stripping.cpp; measured per release
+    by the int16 and uint16 pair probes of tools/probe_quantize.py, Abs -> Q -> DQ -> Neg,
+    whose output is then -|x|). Results differ from the spec by up to half a
+    quantization step, more where the input saturates.
 
     ## Example
     ```
