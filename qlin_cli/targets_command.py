@@ -63,14 +63,15 @@ def _versions(runtime: str, fmt: str) -> None:
             return
         types = [t for t in versions.QDQ_TYPES if any(t in r["qdq_types"] for r in rows)]
         families = list(dict.fromkeys(f for r in rows for f in r["families"]))
-        divided = list(rows[0]["divides_in"])
+        divided, computed = list(rows[0]["divides_in"]), list(rows[0]["computes"])
         header = ["version", "opset", "IR", *types, "DequantizeLinear-21 (blocked)", *families,
-                  *(f"divides {d} in" for d in divided)]
+                  *(f"divides {d} in" for d in divided), *computed]
         table = [header] + [[r["version"], _limit(r["max_opset"]), _limit(r["max_ir"]),
                              *("yes" if t in r["qdq_types"] else "-" for t in types),
                              "yes" if r["blocked"] else "-",
                              *("yes" if f in r["families"] else "-" for f in families),
-                             *(r["divides_in"][d] for d in divided)] for r in rows]
+                             *(r["divides_in"][d] for d in divided),
+                             *(r["computes"][c] for c in computed)] for r in rows]
         from .report.table import plain
 
         # one line per feature, one column per version (columns as wide as their widest cell)

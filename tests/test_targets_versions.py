@@ -91,6 +91,23 @@ def test_the_version_matrix_as_text_and_json():
         row["version"] for row in json.loads(r.stdout)["versions"]]
     line = next(x for x in text.output.splitlines() if x.startswith(f"divides {q21} in"))
     assert line.split()[-len(rows):] == [row["divides_in"][q21] for row in rows.values()]
+    # the other arithmetic rows (each release's probes): onnxruntime computes pairs as the page
+    assert {row["computes"]["Q -> DQ pair int16"] for row in rows.values()} == {"as the page"}
+
+
+def test_openvino_version_matrix_shows_when_16_bit_pairs_are_removed():
+    """openvino's 16-bit pair probes: computed otherwise (one fused op) before 2026.1, removed
+    from 2026.1 (QT406 then QT408); every release reads a 1-D scale without axis along axis 1."""
+    r = CliRunner().invoke(main, ["targets", "--versions", "openvino", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = {row["version"]: row["computes"] for row in json.loads(r.stdout)["versions"]}
+    pair = "Q -> DQ pair int16"
+    assert rows["2024.0.0"][pair] == rows["2026.0.0"][pair] == "otherwise"
+    assert rows["2026.1.0"][pair] == rows["2026.4.1"][pair] == "removes the pair"
+    assert {c["com.microsoft Q without axis, 1-D scale"] for c in rows.values()} == {"reads along axis 1"}
+    text = CliRunner().invoke(main, ["targets", "--versions", "openvino"])
+    line = next(x for x in text.output.splitlines() if x.startswith(pair))
+    assert line.count("removes the pair") == sum(c[pair] == "removes the pair" for c in rows.values())
 
 
 def test_check_names_the_version_it_judged(tmp_path):

@@ -221,16 +221,43 @@ def divisions(probes: probe_table.ProbeTable | None) -> dict[str, str]:
     return out
 
 
+# The other arithmetic probes the matrix shows: a label, then the probe's key
+# (tools/probe_quantize.py); each release's value is what it computed ("as the page",
+# "otherwise", "removes the pair", "reads along axis 1") or "-" where the probe did not run
+COMPUTES = (("DequantizeLinear-23 float -> float16",
+             "dequantize ai.onnx:DequantizeLinear-23(float) -> float16"),
+            ("DequantizeLinear-21 bfloat16 (weights)",
+             "dequantize ai.onnx:DequantizeLinear-21(bfloat16) -> bfloat16 constant x"),
+            ("Q -> DQ pair int8", "pair arithmetic int8"),
+            ("Q -> DQ pair int16", "pair arithmetic int16"),
+            ("com.microsoft Q without axis, 1-D scale", "missing axis com.microsoft:QuantizeLinear-1"))
+
+
+def computes(probes: probe_table.ProbeTable | None) -> dict[str, str]:
+    """{label of COMPUTES: what the release computed} as its probes measured it."""
+    out = {}
+    for label, key in COMPUTES:
+        found = None if probes is None else probes.exact(key)
+        if found is None or (found.fails and found.differs is None):
+            out[label] = "-"
+        elif found.differs is None:
+            out[label] = "as the page"
+        else:
+            named = found.differs in (probe_keys.REMOVED, probe_keys.ALONG_AXIS_1)
+            out[label] = found.differs if named else "otherwise"
+    return out
+
+
 def features(version: str, runtime: str = "onnxruntime") -> dict:
     """What one measured version runs, read from its kernel registry and measured limits:
     the opset and IR it loads, the types its QuantizeLinear / DequantizeLinear kernels take
     (T2 of quantize, T1 of dequantize), whether a blocked (version 21+) dequantize kernel
     exists, and which other quantized op families have CPU kernels. For a runtime measured by
     probes alone (openvino): the same, read from which probes ran. Both: the type each of
-    DIVISIONS is divided in."""
+    DIVISIONS is divided in, what each of COMPUTES gives."""
     if runtime != "onnxruntime":
         probes = probe_table.load(runtime, version)
-        return _probed_features(probes) | {"divides_in": divisions(probes)}
+        return _probed_features(probes) | {"divides_in": divisions(probes), "computes": computes(probes)}
     table = ort_table.load(version)
     types: set[str] = set()
     for op, name in (("QuantizeLinear", "T2"), ("DequantizeLinear", "T1")):
@@ -246,6 +273,7 @@ def features(version: str, runtime: str = "onnxruntime") -> dict:
         "families": [f"{schema.domain_name(d) + '.' if d else ''}{op}" for d, op in FAMILIES
                      if table.kernels(d, op)],
         "divides_in": divisions(probe_table.maybe_load("onnxruntime", version)),
+        "computes": computes(probe_table.maybe_load("onnxruntime", version)),
     }
 
 
