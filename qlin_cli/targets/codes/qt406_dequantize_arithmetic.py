@@ -16,8 +16,13 @@ class DequantizeArithmetic(Code):
 
     ## Why is this bad?
     The DequantizeLinear page: "The dequantization formula is y = (x - x_zero_point) *
-    x_scale", y of the output type (`output_dtype`, else the scale's): the exact product,
-    rounded once to that type. Measured per release by dequantize probes
+    x_scale", y of the output type (`output_dtype`, else the scale's), and "The output type
+    also determines the precision of the multiplication operation": qlin reads this as the
+    product of the given operands correctly rounded to the output type
+    (evaluator/dequantize.py; onnxruntime agrees); openvino 2026.4.1 rounds a float32 scale
+    to a float16 `output_dtype` before it multiplies (measured: its 50 differing codes of
+    255 are exactly those), another reading of the same sentence, which the page does not
+    state. Measured per release by dequantize probes
     (tools/probe_quantize.py: every scale type and float16 / bfloat16 output each version
     allows, and a Q -> DQ pair between two other ops): openvino 2026.4 rounds a bfloat16
     product otherwise (-39.25 becomes -39 with a bfloat16 scale), a float32 product written
