@@ -216,6 +216,9 @@ def test_the_dequantize_and_pair_probes_are_valid_and_carry_the_pages_codes():
         y = np.asarray(evaluate(model, inputs)[0])
         assert y.dtype == dtypes.BY_NAME[out].numpy
         assert np.array_equal(y.view(np.uint16), feeds["expect:spec"]), key
+        # what a runtime may do instead, where it gives other codes than the page: only a
+        # float32 scale rounds to another value first (0.3105 in bfloat16 is exact in float16)
+        assert (f"expect:rounds the scale to {out} first" in feeds) is ("(float) -> " in key), key
     pairs = _probes("pair arithmetic")
     assert [k for k, _, _ in pairs] == [f"pair arithmetic {q}" for q in ("int8", "uint8", "int16", "uint16")]
     for key, model, feeds in pairs:

@@ -104,7 +104,8 @@ def _dequantize(spec, scale_type, out, constant, key_of):
     attrs = {"output_dtype": dtypes.BY_NAME[out].proto} if out != scale_type else {}
     node = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], domain=spec.domain, **attrs)
     x = np.arange(-128, 127, dtype=np.int8)
-    inits = [numpy_helper.from_array(np.asarray(0.3105).astype(dtypes.BY_NAME[scale_type].numpy), "s")]
+    scale = np.asarray(0.3105).astype(dtypes.BY_NAME[scale_type].numpy)
+    inits = [numpy_helper.from_array(scale, "s")]
     inputs = [] if constant else [helper.make_tensor_value_info("x", onnx.TensorProto.INT8, [x.size])]
     if constant:
         inits.append(numpy_helper.from_array(x, "x"))
@@ -117,7 +118,13 @@ def _dequantize(spec, scale_type, out, constant, key_of):
     model.ir_version = ir_for_opset(opset)
     y = np.asarray(evaluate(model, {} if constant else {"x": x})[0])
     feeds = {} if constant else {"x": x}
-    return key_of(model, probe_keys.DEQUANTIZE), model, {**feeds, "expect:spec": y.view(np.uint16)}
+    out_np = dtypes.BY_NAME[out].numpy
+    # what a runtime may do instead: round the scale to the output type, then multiply
+    first = (x.astype(np.float32) * scale.astype(out_np).astype(np.float32)).astype(out_np).view(np.uint16)
+    codes = {"expect:spec": y.view(np.uint16)}
+    if not np.array_equal(first, codes["expect:spec"]):
+        codes[f"expect:{probe_keys.SCALE_FIRST.format(out=out)}"] = first
+    return key_of(model, probe_keys.DEQUANTIZE), model, {**feeds, **codes}
 
 
 def _pair(q_type, key_of):

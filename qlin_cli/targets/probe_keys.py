@@ -87,6 +87,7 @@ def quantize_key_of(what: str, parts: tuple | None) -> str | None:
 
 
 DEQUANTIZE = "dequantize"  # the probes of a DequantizeLinear's product rounded to float16 / bfloat16
+SCALE_FIRST = "rounds the scale to {out} first"  # what a runtime may do instead (dequantize probes)
 PAIR = "pair arithmetic"  # the probes of a Q -> DQ pair between two other ops
 REMOVED = "removes the pair"  # what a runtime may do with it instead: compute its reader on x
 

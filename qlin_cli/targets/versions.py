@@ -222,8 +222,8 @@ def divisions(probes: probe_table.ProbeTable | None) -> dict[str, str]:
 
 
 # The other arithmetic probes the matrix shows: a label, then the probe's key
-# (tools/probe_quantize.py); each release's value is what it computed ("as the page",
-# "otherwise", "removes the pair", "reads along axis 1") or "-" where the probe did not run
+# (tools/probe_quantize.py); each release's value is what it computed ("as the page", what
+# it did instead where a probe names it, "otherwise") or "-" where the probe did not run
 COMPUTES = (("DequantizeLinear-23 float -> float16",
              "dequantize ai.onnx:DequantizeLinear-23(float) -> float16"),
             ("DequantizeLinear-21 bfloat16 (weights)",
@@ -243,8 +243,7 @@ def computes(probes: probe_table.ProbeTable | None) -> dict[str, str]:
         elif found.differs is None:
             out[label] = "as the page"
         else:
-            named = found.differs in (probe_keys.REMOVED, probe_keys.ALONG_AXIS_1)
-            out[label] = found.differs if named else "otherwise"
+            out[label] = "otherwise" if found.differs.startswith("got ") else found.differs
     return out
 
 

@@ -53,10 +53,13 @@ class DequantizeArithmetic(Code):
             return
         found = target.arithmetic(probe_keys.DEQUANTIZE, site)
         if found is not None and found.differs is not None:
+            out = nodes.out_type(f)
+            how = (f"the {nodes.scale_type(f)} scale is rounded to {out} before it multiplies (the page's "
+                   f"product is rounded once)" if found.differs == probe_keys.SCALE_FIRST.format(out=out)
+                   else f"the product with the {nodes.scale_type(f)} scale is rounded to {out} "
+                        "differently from the spec")
             yield target.finding(
-                "QT406",
-                f"the product with the {nodes.scale_type(f)} scale is rounded to {nodes.out_type(f)} "
-                "differently from the spec (measured by the release's dequantize probe)",
+                "QT406", f"{how} (measured by the release's dequantize probe)",
                 fix="use a float output if last bits matter",
             )
             return
