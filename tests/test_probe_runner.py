@@ -78,6 +78,18 @@ def test_a_probe_of_what_the_page_leaves_undefined_names_what_the_runtime_did():
     assert probe_runner._compared(along.reshape(-1), expect).startswith("differs: got")  # another shape
 
 
+def test_float16_results_are_compared_by_their_codes_and_another_type_is_named():
+    """A dequantize probe's page result is float16 / bfloat16 codes: a 2-byte float output
+    is compared by its bits (openvino hands bfloat16 over as a 2-byte float array), an output
+    of another width is named ("writes float32")."""
+    page = np.array([1.5, -2.25], np.float16)
+    expect = {"spec": page.view(np.uint16)}
+    assert probe_runner._compared(page.copy(), expect) == "ok"
+    assert probe_runner._compared(page.astype(np.float32), expect) == "differs: writes float32"
+    other = np.array([1.5, -2.5], np.float16)
+    assert probe_runner._compared(other, expect).startswith("differs: got ")
+
+
 def test_an_output_the_api_cannot_hand_over_is_unread_not_run(tmp_path):
     """onnxruntime runs a float8e5m2 QuantizeLinear, and its Python API has no numpy type
     for the output: the probe says so, and is no run and no difference."""

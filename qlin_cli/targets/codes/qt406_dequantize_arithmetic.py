@@ -53,11 +53,15 @@ class DequantizeArithmetic(Code):
             return
         found = target.arithmetic(probe_keys.DEQUANTIZE, site)
         if found is not None and found.differs is not None:
-            out = nodes.out_type(f)
-            how = (f"the {nodes.scale_type(f)} scale is rounded to {out} before it multiplies (the page's "
-                   f"product is rounded once)" if found.differs == probe_keys.SCALE_FIRST.format(out=out)
-                   else f"the product with the {nodes.scale_type(f)} scale is rounded to {out} "
-                        "differently from the spec")
+            out, said = nodes.out_type(f), found.differs
+            if said == probe_keys.SCALE_FIRST.format(out=out):
+                how = (f"the {nodes.scale_type(f)} scale is rounded to {out} before it multiplies (the "
+                       "page's product is rounded once)")
+            elif said.startswith("writes "):
+                how = f"the output is written as {said.removeprefix('writes ')}, not {out}"
+            else:
+                how = (f"the product with the {nodes.scale_type(f)} scale is rounded to {out} differently "
+                       "from the spec")
             yield target.finding(
                 "QT406", f"{how} (measured by the release's dequantize probe)",
                 fix="use a float output if last bits matter",
