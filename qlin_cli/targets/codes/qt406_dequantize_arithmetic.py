@@ -25,7 +25,8 @@ class DequantizeArithmetic(Code):
     state. Measured per release by dequantize probes
     (tools/probe_quantize.py: every scale type and float16 / bfloat16 output each version
     allows, and a Q -> DQ pair between two other ops): openvino 2026.4 rounds a bfloat16
-    product otherwise (-39.25 becomes -39 with a bfloat16 scale), a float32 product written
+    product of constant x (weights) otherwise (-39.25 becomes -39 with a bfloat16 scale; a
+    computed x agrees), a float32 product written
     to a float16 or bfloat16 `output_dtype` otherwise (2024.0 to 2026.3 write float32
     there), and computes a Q -> DQ pair as one
     FakeQuantize that rounds values of x / scale near a tie the other way (x = 1.55 in
