@@ -31,7 +31,7 @@ from qlin_cli.targets import base, predict  # noqa: E402
 
 @functools.cache
 def _all_probes() -> tuple:
-    return tuple(probe_quantize.probes(probe_models._quantize_key))  # made once: 514 evaluations
+    return tuple(probe_quantize.probes(probe_models._quantize_key))  # made once: 516 evaluations
 
 
 def _probes(what: str):
@@ -299,3 +299,20 @@ def test_qt404_qt406_and_qt408_follow_each_release():
     assert seen == {"QT404": {True}, "QT406": {True, False}, "QT408": {True, False}}
     assert not {"QT404", "QT406"} & (predicted(bare, "tensorrt-10") | predicted(weights["float -> float16"],
                                                                                   "tensorrt-10"))
+
+
+def test_qt406_says_what_the_release_does_instead():
+    """QT406's message follows the release's dequantize probe: openvino 2024.0 to 2026.3 write
+    float32 where output_dtype asks for float16, 2026.4 rounds the float32 scale to float16
+    first."""
+    from test_targets_divergence import dequantize
+
+    q = np.arange(-128, 127, dtype=np.int8)
+    model = dequantize(q, np.float32(0.3105), opset=23, attrs={"output_dtype": TensorProto.FLOAT16})
+
+    def said(target):
+        return [p.message for p in predict.findings(model, "", [target]) if p.code == "QT406"]
+
+    assert ["written as float32, not float16" in m for m in said("openvino@2025.3")] == [True]
+    assert ["rounded to float16 before it multiplies" in m for m in said("openvino@2026.4")] == [True]
+    assert said("onnxruntime@1.31") == []

@@ -17,7 +17,7 @@ page's result from what a runtime may compute instead:
   runtime reads it along axis 1.
 
 The others quantize to int8 and to uint8 (outputs both runtimes' Python APIs read), filed under
-``probe_keys.quantize_key`` (the output type left out). Besides its feeds, a probe carries
+``probe_keys.quantize_key_of`` (the output type left out). Besides its feeds, a probe carries
 the results it tells apart (``expect:<name>`` entries, not graph inputs;
 tools/probe_runner.py compares the runtime's first output with them): ``expect:spec``, the
 page's result as qlin's evaluator computes it, and the results of what a runtime may do
@@ -39,6 +39,7 @@ from qlin_cli.evaluator.model import evaluate
 from qlin_cli.schema import dtypes
 from qlin_cli.schema.ir import ir_for_opset
 from qlin_cli.targets import probe_keys
+from qlin_cli.targets.openvino import SIXTEEN_BIT
 
 MS_OPSET = 21  # the ai.onnx opset the com.microsoft probes import
 SHAPE = (4, 8)
@@ -91,7 +92,7 @@ def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]
                 for out in (t for t in probe_keys.DIVIDED if t in outs and (stated or t == scale)):
                     for constant in (False, True):
                         yield _dequantize(spec, scale, out, constant, key_of)
-    for q_type in (*OUTPUTS, "int16", "uint16"):
+    for q_type in (*OUTPUTS, *sorted(SIXTEEN_BIT)):  # the 16-bit ones: pairs a runtime may remove
         yield _pair(q_type, key_of)
 
 

@@ -153,7 +153,7 @@ class NodeSite:
 
     def arithmetic_key(self, what: str) -> str | None:
         """The key of the node's probe of ``what``: one of probe_keys.QUANTIZE_PROBES for a
-        QuantizeLinear (``quantize_key``), DEQUANTIZE for a DequantizeLinear, PAIR for a
+        QuantizeLinear (``quantize_key_of``), DEQUANTIZE for a DequantizeLinear, PAIR for a
         DequantizeLinear after a QuantizeLinear, MISSING_AXIS for a vendor Q/DQ."""
         from . import nodes, probe_keys
 

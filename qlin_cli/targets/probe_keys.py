@@ -52,21 +52,11 @@ DIVIDED = ("float16", "bfloat16")  # division types a runtime may widen to float
 QUANTIZE_PROBES = ("division", "rounding", "negative scale", "float8")
 
 
-def quantize_key(what: str, f) -> str | None:
-    """The probe of ``what`` (QUANTIZE_PROBES) for a QuantizeLinear (ai.onnx or com.microsoft):
-    the op and its version, x's and the scale's types, the granularity and the precision.
-    The output type is in the key only through ``what`` ("float8 float8e4m3fn saturate=0"):
-    the other probes quantize to int8 and to uint8, and the kernels divide, round and add
-    before they convert to the output type. Division probes
-    exist only for nodes whose division the page puts in float16 or bfloat16 (the scale's
-    type, or ``precision``'s) or that name a ``precision``. None for any other node."""
-    return quantize_key_of(what, quantize_parts(f))
-
-
 def quantize_parts(f) -> tuple | None:
-    """What ``quantize_key`` reads of a node, whatever is probed: (domain name, op, version,
-    x's type, the scale's type, granularity, precision); None for a node no probe of
-    QUANTIZE_PROBES describes."""
+    """What the key of a QuantizeLinear's probes (``quantize_key_of``) reads of the node,
+    whatever is probed: (domain name, op, version, x's type, the scale's type, granularity,
+    precision); None for a node no probe of QUANTIZE_PROBES describes (``NodeSite`` keeps
+    it for the five codes that ask)."""
     from . import nodes
 
     if f.spec is None or f.domain not in (schema.AI_ONNX, schema.MICROSOFT):
@@ -80,7 +70,13 @@ def quantize_parts(f) -> tuple | None:
 
 
 def quantize_key_of(what: str, parts: tuple | None) -> str | None:
-    """``quantize_key`` from ``quantize_parts``."""
+    """The probe of ``what`` (QUANTIZE_PROBES) for a QuantizeLinear (ai.onnx or com.microsoft)
+    of those ``quantize_parts``: the op and its version, x's and the scale's types, the
+    granularity and the precision. The output type is in the key only through ``what``
+    ("float8 float8e4m3fn saturate=0"): the other probes quantize to int8 and to uint8, and
+    the kernels divide, round and add before they convert to the output type. Division
+    probes exist only for nodes whose division the page puts in float16 or bfloat16 (the
+    scale's type, or ``precision``'s) or that name a ``precision``. None for any other node."""
     if parts is None or (what == "division" and parts[6] is None and parts[4] not in DIVIDED):
         return None
     return quantize_probe(what, *parts)
@@ -107,7 +103,12 @@ def dequantize_key(f, constant: bool) -> str | None:
     scale, out = nodes.scale_type(f), nodes.out_type(f)
     if scale is None or out not in DIVIDED:
         return None
-    key = f"{DEQUANTIZE} {f.spec.domain_name}:{f.op}-{f.spec.since}({scale}) -> {out}"
+    return dequantize_probe(f.spec.domain_name, f.op, f.spec.since, scale, out, constant)
+
+
+def dequantize_probe(domain_name: str, op: str, since: int, scale: str, out: str, constant: bool) -> str:
+    """The key of a dequantize probe (``dequantize_key``'s, from its parts)."""
+    key = f"{DEQUANTIZE} {domain_name}:{op}-{since}({scale}) -> {out}"
     return key + " constant x" if constant else key
 
 
@@ -128,12 +129,17 @@ def missing_axis_key(f) -> str | None:
     must be scalars"); None for any other node."""
     if f.spec is None or f.domain != schema.MICROSOFT or not schema.is_linear(f.spec) or f.has("axis"):
         return None
-    return f"{MISSING_AXIS} {f.spec.domain_name}:{f.op}-{f.spec.since}"
+    return missing_axis_probe(f.op, f.spec.since)
+
+
+def missing_axis_probe(op: str, since: int) -> str:
+    """The key of a missing-axis probe (``missing_axis_key``'s, from its parts)."""
+    return f"{MISSING_AXIS} {schema.domain_name(schema.MICROSOFT)}:{op}-{since}"
 
 
 def quantize_probe(what: str, domain_name: str, op: str, since: int, x: str, scale: str, granularity: str,
                    precision: str | None = None) -> str:
-    """The key of a probe of ``what`` (``quantize_key``'s, from its parts)."""
+    """The key of a probe of ``what`` (``quantize_key_of``'s, from its parts)."""
     asked = f" precision={precision}" if precision is not None else ""
     return f"{what} {domain_name}:{op}-{since}({x},{scale}) {granularity}{asked}"
 

@@ -224,13 +224,14 @@ def divisions(probes: probe_table.ProbeTable | None) -> dict[str, str]:
 # The other arithmetic probes the matrix shows: a label, then the probe's key
 # (tools/probe_quantize.py); each release's value is what it computed ("as the page", what
 # it did instead where a probe names it, "otherwise") or "-" where the probe did not run
+_AI = schema.domain_name(schema.AI_ONNX)
 COMPUTES = (("DequantizeLinear-23 float -> float16",
-             "dequantize ai.onnx:DequantizeLinear-23(float) -> float16"),
+             probe_keys.dequantize_probe(_AI, "DequantizeLinear", 23, "float", "float16", False)),
             ("DequantizeLinear-21 bfloat16 (weights)",
-             "dequantize ai.onnx:DequantizeLinear-21(bfloat16) -> bfloat16 constant x"),
-            ("Q -> DQ pair int8", "pair arithmetic int8"),
-            ("Q -> DQ pair int16", "pair arithmetic int16"),
-            ("com.microsoft Q without axis, 1-D scale", "missing axis com.microsoft:QuantizeLinear-1"))
+             probe_keys.dequantize_probe(_AI, "DequantizeLinear", 21, "bfloat16", "bfloat16", True)),
+            ("Q -> DQ pair int8", probe_keys.pair_arithmetic_key("int8")),
+            ("Q -> DQ pair int16", probe_keys.pair_arithmetic_key("int16")),
+            ("com.microsoft Q without axis, 1-D scale", probe_keys.missing_axis_probe("QuantizeLinear", 1)))
 
 
 def computes(probes: probe_table.ProbeTable | None) -> dict[str, str]:

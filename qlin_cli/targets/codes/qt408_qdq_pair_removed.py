@@ -13,8 +13,11 @@ class QdqPairRemoved(Code):
     16-bit QuantizeLinear -> DequantizeLinear pairs on a target that removes them.
 
     ## Why is this bad?
-    openvino's CPU plugin strips FakeQuantize nodes of 65536 levels (a 16-bit
-    Q -> DQ pair) and computes the consumer on the unquantized input: no rounding,
+    The QuantizeLinear page: "The quantization formula is y = saturate ((x / y_scale) +
+    y_zero_point)", and DequantizeLinear's: "The dequantization formula is y = (x -
+    x_zero_point) * x_scale": the value after the pair is x rounded to a multiple of the
+    scale and clamped to the type's range. openvino's CPU plugin strips FakeQuantize nodes
+    of 65536 levels (a 16-bit Q -> DQ pair) and computes the consumer on the unquantized input: no rounding,
     no clamping to the 16-bit range (the pass is
     src/common/low_precision_transformations/src/qdq_stripping.cpp; measured per release
     by the int16 and uint16 pair probes of tools/probe_quantize.py, Abs -> Q -> DQ -> Neg,
