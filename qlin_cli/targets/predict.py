@@ -134,21 +134,18 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
     opsets = tuple(scope.opsets.items()) if scope is not None else ()
     path, in_function = (scope.path, scope.is_function) if scope is not None else (body.path, False)
     functions = info.functions
-    if scope is not None:
-        types, find = scope.types, scope.find_type
-    else:
-        types, find = {}, lambda n: None
+    typed = _typer(scope)
     ops = [(op, doms[d]) for d, op in kinds]  # (op type, domain) of every node
     unknown = {k for k in set(kinds) if not schema.knows(*k)}  # ops of no family qlin knows
-    context = (a, body, main, main_inputs, main_outputs, ops, opsets)
+    context = (a, body, main, main_inputs if main else (), main_outputs if main else (), ops, opsets,
+               body.consumers, body.producers)
     for index, (ins, outs) in enumerate(body.io):
         op = ops[index]
         if functions and (op[1], op[0]) in functions:
             continue  # a call of a model-local function: runtimes inline its body, walked on its own
         f = None if kinds[index] in unknown else known.get(index) or a.facts(body, index)
         if f is None:  # an op of no family qlin knows
-            key = (op, tuple([(types.get(n) or find(n)) if n else None for n in ins]),
-                   tuple([(types.get(n) or find(n)) if n else None for n in outs]))
+            key = (op, typed(ins), typed(outs))
             site = made.get(key)
             if site is None:
                 site = made[key] = NodeSite(facts=a.any_facts(body, index), in_main_graph=main, opsets=opsets)
@@ -165,36 +162,49 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
         if role is None:
             role = roles[id(spec)] = (nodes.kind(f), f.scale_index)
         y = outs[0] if outs else ""
-        site = _linear_site(f, ins, y, role, quantized.get(ins[0]) if ins else None, made, context)
+        site = _linear_site(f, index, ins, y, role, quantized.get(ins[0]) if ins else None, made, context)
         if y and role[0] == nodes.QUANTIZE:
             quantized[y] = site
         found.append((site, f.location))
 
 
-def _linear_site(f: NodeFacts, ins: tuple, y: str, role: tuple, before: NodeSite | None, made: dict,
-                 context: tuple) -> NodeSite:
+def _typer(scope):
+    """names -> the tuple of their types in ``scope`` (None where unknown or unnamed)."""
+    if scope is None:
+        return lambda names: (None,) * len(names)
+    get, find = scope.types.get, scope.find_type
+
+    def typed(names: tuple) -> tuple:
+        found = tuple(map(get, names))  # the body's own types: one look-up each, in C
+        if None in found:
+            found = tuple([(get(n) or find(n)) if n else None for n in names])
+        return found
+    return typed
+
+
+def _linear_site(f: NodeFacts, index: int, ins: tuple, y: str, role: tuple, before: NodeSite | None,
+                 made: dict, context: tuple) -> NodeSite:
     """The site of a Q/DQ node (``made`` keeps one per value): ``role`` is (Q or DQ, scale
     index), ``before`` the site of the linear Q making input 0, if any; ``context`` (the
-    analysis, the body, in the main graph, main inputs, main outputs, (op type, domain) of
-    every node, the body's imports)."""
-    a, body, main, main_inputs, main_outputs, ops, opsets = context
+    analysis, the body, in the main graph, main inputs and outputs (empty outside it), (op
+    type, domain) of every node, the body's imports, consumer and producer maps)."""
+    a, body, main, main_inputs, main_outputs, ops, opsets, consumers, producers = context
     q_or_dq, si = role
     x = ins[0] if ins else ""
     dq = q_or_dq == nodes.DEQUANTIZE
     producer = before if dq else None
-    scale_name = ins[si] if si is not None and si < len(ins) else ""
-    readers = body.consumers.get(y, ()) if y else ()
-    maker = body.producers.get(x) if x else None
+    readers = consumers.get(y, ()) if y else ()
+    maker = producers.get(x) if x else None
     fields = (
-        main and x in main_inputs,
-        main and y in main_outputs,
-        main and bool(scale_name) and scale_name in main_inputs,
+        x in main_inputs,
+        y in main_outputs,
+        si is not None and si < len(ins) and ins[si] != "" and ins[si] in main_inputs,
         tuple([ops[j] + (k,) for j, k in readers]),
         None if maker is None else ops[maker],
-        _after(a, body, readers, f.x_rank) if dq and readers else ((), (), ()),
+        _after(a, body, readers, f.x_rank) if dq and readers else _NOTHING_AFTER,
         dq and bool(x) and maker is None and body.scope is not None and body.scope.find_value(x) is not None,
     )
-    key = (id(a.same_as(body, f.location.index, f)), id(producer), fields)  # one object per value each
+    key = (id(a.same_as(body, index, f)), id(producer), fields)  # one object per value each
     site = made.get(key)
     if site is None:
         x_in, y_out, scale_in, readers_of, x_from, (then, reduced, partners), constant = fields
@@ -205,6 +215,9 @@ def _linear_site(f: NodeFacts, ins: tuple, y: str, role: tuple, before: NodeSite
             scale_is_graph_input=scale_in, consumers=readers_of, then=then, x_from=x_from,
             opsets=opsets, reduced=reduced, partners=partners)
     return site
+
+
+_NOTHING_AFTER = ((), (), ())
 
 
 def _after(a: Analysis, body, readers, rank: int | None) -> tuple[tuple, tuple, tuple]:
