@@ -1,4 +1,5 @@
-"""Start-up cost of the light commands against `python -c "import onnxruntime"`, side by side."""
+"""Start-up cost of the light commands against `python -c "import onnxruntime"`, side by side,
+and what naming a target adds to `qlin check` of a small model (loading its facts)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ COMMANDS = {
     "qlin --help": QLIN + ["--help"],
     "qlin rules": QLIN + ["rules"],
     "qlin check (small model)": QLIN + ["check", SMALL],
+    "qlin check --target onnxruntime": QLIN + ["check", "--target", "onnxruntime", SMALL],
+    "qlin check --target openvino": QLIN + ["check", "--target", "openvino", SMALL],
 }
 ROUNDS = 7
 
@@ -27,9 +30,10 @@ def main() -> None:
             subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
             best[name] = min(best[name], time.perf_counter() - t)
     base = best['python -c "import onnxruntime"']
-    print(f"{'command':34}{'best of ' + str(ROUNDS):>12}{'vs import onnxruntime':>24}")
+    check = best["qlin check (small model)"]
+    print(f"{'command':34}{'best of ' + str(ROUNDS):>12}{'vs import onnxruntime':>24}{'vs qlin check':>15}")
     for name, t in best.items():
-        print(f"{name:34}{t * 1000:>10.0f}ms{t / base:>23.2f}x")
+        print(f"{name:34}{t * 1000:>10.0f}ms{t / base:>23.2f}x{t / check:>14.2f}x")
 
 
 if __name__ == "__main__":

@@ -23,8 +23,10 @@ def test_fold_and_unfold_give_every_release_back():
     }
     data = json.loads(probe_store.dumps(probe_store.fold("rt", tables, releases.key)))
     assert list(data["releases"]) == ["1.9.0", "1.10.0", "1.11.0"]  # version order, not text order
-    assert data["keys"]["a"] == [{"since": "1.9.0", "runs": 0, "fails": 1, "error": "no"},
+    no = probe_store.error_id("no")
+    assert data["keys"]["a"] == [{"since": "1.9.0", "runs": 0, "fails": 1, "error": no},
                                  {"since": "1.10.0", "runs": 1, "fails": 0}]
+    assert data["errors"] == {no: "no"}
     assert data["keys"]["b"] == [{"since": "1.9.0", "runs": 1, "fails": 0}]  # one line for three releases
     for v, t in tables.items():
         assert probe_store.version_data("rt", v, data) == t
@@ -59,6 +61,33 @@ def test_the_committed_files_hold_every_measured_release():
         for v in have:
             table = probe_table.load(runtime, v)
             assert table.probes > 1000 and len(table.keys()) > 500
+
+
+def test_an_error_is_written_once_however_many_ranges_name_it():
+    long = "load: " + "x" * 300
+    tables = {v: _table(v, {k: {"runs": 0, "fails": 1, "error": long} for k in "abcd"} | {
+        "e": {"runs": 0, "fails": 1, "error": f"other {v}"}}) for v in ("1.0.0", "1.1.0")}
+    text = probe_store.dumps(probe_store.fold("rt", tables, releases.key))
+    assert text.count(long) == 1 and text.count("other 1.") == 2
+    data = json.loads(text)
+    assert len(data["errors"]) == 3
+    for v, t in tables.items():
+        assert probe_store.version_data("rt", v, data) == t
+
+
+def test_a_release_read_when_asked_is_the_release_read_whole():
+    """probe_table.load finds each key's entry when asked (ReleaseKeys); every release of the
+    committed files reads the same that way as unfolded whole, absent keys included."""
+    for runtime in ("onnxruntime", "openvino"):
+        data = probe_store._read(runtime)
+        for v in data["releases"]:
+            whole = probe_store.version_data(runtime, v, data)["keys"]
+            lazy = probe_store.version_data(runtime, v, data, lazy=True)["keys"]
+            assert dict(lazy) == whole and len(lazy) == len(whole)
+            gone = [k for k in data["keys"] if k not in whole]
+            assert all(lazy.get(k) is None for k in gone)
+            table = probe_table.load(runtime, v)
+            assert all(table.exact(k) is None for k in gone[:50])
 
 
 def test_a_key_no_probe_has_is_judged_by_the_nearest_coarser_one():

@@ -12,6 +12,7 @@ fail where others run, and those are the hand-written rules' business, not the t
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
@@ -63,11 +64,11 @@ class ProbeTable:
         self.source: str = data["source"]
         self.probes: int = int(data["probes"])
         self.hosts: tuple[str, ...] = tuple(data.get("hosts", ()))  # the CPUs measured on
-        self._keys = {k: Outcome(e["runs"], e["fails"], e.get("error", ""), _per_cpu(e.get("hosts", {})))
-                      for k, e in data["keys"].items()}
+        self._entries: Mapping[str, dict] = data["keys"]  # key -> its entry, made an Outcome when asked
+        self._keys: dict[str, Outcome] = {}
         # the answers for keys no probe has, each worked out once (a scan of every key)
         self._coarser: dict[str, Outcome | None] = {}
-        self._chains: dict[tuple, list[Outcome]] | None = None  # _unversioned(key) -> outcomes
+        self._chains: dict[str, Outcome | None] = {}  # chain() of keys no probe has
         self._sorted: list[str] | None = None  # the keys in order, made when first needed
         self.max_opset = self._highest(probe_keys.opset_key, probe_keys.PROBED_OPSETS)
         self.max_ir = self._highest(probe_keys.ir_key, probe_keys.PROBED_IR)
@@ -78,7 +79,7 @@ class ProbeTable:
         "blocked axis=0 rank=2" ...), summed over the probed keys it covers."""
         if key is None:
             return None
-        found = self._keys.get(key)
+        found = self.exact(key)
         if found is not None:
             return found
         if key not in self._coarser:
@@ -89,14 +90,16 @@ class ProbeTable:
         head, sep, tail = key.rpartition(") ")
         words = tail.split(" ") if sep else []
         if words and self._sorted is None:
-            self._sorted = sorted(self._keys)  # the keys a prefix covers are a run of this list
+            self._sorted = sorted(self._candidates())  # the keys a prefix covers are a run of this list
         for n in range(len(words) - 1, 0, -1):
             prefix = f"{head}{sep}{' '.join(words[:n])}"
             covered, keys = [], self._sorted
             i = bisect_left(keys, prefix)
             while i < len(keys) and keys[i].startswith(prefix):
                 if len(keys[i]) == len(prefix) or keys[i][len(prefix)] == " ":
-                    covered.append(self._keys[keys[i]])
+                    found = self.exact(keys[i])
+                    if found is not None:  # not a key of another release
+                        covered.append(found)
                 i += 1
             if covered:
                 return _summed(covered)
@@ -104,7 +107,15 @@ class ProbeTable:
 
     def exact(self, key: str | None) -> Outcome | None:
         """The outcome of ``key`` itself (None: no probe has it)."""
-        return None if key is None else self._keys.get(key)
+        if key is None:
+            return None
+        found = self._keys.get(key)
+        if found is None:
+            e = self._entries.get(key)
+            if e is not None:
+                found = self._keys[key] = Outcome(e["runs"], e["fails"], e.get("error", ""),
+                                                  _per_cpu(e.get("hosts", {})))
+        return found
 
     def chain(self, key: str | None) -> Outcome | None:
         """The outcome of a chain key (probe_keys.chain_key); for one no probe has, the sum
@@ -113,28 +124,34 @@ class ProbeTable:
         found = self.exact(key)
         if found is not None or key is None or key.count(" -> ") != 2:
             return found
-        if self._chains is None:
-            self._chains = {}
-            for k, o in self._keys.items():
-                if k.count(" -> ") == 2:
-                    self._chains.setdefault(_unversioned(k), []).append(o)
-        alike = self._chains.get(_unversioned(key))
-        return _summed(alike) if alike else None
+        if key not in self._chains:
+            head, tail = key.partition(" -> ")[0] + " -> ", " -> " + key.rpartition(" -> ")[2]
+            want = _unversioned(key)
+            alike = [self.exact(k) for k in self._candidates() if k.startswith(head) and k.endswith(tail)
+                     and k.count(" -> ") == 2 and _unversioned(k) == want]
+            alike = [o for o in alike if o is not None]  # keys of other releases left out
+            self._chains[key] = _summed(alike) if alike else None
+        return self._chains[key]
 
     def refused(self, key: str | None) -> Outcome | None:
         """The outcome when every probe of the key failed, else None."""
         found = self.outcome(key)
         return found if found is not None and found.refused else None
 
+    def _candidates(self):
+        """Every key this release may have (its entries' ``candidates`` where they have some)."""
+        more = getattr(self._entries, "candidates", None)
+        return more() if more is not None else iter(self._entries)
+
     def keys(self) -> dict[str, Outcome]:
-        return dict(self._keys)
+        return {k: self.exact(k) for k in self._entries}
 
     def _highest(self, key_of, versions) -> int | None:
         """The newest version loaded, every older probed one loading too; None when the
         newest probed loads (no limit found)."""
         top = None
         for v in versions:
-            found = self._keys.get(key_of(v))
+            found = self.exact(key_of(v))
             if found is None:
                 continue
             if found.refused:
@@ -239,7 +256,7 @@ def load(runtime: str, version: str) -> ProbeTable:
     """One release's probe outcomes (probe_store.py: one file per runtime, facts stored
     with the range of releases they hold for)."""
     try:
-        return ProbeTable(probe_store.version_data(runtime, version))
+        return ProbeTable(probe_store.version_data(runtime, version, lazy=True))
     except LookupError:
         have = ", ".join(available_versions(runtime))
         raise LookupError(f"no {runtime} probe data for version {version!r} (measured: {have})") from None
