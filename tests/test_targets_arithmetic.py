@@ -3,7 +3,8 @@ probes measured it (tools/probe_quantize.py, run in every release by
 tools/gen_target_data.py): the type it divides in, where it adds the zero point, how it
 saturates with a negative scale, how it converts to float8, how it rounds a dequantized
 product to float16 / bfloat16 and a Q -> DQ pair, how it reads a com.microsoft node without
-axis; and the QT401-QT407 each versioned target reports from them.
+axis, whether it rounds a float16 value between two com.microsoft nodes; and the QT401-QT409
+each versioned target reports from them.
 
 The probes' results are checked here against qlin's evaluator and plain arithmetic; the
 installed releases are measured again by tests/test_targets_probes.py and
@@ -31,7 +32,7 @@ from qlin_cli.targets import base, predict  # noqa: E402
 
 @functools.cache
 def _all_probes() -> tuple:
-    return tuple(probe_quantize.probes(probe_models._quantize_key))  # made once: 516 evaluations
+    return tuple(probe_quantize.probes(probe_models._quantize_key))  # made once: 517 evaluations
 
 
 def _probes(what: str):
@@ -245,6 +246,29 @@ def test_the_missing_axis_probes_are_what_qlin_reports_as_undefined():
         assert set(feeds) == {"x", "expect:reads along axis 1"}
 
 
+def test_the_float16_casts_probe_is_valid_and_tells_the_rounding_apart():
+    """The float16-casts probe (com.microsoft DQ of float16 output -> com.microsoft Q) passes
+    onnx.checker's full check and qlin check with its output typed; its page's result is
+    qlin's evaluator's, and keeping x * scale unrounded between the nodes changes 4 codes."""
+    import onnx
+    from onnx import helper
+
+    from qlin_cli.check.engine import check_analysis
+    from qlin_cli.model.analysis import analyze
+
+    (key, model, feeds), = _probes("float16 between nodes")
+    assert key == "float16 between nodes com.microsoft:DequantizeLinear-1 -> com.microsoft:QuantizeLinear-1"
+    typed = onnx.ModelProto()
+    typed.CopyFrom(model)
+    typed.graph.output[0].CopyFrom(helper.make_tensor_value_info("q", TensorProto.INT8, [256]))
+    onnx.checker.check_model(typed, full_check=True)
+    assert check_analysis(analyze(typed, "")) == []
+    y = feeds["x"].astype(np.float32) * np.float32(np.float16(0.0517))  # exact in float32
+    page = np.clip(np.rint(y.astype(np.float16).astype(np.float32) / 0.125), -128, 127)
+    assert np.array_equal(feeds["expect:spec"], page.astype(np.int8))
+    assert int((feeds["expect:spec"] != feeds["expect:keeps float32 between the nodes"]).sum()) == 4
+
+
 def _releases():
     from qlin_cli.targets import releases
 
@@ -299,6 +323,44 @@ def test_qt404_qt406_and_qt408_follow_each_release():
     assert seen == {"QT404": {True}, "QT406": {True, False}, "QT408": {True, False}}
     assert not {"QT404", "QT406"} & (predicted(bare, "tensorrt-10") | predicted(weights["float -> float16"],
                                                                                   "tensorrt-10"))
+
+
+def test_qt409_follows_each_release():
+    """QT409 is reported on a float16 com.microsoft Q -> DQ -> MatMul -> Q -> DQ exactly in the
+    onnxruntime releases whose float16-casts probe kept float32 between the nodes (and that run
+    the nodes in float32: no float16 kernel in the release's registry); never for the same
+    block with ai.onnx Q/DQ-19, nor by openvino, which has no such fact."""
+    from test_targets_divergence import f16_matmul_block
+
+    from qlin_cli.targets import probe_keys, probe_table
+
+    vendor, plain = f16_matmul_block("com.microsoft"), f16_matmul_block("")
+    seen = set()
+    for rt, v in _releases():
+        target = f"{rt}@{v.rsplit('.', 1)[0]}"
+        found = probe_table.load(rt, v).outcome(probe_keys.float16_casts_probe())
+        assert found is not None, (rt, v)
+        kept = found.differs == probe_keys.KEEPS_FLOAT32
+        in_float32 = rt == "onnxruntime" and base.get(target).float16_in_float32("MatMul", "", 21)
+        assert ("QT409" in predicted(vendor, target)) is (kept and in_float32), target
+        assert "QT409" not in predicted(plain, target), target
+        seen.add((rt, kept and in_float32))
+    assert ("onnxruntime", True) in seen
+
+
+def test_qt409_is_not_claimed_where_the_probe_rounds_as_the_page(monkeypatch):
+    """A release whose float16-casts probe gave the page's codes gets no QT409, though its
+    kernel registry runs the nodes in float32."""
+    from test_targets_divergence import f16_matmul_block
+
+    from qlin_cli.targets import probe_keys
+    from qlin_cli.targets.probe_table import Outcome
+
+    key = f"{probe_keys.FLOAT16_CASTS} com.microsoft:DequantizeLinear-1 -> com.microsoft:QuantizeLinear-1"
+    target = base.get("onnxruntime@1.31")
+    assert "QT409" in predicted(f16_matmul_block("com.microsoft"), "onnxruntime@1.31")
+    monkeypatch.setitem(target.probes._keys, key, Outcome(1, 0))
+    assert "QT409" not in predicted(f16_matmul_block("com.microsoft"), "onnxruntime@1.31")
 
 
 def test_qt406_says_what_the_release_does_instead():

@@ -154,7 +154,8 @@ class NodeSite:
     def arithmetic_key(self, what: str) -> str | None:
         """The key of the node's probe of ``what``: one of probe_keys.QUANTIZE_PROBES for a
         QuantizeLinear (``quantize_key_of``), DEQUANTIZE for a DequantizeLinear, PAIR for a
-        DequantizeLinear after a QuantizeLinear, MISSING_AXIS for a vendor Q/DQ."""
+        DequantizeLinear after a QuantizeLinear, MISSING_AXIS for a vendor Q/DQ, FLOAT16_CASTS
+        for a vendor Q/DQ of float16."""
         from . import nodes, probe_keys
 
         f = self.facts
@@ -163,6 +164,8 @@ class NodeSite:
         if what == probe_keys.PAIR:
             p = self.producer if nodes.kind(f) == nodes.DEQUANTIZE else None
             return None if p is None else probe_keys.pair_arithmetic_key(nodes.quant_type(p))
+        if what == probe_keys.FLOAT16_CASTS:
+            return probe_keys.float16_casts_key(f)
         if what == probe_keys.MISSING_AXIS:
             return probe_keys.missing_axis_key(f)
         parts = self.__dict__.get("_quantize_parts", False)  # the same for each of the five
@@ -291,9 +294,18 @@ class Target:
 
     def float16_in_float32(self, op: str, domain: str, opset: int | None, f=None) -> bool:
         """Whether it computes a float16 node of ``op`` (in ``domain`` at ``opset``) in
-        float32 between inserted casts, and drops the casts between two such nodes (QT409):
-        ``f``, the node's facts, where its types are known; False where nothing is known."""
+        float32 between inserted casts (QT409): ``f``, the node's facts, where its types are
+        known; False where nothing is known."""
         return False
+
+    def keeps_float32_between(self, site: NodeSite) -> bool:
+        """Whether it drops the casts between two float16 nodes it runs in float32, so the
+        value between them stays float32 (QT409): where the release's float16-casts probe
+        says so; False where nothing is measured."""
+        from . import probe_keys
+
+        found = self.arithmetic(probe_keys.FLOAT16_CASTS, site)
+        return found is not None and found.differs == probe_keys.KEEPS_FLOAT32
 
     def runs_lowered(self, quant_type: str | None, opset: int) -> bool:
         """Whether the primitive ops of ``qlin convert --lower`` run here for a node of that

@@ -172,6 +172,7 @@ class OnnxRuntimeCpu(Target):
         Source(
             "float16 between nodes without float16 kernels is not rounded to float16 (QT409)",
             MEASURED,
+            "tools/probe_quantize.py (float16 between nodes) in every release; "
             f"{DIVERGENCE_TEST}::test_onnxruntime_keeps_float32_between_com_microsoft_float16_nodes",
         ),
         Source(
@@ -364,9 +365,9 @@ class OnnxRuntimeCpu(Target):
         """A float16 node runs in float32 between inserted Casts where no CPU kernel takes
         float16 (``f``: its kernel match for the node's types needs the float16 fallback,
         ort_table.Match.float16_cast; else: the op has a kernel and none of its registrations
-        takes float16), and onnxruntime drops the Cast pair between two such nodes. Measured
-        on 1.31.1 (tests/test_targets_divergence.py): a float16 MatMul between com.microsoft
-        Q/DQ gives other codes than between ai.onnx Q/DQ-19, which have float16 kernels."""
+        takes float16), read from the release's kernel registry. Whether the release then drops
+        the Cast pair between two such nodes is its float16-casts probe's (QT409,
+        ``keeps_float32_between``)."""
         if opset is None:
             return False
         if f is not None:

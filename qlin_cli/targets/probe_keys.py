@@ -118,6 +118,29 @@ def pair_arithmetic_key(quant_type: str | None) -> str | None:
     return None if quant_type is None else f"{PAIR} {quant_type}"
 
 
+FLOAT16_CASTS = "float16 between nodes"  # the probe of two float16 nodes without float16 kernels
+KEEPS_FLOAT32 = "keeps float32 between the nodes"  # what a runtime may do there (drop the Casts)
+
+
+def float16_casts_key(f) -> str | None:
+    """The probe of a float16 value between two nodes a runtime may run in float32 (QT409): a
+    com.microsoft DequantizeLinear of float16 output feeding a com.microsoft QuantizeLinear of
+    float16 x (tools/probe_quantize.py). It measures the runtime, not the node: one key for
+    every com.microsoft Q / DQ with a float16 x or y; None for any other node."""
+    from . import nodes
+
+    if f.spec is None or f.domain != schema.MICROSOFT or not schema.is_linear(f.spec):
+        return None
+    value = nodes.x_type(f) if nodes.kind(f) == nodes.QUANTIZE else nodes.out_type(f)
+    return float16_casts_probe() if value == "float16" else None
+
+
+def float16_casts_probe() -> str:
+    """The key of the float16-casts probe (``float16_casts_key``'s)."""
+    ms = schema.domain_name(schema.MICROSOFT)
+    return f"{FLOAT16_CASTS} {ms}:DequantizeLinear-1 -> {ms}:QuantizeLinear-1"
+
+
 MISSING_AXIS = "missing axis"  # what the probe of a vendor Q/DQ without ``axis`` measures
 ALONG_AXIS_1 = "reads along axis 1"  # what a runtime may do with it (the probe's name for it)
 

@@ -1,6 +1,6 @@
-"""QT409 float16-not-rounded: the logic is here, each target's fact is its
-``float16_in_float32`` (onnxruntime: its kernel registry); docs/targets.md lists which
-targets report it."""
+"""QT409 float16-not-rounded: the logic is here, each target's facts are its
+``float16_in_float32`` (onnxruntime: its kernel registry) and ``keeps_float32_between`` (its
+release's float16-casts probe); docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -23,10 +23,13 @@ class Float16NotRounded(Code):
     has no float16 kernel for com.microsoft QuantizeLinear / DequantizeLinear nor for MatMul
     or Conv: it runs each between inserted Casts and removes a Cast float -> float16
     followed by a Cast float16 -> float, so a DequantizeLinear output reaches the MatMul, or
-    a MatMul output the QuantizeLinear, with float32 precision. Measured on onnxruntime
-    1.31.1: a float16 Q -> DQ -> MatMul -> Q -> DQ with com.microsoft Q/DQ gives other codes
-    than the same graph with ai.onnx Q/DQ-19 (which have float16 kernels) on 7 of 1,536
-    outputs.
+    a MatMul output the QuantizeLinear, with float32 precision. Measured in each release by
+    a probe (tools/probe_quantize.py, "float16 between nodes"): a com.microsoft
+    DequantizeLinear of float16 output feeding a com.microsoft QuantizeLinear, whose codes
+    differ from the page's where the value between them is not rounded to float16; the code
+    is reported for the releases whose probe kept float32 there. On onnxruntime 1.31.1 also a
+    float16 Q -> DQ -> MatMul -> Q -> DQ with com.microsoft Q/DQ gives other codes than the
+    same graph with ai.onnx Q/DQ-19 (which have float16 kernels) on 7 of 1,536 outputs.
 
     ## Example
     ```
@@ -51,6 +54,8 @@ class Float16NotRounded(Code):
 
         f = site.facts
         if not schema.is_linear(f.spec) or not target.float16_in_float32(f.op, f.domain, f.opset, f):
+            return
+        if not target.keeps_float32_between(site):
             return
         opsets = dict(site.opsets)
         if nodes.kind(f) == nodes.QUANTIZE:
