@@ -22,9 +22,9 @@ adds a line only where its outcome differs, so a diff between two commits, or be
 releases, reads as what changed. ``hosts`` in an
 entry keeps each CPU's outcome where the CPUs measured differ (tools/gen_target_data.py
 ``--merge``). A range names its first error by an id (the first 10 hex digits of its
-BLAKE2b hash) in ``errors``: 310 messages of onnxruntime were written out 21,774 times,
-three quarters of the file, and reading it cost half the time of checking a small model
-(format 2 wrote them in place).
+BLAKE2b hash) in ``errors``. Format 2 wrote them in place: 310 messages of onnxruntime
+written out 21,774 times made 6.1 MB of its 8.1 MB, read in about 40 ms each time a
+command named the target (2.3 MB and about 24 ms now).
 """
 
 from __future__ import annotations
