@@ -75,6 +75,17 @@ def test_an_error_is_written_once_however_many_ranges_name_it():
         assert probe_store.version_data("rt", v, data) == t
 
 
+def test_a_file_of_format_2_still_reads():
+    """Format 2 wrote each error in place (no ``errors`` table): its releases read the same."""
+    tables = {"1.0.0": _table("1.0.0", {"a": {"runs": 0, "fails": 1, "error": "load: no"}})}
+    data = json.loads(probe_store.dumps(probe_store.fold("rt", tables, releases.key)))
+    data["keys"]["a"][0]["error"] = data["errors"].pop(probe_store.error_id("load: no"))
+    del data["errors"]
+    assert probe_store.version_data("rt", "1.0.0", data) == tables["1.0.0"]
+    table = probe_table.ProbeTable(probe_store.version_data("rt", "1.0.0", data, lazy=True))
+    assert table.exact("a").error == "load: no"
+
+
 def test_a_release_read_when_asked_is_the_release_read_whole():
     """probe_table.load finds each key's entry when asked (ReleaseKeys); every release of the
     committed files reads the same that way as unfolded whole, absent keys included."""

@@ -93,8 +93,8 @@ class ReleaseKeys(Mapping):
         if found is None:
             raise KeyError(key)
         entry = {k: v for k, v in found.items() if k != "since"}
-        if "error" in entry:
-            entry["error"] = self._errors[entry["error"]]
+        if "error" in entry:  # an id (format 3), or the message itself (format 2)
+            entry["error"] = self._errors.get(entry["error"], entry["error"])
         return entry
 
     def _in_force(self, ranges: list[dict]) -> dict | None:
