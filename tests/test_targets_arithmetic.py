@@ -246,27 +246,31 @@ def test_the_missing_axis_probes_are_what_qlin_reports_as_undefined():
         assert set(feeds) == {"x", "expect:reads along axis 1"}
 
 
-def test_the_float16_casts_probe_is_valid_and_tells_the_rounding_apart():
-    """The float16-casts probe (com.microsoft DQ of float16 output -> com.microsoft Q) passes
-    onnx.checker's full check and qlin check with its output typed; its page's result is
-    qlin's evaluator's, and keeping x * scale unrounded between the nodes changes 4 codes."""
+def test_the_float16_casts_probes_are_valid_and_tell_the_rounding_apart():
+    """A float16-casts probe (DQ of float16 output -> Q) per version that takes float16
+    (ai.onnx from 19, com.microsoft) passes onnx.checker's full check and qlin check with its
+    output typed; its page's result is qlin's evaluator's, and keeping x * scale unrounded
+    between the nodes changes 4 codes."""
     import onnx
     from onnx import helper
 
     from qlin_cli.check.engine import check_analysis
     from qlin_cli.model.analysis import analyze
+    from qlin_cli.targets import probe_keys
 
-    (key, model, feeds), = _probes("float16 between nodes")
-    assert key == "float16 between nodes com.microsoft:DequantizeLinear-1 -> com.microsoft:QuantizeLinear-1"
-    typed = onnx.ModelProto()
-    typed.CopyFrom(model)
-    typed.graph.output[0].CopyFrom(helper.make_tensor_value_info("q", TensorProto.INT8, [256]))
-    onnx.checker.check_model(typed, full_check=True)
-    assert check_analysis(analyze(typed, "")) == []
-    y = feeds["x"].astype(np.float32) * np.float32(np.float16(0.0517))  # exact in float32
-    page = np.clip(np.rint(y.astype(np.float16).astype(np.float32) / 0.125), -128, 127)
-    assert np.array_equal(feeds["expect:spec"], page.astype(np.int8))
-    assert int((feeds["expect:spec"] != feeds["expect:keeps float32 between the nodes"]).sum()) == 4
+    seen = _probes("float16 between nodes")
+    versions = [("ai.onnx", v) for v in (19, 21, 23, 24, 25, 28)] + [("com.microsoft", 1)]
+    assert [k for k, _, _ in seen] == [probe_keys.float16_casts_probe(d, v) for d, v in versions]
+    for key, model, feeds in seen:
+        typed = onnx.ModelProto()
+        typed.CopyFrom(model)
+        typed.graph.output[0].CopyFrom(helper.make_tensor_value_info("q", TensorProto.INT8, [256]))
+        onnx.checker.check_model(typed, full_check=True)
+        assert check_analysis(analyze(typed, "")) == [], key
+        y = feeds["x"].astype(np.float32) * np.float32(np.float16(0.0517))  # exact in float32
+        page = np.clip(np.rint(y.astype(np.float16).astype(np.float32) / 0.125), -128, 127)
+        assert np.array_equal(feeds["expect:spec"], page.astype(np.int8)), key
+        assert int((feeds["expect:spec"] != feeds["expect:keeps float32 between the nodes"]).sum()) == 4
 
 
 def _releases():
@@ -326,26 +330,28 @@ def test_qt404_qt406_and_qt408_follow_each_release():
 
 
 def test_qt409_follows_each_release():
-    """QT409 is reported on a float16 com.microsoft Q -> DQ -> MatMul -> Q -> DQ exactly in the
-    onnxruntime releases whose float16-casts probe kept float32 between the nodes (and that run
-    the nodes in float32: no float16 kernel in the release's registry); never for the same
-    block with ai.onnx Q/DQ-19, nor by openvino, which has no such fact."""
+    """QT409 is reported on a float16 Q -> DQ -> MatMul -> Q -> DQ exactly in the releases
+    whose float16-casts probe of the block's Q/DQ kept float32 between the nodes, and that
+    compute its nodes in float32: onnxruntime where its registry has no float16 kernel for
+    them (com.microsoft Q/DQ, not ai.onnx Q/DQ-19), openvino everywhere (its CPU plugin)."""
     from test_targets_divergence import f16_matmul_block
 
     from qlin_cli.targets import probe_keys, probe_table
 
-    vendor, plain = f16_matmul_block("com.microsoft"), f16_matmul_block("")
+    blocks = {("com.microsoft", 1): f16_matmul_block("com.microsoft"), ("ai.onnx", 19): f16_matmul_block("")}
     seen = set()
     for rt, v in _releases():
         target = f"{rt}@{v.rsplit('.', 1)[0]}"
-        found = probe_table.load(rt, v).outcome(probe_keys.float16_casts_probe())
-        assert found is not None, (rt, v)
-        kept = found.differs == probe_keys.KEEPS_FLOAT32
-        in_float32 = rt == "onnxruntime" and base.get(target).float16_in_float32("MatMul", "", 21)
-        assert ("QT409" in predicted(vendor, target)) is (kept and in_float32), target
-        assert "QT409" not in predicted(plain, target), target
-        seen.add((rt, kept and in_float32))
-    assert ("onnxruntime", True) in seen
+        table = probe_table.load(rt, v)
+        for (domain, since), model in blocks.items():
+            found = table.outcome(probe_keys.float16_casts_probe(domain, since))
+            kept = found is not None and found.differs == probe_keys.KEEPS_FLOAT32
+            in_float32 = rt == "openvino" or (
+                domain == "com.microsoft" and base.get(target).float16_in_float32("MatMul", "", 19))
+            assert ("QT409" in predicted(model, target)) is (kept and in_float32), (target, domain)
+            seen.add((rt, domain, kept and in_float32))
+    assert {("onnxruntime", "com.microsoft", True), ("onnxruntime", "ai.onnx", False),
+            ("openvino", "ai.onnx", True)} <= seen
 
 
 def test_qt409_is_not_claimed_where_the_probe_rounds_as_the_page(monkeypatch):

@@ -300,6 +300,50 @@ def test_onnxruntime_keeps_float32_between_com_microsoft_float16_nodes():
     assert "QT409" not in predicted(f16_matmul_block(""), "onnxruntime")
 
 
+def _f16_through(op: str) -> onnx.ModelProto:
+    """int8 x -> DequantizeLinear (float16 scale) -> ``op`` -> QuantizeLinear, ai.onnx-21."""
+    inits = [numpy_helper.from_array(np.asarray(np.float16(0.0517)), "s1"),
+             numpy_helper.from_array(np.asarray(np.float16(0.125)), "s2"),
+             numpy_helper.from_array(np.int8(0), "z")]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s1"], ["y"], name="dq")]
+    if op == "Mul":
+        inits.append(numpy_helper.from_array(np.asarray(np.float16(1.3)), "c"))
+        nodes.append(helper.make_node("Mul", ["y", "c"], ["m"], name="mid"))
+    else:
+        nodes.append(helper.make_node(op, ["y"], ["m"], name="mid"))
+    nodes.append(helper.make_node("QuantizeLinear", ["m", "s2", "z"], ["q"], name="q"))
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.INT8, [256])],
+                  [onnx.ValueInfoProto(name="q")], inits)
+
+
+@needs_openvino
+@pytest.mark.parametrize("op", ["Relu", "Mul"])
+def test_openvino_keeps_float32_between_float16_nodes(op):
+    """openvino's CPU plugin computes float16 in float32: through a Relu or a Mul, the float16
+    value a DequantizeLinear writes reaches the QuantizeLinear unrounded (2 of the 256 codes
+    differ from the page's, which onnx.reference gives), and QT409 says so; onnxruntime, with
+    float16 kernels for ai.onnx Q/DQ-21, gives the page's codes and gets no QT409."""
+    model = _f16_through(op)
+    x = np.arange(-128, 128, dtype=np.int8)
+    y = x.astype(np.float32) * np.float32(np.float16(0.0517))
+    c = np.float32(np.float16(1.3)) if op == "Mul" else None
+    page = y.astype(np.float16).astype(np.float32)
+    page = (page * c).astype(np.float16).astype(np.float32) if c is not None else np.maximum(page, 0)
+    kept = y * c if c is not None else np.maximum(y, 0)
+    spec, unrounded = (np.clip(np.rint(v / 0.125), -128, 127).astype(np.int8) for v in (page, kept))
+    from onnx.reference import ReferenceEvaluator
+
+    assert np.array_equal(ReferenceEvaluator(model).run(None, {"x": x})[0], spec)  # the page, by onnx
+    assert not np.array_equal(spec, unrounded)
+    ov = run_openvino(model, {"x": x}, {"x": "int8"})
+    assert ov.stage == "ok" and np.array_equal(ov.output, unrounded), ov.message
+    ort = run_onnxruntime(model, {"x": x}, {"x": "int8"})
+    assert ort.stage == "ok" and np.array_equal(ort.output, spec), ort.message
+    found = {p.node for p in predict.findings(model, "", ["openvino"]) if p.code == "QT409"}
+    assert found == {"dq", "q"}
+    assert "QT409" not in predicted(model, "onnxruntime")
+
+
 def test_a_float32_model_gets_no_qt409():
     m = f16_matmul_block("com.microsoft")
     for t in m.graph.initializer:

@@ -15,9 +15,10 @@ page's result from what a runtime may compute instead:
 - missing axis: a com.microsoft QuantizeLinear / DequantizeLinear without ``axis`` and with a
   1-D scale, which its page does not define (probe_keys.missing_axis_key): whether the
   runtime reads it along axis 1;
-- float16 between nodes: a com.microsoft DequantizeLinear of float16 output feeding a
-  com.microsoft QuantizeLinear (probe_keys.float16_casts_key): whether the value between
-  them is rounded to float16, as the model types it, where the runtime runs both in float32.
+- float16 between nodes: a DequantizeLinear of float16 output feeding a QuantizeLinear, of
+  each version that takes float16 (ai.onnx from 19, com.microsoft; probe_keys.float16_casts_key):
+  whether the value between them is rounded to float16, as the model types it, where the
+  runtime computes in float32.
 
 The others quantize to int8 and to uint8 (outputs both runtimes' Python APIs read), filed under
 ``probe_keys.quantize_key_of`` (the output type left out). Besides its feeds, a probe carries
@@ -97,28 +98,32 @@ def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]
                         yield _dequantize(spec, scale, out, constant, key_of)
     for q_type in (*OUTPUTS, *sorted(SIXTEEN_BIT)):  # the 16-bit ones: pairs a runtime may remove
         yield _pair(q_type, key_of)
-    yield _float16_casts(key_of)
+    for spec in schema.SPECS:
+        if (spec.op_type == "QuantizeLinear" and spec.domain in (schema.AI_ONNX, schema.MICROSOFT)
+                and "float16" in spec.allowed(spec.inputs[0])):
+            yield _float16_casts(spec.domain, spec.since, key_of)
 
 
-def _float16_casts(key_of):
-    """x (int8, every value) -> com.microsoft DequantizeLinear (scale 0.0517 in float16) ->
-    y (float16) -> com.microsoft QuantizeLinear (scale 0.125, zero point 0) -> int8. The
-    page rounds y to float16 before the QuantizeLinear reads it; a runtime that runs both
-    nodes in float32 and drops the Casts between them quantizes x * scale unrounded
-    ("expect:keeps float32 between the nodes"; 4 of the 256 codes differ). The second scale
-    is a power of two, so dividing in float16 or float32 gives the same quotient."""
-    ms = schema.MICROSOFT
+def _float16_casts(domain: str, since: int, key_of):
+    """x (int8, every value) -> DequantizeLinear (scale 0.0517 in float16) -> y (float16) ->
+    QuantizeLinear (scale 0.125, zero point 0) -> int8, both of ``domain`` at ``since``. The
+    page rounds y to float16 before the QuantizeLinear reads it; a runtime that computes both
+    nodes in float32 (onnxruntime dropping the Casts around kernels without float16, openvino's
+    CPU plugin everywhere) quantizes x * scale unrounded ("expect:keeps float32 between the
+    nodes"; 4 of the 256 codes differ). The second scale is a power of two, so dividing in
+    float16 or float32 gives the same quotient."""
+    opset = MS_OPSET if domain else since
     s1, s2 = np.float16(0.0517), np.float16(0.125)
-    chain = [helper.make_node("DequantizeLinear", ["x", "s1"], ["y"], domain=ms),
-             helper.make_node("QuantizeLinear", ["y", "s2", "z"], ["q"], domain=ms)]
+    chain = [helper.make_node("DequantizeLinear", ["x", "s1"], ["y"], domain=domain),
+             helper.make_node("QuantizeLinear", ["y", "s2", "z"], ["q"], domain=domain)]
     graph = helper.make_graph(
         chain, probe_keys.FLOAT16_CASTS, [helper.make_tensor_value_info("x", onnx.TensorProto.INT8, [256])],
         [onnx.ValueInfoProto(name="q")],
         initializer=[numpy_helper.from_array(np.asarray(s1), "s1"),
                      numpy_helper.from_array(np.asarray(s2), "s2"), numpy_helper.from_array(np.int8(0), "z")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", MS_OPSET),
-                                                    helper.make_opsetid(ms, 1)])
-    model.ir_version = ir_for_opset(MS_OPSET)
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, since)] if domain else [])
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = ir_for_opset(opset)
     x = np.arange(-128, 128, dtype=np.int8)
     unrounded = np.clip(np.rint(x.astype(np.float32) * np.float32(s1) / np.float32(s2)), -128, 127)
     feeds = {"x": x, "expect:spec": np.asarray(evaluate(model, {"x": x})[0]),

@@ -241,6 +241,10 @@ class Target:
     pair_stripping: PairStripping | None = None  # QT308, QT408; None: pairs run as written
     # element types it has no tensor type for (QT204, QT410)
     unreadable_types: frozenset[str] = frozenset()
+    # QT409: why a float16 value next to the node ({ops}) stays float32, and the way out;
+    # read where ``float16_in_float32`` says so
+    float16_why: str = ""
+    float16_fix: str = ""
 
     # ---- the checks ------------------------------------------------------------------
     def model_findings(self, info: ModelInfo) -> Iterable[TargetFinding]:

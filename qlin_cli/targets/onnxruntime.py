@@ -97,6 +97,9 @@ class OnnxRuntimeCpu(Target):
     blocked_scale = base.BlockedScale(False, "the model loads, then the first run fails ('x_scale and x must "
                                              "have the same shape despite the quantize axis for blocked "
                                              "quantization')")
+    float16_why = ("no float16 kernel: the node runs in float32 and, next to {ops} (no float16 kernel "
+                   "either), the Casts between them are dropped")
+    float16_fix = "use ai.onnx QuantizeLinear/DequantizeLinear-19 or newer (float16 kernels)"
     float8_quantize = base.Float8Quantize(
         ("float8e4m3fn",), True,
         "with saturate=0, values from 480 (and a little beyond) become ±448 instead of NaN",

@@ -73,6 +73,10 @@ class OpenVinoCpu(Target):
         "conversion to {q} rounds twice (through float16), ignores saturate=0 and turns NaN into the "
         "negative largest value", "validate float8 outputs on openvino")
     unreadable_types = UNREADABLE
+    float16_why = ("openvino computes float16 values in float32 (its CPU plugin converts them): next to "
+                   "{ops}")
+    float16_fix = ("run the model in float32 on openvino, or validate its outputs there: a float16 value "
+                   "is rounded only where it leaves the model")
     # 65536-level FakeQuantize nodes are what qdq_stripping.cpp removes; whether a release
     # removes a pair between two ops is its pair probe's ("removes the pair"); measured on
     # 2026.4.1 (the matrix, tests/test_producers.py) and against 2024.0 to 2026.1
@@ -138,6 +142,18 @@ class OpenVinoCpu(Target):
             f"{MATRIX_TEST}; {OV_SRC} src/common/low_precision_transformations/src/qdq_stripping.cpp",
         ),
         Source("opset 28 and IR 14 load (openvino 2026.4)", MEASURED, MATRIX_TEST),
+        Source(
+            "float16 values are computed in float32: not rounded between nodes (QT409)",
+            DOCUMENTED,
+            "https://docs.openvino.ai/2024/openvino-workflow/running-inference/inference-devices-and-modes/"
+            "cpu-device.html (Floating Point Data Types Specifics)",
+        ),
+        Source(
+            "a float16 value between a DequantizeLinear and a QuantizeLinear stays float32 (QT409)",
+            MEASURED,
+            f"tools/probe_quantize.py (float16 between nodes) in every release; "
+            f"{DIVERGENCE_TEST}::test_openvino_keeps_float32_between_float16_nodes",
+        ),
         Source(
             "quantize adds the zero point before rounding",
             MEASURED,
@@ -258,7 +274,7 @@ class OpenVinoCpu(Target):
             yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407"), site)
         else:
             yield from base.coded(self, ("QT406",), site)
-        yield from base.coded(self, ("QT404",), site)
+        yield from base.coded(self, ("QT404", "QT409"), site)
 
     def _types(self, site: NodeSite):
         """QT410, QT204, QT202: the node's element types (one finding at most)."""
@@ -313,6 +329,13 @@ class OpenVinoCpu(Target):
     def arithmetic(self, what, site):
         return probe_table.arithmetic(self.table, what, site)
 
+    def float16_in_float32(self, op, domain, opset, f=None):
+        """Every float16 value: the CPU plugin converts float16 to float32 and computes in
+        float32 (its CPU device page, "Floating Point Data Types Specifics"). Whether a release
+        then leaves the value between two nodes unrounded is its float16-casts probe's (QT409,
+        ``keeps_float32_between``): so from 2025.3, ai.onnx and com.microsoft (a float16-scale
+        DequantizeLinear does not load before)."""
+        return True
 
     def runs_lowered(self, quant_type, opset):
         """The primitive ops run wherever openvino reads the type (measured on the matrix)."""

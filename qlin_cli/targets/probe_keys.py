@@ -123,22 +123,22 @@ KEEPS_FLOAT32 = "keeps float32 between the nodes"  # what a runtime may do there
 
 
 def float16_casts_key(f) -> str | None:
-    """The probe of a float16 value between two nodes a runtime may run in float32 (QT409): a
-    com.microsoft DequantizeLinear of float16 output feeding a com.microsoft QuantizeLinear of
-    float16 x (tools/probe_quantize.py). It measures the runtime, not the node: one key for
-    every com.microsoft Q / DQ with a float16 x or y; None for any other node."""
+    """The probe of a float16 value between two nodes a runtime may compute in float32
+    (QT409): a DequantizeLinear of float16 output feeding a QuantizeLinear of float16 x, both
+    of the node's domain (ai.onnx or com.microsoft) and version (tools/probe_quantize.py). It
+    measures how the runtime carries a float16 value from node to node: one key for every Q /
+    DQ of that version with a float16 x or y; None for any other node."""
     from . import nodes
 
-    if f.spec is None or f.domain != schema.MICROSOFT or not schema.is_linear(f.spec):
+    if f.spec is None or f.domain not in (schema.AI_ONNX, schema.MICROSOFT) or not schema.is_linear(f.spec):
         return None
     value = nodes.x_type(f) if nodes.kind(f) == nodes.QUANTIZE else nodes.out_type(f)
-    return float16_casts_probe() if value == "float16" else None
+    return float16_casts_probe(f.spec.domain_name, f.spec.since) if value == "float16" else None
 
 
-def float16_casts_probe() -> str:
-    """The key of the float16-casts probe (``float16_casts_key``'s)."""
-    ms = schema.domain_name(schema.MICROSOFT)
-    return f"{FLOAT16_CASTS} {ms}:DequantizeLinear-1 -> {ms}:QuantizeLinear-1"
+def float16_casts_probe(domain_name: str = "com.microsoft", since: int = 1) -> str:
+    """The key of a float16-casts probe (``float16_casts_key``'s, from its parts)."""
+    return f"{FLOAT16_CASTS} {domain_name}:DequantizeLinear-{since} -> {domain_name}:QuantizeLinear-{since}"
 
 
 MISSING_AXIS = "missing axis"  # what the probe of a vendor Q/DQ without ``axis`` measures

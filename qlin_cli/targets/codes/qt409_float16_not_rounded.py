@@ -23,13 +23,18 @@ class Float16NotRounded(Code):
     has no float16 kernel for com.microsoft QuantizeLinear / DequantizeLinear nor for MatMul
     or Conv: it runs each between inserted Casts and removes a Cast float -> float16
     followed by a Cast float16 -> float, so a DequantizeLinear output reaches the MatMul, or
-    a MatMul output the QuantizeLinear, with float32 precision. Measured in each release by
-    a probe (tools/probe_quantize.py, "float16 between nodes"): a com.microsoft
-    DequantizeLinear of float16 output feeding a com.microsoft QuantizeLinear, whose codes
-    differ from the page's where the value between them is not rounded to float16; the code
-    is reported for the releases whose probe kept float32 there. On onnxruntime 1.31.1 also a
-    float16 Q -> DQ -> MatMul -> Q -> DQ with com.microsoft Q/DQ gives other codes than the
-    same graph with ai.onnx Q/DQ-19 (which have float16 kernels) on 7 of 1,536 outputs.
+    a MatMul output the QuantizeLinear, with float32 precision. openvino's CPU plugin
+    converts every float16 value to float32 and computes in float32 (its CPU device page:
+    "the plugin internally converts all f16 values to f32, and all computations are executed
+    in f32 native precision"), so no value between two nodes is rounded to float16.
+    Measured in each release by a probe per version of the ops (tools/probe_quantize.py,
+    "float16 between nodes"): a DequantizeLinear of float16 output feeding a QuantizeLinear,
+    whose codes differ from the page's where the value between them is not rounded to
+    float16; the code is reported for the releases whose probe kept float32 there. On
+    onnxruntime 1.31.1 also a float16 Q -> DQ -> MatMul -> Q -> DQ with com.microsoft Q/DQ
+    gives other codes than the same graph with ai.onnx Q/DQ-19 (which have float16 kernels)
+    on 7 of 1,536 outputs; on openvino 2026.4.1 a Relu or a Mul between the DequantizeLinear
+    and the QuantizeLinear keeps float32 as well.
 
     ## Example
     ```
@@ -38,8 +43,9 @@ class Float16NotRounded(Code):
     ```
 
     ## Fix
-    Use ai.onnx QuantizeLinear / DequantizeLinear-19 or newer (`qlin convert
-    --to-domain ai.onnx --to-opset 19`), or compute the model in float32.
+    onnxruntime: use ai.onnx QuantizeLinear / DequantizeLinear-19 or newer (`qlin convert
+    --to-domain ai.onnx --to-opset 19`), or compute the model in float32. openvino: compute
+    the model in float32, or validate its outputs on openvino.
     """
 
     code = "QT409"
@@ -66,10 +72,6 @@ class Float16NotRounded(Code):
                       if target.float16_in_float32(op, dom, schema.opset_of(opsets, dom))})
         if hit:
             value = "its input x" if nodes.kind(f) == nodes.QUANTIZE else "its output y"
-            yield target.finding(
-                "QT409",
-                f"no float16 kernel: the node runs in float32 and, next to {', '.join(hit)} (no "
-                f"float16 kernel either), the Casts between them are dropped, so {value} is not "
-                "rounded to float16 as the model says",
-                fix="use ai.onnx QuantizeLinear/DequantizeLinear-19 or newer (float16 kernels)",
-            )
+            why = target.float16_why.format(ops=", ".join(hit))
+            yield target.finding("QT409", f"{why}, so {value} is not rounded to float16 as the model says",
+                                 fix=target.float16_fix)
