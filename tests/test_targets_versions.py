@@ -96,6 +96,9 @@ def test_the_version_matrix_as_text_and_json():
     # and keeps float32 between two com.microsoft float16 nodes in every release (QT409)
     assert {row["computes"]["float16 between com.microsoft DQ -> Q"] for row in rows.values()} == {
         "keeps float32 between the nodes"}
+    # and between ai.onnx Q/DQ-21 computes otherwise up to 1.29, as the page from 1.30
+    f16 = {v: row["computes"]["float16 between DQ-21 -> Q-21"] for v, row in rows.items()}
+    assert f16["1.29"] == "otherwise" and f16["1.30"] == f16["1.32"] == "as the page"
 
 
 def test_openvino_version_matrix_shows_when_16_bit_pairs_are_removed():
@@ -109,9 +112,9 @@ def test_openvino_version_matrix_shows_when_16_bit_pairs_are_removed():
     assert rows["2026.1.0"][pair] == rows["2026.4.1"][pair] == "removes the pair"
     assert {c["com.microsoft Q without axis, 1-D scale"] for c in rows.values()} == {"reads along axis 1"}
     # a float16-scale com.microsoft DQ is refused before 2025.3, then its value kept in float32
-    f16 = "float16 between com.microsoft DQ -> Q"
-    assert rows["2025.2.0"][f16] == "-" and rows["2025.3.0"][f16] == rows["2026.4.1"][f16] == (
-        "keeps float32 between the nodes")
+    for f16 in ("float16 between com.microsoft DQ -> Q", "float16 between DQ-21 -> Q-21"):
+        assert rows["2025.2.0"][f16] == "-" and rows["2025.3.0"][f16] == rows["2026.4.1"][f16] == (
+            "keeps float32 between the nodes")
     text = CliRunner().invoke(main, ["targets", "--versions", "openvino"])
     line = next(x for x in text.output.splitlines() if x.startswith(pair))
     assert line.count("removes the pair") == sum(c[pair] == "removes the pair" for c in rows.values())
