@@ -32,7 +32,7 @@ from qlin_cli.targets import base, predict  # noqa: E402
 
 @functools.cache
 def _all_probes() -> tuple:
-    return tuple(probe_quantize.probes(probe_models._quantize_key))  # made once: 523 evaluations
+    return tuple(probe_quantize.probes(probe_models._quantize_key))  # made once: 595 evaluations
 
 
 def _probes(what: str):
@@ -79,10 +79,18 @@ def test_the_rounding_and_negative_scale_probes_tell_the_page_apart():
     negative scale: the page saturates at both ends (the wrong ends are what a runtime that
     reverses the range gives)."""
     rounding, negative = _probes("rounding"), _probes("negative scale")
-    assert len(rounding) == len(negative) == 44
-    for key, _, feeds in rounding:
+    assert len(negative) == 44 and len([k for k, _, _ in rounding if "(float,float)" in k]) == 44
+    # float16 and bfloat16 x with a scale of the same type, where the version takes them
+    assert {k.split("(")[1].split(")")[0] for k, _, _ in rounding} == {
+        "float,float", "float16,float16", "bfloat16,bfloat16"}
+    for key, model, feeds in rounding:
         other = feeds["expect:adds the zero point before rounding"]
         assert (feeds["expect:spec"] != other).all(), key
+        lo, hi = (-128, 127) if model.graph.initializer[1].data_type == TensorProto.INT8 else (0, 255)
+        ties = np.resize(np.array([0.5, 1.5, 2.5, -0.5, -1.5, 3.5, -2.5, 4.5]), probe_quantize.SHAPE)
+        toward_zero = feeds["expect:rounds toward zero"]  # 1.5 -> 1 + 3, where the page gives 2 + 3
+        assert np.array_equal(toward_zero, np.clip(np.trunc(ties) + 3, lo, hi)), key
+        assert not np.array_equal(feeds["expect:spec"], toward_zero), key
     for key, model, feeds in negative:
         lo, hi = (-128, 127) if model.graph.initializer[1].data_type == TensorProto.INT8 else (0, 255)
         assert {lo, hi} <= set(feeds["expect:spec"].reshape(-1).tolist()), key
@@ -156,6 +164,28 @@ def test_qt405_and_qt407_follow_the_release(target):
     assert "QT405" not in predicted(even, target)
     assert ("QT407" in predicted(negative, target)) is openvino
     assert "QT407" not in predicted(odd, target)
+
+
+def test_qt411_follows_each_release():
+    """QT411 is reported on a float16 QuantizeLinear exactly in the releases whose rounding
+    probe of that kind rounded x / scale toward zero, never on its float32 twin where the
+    float32 probe rounds as the page."""
+    from qlin_cli.targets import probe_keys, probe_table
+
+    half = quantize(TIES.astype(np.float16), np.float16(1), np.int8(3), x_type=TensorProto.FLOAT16)
+    full = quantize(TIES, np.float32(1), np.int8(3))
+    seen = set()
+    for rt, v in _releases():
+        target = f"{rt}@{v.rsplit('.', 1)[0]}"
+        table = probe_table.load(rt, v)
+        for model in (half, full):
+            (site,) = predict.sites(model, "")
+            found = table.outcome(site.arithmetic_key("rounding"))
+            toward = found is not None and found.differs == probe_keys.TOWARD_ZERO
+            assert ("QT411" in predicted(model, target)) is toward, (target, model is half)
+            seen.add((rt, model is half, toward))
+    # measured (docs/targets.md): onnxruntime 1.18 to 1.29 truncate float16, none float32
+    assert ("onnxruntime", True, True) in seen and ("onnxruntime", False, True) not in seen
 
 
 def test_the_float8_probes_carry_the_pages_codes():

@@ -344,6 +344,22 @@ def test_openvino_keeps_float32_between_float16_nodes(op):
     assert "QT409" not in predicted(model, "onnxruntime")
 
 
+def test_installed_onnxruntime_rounds_float16_quantize_as_the_page():
+    """The near miss of QT411: the onnxruntime installed here (from 1.30 on) rounds float16
+    x / scale to the nearest even (onnxruntime 1.18 to 1.29 truncate; their probes say so)
+    and gets no QT411; qlin's evaluator and onnx.reference give the same codes."""
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.array([0.5, 1.5, 2.5, -1.5, 52.9375, -52.9375, 3.5, 7.25], np.float16)
+    model = quantize(x, np.float16(1), np.int8(3), x_type=TensorProto.FLOAT16)
+    page = np.clip(np.rint(x.astype(np.float32)) + 3, -128, 127).astype(np.int8)
+    assert np.array_equal(np.asarray(evaluate(model, {"x": x})[0]), page)
+    assert np.array_equal(ReferenceEvaluator(model).run(None, {"x": x})[0], page)
+    o = run_onnxruntime(model, {"x": x}, {"x": "float16"})
+    assert o.stage == "ok" and np.array_equal(o.output, page), o.output
+    assert "QT411" not in predicted(model, "onnxruntime")
+
+
 def test_a_float32_model_gets_no_qt409():
     m = f16_matmul_block("com.microsoft")
     for t in m.graph.initializer:

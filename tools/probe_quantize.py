@@ -6,7 +6,9 @@ page's result from what a runtime may compute instead:
   different integers in float32 and in the narrower type (2.3125 / 0.513671875 is 4.5 in
   float16, 4.502 in float32);
 - rounding: an integer QuantizeLinear with an odd zero point over ties of x / scale (0.5,
-  1.5 ...): the page rounds half to even, then adds the zero point;
+  1.5 ...), x and the scale float32 and, where the version takes them, float16 and
+  bfloat16: the page rounds half to even, then adds the zero point (a runtime may add it
+  first, or round toward zero);
 - negative scale: a QuantizeLinear with scale -0.1 over values beyond the range, which the
   page saturates;
 - float8: a QuantizeLinear to each float8 type with saturate 0 and 1 over values near
@@ -79,6 +81,8 @@ def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]
             for out in OUTPUTS:
                 for what in ("rounding", "negative scale"):
                     yield _probe(what, spec.domain, opset, "float", "float", None, gran, out, key_of)
+                for narrow in (t for t in probe_keys.DIVIDED if t in x_types and t in scale_types):
+                    yield _probe("rounding", spec.domain, opset, narrow, narrow, None, gran, out, key_of)
                 for x, scale, precision in divisions:
                     yield _probe("division", spec.domain, opset, x, scale, precision, gran, out, key_of)
         for out in sorted(spec.quantized_types & dtypes.SATURATE_APPLIES):  # read as their codes
@@ -224,7 +228,8 @@ def _values(what, x_type, scale_type, precision, out):
     """(x, scale, zero point, {name: the result of what a runtime may do instead})."""
     if what == "rounding":
         x = np.resize(np.array([0.5, 1.5, 2.5, -0.5, -1.5, 3.5, -2.5, 4.5]), SHAPE)
-        return x, 1.0, 3, {"adds the zero point before rounding": np.rint(x + 3)}
+        return x, 1.0, 3, {"adds the zero point before rounding": np.rint(x + 3),
+                           probe_keys.TOWARD_ZERO: np.trunc(x) + 3}
     if what == "negative scale":
         return np.linspace(-60, 60, SHAPE[0] * SHAPE[1]).reshape(SHAPE), -0.1, 0, {}
     if what.startswith("float8 "):

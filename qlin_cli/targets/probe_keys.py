@@ -118,6 +118,7 @@ def pair_arithmetic_key(quant_type: str | None) -> str | None:
     return None if quant_type is None else f"{PAIR} {quant_type}"
 
 
+TOWARD_ZERO = "rounds toward zero"  # what a runtime may do with x / scale instead (rounding probes)
 FLOAT16_CASTS = "float16 between nodes"  # the probe of two float16 nodes without float16 kernels
 KEEPS_FLOAT32 = "keeps float32 between the nodes"  # what a runtime may do there (drop the Casts)
 
