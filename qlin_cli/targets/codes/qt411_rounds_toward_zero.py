@@ -20,8 +20,8 @@ class RoundsTowardZero(Code):
     by rounding probes of each x and scale type the version takes (tools/probe_quantize.py:
     ties of x / scale with an odd zero point, "rounds toward zero" where the output is
     trunc(x / scale) + zero point): onnxruntime 1.18 to 1.29 quantize float16 x that way
-    (ai.onnx QuantizeLinear-19 and -21; -23 and -25 from 1.24), and round float32 x as the
-    page.
+    (ai.onnx QuantizeLinear-19 and -21, and -23 to -25 from 1.24; per tensor and per axis),
+    and round float32 x, blocked float16 and com.microsoft float16 as the page.
 
     ## Example
     ```
