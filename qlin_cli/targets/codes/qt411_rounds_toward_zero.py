@@ -14,7 +14,7 @@ class RoundsTowardZero(Code):
     Integer quantize nodes on a target release that rounds x / y_scale toward zero.
 
     ## Why is this bad?
-    QuantizeLinear's page: "For (x / y_scale), it's rounding to the nearest even." A
+    QuantizeLinear's page: "For (x / y_scale), it’s rounding to the nearest even." A
     runtime that truncates gives 1 for 1.5 (the page 2) and 52 for 52.9375 (the page 53):
     about half of all values land one step toward zero, not only ties. Measured per release
     by rounding probes of each x and scale type the version takes (tools/probe_quantize.py:
