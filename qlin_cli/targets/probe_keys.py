@@ -384,7 +384,8 @@ def site_chains(site) -> list[tuple[str, str, str | None, str | None]]:
         if site.producer is not None and op == "MatMul":
             key = paired_key(dq, opset, partner, tail)
             if key is not None:
-                found.append((key, f"Q -> DQ -> MatMul with a {partner} DQ operand", None, None))
+                found.append((key, f"Q -> DQ -> MatMul whose other operand is dequantized from {partner}",
+                              None, None))
         if site.producer is not None:
             key = chain_key(dq, op, opset, tail)
             if key is not None:
