@@ -176,6 +176,26 @@ def test_terminal_shows_the_node_under_each_finding_with_the_named_parts_marked(
     assert all(LINE.match(t) for t in cap.get().splitlines())
 
 
+def test_plain_node_view_is_what_rich_prints_of_its_markup():
+    """Without colour (NO_COLOR on a terminal) the findings and their node views go out as
+    plain text in one print: the characters rich prints of each line's and row's markup."""
+    import io
+
+    from rich.console import Console
+
+    from qlin_cli.check.engine import check_file, summarize
+    from qlin_cli.report.text import frame, line, render
+
+    results = [check_file(model("broken/chain.onnx"))]
+    fast = Console(file=io.StringIO(), force_terminal=True, color_system=None, width=300)
+    render(results, summarize(results), fast, quiet=True, frames=True)
+    slow = Console(file=io.StringIO(), force_terminal=True, color_system=None, width=300, emoji=False)
+    for d in results[0].diagnostics:
+        for text in (line(results[0].path, d), *frame(d)):
+            slow.print(text, highlight=False, soft_wrap=True)
+    assert "<--" in fast.file.getvalue() and fast.file.getvalue() == slow.file.getvalue()
+
+
 def test_no_node_view_in_pipes():
     code, out, _ = run(model("broken/chain.onnx"))
     assert "│" not in out and all(LINE.match(t) for t in out.splitlines()[:-1])

@@ -228,7 +228,7 @@ def _values(what, x_type, scale_type, precision, out):
     """(x, scale, zero point, {name: the result of what a runtime may do instead})."""
     if what == "rounding":
         x = np.resize(np.array([0.5, 1.5, 2.5, -0.5, -1.5, 3.5, -2.5, 4.5]), SHAPE)
-        return x, 1.0, 3, {"adds the zero point before rounding": np.rint(x + 3),
+        return x, 1.0, 3, {probe_keys.ADDED_FIRST: np.rint(x + 3),
                            probe_keys.TOWARD_ZERO: np.trunc(x) + 3}
     if what == "negative scale":
         return np.linspace(-60, 60, SHAPE[0] * SHAPE[1]).reshape(SHAPE), -0.1, 0, {}

@@ -118,7 +118,9 @@ def pair_arithmetic_key(quant_type: str | None) -> str | None:
     return None if quant_type is None else f"{PAIR} {quant_type}"
 
 
-TOWARD_ZERO = "rounds toward zero"  # what a runtime may do with x / scale instead (rounding probes)
+# what a runtime may do instead of the page's rounding (the rounding probes' names for it)
+ADDED_FIRST = "adds the zero point before rounding"
+TOWARD_ZERO = "rounds toward zero"
 FLOAT16_CASTS = "float16 between nodes"  # the probe of two float16 nodes without float16 kernels
 KEEPS_FLOAT32 = "keeps float32 between the nodes"  # what a runtime may do there (drop the Casts)
 
@@ -137,7 +139,7 @@ def float16_casts_key(f) -> str | None:
     return float16_casts_probe(f.spec.domain_name, f.spec.since) if value == "float16" else None
 
 
-def float16_casts_probe(domain_name: str = "com.microsoft", since: int = 1) -> str:
+def float16_casts_probe(domain_name: str, since: int) -> str:
     """The key of a float16-casts probe (``float16_casts_key``'s, from its parts)."""
     return f"{FLOAT16_CASTS} {domain_name}:DequantizeLinear-{since} -> {domain_name}:QuantizeLinear-{since}"
 

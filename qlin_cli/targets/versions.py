@@ -232,7 +232,8 @@ COMPUTES = (("DequantizeLinear-23 float -> float16",
             ("Q -> DQ pair int8", probe_keys.pair_arithmetic_key("int8")),
             ("Q -> DQ pair int16", probe_keys.pair_arithmetic_key("int16")),
             ("com.microsoft Q without axis, 1-D scale", probe_keys.missing_axis_probe("QuantizeLinear", 1)),
-            ("float16 between com.microsoft DQ -> Q", probe_keys.float16_casts_probe()),
+            ("float16 between com.microsoft DQ -> Q",
+             probe_keys.float16_casts_probe(schema.domain_name(schema.MICROSOFT), 1)),
             ("float16 between DQ-21 -> Q-21", probe_keys.float16_casts_probe(_AI, 21)))
 
 

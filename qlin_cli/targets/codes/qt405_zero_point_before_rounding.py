@@ -7,8 +7,6 @@ from __future__ import annotations
 from ...code import Code
 from ...severity import WARNING
 
-ADDED_FIRST = "adds the zero point before rounding"  # the probes' name for it (tools/probe_quantize.py)
-
 
 class ZeroPointBeforeRounding(Code):
     """
@@ -42,11 +40,13 @@ class ZeroPointBeforeRounding(Code):
 
     @staticmethod
     def check(target, site):
-        from .. import nodes
+        from .. import nodes, probe_keys
 
         f = site.facts
         found = target.arithmetic("rounding", site)
-        if found is None or found.differs != ADDED_FIRST or not nodes.is_integer(nodes.quant_type(f)):
+        if found is None or found.differs != probe_keys.ADDED_FIRST:
+            return
+        if not nodes.is_integer(nodes.quant_type(f)):
             return
         zp = nodes.zero_point_values(f)
         if zp is None or (zp % 2 != 0).any():
