@@ -266,8 +266,9 @@ class Target:
         """What this target's QuantizeLinear (``site``) computes, as the probes of ``what``
         (probe_keys.QUANTIZE_PROBES: "division", "rounding", "negative scale", "float8 <type>
         saturate=<0|1>") measured it in the release (probe_table.arithmetic); None where
-        nothing is measured. Read by QT401, QT402, QT403, QT405, QT407; ``what`` may also be
-        probe_keys.DEQUANTIZE, PAIR (QT406) or MISSING_AXIS (QT404)."""
+        nothing is measured. Read by QT401, QT402, QT403, QT407, and through ``rounding`` by
+        QT405 and QT411; ``what`` may also be probe_keys.DEQUANTIZE, PAIR (QT406), MISSING_AXIS
+        (QT404) or FLOAT16_CASTS (QT409)."""
         return None
 
     def division(self, site: NodeSite) -> str | None:
@@ -276,6 +277,18 @@ class Target:
         nothing is known (QT401, QT402)."""
         found = self.arithmetic("division", site)
         return None if found is None else found.divided_in
+
+    def rounding(self, site: NodeSite) -> str | None:
+        """What this target does instead of the page's rounding of x / scale for an integer
+        QuantizeLinear (``site``), as the release's rounding probes name it
+        (probe_keys.ADDED_FIRST: QT405, probe_keys.TOWARD_ZERO: QT411); None when it rounds as
+        the page, the output is not an integer or nothing is measured."""
+        from . import nodes
+
+        found = self.arithmetic("rounding", site)
+        if found is None or not nodes.is_integer(nodes.quant_type(site.facts)):
+            return None
+        return found.differs
 
     def missing_axis(self, site: NodeSite) -> int | None:
         """The axis it reads a com.microsoft Q/DQ along when `axis` is absent and the scale is

@@ -1,5 +1,5 @@
 """QT405 zero-point-before-rounding: the logic is here, each target's fact is its
-``arithmetic("rounding", node)`` (the release's rounding probes); docs/targets.md lists
+``rounding(node)`` (the release's rounding probes); docs/targets.md lists
 which targets report it."""
 
 from __future__ import annotations
@@ -42,13 +42,9 @@ class ZeroPointBeforeRounding(Code):
     def check(target, site):
         from .. import nodes, probe_keys
 
-        f = site.facts
-        found = target.arithmetic("rounding", site)
-        if found is None or found.differs != probe_keys.ADDED_FIRST:
+        if target.rounding(site) != probe_keys.ADDED_FIRST:
             return
-        if not nodes.is_integer(nodes.quant_type(f)):
-            return
-        zp = nodes.zero_point_values(f)
+        zp = nodes.zero_point_values(site.facts)
         if zp is None or (zp % 2 != 0).any():
             yield target.finding(
                 "QT405",

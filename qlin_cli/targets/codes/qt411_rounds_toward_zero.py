@@ -1,5 +1,5 @@
 """QT411 rounds-toward-zero: the logic is here, each target's fact is its
-``arithmetic("rounding", node)`` (the release's rounding probes); docs/targets.md lists
+``rounding(node)`` (the release's rounding probes); docs/targets.md lists
 which targets report it."""
 
 from __future__ import annotations
@@ -42,15 +42,11 @@ class RoundsTowardZero(Code):
     def check(target, site):
         from .. import nodes, probe_keys
 
-        f = site.facts
-        found = target.arithmetic("rounding", site)
-        if found is None or found.differs != probe_keys.TOWARD_ZERO:
-            return
-        if not nodes.is_integer(nodes.quant_type(f)):
+        if target.rounding(site) != probe_keys.TOWARD_ZERO:
             return
         yield target.finding(
             "QT411",
-            f"x / y_scale is rounded toward zero ({nodes.x_type(f)} x), not to the nearest even: "
+            f"x / y_scale is rounded toward zero ({nodes.x_type(site.facts)} x), not to the nearest even: "
             "1.5 gives 1 where the page gives 2, and 52.9375 gives 52 where it gives 53",
             fix="use a release that rounds as the page, or quantize float32 x with a float32 scale",
         )
