@@ -24,12 +24,21 @@ import onnx
 
 from .check.engine import FileResult, check_analysis, check_file, selected, target_diagnostics
 from .config import Config, ConfigError, Finder, load_config
-from .convert_pipeline import Stop as ConversionStopped
 from .errors import QlinError
 from .finding import Finding
 
-__all__ = ["Config", "ConversionStopped", "FileResult", "Finding", "QlinError", "check", "check_file_with",
-           "check_model", "check_paths", "convert", "discover", "inspect", "targets"]
+# ConversionStopped comes from __getattr__ below
+__all__ = ["Config", "ConversionStopped", "FileResult", "Finding", "QlinError", "check",  # noqa: F822
+           "check_file_with", "check_model", "check_paths", "convert", "discover", "inspect", "targets"]
+
+
+def __getattr__(name: str):
+    """``ConversionStopped``, read when asked for: `qlin check` does not load convert."""
+    if name == "ConversionStopped":
+        from .convert_pipeline import Stop
+
+        return Stop
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check(path: str | os.PathLike, *, select: Sequence[str] | None = None,
@@ -93,14 +102,16 @@ def _finder(config: bool) -> Finder:
 
 
 def check_file_with(path: str, cfg: Config, select=None, ignore=None, targets=None, *,
-                    keep_types: bool = False) -> FileResult:
+                    keep_types: bool = False, frames: bool = True) -> FileResult:
     """One file checked with its configuration (``cfg``), flags (``select``, ``ignore``,
     ``targets``, each None when not given) winning; a file that cannot be checked comes
-    back with ``error`` set."""
+    back with ``error`` set. ``frames=False`` leaves out each finding's node view
+    (``Finding.frame``, what the text report shows on a terminal)."""
     select_codes = list(select) if select else cfg.select
     ignore_codes = list(ignore) if ignore else cfg.ignore
     target_names = list(targets) if targets is not None else cfg.target
-    r = check_file(path, select_codes, ignore_codes, target_names or None, keep_types=keep_types)
+    r = check_file(path, select_codes, ignore_codes, target_names or None, keep_types=keep_types,
+                   frames=frames)
     suppress(r, cfg)
     return r
 

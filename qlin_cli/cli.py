@@ -120,7 +120,8 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     rules.all_rules()  # built once here: forked workers inherit the registry
     results = []
     failures = 0
-    work = [(path, problem, cfg, cli_select, cli_ignore, cli_targets, fix or diff)
+    frames = fmt == "text" and not (statistics or quiet or output_file or diff) and _terminal()
+    work = [(path, problem, cfg, cli_select, cli_ignore, cli_targets, fix or diff, frames)
             for (path, problem), cfg in zip(files, configs, strict=True)]
     checked = ordered_map(_check_one, work, jobs or default_jobs(),
                           [path for path, problem in files if problem is None])
@@ -141,7 +142,7 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     if fix:
         summary["fixed"] = sum(len(f.fixed) for f in fixes)
     with output.report_to(output_file):
-        _report(results, summary, fmt, quiet=quiet, statistics=statistics)
+        _report(results, summary, fmt, quiet=quiet, statistics=statistics, frames=frames)
     if any(r.error is not None for r in results):
         sys.exit(EXIT_BAD_INPUT)
     sys.exit(EXIT_OK if exit_zero or not failures else EXIT_FINDINGS)
@@ -251,10 +252,19 @@ def _check_one(item):
     from .api import check_file_with
     from .check.engine import FileResult
 
-    path, problem, cfg, cli_select, cli_ignore, cli_targets, keep_types = item
+    path, problem, cfg, cli_select, cli_ignore, cli_targets, keep_types, frames = item
     if problem is not None:
         return FileResult(path, error=problem)
-    return check_file_with(path, cfg, cli_select, cli_ignore, cli_targets, keep_types=keep_types)
+    return check_file_with(path, cfg, cli_select, cli_ignore, cli_targets, keep_types=keep_types,
+                           frames=frames)
+
+
+def _terminal() -> bool:
+    """Whether the text report goes to a terminal, which shows each finding's node (rich's
+    answer, FORCE_TERMINAL and the like included)."""
+    from .report.console import console
+
+    return console(file=sys.stdout).is_terminal
 
 
 def failing(summary: dict, fail_on: str) -> int:
@@ -279,7 +289,7 @@ def _target_names(values: tuple[str, ...]) -> list[str]:
     return names
 
 
-def _report(results, summary, fmt, *, quiet=False, statistics=False) -> None:
+def _report(results, summary, fmt, *, quiet=False, statistics=False, frames=False) -> None:
     if fmt == "json":
         from .report.json_report import render, render_statistics
 
@@ -299,7 +309,7 @@ def _report(results, summary, fmt, *, quiet=False, statistics=False) -> None:
         from .report.text import render
 
         render(results, summary, console(file=sys.stdout, highlight=False), quiet=quiet,
-               statistics=statistics)
+               statistics=statistics, frames=frames)
 
 
 def _validate_codes(codes: list[str]) -> None:

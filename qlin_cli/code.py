@@ -6,6 +6,7 @@ heavy: `qlin rules` lists every code without onnx."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Iterable
@@ -41,16 +42,23 @@ def discover(path: list[str], package: str, prefix: str) -> dict[str, type[Code]
     """Code -> class of every module of ``package`` (at ``path``) whose name starts with
     ``prefix``; a module must hold the code its name says."""
     found: dict[str, type[Code]] = {}
-    for info in pkgutil.iter_modules(path):
-        if not info.name.startswith(prefix):
+    for name in _module_names(tuple(path)):
+        if not name.startswith(prefix):
             continue
-        module = importlib.import_module(f"{package}.{info.name}")
+        module = importlib.import_module(f"{package}.{name}")
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, Code) and value is not Code:
-                if not info.name.startswith(value.code.lower() + "_"):
-                    raise RuntimeError(f"{info.name} holds {value.code}")
+                if not name.startswith(value.code.lower() + "_"):
+                    raise RuntimeError(f"{name} holds {value.code}")
                 found[value.code] = value
     return found
+
+
+@functools.cache
+def _module_names(path: tuple[str, ...]) -> tuple[str, ...]:
+    """The modules of a package's folder, listed once (a code found by its prefix lists them
+    again otherwise: 8 codes asked for, 8 listings of 250 files)."""
+    return tuple(info.name for info in pkgutil.iter_modules(list(path)))
 
 
 class Table:

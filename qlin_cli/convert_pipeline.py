@@ -111,7 +111,7 @@ def model_errors(a) -> list[Finding]:
     from .check.engine import check_analysis
 
     mended = {r.code for r in rules.all_rules() if r.mended_by_convert}
-    return [d for d in check_analysis(a) if d.severity == "error" and d.code not in mended]
+    return [d for d in check_analysis(a, frames=False) if d.severity == "error" and d.code not in mended]
 
 
 def unchanged(proto, note: str) -> Result:

@@ -34,6 +34,14 @@ class Finding:
     convertible: bool = False  # a target's finding that `qlin convert --target TARGET` removes
     ways_out: tuple[str, ...] = ()  # a convert refusal's: the options that get past it, each tried
 
+    def with_frame(self, frame: tuple) -> Finding:
+        """This finding with the node's view ``frame`` (``dataclasses.replace`` without its
+        look at every field: a report of thousands of findings frames each)."""
+        new = object.__new__(Finding)
+        new.__dict__.update(self.__dict__)
+        new.__dict__["frame"] = frame
+        return new
+
     @property
     def message(self) -> str:
         """The finding in one line, its place first, for formats without columns."""

@@ -75,3 +75,35 @@ def test_every_finding_on_a_node_shows_the_node_on_a_terminal():
     render([result], summarize([result]), Console(file=buf, force_terminal=True, width=200))
     text = buf.getvalue()
     assert text.count("│") >= 2 * len(on_nodes), text
+
+
+def test_node_views_are_built_only_where_the_report_shows_them(monkeypatch):
+    """A terminal's text report shows each finding's node; a pipe, a file or JSON does not,
+    and the check then builds none (3,000 views cost a tenth of a large model's check)."""
+    import dataclasses
+
+    import qlin_cli.api as api
+
+    asked = []
+    real = api.check_file
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs["frames"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "check_file", spy)
+    runs = {"terminal": (["check", "--jobs", "1", BAD], {"TTY_COMPATIBLE": "1", "NO_COLOR": "1"}),
+            "pipe": (["check", "--jobs", "1", BAD], {"TTY_COMPATIBLE": "0"}),
+            "json on a terminal": (["check", "--jobs", "1", "--format", "json", BAD],
+                                   {"TTY_COMPATIBLE": "1"})}
+    out = {}
+    for name, (args, env) in runs.items():
+        r = CliRunner().invoke(main, args, env=env)
+        assert r.exit_code == 1, r.output
+        out[name] = r.stdout
+    assert asked == [True, False, False]
+    assert "│   scale" in out["terminal"] and "│" not in out["pipe"]
+    framed, bare = check_file(BAD), check_file(BAD, frames=False)
+    assert framed.diagnostics and all(d.frame for d in framed.diagnostics)
+    assert all(not d.frame for d in bare.diagnostics)
+    assert [dataclasses.replace(d, frame=()) for d in framed.diagnostics] == bare.diagnostics

@@ -3,6 +3,8 @@ compact view of its node shown on a terminal."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..finding import Finding
 from ..rules.base import ERROR, INFO, WARNING
 
@@ -19,26 +21,37 @@ MAX_FRAME_ROWS = 12
 def node_frame(facts, message: str) -> tuple:
     """The node's inputs (type and shape), attributes and outputs, each marked when the
     message names it (an input by its quoted name, an attribute by its name)."""
-    import re
-
-    from ..model.tensors import dims_text
-
-    def typed(t, s) -> str:
-        return f"{t or '?'} {'?' if s is None else dims_text(['?' if d is None else d for d in s])}"
-
     rows = []
+    typed = facts.in_typed
     for i, name in enumerate(facts.inputs):
         if name:
-            t = facts.in_types[i] if i < len(facts.in_types) else None
-            s = facts.in_shapes[i] if i < len(facts.in_shapes) else None
-            rows.append(("input", name, typed(t, s), f"'{name}'" in message))
+            rows.append(("input", name, _typed_text(typed[i] if i < len(typed) else None),
+                         f"'{name}'" in message))
     for name, _, value in facts.attr_items:
         text = str(value) if isinstance(value, int) else (
             f"@{value[1]}" if isinstance(value, tuple) else "...")
-        rows.append(("attribute", name, text,
-                     re.search(rf"(?<![\w']){re.escape(name)}(?![\w'])", message) is not None))
+        rows.append(("attribute", name, text, _named(name).search(message) is not None))
     for i, name in enumerate(facts.outputs):
         if name:
             t = facts.out_types[i] if i < len(facts.out_types) else None
             rows.append(("output", name, t or "?", f"'{name}'" in message))
     return tuple(rows[:MAX_FRAME_ROWS])
+
+
+@lru_cache(maxsize=4096)
+def _typed_text(typed) -> str:
+    """'float [1, 3]' of an input's (element type, shape); '?' for what is unknown."""
+    from ..model.tensors import dims_text
+    from ..schema import dtypes
+
+    t, s = typed if typed is not None else (0, None)
+    shape = "?" if s is None else dims_text(["?" if d is None else d for d in s])
+    return f"{(dtypes.name_of(t) if t else None) or '?'} {shape}"
+
+
+@lru_cache(maxsize=4096)
+def _named(name: str):
+    """A pattern finding ``name`` as a word of its own (not quoted: a quoted name is a value's)."""
+    import re
+
+    return re.compile(rf"(?<![\w']){re.escape(name)}(?![\w'])")

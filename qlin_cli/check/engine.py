@@ -8,7 +8,7 @@ walk filled (every body, its nodes, the facts already read).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import onnx
 
@@ -17,7 +17,7 @@ from ..errors import QlinError, unexpected
 from ..gc_pause import paused_collection
 from ..model.analysis import Analysis, analyze
 from ..model.facts import NodeFacts, op_in_scope, read_facts
-from ..model.graphs import node_label, reading
+from ..model.graphs import label_of, reading
 from ..model.load import load_model
 from ..model.safety import validate_model_files
 from ..model.view import short_title
@@ -67,13 +67,16 @@ def check_model(
 
 def check_analysis(
     a: Analysis, select=None, ignore=None, *, cache: bool = True, stats: dict | None = None,
+    frames: bool = True,
 ) -> list[Diagnostic]:
     """Every finding of the selected rules on every known quantization node, then of the
     model rules on the whole analysis.
 
     ``cache``: a node whose facts equal those of a node that raised nothing is not
     checked again (facts leave names out, so the verdict is the same). ``stats``, if
-    given, gets ``nodes``: how many quantization nodes were checked.
+    given, gets ``nodes``: how many quantization nodes were checked. ``frames``: each
+    finding on a node carries the node's view (``Finding.frame``); without, none does
+    (what only a terminal shows is not built for JSON or a file).
     """
     active = [r for r in rule_registry.all_rules() if selected(r.code, select, ignore)]
     node_rules = [r for r in active if not isinstance(r, ModelRule)]
@@ -102,7 +105,7 @@ def check_analysis(
                 if not rule.applies_to(facts):
                     continue
                 for v in rule.violations(facts):
-                    found.append(((order, index, rule.code), diagnostic(rule, v, facts)))
+                    found.append(((order, index, rule.code), diagnostic(rule, v, facts, frames)))
             if len(found) == before:
                 clean.add(id(first))
     for rule in model_rules:
@@ -111,21 +114,27 @@ def check_analysis(
     found.sort(key=lambda item: item[0])  # stable: a rule's findings keep their order
     if stats is not None:
         stats["nodes"] = checked
-    return framed(a, [d for _, d in found if not _suppressed(d, a.marked)])
+    kept = [d for _, d in found if not _suppressed(d, a.marked)]
+    return framed(a, kept) if frames else kept
 
 
 def framed(a: Analysis, found: list[Diagnostic]) -> list[Diagnostic]:
     """Each finding on a node with the node's view (``Finding.frame``): a model rule's or
     a target's, like a node rule's, so that a terminal shows every finding's node."""
-    missing = {(d.graph, d.node) for d in found if d.node and not d.frame}
+    missing: dict[str, set[str]] = {}  # graph -> labels of the nodes to frame
+    for d in found:
+        if d.node and not d.frame:
+            missing.setdefault(d.graph, set()).add(d.node)
     if not missing:
         return found
     facts = {}
-    for body, index, node in a.nodes():
-        key = (body.path, node_label(node, index))
-        if key in missing and key not in facts:
-            facts[key] = a.any_facts(body, index)
-    return [replace(d, frame=node_frame(facts[(d.graph, d.node)], d.detail))
+    for body in a.bodies:
+        labels = missing.get(body.path)
+        for index, node in enumerate(body.nodes) if labels else ():
+            key = (body.path, label_of(node.name, index))
+            if key[1] in labels and key not in facts:
+                facts[key] = a.any_facts(body, index)
+    return [d.with_frame(node_frame(facts[(d.graph, d.node)], d.detail))
             if d.node and not d.frame and (d.graph, d.node) in facts else d for d in found]
 
 
@@ -134,15 +143,15 @@ def _suppressed(d: Diagnostic, marked: dict) -> bool:
     return codes is not None and (not codes or any(d.code.startswith(c) for c in codes))
 
 
-def diagnostic(rule, v: Violation, f: NodeFacts) -> Diagnostic:
-    """A rule's violation placed on its node."""
+def diagnostic(rule, v: Violation, f: NodeFacts, frames: bool = True) -> Diagnostic:
+    """A rule's violation placed on its node (with the node's view unless not ``frames``)."""
     loc = f.location
     title = f.title
     return Diagnostic(
         code=rule.code, severity=rule.severity, detail=v.message,
         node=loc.label, op_type=f.op, domain=f.domain_name, opset=f.opset or 0, graph=loc.graph,
         fix=v.fix, where=f"node {loc.where} ({title})", title=short_title(title),
-        frame=node_frame(f, v.message),
+        frame=node_frame(f, v.message) if frames else (),
     )
 
 
@@ -156,14 +165,16 @@ def placed(rule, v: Violation) -> Diagnostic:
     )
 
 
-def check_file(path: str, select=None, ignore=None, targets=None, *, keep_types: bool = False) -> FileResult:
+def check_file(path: str, select=None, ignore=None, targets=None, *, keep_types: bool = False,
+               frames: bool = True) -> FileResult:
     """The findings of ``path``: the rules', then each named target's (one analysis for all).
-    ``keep_types``: the result keeps inference's types (``FileResult.types``) for --fix."""
+    ``keep_types``: the result keeps inference's types (``FileResult.types``) for --fix;
+    ``frames``: findings carry their node's view (``check_analysis``)."""
     with paused_collection():  # see gc_pause.py: a third of the time on large models
-        return _check_file(path, select, ignore, targets, keep_types)
+        return _check_file(path, select, ignore, targets, keep_types, frames)
 
 
-def _check_file(path: str, select, ignore, targets, keep_types: bool) -> FileResult:
+def _check_file(path: str, select, ignore, targets, keep_types: bool, frames: bool) -> FileResult:
     result = FileResult(path)
     try:
         model = load_model(path, weights=False)  # checking never reads values above 64 MiB
@@ -174,9 +185,9 @@ def _check_file(path: str, select, ignore, targets, keep_types: bool) -> FileRes
             validate_model_files(model, base_dir, path, unreadable)
             a = analyze(model, base_dir)
             a.external_problems = tuple(unreadable)
-            result.diagnostics = check_analysis(a, select, ignore, stats=stats)
+            result.diagnostics = check_analysis(a, select, ignore, stats=stats, frames=frames)
             if targets:
-                result.diagnostics += target_diagnostics(a, targets, select, ignore)
+                result.diagnostics += target_diagnostics(a, targets, select, ignore, frames=frames)
         result.nodes = stats["nodes"]
         if keep_types:
             result.types = a.inferred
@@ -187,11 +198,14 @@ def _check_file(path: str, select, ignore, targets, keep_types: bool) -> FileRes
     return result
 
 
-def target_diagnostics(a: Analysis, targets, select=None, ignore=None) -> list[Diagnostic]:
-    """The named targets' findings on the analysed model, as diagnostics (after the rules')."""
+def target_diagnostics(a: Analysis, targets, select=None, ignore=None, *,
+                       frames: bool = True) -> list[Diagnostic]:
+    """The named targets' findings on the analysed model, as diagnostics (after the rules'),
+    each with its node's view unless not ``frames``."""
     from ..targets import predict
 
-    return framed(a, [p for p in predict.findings_in(a, targets) if selected(p.code, select, ignore)])
+    found = [p for p in predict.findings_in(a, targets) if selected(p.code, select, ignore)]
+    return framed(a, found) if frames else found
 
 
 def summarize(results: list[FileResult]) -> dict:

@@ -178,26 +178,19 @@ class OrtTable:
         self.max_ir: int = int(data["max_ir"])
         self.source: str = data["source"]
 
-        self._schemas: dict[tuple[str, str], tuple[int, ...]] = {
-            (normalise_domain(s["domain"]), s["op"]): tuple(sorted(s["versions"])) for s in data["schemas"]
-        }
-        self._signatures: dict[tuple[str, str, int], Signature] = {}
-        for s in data["schemas"]:
-            for version, sig in s.get("signatures", {}).items():
-                self._signatures[(normalise_domain(s["domain"]), s["op"], int(version))] = Signature(
-                    tuple(tuple(p) for p in sig["inputs"]), tuple(tuple(p) for p in sig["outputs"]),
-                    bool(sig.get("function", False)))
-        self.domains: tuple[str, ...] = tuple(normalise_domain(d) for d in data.get("domains", ()))
-        grouped: dict[tuple[str, str, int, int | None], list[Mapping[str, frozenset[str]]]] = {}
+        # per (domain, op): the schema versions; the table's entries, read into Signatures and
+        # Kernels when the op is first asked for (a model asks for a few dozen of 1,500 kernels)
+        self._schemas: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._raw: dict[tuple[str, str], tuple[list, list]] = {}  # (schema entries, kernel entries)
+        for entry in data["schemas"]:
+            key = (normalise_domain(entry["domain"]), entry["op"])
+            self._schemas[key] = tuple(sorted(entry["versions"]))
+            self._raw.setdefault(key, ([], []))[0].append(entry)
         for k in data["kernels"]:
-            key = (normalise_domain(k["domain"]), k["op"], int(k["since"]), k["until"])
-            reg = MappingProxyType({name: frozenset(ts) for name, ts in k["constraints"].items()})
-            grouped.setdefault(key, []).append(reg)
-        self._kernels: dict[tuple[str, str], list[Kernel]] = {}
-        for (domain, op, since, until), regs in grouped.items():
-            self._kernels.setdefault((domain, op), []).append(Kernel(domain, op, since, until, tuple(regs)))
-        for kernels in self._kernels.values():
-            kernels.sort(key=lambda k: k.since)
+            self._raw.setdefault((normalise_domain(k["domain"]), k["op"]), ([], []))[1].append(k)
+        self.domains: tuple[str, ...] = tuple(normalise_domain(d) for d in data.get("domains", ()))
+        self._signatures: dict[tuple[str, str], dict[int, Signature]] = {}
+        self._kernels: dict[tuple[str, str], tuple[Kernel, ...]] = {}
         self._matches: dict[tuple, Match | None] = {}  # match()'s answers: the table never changes
 
     def __repr__(self) -> str:
@@ -209,7 +202,15 @@ class OrtTable:
 
     def signature(self, domain: str, op: str, version: int) -> Signature | None:
         """The formal parameters of one schema version (None: the table has none, format 1)."""
-        return self._signatures.get((normalise_domain(domain), op, version))
+        key = (normalise_domain(domain), op)
+        found = self._signatures.get(key)
+        if found is None:
+            entries = self._raw.get(key, ((), ()))[0]
+            found = self._signatures[key] = {
+                int(v): Signature(tuple(map(tuple, sig["inputs"])), tuple(map(tuple, sig["outputs"])),
+                                  bool(sig.get("function", False)))
+                for entry in entries for v, sig in entry.get("signatures", {}).items()}
+        return found.get(version)
 
     def schema_version(self, domain: str, op: str, opset: int) -> int | None:
         """The schema version in force for ``op`` when the model imports ``domain`` at ``opset``."""
@@ -217,7 +218,18 @@ class OrtTable:
         return max(in_force) if in_force else None
 
     def kernels(self, domain: str, op: str) -> tuple[Kernel, ...]:
-        return tuple(self._kernels.get((normalise_domain(domain), op), ()))
+        """The op's kernels, oldest first: one per version range, with every registration of it."""
+        key = (normalise_domain(domain), op)
+        found = self._kernels.get(key)
+        if found is None:
+            grouped: dict[tuple[int, int | None], list[Mapping[str, frozenset[str]]]] = {}
+            for k in self._raw.get(key, ((), ()))[1]:
+                reg = MappingProxyType({name: frozenset(ts) for name, ts in k["constraints"].items()})
+                grouped.setdefault((int(k["since"]), k["until"]), []).append(reg)
+            found = self._kernels[key] = tuple(sorted(
+                (Kernel(key[0], op, since, until, tuple(regs)) for (since, until), regs in grouped.items()),
+                key=lambda k: k.since))
+        return found
 
     def kernel(self, domain: str, op: str, opset: int) -> Kernel | None:
         """The CPU kernel onnxruntime would pick for a node of ``op`` under ``opset``.

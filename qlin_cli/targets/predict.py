@@ -107,7 +107,12 @@ def sites_in(a: Analysis, info: ModelInfo | None = None) -> Iterator[NodeSite]:
 def _placed(a: Analysis, info: ModelInfo) -> list[tuple[NodeSite, Location]]:
     """(site, location) of every node (outside calls of model-local functions), in walk order."""
     model = a.model
-    main_inputs = {vi.name for vi in model.graph.input} - {t.name for t in model.graph.initializer}
+    inputs = {vi.name for vi in model.graph.input}
+    main_scope = a.bodies[0].scope if a.bodies and a.bodies[0].path == "main" else None
+    # the main scope has read the initializers' names already
+    inits = (main_scope.initializer_names() if main_scope is not None
+             else (t.name for t in model.graph.initializer))
+    main_inputs = inputs.difference(inits)
     main_outputs = {vi.name for vi in model.graph.output}
     found: list[tuple[NodeSite, Location]] = []
     for body in a.bodies:
@@ -125,20 +130,20 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
     plain tuples. An op of no family qlin knows is keyed by its op, domain and typed inputs
     and outputs without reading its facts: the targets read nothing else of it (its kernel,
     its domain; no attribute, no constant)."""
-    quantized: dict[str, NodeSite] = {}  # output name -> site of a linear Q
     made: dict[tuple, NodeSite] = {}  # key -> the site of that value
-    roles: dict[int, tuple[str | None, int | None]] = {}  # id(spec) -> (Q or DQ, scale index)
     main = body.path == "main"
     kinds, scope, known = body.kinds, body.scope, body.facts
-    doms = {d: schema.normalize_domain(d) for d in {k[0] for k in kinds}}
+    distinct = set(kinds)
+    doms = {d: schema.normalize_domain(d) for d in {k[0] for k in distinct}}
     opsets = tuple(scope.opsets.items()) if scope is not None else ()
     path, in_function = (scope.path, scope.is_function) if scope is not None else (body.path, False)
     functions = info.functions
     typed = _typer(scope)
-    ops = [(op, doms[d]) for d, op in kinds]  # (op type, domain) of every node
-    unknown = {k for k in set(kinds) if not schema.knows(*k)}  # ops of no family qlin knows
-    context = (a, body, main, main_inputs if main else (), main_outputs if main else (), ops, opsets,
-               body.consumers, body.producers)
+    op_of = {k: (k[1], doms[k[0]]) for k in distinct}
+    ops = list(map(op_of.__getitem__, kinds))  # (op type, domain) of every node, one tuple per op
+    unknown = {k for k in distinct if not schema.knows(*k)}  # ops of no family qlin knows
+    linear = _linear_sites(a, body, ops, opsets, main_inputs if main else (), main_outputs if main else (),
+                           made)
     for index, (ins, outs) in enumerate(body.io):
         op = ops[index]
         if functions and (op[1], op[0]) in functions:
@@ -150,22 +155,13 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
             if site is None:
                 site = made[key] = NodeSite(facts=a.any_facts(body, index), in_main_graph=main, opsets=opsets)
             found.append((site, Location(path, index, body.nodes[index].name, in_function)))
-            continue
-        spec = f.spec
-        if spec is None:  # a family op the scope's opset has no schema for
+        elif f.spec is None:  # a family op the scope's opset has no schema for
             site = made.get((f,))
             if site is None:
                 site = made[(f,)] = NodeSite(facts=f, in_main_graph=main, opsets=opsets)
             found.append((site, f.location))
-            continue
-        role = roles.get(id(spec))
-        if role is None:
-            role = roles[id(spec)] = (nodes.kind(f), f.scale_index)
-        y = outs[0] if outs else ""
-        site = _linear_site(f, index, ins, y, role, quantized.get(ins[0]) if ins else None, made, context)
-        if y and role[0] == nodes.QUANTIZE:
-            quantized[y] = site
-        found.append((site, f.location))
+        else:
+            found.append((linear(f, index, ins, outs), f.location))
 
 
 def _typer(scope):
@@ -182,59 +178,79 @@ def _typer(scope):
     return typed
 
 
-def _linear_site(f: NodeFacts, index: int, ins: tuple, y: str, role: tuple, before: NodeSite | None,
-                 made: dict, context: tuple) -> NodeSite:
-    """The site of a Q/DQ node (``made`` keeps one per value): ``role`` is (Q or DQ, scale
-    index), ``before`` the site of the linear Q making input 0, if any; ``context`` (the
-    analysis, the body, in the main graph, main inputs and outputs (empty outside it), (op
-    type, domain) of every node, the body's imports, consumer and producer maps)."""
-    a, body, main, main_inputs, main_outputs, ops, opsets, consumers, producers = context
-    q_or_dq, si = role
-    x = ins[0] if ins else ""
-    dq = q_or_dq == nodes.DEQUANTIZE
-    producer = before if dq else None
-    readers = consumers.get(y, ()) if y else ()
-    maker = producers.get(x) if x else None
-    fields = (
-        x in main_inputs,
-        y in main_outputs,
-        si is not None and si < len(ins) and ins[si] != "" and ins[si] in main_inputs,
-        tuple([ops[j] + (k,) for j, k in readers]),
-        None if maker is None else ops[maker],
-        _after(a, body, readers, f.x_rank) if dq and readers else _NOTHING_AFTER,
-        dq and bool(x) and maker is None and body.scope is not None and body.scope.find_value(x) is not None,
-    )
-    key = (id(a.same_as(body, index, f)), id(producer), fields)  # one object per value each
-    site = made.get(key)
-    if site is None:
-        x_in, y_out, scale_in, readers_of, x_from, (then, reduced, partners), constant = fields
-        site = made[key] = NodeSite(
-            facts=f, in_main_graph=main, x_is_graph_input=x_in, x_is_constant=constant,
-            y_is_graph_output=y_out,
-            producer=producer.facts if producer is not None else None, producer_site=producer,
-            scale_is_graph_input=scale_in, consumers=readers_of, then=then, x_from=x_from,
-            opsets=opsets, reduced=reduced, partners=partners)
+def _linear_sites(a: Analysis, body, ops: list, opsets: tuple, main_inputs, main_outputs, made: dict):
+    """site(facts, index, inputs, outputs) of the body's Q/DQ nodes (and other nodes of a
+    family qlin knows), one ``NodeSite`` per value in ``made``; ``ops`` is (op type, domain)
+    of every node, ``opsets`` the body's imports, ``main_inputs`` / ``main_outputs`` the main
+    graph's (empty outside it). What the maps of the body give is read here once, so that a
+    node costs a few look-ups."""
+    quantized: dict[str, NodeSite] = {}  # output name -> site of a linear Q
+    roles: dict[int, tuple[bool, bool, int | None]] = {}  # id(spec) -> (is Q, is DQ, scale index)
+    consumers, producers, same, main = body.consumers, body.producers, body.same, body.path == "main"
+    after = _after_of(a, body)
+    scope = body.scope
+    find_value = scope.find_value if scope is not None else (lambda name: None)
+
+    def site(f: NodeFacts, index: int, ins: tuple, outs: tuple) -> NodeSite:
+        role = roles.get(id(f.spec))
+        if role is None:
+            k = nodes.kind(f)
+            role = roles[id(f.spec)] = (k == nodes.QUANTIZE, k == nodes.DEQUANTIZE, f.scale_index)
+        is_q, dq, si = role
+        x = ins[0] if ins else ""
+        y = outs[0] if outs else ""
+        producer = quantized.get(x) if dq and x else None
+        readers = consumers.get(y, ()) if y else ()
+        maker = producers.get(x) if x else None
+        fields = (
+            x in main_inputs,
+            y in main_outputs,
+            si is not None and si < len(ins) and ins[si] != "" and ins[si] in main_inputs,
+            tuple([ops[j] + (k,) for j, k in readers]),
+            None if maker is None else ops[maker],
+            after(readers, f.x_rank) if dq and readers else _NOTHING_AFTER,
+            dq and bool(x) and maker is None and find_value(x) is not None,
+        )
+        first = same.get(index) or a.same_as(body, index, f)
+        key = (id(first), id(producer), fields)  # one object per value each
+        found = made.get(key)
+        if found is None:
+            x_in, y_out, scale_in, readers_of, x_from, (then, reduced, partners), constant = fields
+            found = made[key] = NodeSite(
+                facts=f, in_main_graph=main, x_is_graph_input=x_in, x_is_constant=constant,
+                y_is_graph_output=y_out,
+                producer=producer.facts if producer is not None else None, producer_site=producer,
+                scale_is_graph_input=scale_in, consumers=readers_of, then=then, x_from=x_from,
+                opsets=opsets, reduced=reduced, partners=partners)
+        if is_q and y:
+            quantized[y] = found
+        return found
     return site
 
 
 _NOTHING_AFTER = ((), (), ())
 
 
-def _after(a: Analysis, body, readers, rank: int | None) -> tuple[tuple, tuple, tuple]:
-    """What a DequantizeLinear's readers tell the fusion and chain checks: per reader, the op
-    types reading its output 0, the axis it sums over, the quantized type of its other operand."""
-    then, reduced, partners = [], [], []
+def _after_of(a: Analysis, body):
+    """after(readers, rank): what a DequantizeLinear's readers tell the fusion and chain
+    checks: per reader, the op types reading its output 0, the axis it sums over, the
+    quantized type of its other operand."""
     io, kinds, consumers, producers = body.io, body.kinds, body.consumers, body.producers
-    for j, k in readers:
-        ins, outs = io[j]
-        then.append(tuple([kinds[m][1] for m, _ in consumers.get(outs[0], ())]) if outs and outs[0] else ())
-        op = kinds[j][1]
-        reduced.append(_reduced(a, body, j, k, rank) if op in ("MatMul", "Gemm") else None)
-        other = 1 if k == 0 else 0
-        m = producers.get(ins[other]) if other < len(ins) and ins[other] else None
-        partners.append(nodes.quant_type(a.any_facts(body, m))
-                        if m is not None and kinds[m][1] == "DequantizeLinear" else None)
-    return tuple(then), tuple(reduced), tuple(partners)
+
+    def after(readers, rank: int | None) -> tuple[tuple, tuple, tuple]:
+        then, reduced, partners = [], [], []
+        for j, k in readers:
+            ins, outs = io[j]
+            y = outs[0] if outs else ""
+            then.append(tuple([kinds[m][1] for m, _ in consumers.get(y, ())]) if y else ())
+            op = kinds[j][1]
+            reduced.append(_reduced(a, body, j, k, rank) if op == "MatMul" or op == "Gemm" else None)
+            other = 1 if k == 0 else 0
+            m = producers.get(ins[other]) if other < len(ins) and ins[other] else None
+            partners.append(nodes.quant_type(a.any_facts(body, m))
+                            if m is not None and kinds[m][1] == "DequantizeLinear" else None)
+        return tuple(then), tuple(reduced), tuple(partners)
+    return after
 
 
 def _reduced(a: Analysis, body, index: int, slot: int, rank: int | None) -> int | None:

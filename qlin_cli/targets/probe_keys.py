@@ -18,7 +18,6 @@ from functools import cache
 import onnx
 
 from .. import schema
-from ..convert import opsteps
 from ..schema.ir import OLDEST_IR, newest_opset
 
 PER_CHANNEL = "per-channel"
@@ -250,6 +249,8 @@ FLOAT_OPS = ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "
 def _since(op: str, opset: int | None) -> int | None:
     """The version of ai.onnx ``op`` in force at ``opset`` (convert.opsteps' onnx.defs index);
     None when onnx has none."""
+    from ..convert import opsteps  # when asked: `qlin check --target` of most models needs no index
+
     return None if opset is None else opsteps.since_at(op, opset)
 
 
@@ -257,6 +258,8 @@ def _since(op: str, opset: int | None) -> int | None:
 def axes_input_since(op: str) -> int | None:
     """The first version of ``op`` whose axes are an input (onnx.defs: 18 for every op of
     FLOAT_OPS); None when they never are."""
+    from ..convert import opsteps
+
     for version in opsteps.history(op):
         if any(i.name == "axes" for i in opsteps.schema_at(op, version).inputs):
             return version

@@ -50,7 +50,10 @@ def step_pairs(op: str, first: int = FIRST_OPSET, last: int | None = None) -> li
 
 
 def since_at(op: str, opset: int) -> int | None:
-    """The since_version of the schema in force at ``opset`` (None: the op does not exist yet)."""
-    s = schema_at(op, opset)
-    return None if s is None else s.since_version
+    """The since_version of the schema in force at ``opset`` (None: the op does not exist yet),
+    asked of onnx.defs for the one op (the index of every op is built for walks of steps)."""
+    try:
+        return onnx.defs.get_schema(op, opset, AI_ONNX).since_version
+    except onnx.defs.SchemaError:
+        return None
 
