@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -133,6 +134,29 @@ def test_plain_report_is_what_rich_prints_of_the_markup(evil):
         slow.print(text.line(evil, d), highlight=False, soft_wrap=True)
     assert fast.file.getvalue() == slow.file.getvalue()
     assert "[bold red]markup[/bold red]" in fast.file.getvalue()
+
+
+def test_colour_report_is_what_rich_prints_of_each_line(evil):
+    """On a colour terminal the findings and node views go to rich as one print of their
+    markup: the same bytes as a print per line and per row, hostile names included."""
+    from rich.console import Console
+
+    from qlin_cli.check.engine import check_file, summarize
+    from qlin_cli.report import text
+
+    results = [check_file(p, targets=["openvino"])
+               for p in (evil, os.path.join(MODELS, "broken", "chain.onnx"))]
+    assert all(r.error is None and r.diagnostics for r in results)
+    fast = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor", width=80)
+    text.render(results, summarize(results), fast, quiet=True, frames=True)
+    slow = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor", width=80, emoji=False)
+    for r in results:
+        for d in r.diagnostics:
+            for row in (text.line(r.path, d), *text.frame(d)):
+                slow.print(row, highlight=False, soft_wrap=True)
+    out = fast.file.getvalue()
+    assert "\x1b[" in out and "<--" in out and out == slow.file.getvalue()
+    _no_forgery(re.sub(r"\x1b\[[0-9;]*m", "", out))  # rich's colours only
 
 
 def test_github_annotations_stay_one_line_each(evil):

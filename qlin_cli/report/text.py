@@ -111,22 +111,20 @@ def render(results, summary: dict, console: Console, *, quiet: bool = False,
 
 
 def _findings(results, console: Console, frames: bool) -> None:
-    """Every finding's line (and frame). Without colour the plain text goes to rich in one
-    print (3,000 lines: 0.02 s, against 0.3 s for a print of markup per line)."""
+    """Every finding's line (and frame), in one print: as rich markup on a colour terminal
+    (3,000 findings with their frames: 0.7 s, against 1.0 s for a print per line), as the
+    plain text it prints otherwise (0.02 s, against 0.35 s)."""
     colour = console.color_system is not None
     out: list[str] = []
     for r in results:
         if r.error is not None:
             continue
         for d in r.diagnostics:
-            if colour:
-                console.print(line(r.path, d), highlight=False, soft_wrap=True)
-                for row in frame(d) if frames else ():
-                    console.print(row, highlight=False, soft_wrap=True)
-            else:
-                out.append(plain_line(r.path, d))
-                out += frame(d, colour=False) if frames else ()
-    if out:
+            out.append(line(r.path, d) if colour else plain_line(r.path, d))
+            out += frame(d, colour=colour) if frames else ()
+    if out and colour:
+        console.print("\n".join(out), highlight=False, soft_wrap=True)
+    elif out:
         console.print("\n".join(out), markup=False, emoji=False, highlight=False, soft_wrap=True)
 
 
