@@ -16,6 +16,7 @@ import functools
 import sys
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 from onnx import TensorProto
@@ -199,7 +200,47 @@ def test_the_float8_probes_carry_the_pages_codes():
         assert codes.min() >= 0 and codes.max() <= 255, key
         values = codes.astype(np.uint8).view(dtypes.BY_NAME[q].numpy)
         big = np.isinf(values.astype(np.float32)) | np.isnan(values.astype(np.float32))
-        assert big.any() == (saturate == 0), key  # beyond the range: NaN / Inf only with saturate=0
+        nan = np.isnan(feeds["x"])
+        assert big[~nan].any() == (saturate == 0), key  # beyond the range: NaN / Inf only with saturate=0
+        assert big[nan].all(), key  # NaN stays NaN
+
+
+def test_the_float8_probes_carry_openvinos_conversion_and_nan():
+    """Each float8 probe feeds NaN of both signs and carries, besides the page's codes, those
+    of a conversion through float16 that saturates and writes NaN as the negative largest
+    value (probe_keys.THROUGH_FLOAT16), which differ from the page's for every type and
+    saturate (so a release that converts so is named, not only found different)."""
+    from qlin_cli.targets import probe_keys
+
+    for key, _, feeds in _probes("float8"):
+        q = key.split(" ")[1]
+        x = feeds["x"]
+        assert np.isnan(x).any() and np.signbit(x[np.isnan(x)]).any() and (~np.signbit(x[np.isnan(x)])).any()
+        theirs, page = feeds[f"expect:{probe_keys.THROUGH_FLOAT16}"], feeds["expect:spec"]
+        assert theirs.shape == page.shape and not np.array_equal(theirs, page), key
+        largest = np.array([-float(ml_dtypes.finfo(dtypes.BY_NAME[q].numpy).max)], np.float32)
+        assert set(theirs[np.isnan(x)]) == {largest.astype(dtypes.BY_NAME[q].numpy).view(np.uint8)[0]}, key
+
+
+def test_the_installed_openvino_converts_to_float8_as_the_probes_name_it(tmp_path):
+    """Load and run each float8 probe of a type openvino reads in the installed openvino:
+    its codes are exactly those probe_keys.THROUGH_FLOAT16 names, with either saturate."""
+    pytest.importorskip("openvino")
+    import onnx
+    import probe_runner
+
+    from qlin_cli.targets import probe_keys
+
+    ran = 0
+    for key, model, feeds in _probes("float8"):
+        if key.split(" ")[1] not in ("float8e4m3fn", "float8e5m2"):
+            continue  # openvino reads no fnuz type (QT302)
+        path = tmp_path / "probe.onnx"
+        onnx.save(model, path)
+        got = probe_runner.run_openvino(str(path), feeds, {"x": TensorProto.FLOAT})
+        assert got == f"differs: {probe_keys.THROUGH_FLOAT16}", (key, got)
+        ran += 1
+    assert ran == 68
 
 
 def _float8(q: str, saturate: int):
@@ -220,6 +261,32 @@ def _float8(q: str, saturate: int):
 ])
 def test_qt403_follows_the_release(target, q, saturate, warned):
     assert ("QT403" in predicted(_float8(q, saturate), target)) is warned
+
+
+def test_qt403_says_what_the_releases_probe_measured():
+    """The message is the description the target's release measured where this release's
+    float8 probe gives the same outcome (openvino: its conversion named; onnxruntime: 480
+    becomes 448), and the probe's own words where it gives another."""
+    from qlin_cli.targets import probe_keys, probe_table
+
+    def said(model, target):
+        return [f.detail for f in predict.findings(model, "", [target]) if f.code == "QT403"]
+
+    def message(target, text):
+        return target.finding("QT403", text, fix=target.float8_quantize.fix).message
+
+    ov, ort = base.get("openvino@2026.1"), base.get("onnxruntime@1.31")
+    assert said(_float8("float8e4m3fn", 1), ov) == [
+        message(ov, f"conversion to float8e4m3fn {probe_keys.THROUGH_FLOAT16}")]
+    assert said(_float8("float8e4m3fn", 0), ort) == [message(ort, ort.float8_quantize.what)]
+    other = probe_table.Outcome(0, 1, "differs: got 1 where the page gives 2")
+    ort.arithmetic = lambda what, site: other  # a release whose probe differs otherwise
+    try:
+        found = said(_float8("float8e4m3fn", 0), ort)
+    finally:
+        del ort.arithmetic
+    assert found == [message(ort, "conversion to float8e4m3fn differs from the spec (got 1 where the page "
+                                  "gives 2; measured by the release's float8 probe)")]
 
 
 def test_the_dequantize_and_pair_probes_are_valid_and_carry_the_pages_codes():

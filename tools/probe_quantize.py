@@ -12,8 +12,10 @@ page's result from what a runtime may compute instead:
 - negative scale: a QuantizeLinear with scale -0.1 over values beyond the range, which the
   page saturates;
 - float8: a QuantizeLinear to each float8 type with saturate 0 and 1 over values near
-  rounding boundaries and beyond the range ("float8 float8e4m3fn saturate=0 ..."; NaN
-  inputs are not probed: a NaN's sign bit is no divergence, and the runner compares codes);
+  rounding boundaries, beyond the range and NaN of either sign ("float8 float8e4m3fn
+  saturate=0 ..."; the runner compares codes, so a runtime that wrote a NaN of another
+  sign or payload would show as a divergence: where a release hands float8 over, onnxruntime
+  1.24-1.32 write the page's NaN, openvino 2026.1-2026.4 the negative largest value);
 - missing axis: a com.microsoft QuantizeLinear / DequantizeLinear without ``axis`` and with a
   1-D scale, which its page does not define (probe_keys.missing_axis_key): whether the
   runtime reads it along axis 1;
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -53,9 +56,10 @@ OUTPUTS = ("int8", "uint8")  # readable by both runtimes' Python APIs (int4 is n
 GRANULARITIES = ((schema.PER_TENSOR, "tensor"), (schema.PER_AXIS, "axis"), (schema.BLOCKED, "block"))
 # near float8 rounding boundaries (through float16 they round twice: 14.999 and 29.998 land
 # on float8e5m2 midpoints there), at and beyond the largest float8e4m3fn (448; 480 is the
-# first value saturate=0 makes NaN) and float8e5m2 (57344)
+# first value saturate=0 makes NaN) and float8e5m2 (57344), then NaN of each sign (last: the
+# first value that differs, which an outcome names, stays where it was before they came)
 FLOAT8_X = (15.499925, 37.998543, -45.989754, 465.0, 480.0, 490.0, 500.0, 1.0, -2.0, 60000.0, 100000.0,
-            -480.0, 0.3, -0.7, 3.14159, 240.0, 14.999, 29.998)
+            -480.0, 0.3, -0.7, 3.14159, 240.0, 14.999, 29.998, float("nan"), -float("nan"))
 # (x, scale, precision) of the division probes: x and the scale of one narrow type, then,
 # where the schema types them apart and has ``precision``, the other ways to ask for one
 SAME = tuple((t, t, None) for t in probe_keys.DIVIDED)
@@ -233,7 +237,8 @@ def _values(what, x_type, scale_type, precision, out):
     if what == "negative scale":
         return np.linspace(-60, 60, SHAPE[0] * SHAPE[1]).reshape(SHAPE), -0.1, 0, {}
     if what.startswith("float8 "):
-        return np.resize(np.array(FLOAT8_X), SHAPE), 1.0, 0, {}
+        x = np.resize(np.array(FLOAT8_X, np.float32), SHAPE)
+        return x, 1.0, 0, {probe_keys.THROUGH_FLOAT16: _through_float16(x, out)}
     narrow = next(t for t in (precision, scale_type, x_type) if t in probe_keys.DIVIDED)
     x, s = _telling_apart({x_type, scale_type, narrow}, narrow, out)
     return np.full(SHAPE, x), s, 0, {f"divides in {t}": np.full(SHAPE, _quantized(x, s, t, out))
@@ -264,12 +269,26 @@ def _probe(what, domain, opset, x_type, scale_type, precision, gran, out, key_of
     codes = out in dtypes.SATURATE_APPLIES  # float8 outputs are compared by their codes
     feeds["expect:spec"] = (y.view(np.uint8) if codes else y).astype(np.int64)
     d = dtypes.BY_NAME[out]
-    for name, value in others.items():
-        feeds[f"expect:{name}"] = np.clip(value, d.lo, d.hi).astype(np.int64)
+    for name, value in others.items():  # float8: codes already
+        feeds[f"expect:{name}"] = (value if codes else np.clip(value, d.lo, d.hi)).astype(np.int64)
     page = f"expect:divides in {precision or scale_type}"  # the page's: precision's type, else the scale's
     if what == "division" and not np.array_equal(feeds["expect:spec"], feeds[page]):
         raise AssertionError(f"qlin's evaluator and the division in {precision or scale_type} differ: {node}")
     return key_of(model, what), model, feeds
+
+
+def _through_float16(x: np.ndarray, out: str) -> np.ndarray:
+    """The codes of float8 ``out`` that x (already divided by a scale of 1) becomes when it is
+    rounded to float16 first, then to ``out`` saturating to its largest value whatever
+    saturate says, a NaN of either sign written as the negative largest value (what
+    openvino's FakeConvert does, tests/test_targets_divergence.py)."""
+    t = dtypes.BY_NAME[out].numpy
+    largest = float(ml_dtypes.finfo(t).max)
+    with np.errstate(over="ignore"):  # beyond float16's range: infinity, then saturated
+        half = x.astype(np.float16).astype(np.float32)
+    y = np.clip(half, -largest, largest).astype(t).view(np.uint8).copy()
+    y[np.isnan(x)] = np.array([-largest], np.float32).astype(t).view(np.uint8)[0]
+    return y
 
 
 def _quantized(x: float, s: float, in_type: str, out: str) -> int:

@@ -182,6 +182,9 @@ class Float8Quantize:
     saturate_0_only: bool  # only nodes with saturate=0
     what: str  # what happens instead ("{q}": the node's type)
     fix: str
+    # the float8 probe outcomes (Outcome.differs) ``what`` describes, measured with the
+    # rules' release: a release whose probe says otherwise gets the probe's own words
+    seen: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -69,9 +69,8 @@ class OpenVinoCpu(Target):
     # probes' (``division``)
     blocked_scale = base.BlockedScale(True, "the conversion of the node fails")  # 1 off the axis repeats
     float8_quantize = base.Float8Quantize(
-        tuple(sorted(dtypes.SATURATE_APPLIES)), False,
-        "conversion to {q} rounds twice (through float16), ignores saturate=0 and turns NaN into the "
-        "negative largest value", "validate float8 outputs on openvino")
+        tuple(sorted(dtypes.SATURATE_APPLIES)), False, "conversion to {q} " + probe_keys.THROUGH_FLOAT16,
+        "validate float8 outputs on openvino", (probe_keys.THROUGH_FLOAT16,))
     unreadable_types = UNREADABLE
     float16_why = ("openvino computes float16 values in float32 (its CPU plugin converts them): next to "
                    "{ops}")
@@ -160,9 +159,10 @@ class OpenVinoCpu(Target):
             f"{DIVERGENCE_TEST}::test_openvino_rounds_after_zero_point",
         ),
         Source(
-            "float8 quantize: double rounding through float16, saturate=0 ignored, NaN to -max",
+            "float8 quantize: double rounding through float16, saturate=0 ignored, NaN to -max (QT403)",
             MEASURED,
-            f"{DIVERGENCE_TEST}::test_openvino_float8_conversion",
+            f"tools/probe_quantize.py (float8, its codes named '{probe_keys.THROUGH_FLOAT16}') in every "
+            f"release; {DIVERGENCE_TEST}::test_openvino_float8_conversion",
         ),
         Source(
             "a com.microsoft 1-D scale without axis is read along axis 1 (QT404)",

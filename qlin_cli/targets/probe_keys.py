@@ -120,6 +120,8 @@ def pair_arithmetic_key(quant_type: str | None) -> str | None:
 # what a runtime may do instead of the page's rounding (the rounding probes' names for it)
 ADDED_FIRST = "adds the zero point before rounding"
 TOWARD_ZERO = "rounds toward zero"
+# what a runtime may do instead of the page's conversion to float8 (the float8 probes' name)
+THROUGH_FLOAT16 = "rounds twice (through float16), saturates and turns NaN into the negative largest value"
 FLOAT16_CASTS = "float16 between nodes"  # the probe of two float16 nodes without float16 kernels
 KEEPS_FLOAT32 = "keeps float32 between the nodes"  # what a runtime may do there (drop the Casts)
 

@@ -19,15 +19,18 @@ class Float8Conversion(Code):
     QuantizeLinear's page: saturate "defines how the conversion behaves if an input value
     is out of range of the destination type. It only applies for float 8 quantization",
     and its tables give each float8 result (NaN or infinity beyond the range when it is 0).
-    openvino (measured, 2026.4) converts through float16 (double rounding: 15.4999
-    becomes 16 in float8e4m3fn instead of 15), ignores `saturate=0` (values beyond
-    the largest float8 saturate instead of becoming NaN / Inf) and turns NaN into
-    the negative largest value. onnxruntime with `saturate=0` maps values from 480 up
-    to a few more to ±448 instead of NaN in float8e4m3fn (measured, 1.31.1). Which releases
-    do so is measured per release by float8 probes (tools/probe_quantize.py: each float8
-    type, saturate 0 and 1): onnxruntime 1.24 to 1.32, openvino 2026.1 to 2026.4 (earlier
-    releases refuse the node). TensorRT documents FP8 outputs clamped to [-448, 448], so
-    `saturate=0` is not honoured.
+    openvino converts through float16 (double rounding: 15.4999 becomes 16 in
+    float8e4m3fn instead of 15), ignores `saturate=0` (values beyond the largest float8
+    saturate instead of becoming NaN / Inf) and turns NaN into the negative largest
+    value. onnxruntime with `saturate=0` maps values from 480 up to a few more to ±448
+    instead of NaN in float8e4m3fn. Both are measured per release by float8 probes
+    (tools/probe_quantize.py: each float8 type, saturate 0 and 1, values near rounding
+    boundaries, beyond the range and NaN), whose outcome names openvino's conversion
+    where a release gives exactly its codes, and the first code that differs otherwise:
+    onnxruntime 1.24 to 1.32, openvino 2026.1 to 2026.4 (earlier releases refuse the
+    node). A release whose probe differs otherwise than the release a description was
+    measured on is reported in the probe's words. TensorRT documents FP8 outputs clamped
+    to [-448, 448], so `saturate=0` is not honoured.
 
     ## Example
     ```
@@ -46,7 +49,7 @@ class Float8Conversion(Code):
 
     @staticmethod
     def check(target, site):
-        from .. import nodes
+        from .. import nodes, probe_keys
 
         f = site.facts
         fact = target.float8_quantize
@@ -54,10 +57,17 @@ class Float8Conversion(Code):
             return
         q = nodes.quant_type(f)
         saturate = f.attr_int("saturate")
-        if target.probes_arithmetic:  # the release's own probes decide, where they ran
+        what = fact.what.format(q=q)
+        if target.probes_arithmetic:  # the release's own probes decide and say what it does
             found = target.arithmetic(f"float8 {q} saturate={1 if saturate is None else saturate}", site)
-            if found is None or found.differs is None:
+            said = None if found is None else found.differs
+            if said is None:
                 return
+            if said == probe_keys.THROUGH_FLOAT16:
+                what = f"conversion to {q} {said}"
+            elif said not in fact.seen:
+                what = (f"conversion to {q} differs from the spec ({said}; measured by the release's "
+                        "float8 probe)")
         elif q not in fact.types or (fact.saturate_0_only and saturate != 0):
             return
-        yield target.finding("QT403", fact.what.format(q=q), fix=fact.fix)
+        yield target.finding("QT403", what, fix=fact.fix)
