@@ -318,10 +318,13 @@ def test_the_dequantize_and_pair_probes_are_valid_and_carry_the_pages_codes():
         # float32 scale rounds to another value first (0.3105 in bfloat16 is exact in float16)
         assert (f"expect:rounds the scale to {out} first" in feeds) is ("(float) -> " in key), key
     pairs = _probes("pair arithmetic")
-    assert [k for k, _, _ in pairs] == [f"pair arithmetic {q}" for q in ("int8", "uint8", "int16", "uint16")]
+    types = ("int8", "uint8", "int16", "uint16")
+    assert [k for k, _, _ in pairs] == [f"pair arithmetic {q}{b}" for q in types for b in ("", " blocked")]
     for key, model, feeds in pairs:
         onnx.checker.check_model(model, full_check=True)
         assert [n.op_type for n in model.graph.node] == ["Abs", "QuantizeLinear", "DequantizeLinear", "Neg"]
+        blocked = [a.i for n in model.graph.node[1:3] for a in n.attribute if a.name == "block_size"]
+        assert blocked == ([16, 16] if key.endswith(" blocked") else []), key
         assert np.all(feeds["expect:spec"] <= 0) and np.unique(feeds["expect:spec"]).size > 100, key
         removed = feeds["expect:removes the pair"]  # the reader computed on x: no pair
         assert np.array_equal(removed, -np.abs(feeds["x"]))
@@ -398,7 +401,8 @@ def test_qt404_qt406_and_qt408_follow_each_release():
     keys = {"float -> float16": "dequantize ai.onnx:DequantizeLinear-23(float) -> float16 constant x",
             "bfloat16 -> bfloat16": "dequantize ai.onnx:DequantizeLinear-21(bfloat16) -> bfloat16 constant x"}
     seen = {"QT404": set(), "QT406": set(), "QT408": set()}
-    inner = {"int8": _pair(TP.INT8, inner=True), "int16": _pair(TP.INT16, inner=True)}  # Relu, Q, DQ, Relu
+    inner = {"int8": _pair(TP.INT8, inner=True), "int16": _pair(TP.INT16, inner=True),  # Relu, Q, DQ, Relu
+             "int16 blocked": _blocked_pair()}
     for rt, v in _releases():
         table = probe_table.load(rt, v)
         target = f"{rt}@{v.rsplit('.', 1)[0]}"
@@ -420,10 +424,27 @@ def test_qt404_qt406_and_qt408_follow_each_release():
             assert ("QT406" in codes) is (found not in (None, probe_keys.REMOVED)), (target, q)
             seen["QT408"].add(found == probe_keys.REMOVED)
     # measured (docs/targets.md): every release reads the axis; openvino rounds some products
-    # otherwise, onnxruntime none; openvino removes 16-bit pairs from 2026.1 only
+    # otherwise, onnxruntime none; openvino removes 16-bit pairs from 2026.1 only (not blocked ones)
     assert seen == {"QT404": {True}, "QT406": {True, False}, "QT408": {True, False}}
     assert not {"QT404", "QT406"} & (predicted(bare, "tensorrt-10") | predicted(weights["float -> float16"],
                                                                                   "tensorrt-10"))
+
+
+def _blocked_pair():
+    """x -> Relu -> Q(int16, blocks of 16 along axis 1) -> DQ -> Relu -> y."""
+    from onnx import helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.full((4, 2), 0.01, np.float32), "s"),
+             numpy_helper.from_array(np.zeros((4, 2), np.int16), "zp")]
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="pre"),
+             helper.make_node("QuantizeLinear", ["a", "s", "zp"], ["q"], name="q", axis=1, block_size=16),
+             helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["d"], name="dq", axis=1, block_size=16),
+             helper.make_node("Relu", ["d"], ["y"], name="post")]
+    x, y = (helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 32]) for n in ("x", "y"))
+    graph = helper.make_graph(nodes, "blocked pair", [x], [y], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    return model
 
 
 def test_qt409_follows_each_release():

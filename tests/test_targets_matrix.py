@@ -650,8 +650,9 @@ def test_fast_subset_covers_refusals_and_runs(fast_results):
         assert s[n]["refused"] >= 25 and s[n]["ran"] >= 25, s
     codes_seen = {p.code for r in fast_results if not r.skipped for ps in r.predicted.values() for p in ps}
     assert {"QT101", "QT103", "QT104", "QT202", "QT203", "QT401", "QT402"} <= codes_seen
-    if _ov is not None:
-        assert {"QT204", "QT302", "QT303", "QT308", "QT405", "QT407", "QT408"} <= codes_seen
+    if _ov is not None:  # QT408 (a 16-bit pair between two ops removed) has no case here: its tests are
+        # test_targets_arithmetic.py's (each release) and test_targets_divergence.py's (installed)
+        assert {"QT204", "QT302", "QT303", "QT308", "QT405", "QT406", "QT407"} <= codes_seen
 
 
 def test_disagreements_are_found():

@@ -105,7 +105,8 @@ def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]
                     for constant in (False, True):
                         yield _dequantize(spec, scale, out, constant, key_of)
     for q_type in (*OUTPUTS, *sorted(SIXTEEN_BIT)):  # the 16-bit ones: pairs a runtime may remove
-        yield _pair(q_type, key_of)
+        for blocked in (False, True):
+            yield _pair(q_type, blocked, key_of)
     for spec in schema.SPECS:
         if (spec.op_type == "QuantizeLinear" and spec.domain in (schema.AI_ONNX, schema.MICROSOFT)
                 and "float16" in spec.allowed(spec.inputs[0])):
@@ -171,28 +172,36 @@ def _dequantize(spec, scale_type, out, constant, key_of):
     return key_of(model, probe_keys.DEQUANTIZE), model, {**feeds, **codes}
 
 
-def _pair(q_type, key_of):
+PAIR_SHAPE = (64, 64)  # a blocked pair's x: blocks of PAIR_BLOCK along axis 1
+PAIR_BLOCK = 16
+
+
+def _pair(q_type, blocked, key_of):
     """x -> Abs -> QuantizeLinear(``q_type``, scale 0.1, zero point 0) -> DequantizeLinear ->
-    Neg (ai.onnx, opset 21) over the ties of x / scale across the range and the float32
-    values on either side of each: whether the pair is computed as the page says (a runtime
-    may fuse it into one op that rounds otherwise; the zero point is 0 so that adding it
-    before rounding, QT405, changes nothing; a runtime that removes the pair gives -|x|:
-    "expect:removes the pair")."""
-    zp = np.asarray(0).astype(dtypes.BY_NAME[q_type].numpy)
-    inits = [numpy_helper.from_array(np.float32(0.1), "s"), numpy_helper.from_array(zp, "zp")]
-    pair = [helper.make_node("QuantizeLinear", ["a", "s", "zp"], ["q"]),
-            helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["d"])]
+    Neg (ai.onnx, opset 21), per tensor or ``blocked`` (blocks of 16 along axis 1, every
+    block's scale 0.1), over the ties of x / scale across the range and the float32 values on
+    either side of each: whether the pair is computed as the page says (a runtime may fuse
+    it into one op that rounds otherwise; the zero point is 0 so that adding it before
+    rounding, QT405, changes nothing; a runtime that removes the pair gives -|x|: "expect:
+    removes the pair")."""
+    shape, blocks = (PAIR_SHAPE, (PAIR_SHAPE[0], PAIR_SHAPE[1] // PAIR_BLOCK)) if blocked else ((4096,), ())
+    zp = np.zeros(blocks, dtypes.BY_NAME[q_type].numpy)
+    inits = [numpy_helper.from_array(np.full(blocks, 0.1, np.float32), "s"),
+             numpy_helper.from_array(zp, "zp")]
+    attrs = {"axis": 1, "block_size": PAIR_BLOCK} if blocked else {}
+    pair = [helper.make_node("QuantizeLinear", ["a", "s", "zp"], ["q"], **attrs),
+            helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["d"], **attrs)]
     models = []
     for graph_nodes, x_name, y_name in ((pair, "a", "d"), ([helper.make_node("Abs", ["x"], ["a"]), *pair,
                                                            helper.make_node("Neg", ["d"], ["y"])], "x", "y")):
-        vi = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [4096]) for n in (x_name, y_name)]
+        vi = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, list(shape)) for n in (x_name, y_name)]
         graph = helper.make_graph(graph_nodes, probe_keys.PAIR, vi[:1], vi[1:], initializer=inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
         model.ir_version = ir_for_opset(21)
         models.append(model)
     ties = ((np.arange(0, 300) + 0.5) * 0.1).astype(np.float32)
     x = np.resize(np.concatenate([ties, np.nextafter(ties, np.float32(np.inf)),
-                                  np.nextafter(ties, np.float32(0))]), 4096)
+                                  np.nextafter(ties, np.float32(0))]), shape)
     y = -np.asarray(evaluate(models[0], {"a": np.abs(x)})[0])  # the pair alone, by qlin's evaluator
     feeds = {"x": x, "expect:spec": y, f"expect:{probe_keys.REMOVED}": -np.abs(x)}
     return key_of(models[1], probe_keys.PAIR), models[1], feeds

@@ -156,6 +156,7 @@ class NodeSite:
         QuantizeLinear (``quantize_key_of``), DEQUANTIZE for a DequantizeLinear, PAIR for a
         DequantizeLinear after a QuantizeLinear, MISSING_AXIS for a vendor Q/DQ, FLOAT16_CASTS
         for a vendor Q/DQ of float16."""
+        from .. import schema
         from . import nodes, probe_keys
 
         f = self.facts
@@ -163,7 +164,8 @@ class NodeSite:
             return probe_keys.dequantize_key(f, self.x_is_constant)
         if what == probe_keys.PAIR:
             p = self.producer if nodes.kind(f) == nodes.DEQUANTIZE else None
-            return None if p is None else probe_keys.pair_arithmetic_key(nodes.quant_type(p))
+            blocked = p is not None and p.granularity == schema.BLOCKED
+            return None if p is None else probe_keys.pair_arithmetic_key(nodes.quant_type(p), blocked)
         if what == probe_keys.FLOAT16_CASTS:
             return probe_keys.float16_casts_key(f)
         if what == probe_keys.MISSING_AXIS:
@@ -204,8 +206,7 @@ class PairStripping:
     # the quantized types of the pairs it may remove (whether a release does: its pair probe
     # of the type, "removes the pair")
     types: tuple[str, ...]
-    removed: str  # what happens to a per-tensor or per-axis pair
-    blocked: str  # what happens to a blocked pair
+    removed: str  # what happens to a pair the release's pair probe finds removed
     fails: str  # the error where removing the pair leaves nothing to compile
     # (op type, domain) of the producers after which a pair ending at a graph output fails
     fails_after: tuple[tuple[str, str], ...] = ()

@@ -144,22 +144,22 @@ def fmt(types) -> str:
 
 def pair_fate(target, site) -> str | None:
     """What ``target`` does with the Q -> DQ pair ending at the DequantizeLinear of ``site``
-    (its ``pair_stripping`` fact; QT308, QT408): "blocked" (a blocked pair it computes
-    otherwise), "removed" (where the release's pair probe of the type shows it), "fails"
-    (between a graph input and a graph output, or at a graph output after one of
-    ``fails_after``), or None (not such a pair, kept as written, or nothing measured)."""
+    (its ``pair_stripping`` fact; QT308, QT408): "removed" (where the release's pair probe
+    of the type and granularity, per tensor or blocked, shows it), "fails" (a pair that is not
+    blocked between a graph input and a graph output, or at a graph output after one of
+    ``fails_after``), or None (not such a pair, kept as written, or nothing measured; a pair
+    the probe finds computed otherwise is QT406's)."""
     from . import probe_keys
 
     fact, f, p = target.pair_stripping, site.facts, site.producer
     if fact is None or kind(f) != DEQUANTIZE or p is None or quant_type(p) not in fact.types:
         return None
-    if p.granularity == schema.BLOCKED:
-        return "blocked"
     before = site.producer_site
-    if before is not None and before.x_is_graph_input and site.y_is_graph_output:
-        return None if target.pair_kept(quant_type(p)) else "fails"
-    after = before.x_from if before is not None else None
-    if site.y_is_graph_output and after in fact.fails_after and not target.pair_kept(quant_type(p)):
-        return "fails"
+    if p.granularity != schema.BLOCKED:  # what fails was measured with pairs per tensor
+        if before is not None and before.x_is_graph_input and site.y_is_graph_output:
+            return None if target.pair_kept(quant_type(p)) else "fails"
+        after = before.x_from if before is not None else None
+        if site.y_is_graph_output and after in fact.fails_after and not target.pair_kept(quant_type(p)):
+            return "fails"
     found = target.arithmetic(probe_keys.PAIR, site)
     return "removed" if found is not None and found.differs == probe_keys.REMOVED else None

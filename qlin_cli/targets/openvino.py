@@ -85,7 +85,6 @@ class OpenVinoCpu(Target):
     pair_stripping = base.PairStripping(
         tuple(sorted(SIXTEEN_BIT)),
         "is removed by the CPU plugin: its consumers see the unquantized input",
-        "runs as a 65536-level FakeQuantize in float32: results lose precision",
         "compile_model fails ('FQ stripping failed')",
         (("MaxPool", schema.AI_ONNX),))
     notes = (

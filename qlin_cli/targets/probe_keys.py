@@ -111,10 +111,11 @@ def dequantize_probe(domain_name: str, op: str, since: int, scale: str, out: str
     return key + " constant x" if constant else key
 
 
-def pair_arithmetic_key(quant_type: str | None) -> str | None:
+def pair_arithmetic_key(quant_type: str | None, blocked: bool) -> str | None:
     """The probe of a Q -> DQ pair of that quantized type between two other ops (ai.onnx,
-    opset 21, per tensor), which a runtime may compute as one fused op."""
-    return None if quant_type is None else f"{PAIR} {quant_type}"
+    opset 21, per tensor, or ``blocked`` along axis 1), which a runtime may compute as one
+    fused op, or remove."""
+    return None if quant_type is None else f"{PAIR} {quant_type}" + (" blocked" if blocked else "")
 
 
 # what a runtime may do instead of the page's rounding (the rounding probes' names for it)

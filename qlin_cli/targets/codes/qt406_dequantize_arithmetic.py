@@ -24,7 +24,8 @@ class DequantizeArithmetic(Code):
     255 are exactly those), another reading of the same sentence, which the page does not
     state. Measured per release by dequantize probes
     (tools/probe_quantize.py: every scale type and float16 / bfloat16 output each version
-    allows, and a Q -> DQ pair between two other ops): openvino 2026.4 rounds a bfloat16
+    allows, and a Q -> DQ pair between two other ops, per tensor and blocked, of each 8-
+    and 16-bit type): openvino 2026.4 rounds a bfloat16
     product of constant x (weights) otherwise (-39.25 becomes -39 with a bfloat16 scale; a
     computed x agrees), a float32 product written
     to a float16 or bfloat16 `output_dtype` otherwise (2024.0 to 2026.3 write float32
