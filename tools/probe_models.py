@@ -17,6 +17,8 @@ each, filed under the node's key (qlin_cli/targets/probe_keys.py).
   of A's shape (probe_keys.operand_key);
 - float ops a release mishandles in quantized models (probe_keys.FLOAT_OPS: the Reduce ops
   reading their axes from an input);
+- 16-bit Q -> DQ pairs ending at a graph output after each op of probe_keys.PAIR_AFTER_OPS
+  (probe_keys.pair_after_key; QT308);
 - loading: a Relu model at each ai.onnx opset, and at each IR version;
 - arithmetic: a QuantizeLinear over values that tell the page's result from what a runtime
   may compute instead: the division's type, where the zero point is added, the saturation
@@ -65,6 +67,10 @@ def probes() -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
     for op in probe_keys.FLOAT_OPS:
         model = _reduce(op)
         yield probe_keys.float_key(model.graph.node[0], probe_keys.axes_input_since(op)), model, _feeds(model)
+    for q_type in sorted(SIXTEEN_BIT):
+        for op in probe_keys.PAIR_AFTER_OPS:
+            model = _pair_after(op, q_type)
+            yield probe_keys.pair_after_key(q_type, op), model, _feeds(model)
     for opset in probe_keys.PROBED_OPSETS:
         yield probe_keys.opset_key(opset), _relu(opset, ir_for_opset(opset)), {"x": np.ones(4, np.float32)}
     for ir_version in probe_keys.PROBED_IR:
@@ -335,6 +341,23 @@ def _reduce(op: str) -> onnx.ModelProto:
                               [helper.make_tensor_value_info("y", 1, (1, 8))], consts)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                              ir_version=ir_for_opset(opset))
+
+
+def _pair_after(op: str, q_type: str) -> onnx.ModelProto:
+    """x (1, 4, 8, 8) -> ``op`` -> QuantizeLinear(``q_type``, scale 0.01) -> DequantizeLinear ->
+    graph output (ai.onnx, opset 21): a pair whose removal leaves the op's output as the
+    graph's."""
+    pool = {"kernel_shape": [2, 2], "strides": [2, 2]}
+    attrs = {"MaxPool": pool, "AveragePool": pool,
+             "Transpose": {"perm": [0, 1, 3, 2]}}.get(op, {})
+    out = [1, 4, 4, 4] if op.endswith("Pool") else [1, 4, 8, 8]
+    nodes = [helper.make_node(op, ["x"], ["a"], **attrs),
+             helper.make_node("QuantizeLinear", ["a", "s", "zp"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"])]
+    x, y = helper.make_tensor_value_info("x", 1, [1, 4, 8, 8]), helper.make_tensor_value_info("y", 1, out)
+    inits = [_t("s", 0.01, "float"), _t("zp", 0, q_type)]
+    graph = helper.make_graph(nodes, "probe", [x], [y], initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=ir_for_opset(21))
 
 
 def _relu(opset: int, ir_version: int) -> onnx.ModelProto:

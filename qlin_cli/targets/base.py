@@ -207,9 +207,6 @@ class PairStripping:
     # of the type, "removes the pair")
     types: tuple[str, ...]
     removed: str  # what happens to a pair the release's pair probe finds removed
-    fails: str  # the error where removing the pair leaves nothing to compile
-    # (op type, domain) of the producers after which a pair ending at a graph output fails
-    fails_after: tuple[tuple[str, str], ...] = ()
 
 
 def coded(target: Target, codes: Iterable[str], site: NodeSite) -> Iterator[TargetFinding]:
@@ -308,10 +305,12 @@ class Target:
         where nothing is measured."""
         return False
 
-    def pair_kept(self, quant_type: str) -> bool:
-        """Whether the release runs a Q -> DQ pair of that type from a graph input to a graph
-        output as written (its pair probe ran; QT308); False where nothing is measured."""
-        return False
+    def pair_failure(self, quant_type: str, after: str | None = None) -> str | None:
+        """The runtime's error where the release's probe of a Q -> DQ pair of that type ending
+        at a graph output failed: the pair from a graph input (``after`` None) or after the
+        ai.onnx op ``after`` (probe_keys.PAIR_AFTER_OPS; QT308); None where it ran or nothing
+        is measured."""
+        return None
 
     def float16_in_float32(self, op: str, domain: str, opset: int | None, f=None) -> bool:
         """Whether it computes a float16 node of ``op`` (in ``domain`` at ``opset``) in

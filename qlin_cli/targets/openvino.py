@@ -77,16 +77,13 @@ class OpenVinoCpu(Target):
     float16_fix = ("run the model in float32 on openvino, or validate its outputs there: a float16 value "
                    "is rounded only where it leaves the model")
     # 65536-level FakeQuantize nodes are what qdq_stripping.cpp removes; whether a release
-    # removes a pair between two ops is its pair probe's ("removes the pair"); measured on
-    # 2026.4.1 (the matrix, tests/test_producers.py) and against 2024.0 to 2026.1
-    # (bench_target_versions, producer shapes): after Sigmoid, AveragePool or Transpose a
-    # pair ending at a graph output runs, and so does it when another op reads the DQ; a
-    # release that runs its boundary pair probe keeps pairs between a graph input and output
+    # removes a pair between two ops is its pair probe's ("removes the pair"), whether a pair
+    # ending at a graph output fails to load its pair probes' (from a graph input, and after
+    # each op of probe_keys.PAIR_AFTER_OPS: ``pair_failure``); a pair ending at a graph
+    # output that another op also reads runs (2026.4.1, the matrix, tests/test_producers.py)
     pair_stripping = base.PairStripping(
         tuple(sorted(SIXTEEN_BIT)),
-        "is removed by the CPU plugin: its consumers see the unquantized input",
-        "compile_model fails ('FQ stripping failed')",
-        (("MaxPool", schema.AI_ONNX),))
+        "is removed by the CPU plugin: its consumers see the unquantized input")
     notes = (
         "cannot read fnuz float8, int2/uint2 or float6 tensors anywhere in the model",
         "no float4e2m1 quantize; blocks must divide the axis; a blocked quantize needs a zero point; "
@@ -344,9 +341,10 @@ class OpenVinoCpu(Target):
         ran = self.table.exact(site.node_key)
         return ran is not None and ran.runs > 0 and not ran.fails
 
-    def pair_kept(self, quant_type):
-        kept = self.table.outcome(probe_keys.pair_key(quant_type))
-        return kept is not None and kept.fails == 0
+    def pair_failure(self, quant_type, after=None):
+        found = self.table.outcome(probe_keys.pair_key(quant_type) if after is None
+                                   else probe_keys.pair_after_key(quant_type, after))
+        return found.stage_and_error[1] if found is not None and found.fails else None
 
 
 TARGET = register(OpenVinoCpu())

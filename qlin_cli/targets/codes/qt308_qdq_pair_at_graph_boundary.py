@@ -1,6 +1,6 @@
 """QT308 qdq-pair-at-graph-boundary: the logic is here (``nodes.pair_fate``, shared with
-QT408), each target's fact is its ``pair_stripping`` and ``pair_kept`` (the release's pair
-probe); docs/targets.md lists which targets report it."""
+QT408), each target's fact is its ``pair_stripping`` and ``pair_failure`` (the release's pair
+probes); docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ class QdqPairAtGraphBoundary(Code):
     openvino's CPU plugin removes 16-bit Q -> DQ pairs (see QT408) by connecting
     the pair's input to its consumers; between a graph input and a graph output
     that rewiring fails and `compile_model` stops with "FQ stripping failed"
-    (src/common/low_precision_transformations/src/qdq_stripping.cpp). Measured
-    with openvino 2026.4; the same message ends MaxPool -> Q -> DQ -> graph output, while
-    after Sigmoid, AveragePool or Transpose the pair runs.
+    (src/common/low_precision_transformations/src/qdq_stripping.cpp). Measured per
+    release by the pair probes (graph input -> Q -> DQ -> graph output, and AveragePool,
+    MaxPool, Sigmoid or Transpose -> Q -> DQ -> graph output, int16 and uint16); the message
+    is the release's own.
 
     ## Example
     ```
@@ -43,9 +44,11 @@ class QdqPairAtGraphBoundary(Code):
         q = nodes.quant_type(site.producer)
         before = site.producer_site
         if before is not None and before.x_is_graph_input:
-            where = "links a graph input to a graph output"
+            where, error = "links a graph input to a graph output", target.pair_failure(q)
             fix = "drop the pair, or put it between other ops"
         else:
-            where = f"after a {before.x_from[0]} ends at a graph output"
+            where, error = f"after a {before.x_from[0]} ends at a graph output", target.pair_failure(
+                q, before.x_from[0])
             fix = "drop the pair, or put an op between it and the output"
-        yield target.finding("QT308", f"the {q} Q -> DQ pair {where}: {target.pair_stripping.fails}", fix=fix)
+        yield target.finding("QT308", f"the {q} Q -> DQ pair {where}: the model fails to load ('{error}')",
+                             fix=fix)
