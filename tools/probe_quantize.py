@@ -38,13 +38,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import ml_dtypes
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
 from qlin_cli import schema
 from qlin_cli.evaluator.model import evaluate
+from qlin_cli.evaluator.rounding import encode
 from qlin_cli.schema import dtypes
 from qlin_cli.schema.ir import ir_for_opset
 from qlin_cli.targets import probe_keys
@@ -291,12 +291,11 @@ def _through_float16(x: np.ndarray, out: str) -> np.ndarray:
     rounded to float16 first, then to ``out`` saturating to its largest value whatever
     saturate says, a NaN of either sign written as the negative largest value (what
     openvino's FakeConvert does, tests/test_targets_divergence.py)."""
-    t = dtypes.BY_NAME[out].numpy
-    largest = float(ml_dtypes.finfo(t).max)
+    layout = dtypes.FLOAT_LAYOUTS[out]
     with np.errstate(over="ignore"):  # beyond float16's range: infinity, then saturated
         half = x.astype(np.float16).astype(np.float32)
-    y = np.clip(half, -largest, largest).astype(t).view(np.uint8).copy()
-    y[np.isnan(x)] = np.array([-largest], np.float32).astype(t).view(np.uint8)[0]
+    y = encode(half, layout, saturate=True)  # the page's conversion with saturate=1
+    y[np.isnan(x)] = encode(np.array([-np.inf], np.float32), layout, saturate=True)[0]  # the negative largest
     return y
 
 
