@@ -182,11 +182,8 @@ class Float8Quantize:
 
     types: tuple[str, ...]  # the float8 output types it concerns
     saturate_0_only: bool  # only nodes with saturate=0
-    what: str  # what happens instead ("{q}": the node's type)
+    what: str  # what happens instead ("{q}": the node's type), as the rules' release measured it
     fix: str
-    # the float8 probe outcomes (Outcome.differs) ``what`` describes, measured with the
-    # rules' release: a release whose probe says otherwise gets the probe's own words
-    seen: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -270,6 +267,12 @@ class Target:
         nothing is measured. Read by QT401, QT402, QT403, QT407, and through ``rounding`` by
         QT405 and QT411; ``what`` may also be probe_keys.DEQUANTIZE, PAIR (QT406), MISSING_AXIS
         (QT404) or FLOAT16_CASTS (QT409)."""
+        return None
+
+    def rules_arithmetic(self, what: str, site: NodeSite) -> Outcome | None:
+        """``arithmetic`` as the release the target's hand-written descriptions were measured
+        on answers it (QT403 uses a description only where this release's probe says the
+        same); None where nothing is measured."""
         return None
 
     def division(self, site: NodeSite) -> str | None:

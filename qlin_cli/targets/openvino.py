@@ -70,7 +70,7 @@ class OpenVinoCpu(Target):
     blocked_scale = base.BlockedScale(True, "the conversion of the node fails")  # 1 off the axis repeats
     float8_quantize = base.Float8Quantize(
         tuple(sorted(dtypes.SATURATE_APPLIES)), False, "conversion to {q} " + probe_keys.THROUGH_FLOAT16,
-        "validate float8 outputs on openvino", (probe_keys.THROUGH_FLOAT16,))
+        "validate float8 outputs on openvino")
     unreadable_types = UNREADABLE
     float16_why = ("openvino computes float16 values in float32 (its CPU plugin converts them): next to "
                    "{ops}")
@@ -324,6 +324,9 @@ class OpenVinoCpu(Target):
 
     def arithmetic(self, what, site):
         return probe_table.arithmetic(self.table, what, site)
+
+    def rules_arithmetic(self, what, site):
+        return probe_table.arithmetic(probe_table.maybe_load(RUNTIME, RULES_VERSION), what, site)
 
     def float16_in_float32(self, op, domain, opset, f=None):
         """Every float16 value: the CPU plugin converts float16 to float32 and computes in

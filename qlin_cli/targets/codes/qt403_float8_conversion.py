@@ -29,8 +29,8 @@ class Float8Conversion(Code):
     where a release gives exactly its codes, and the first code that differs otherwise:
     onnxruntime 1.24 to 1.32, openvino 2026.1 to 2026.4 (earlier releases refuse the
     node). A release whose probe differs otherwise than the release a description was
-    measured on is reported in the probe's words. TensorRT documents FP8 outputs clamped
-    to [-448, 448], so `saturate=0` is not honoured.
+    measured on (the target's RULES_VERSION) is reported in the probe's words. TensorRT
+    documents FP8 outputs clamped to [-448, 448], so `saturate=0` is not honoured.
 
     ## Example
     ```
@@ -59,13 +59,15 @@ class Float8Conversion(Code):
         saturate = f.attr_int("saturate")
         what = fact.what.format(q=q)
         if target.probes_arithmetic:  # the release's own probes decide and say what it does
-            found = target.arithmetic(f"float8 {q} saturate={1 if saturate is None else saturate}", site)
+            probe = f"float8 {q} saturate={1 if saturate is None else saturate}"
+            found = target.arithmetic(probe, site)
             said = None if found is None else found.differs
             if said is None:
                 return
+            measured = target.rules_arithmetic(probe, site)  # where ``fact.what`` was measured
             if said == probe_keys.THROUGH_FLOAT16:
                 what = f"conversion to {q} {said}"
-            elif said not in fact.seen:
+            elif measured is None or measured.differs != said:
                 what = (f"conversion to {q} differs from the spec ({said}; measured by the release's "
                         "float8 probe)")
         elif q not in fact.types or (fact.saturate_0_only and saturate != 0):
