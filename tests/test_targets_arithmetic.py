@@ -430,6 +430,26 @@ def test_qt404_qt406_and_qt408_follow_each_release():
                                                                                   "tensorrt-10"))
 
 
+def test_the_pair_after_op_probes_are_valid_by_onnx_checker_and_by_qlin():
+    """Each probe of a 16-bit pair ending at a graph output after an op passes onnx.checker's
+    full check, qlin check finds no error in it, and it is filed under its key."""
+    import onnx
+    import probe_models
+
+    from qlin_cli.check.engine import check_analysis
+    from qlin_cli.model.analysis import analyze
+    from qlin_cli.targets import probe_keys
+
+    found = {key: model for key, model, _ in probe_models.probes()
+             if key.startswith("Q -> DQ ") and " after " in key}
+    assert sorted(found) == sorted(probe_keys.pair_after_key(q, op) for q in ("int16", "uint16")
+                                   for op in probe_keys.PAIR_AFTER_OPS)
+    for key, model in found.items():
+        onnx.checker.check_model(model, full_check=True)
+        assert [d.code for d in check_analysis(analyze(model, "")) if d.severity == "error"] == [], key
+        assert [n.op_type for n in model.graph.node][0] in probe_keys.PAIR_AFTER_OPS, key
+
+
 def test_qt308_follows_each_releases_pair_probes():
     """QT308 is reported on a 16-bit Q -> DQ pair ending at a graph output, from a graph
     input or after one of the probed ops, exactly in the openvino releases whose probe of

@@ -308,8 +308,8 @@ def pair_key(quant_type: str) -> str:
     return f"Q -> DQ {quant_type} from graph input to graph output"
 
 
-# the ai.onnx ops a 16-bit Q -> DQ pair ending at a graph output is probed after (QT308):
-# openvino 2026.4.1 fails to compile it after MaxPool and runs it after the others
+# the ai.onnx ops a 16-bit Q -> DQ pair ending at a graph output is probed after (QT308;
+# what each release does is its probes', docs/targets.md)
 PAIR_AFTER_OPS = ("AveragePool", "MaxPool", "Sigmoid", "Transpose")
 
 
