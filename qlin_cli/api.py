@@ -22,7 +22,8 @@ from collections.abc import Sequence
 
 import onnx
 
-from .check.engine import FileResult, check_analysis, check_file, selected, target_diagnostics
+from .check.engine import FileResult, check_analysis, check_file, target_diagnostics
+from .check.suppress import Suppression
 from .config import Config, ConfigError, Finder, load_config
 from .errors import QlinError
 from .finding import Finding
@@ -110,25 +111,14 @@ def check_file_with(path: str, cfg: Config, select=None, ignore=None, targets=No
     select_codes = list(select) if select else cfg.select
     ignore_codes = list(ignore) if ignore else cfg.ignore
     target_names = list(targets) if targets is not None else cfg.target
-    r = check_file(path, select_codes, ignore_codes, target_names or None, keep_types=keep_types,
-                   frames=frames)
-    suppress(r, cfg)
-    return r
+    return check_file(path, select_codes, ignore_codes, target_names or None, keep_types=keep_types,
+                      frames=frames, config=cfg)
 
 
 def suppress(result: FileResult, cfg: Config) -> None:
-    """Drop the findings the file's configuration ignores: per-path-ignores for the
-    file, per-node-ignores for a node."""
-    extra = cfg.ignored_for(result.path)
-    if extra is not None:  # [] ignores every code, as in per-node-ignores
-        result.diagnostics = [d for d in result.diagnostics if extra and selected(d.code, None, extra)]
-    if cfg.per_node_ignores:
-        kept = []
-        for d in result.diagnostics:
-            codes = cfg.ignored_for_node(d.node) if d.node else None
-            if codes is None or (codes and selected(d.code, None, codes)):
-                kept.append(d)
-        result.diagnostics = kept
+    """Drop the findings the file's configuration ignores (per-path-ignores for the
+    file, per-node-ignores for a node): check/suppress.py, as ``check_file_with`` does."""
+    result.diagnostics = Suppression(cfg=cfg, path=result.path).kept(result.diagnostics)
 
 
 def check_model(model: onnx.ModelProto, base_dir: str | os.PathLike = ".", *,

@@ -136,24 +136,38 @@ def _tool_table(path: str) -> dict:
     return tool
 
 
-def find_pyproject(start: str | None = None) -> str | None:
+def find_pyproject(start: str | None = None, known: dict[str, str | None] | None = None) -> str | None:
     """The nearest qlin.toml, or pyproject.toml with a [tool.qlin] table, at or above
-    ``start`` (a folder).
+    ``start`` (a folder). ``known``: {folder: its answer} of folders already searched, read
+    and filled, so that a walk of a deep tree asks each folder once, not once per folder
+    below it.
 
     Raises ConfigError for a pyproject.toml on the way that cannot be read.
     """
     d = os.path.abspath(start or os.getcwd())
+    known = {} if known is None else known
+    passed = []  # folders searched on the way up, each of which gets the answer
+    found: str | None = None
     while True:
+        if d in known:
+            found = known[d]
+            break
+        passed.append(d)
         own = os.path.join(d, QLIN_TOML)
         if os.path.isfile(own):
-            return own
+            found = own
+            break
         candidate = os.path.join(d, "pyproject.toml")
         if os.path.isfile(candidate) and "qlin" in _tool_table(candidate):
-            return candidate
+            found = candidate
+            break
         parent = os.path.dirname(d)
         if parent == d:
-            return None
+            break
         d = parent
+    for folder in passed:
+        known[folder] = found
+    return found
 
 
 class Finder:
@@ -178,9 +192,7 @@ class Finder:
         if not self.search:
             return self.default
         folder = os.path.abspath(folder)
-        if folder not in self._by_folder:
-            self._by_folder[folder] = find_pyproject(folder)
-        path = self._by_folder[folder]
+        path = self._by_folder[folder] if folder in self._by_folder else find_pyproject(folder, self._by_folder)
         if path is None:
             return self.default
         if path not in self._loaded:

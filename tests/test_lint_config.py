@@ -146,3 +146,68 @@ def test_qlin_toml_errors_name_the_file_and_key(tmp_path):
     cfg.write_text('colour = "always"\n')
     code, _, err = check(proj / "b" / "m.onnx", cwd=tmp_path / "elsewhere")
     assert code == 2 and err.startswith(f"qlin: error: {cfg}: has unknown key 'colour'")
+
+
+def _target_pairs(doc):
+    return [(d["node"], d["code"]) for d in doc["files"][0]["diagnostics"]]
+
+
+def test_qlin_ignore_marks_and_config_apply_to_target_findings(tmp_path):
+    """Suppression is decided in one place (check/suppress.py) for rule and target findings
+    alike: a node marked ``qlin:ignore=""`` reports nothing for any target, a marked code
+    prefix only that, and per-node-ignores / per-path-ignores / --ignore drop QT codes too."""
+    from qlin_cli import api
+
+    shutil.copy(BROKEN, tmp_path / "m.onnx")
+    _, doc, _ = check("--no-config", "--target", "tensorrt-10", "m.onnx", cwd=tmp_path)
+    before = _target_pairs(doc)
+    on_q = [c for n, c in before if n == "input_q"]
+    assert "QT202" in on_q and "QT306" in on_q and any(c.startswith("QL") for c in on_q)
+
+    m = onnx.load(BROKEN)
+    node = next(n for n in m.graph.node if n.name == "input_q")
+    entry = node.metadata_props.add()
+    entry.key, entry.value = "qlin:ignore", ""
+    onnx.save(m, tmp_path / "m.onnx")
+    _, doc, _ = check("--no-config", "--target", "tensorrt-10", "m.onnx", cwd=tmp_path)
+    assert _target_pairs(doc) == [x for x in before if x[0] != "input_q"]
+    found = api.check_model(m, tmp_path, targets=["tensorrt-10"])
+    assert [(f.node, f.code) for f in found] == [x for x in before if x[0] != "input_q"]
+
+    entry.value = "QT3"
+    onnx.save(m, tmp_path / "m.onnx")
+    _, doc, _ = check("--no-config", "--target", "tensorrt-10", "m.onnx", cwd=tmp_path)
+    assert _target_pairs(doc) == [x for x in before if not (x[0] == "input_q" and x[1].startswith("QT3"))]
+
+    shutil.copy(BROKEN, tmp_path / "m.onnx")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.qlin]\ntarget = ["tensorrt-10"]\n[tool.qlin.per-node-ignores]\n"input_*" = ["QT202"]\n')
+    _, doc, _ = check("m.onnx", cwd=tmp_path)
+    assert _target_pairs(doc) == [x for x in before if x[0][:6] != "input_" or x[1] != "QT202"]
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.qlin]\ntarget = ["tensorrt-10"]\n[tool.qlin.per-path-ignores]\n"m.onnx" = ["QT"]\n')
+    _, doc, _ = check("m.onnx", cwd=tmp_path)
+    assert _target_pairs(doc) == [x for x in before if not x[1].startswith("QT")]
+    _, doc, _ = check("--no-config", "--target", "tensorrt-10", "--ignore", "QT306", "m.onnx", cwd=tmp_path)
+    assert _target_pairs(doc) == [x for x in before if x[1] != "QT306"]
+
+
+def test_the_config_search_asks_each_folder_once(tmp_path, monkeypatch):
+    """A walk of a deep tree looks for qlin.toml / pyproject.toml in each folder once, not
+    once per folder below it (a 1,100-level tree took 90 s)."""
+    from qlin_cli import config
+
+    (tmp_path / "qlin.toml").write_text('ignore = ["QL405"]\n')
+    folders, d = [], tmp_path
+    for _ in range(200):
+        d = d / "d"
+        folders.append(str(d))
+    os.makedirs(folders[-1])
+    asked = []
+    real = os.path.isfile
+    monkeypatch.setattr(config.os.path, "isfile", lambda p: asked.append(p) or real(p))
+    finder = config.Finder(config.Config(), search=True)
+    found = [finder.for_folder(f) for f in folders]
+    assert {c.path for c in found} == {str(tmp_path / "qlin.toml")} and found[0].ignore == ["QL405"]
+    assert len(asked) <= 2 * len(folders) + 1, len(asked)
+    assert len(set(asked)) == len(asked)

@@ -37,6 +37,7 @@ what it did ("differs: divides in float") or the first value that differs.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 
 import numpy as np
 import onnx
@@ -249,7 +250,7 @@ def _values(what, x_type, scale_type, precision, out):
         x = np.resize(np.array(FLOAT8_X, np.float32), SHAPE)
         return x, 1.0, 0, {probe_keys.THROUGH_FLOAT16: _through_float16(x, out)}
     narrow = next(t for t in (precision, scale_type, x_type) if t in probe_keys.DIVIDED)
-    x, s = _telling_apart({x_type, scale_type, narrow}, narrow, out)
+    x, s = _telling_apart(frozenset({x_type, scale_type, narrow}), narrow, out)
     return np.full(SHAPE, x), s, 0, {f"divides in {t}": np.full(SHAPE, _quantized(x, s, t, out))
                                      for t in ("float", narrow)}
 
@@ -309,7 +310,8 @@ def _quantized(x: float, s: float, in_type: str, out: str) -> int:
     return int(min(max(np.rint(q), d.lo), d.hi))
 
 
-def _telling_apart(types: set[str], narrow: str, out: str) -> tuple[float, float]:
+@cache  # a search of up to two million quotients, asked for the same types by many probes
+def _telling_apart(types: frozenset[str], narrow: str, out: str) -> tuple[float, float]:
     """x and scale, exact in each of ``types``, whose quotient rounds to different integers
     of ``out`` in ``narrow`` and in float32 (found by search, smallest x first)."""
     def exact(v):

@@ -23,6 +23,7 @@ from ..model.safety import validate_model_files
 from ..model.view import short_title
 from ..rules.base import ModelRule, Violation
 from .diagnostic import ERROR, INFO, WARNING, Diagnostic, node_frame
+from .suppress import Suppression
 
 
 @dataclass
@@ -50,13 +51,6 @@ class FileResult:
         }
 
 
-def selected(code: str, select: list[str] | None, ignore: list[str] | None) -> bool:
-    """ruff-style selection: a code is in when a select prefix matches and no ignore does."""
-    if select and not any(code.startswith(p.upper()) for p in select):
-        return False
-    return not (ignore and any(code.startswith(p.upper()) for p in ignore))
-
-
 def check_model(
     model: onnx.ModelProto, base_dir: str, select=None, ignore=None, *, cache: bool = True,
     stats: dict | None = None,
@@ -67,7 +61,7 @@ def check_model(
 
 def check_analysis(
     a: Analysis, select=None, ignore=None, *, cache: bool = True, stats: dict | None = None,
-    frames: bool = True,
+    frames: bool = True, suppression: Suppression | None = None,
 ) -> list[Diagnostic]:
     """Every finding of the selected rules on every known quantization node, then of the
     model rules on the whole analysis.
@@ -76,9 +70,12 @@ def check_analysis(
     checked again (facts leave names out, so the verdict is the same). ``stats``, if
     given, gets ``nodes``: how many quantization nodes were checked. ``frames``: each
     finding on a node carries the node's view (``Finding.frame``); without, none does
-    (what only a terminal shows is not built for JSON or a file).
+    (what only a terminal shows is not built for JSON or a file). ``suppression``: what
+    the file's configuration leaves out besides ``select`` / ``ignore`` (check/suppress.py);
+    the nodes' ``qlin:ignore`` marks are applied in either case.
     """
-    active = [r for r in rule_registry.all_rules() if selected(r.code, select, ignore)]
+    keep = suppression or Suppression(select, ignore)
+    active = [r for r in rule_registry.all_rules() if keep.runs(r.code)]
     node_rules = [r for r in active if not isinstance(r, ModelRule)]
     model_rules = [r for r in active if isinstance(r, ModelRule)]
     found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
@@ -114,7 +111,7 @@ def check_analysis(
     found.sort(key=lambda item: item[0])  # stable: a rule's findings keep their order
     if stats is not None:
         stats["nodes"] = checked
-    kept = [d for _, d in found if not _suppressed(d, a.marked)]
+    kept = keep.kept((d for _, d in found), a.marked)
     return framed(a, kept) if frames else kept
 
 
@@ -136,11 +133,6 @@ def framed(a: Analysis, found: list[Diagnostic]) -> list[Diagnostic]:
                 facts[key] = a.any_facts(body, index)
     return [d.with_frame(node_frame(facts[(d.graph, d.node)], d.detail))
             if d.node and not d.frame and (d.graph, d.node) in facts else d for d in found]
-
-
-def _suppressed(d: Diagnostic, marked: dict) -> bool:
-    codes = marked.get((d.graph, d.node)) if marked else None
-    return codes is not None and (not codes or any(d.code.startswith(c) for c in codes))
 
 
 def diagnostic(rule, v: Violation, f: NodeFacts, frames: bool = True) -> Diagnostic:
@@ -166,15 +158,17 @@ def placed(rule, v: Violation) -> Diagnostic:
 
 
 def check_file(path: str, select=None, ignore=None, targets=None, *, keep_types: bool = False,
-               frames: bool = True) -> FileResult:
+               frames: bool = True, config=None) -> FileResult:
     """The findings of ``path``: the rules', then each named target's (one analysis for all).
     ``keep_types``: the result keeps inference's types (``FileResult.types``) for --fix;
-    ``frames``: findings carry their node's view (``check_analysis``)."""
+    ``frames``: findings carry their node's view (``check_analysis``); ``config``: a
+    config.Config whose per-path-ignores and per-node-ignores apply too."""
     with paused_collection():  # see gc_pause.py: a third of the time on large models
-        return _check_file(path, select, ignore, targets, keep_types, frames)
+        keep = Suppression(select, ignore, config, path)
+        return _check_file(path, keep, targets, keep_types, frames)
 
 
-def _check_file(path: str, select, ignore, targets, keep_types: bool, frames: bool) -> FileResult:
+def _check_file(path: str, keep: Suppression, targets, keep_types: bool, frames: bool) -> FileResult:
     result = FileResult(path)
     try:
         model = load_model(path, weights=False)  # checking never reads values above 64 MiB
@@ -185,9 +179,9 @@ def _check_file(path: str, select, ignore, targets, keep_types: bool, frames: bo
             validate_model_files(model, base_dir, path, unreadable)
             a = analyze(model, base_dir)
             a.external_problems = tuple(unreadable)
-            result.diagnostics = check_analysis(a, select, ignore, stats=stats, frames=frames)
+            result.diagnostics = check_analysis(a, stats=stats, frames=frames, suppression=keep)
             if targets:
-                result.diagnostics += target_diagnostics(a, targets, select, ignore, frames=frames)
+                result.diagnostics += target_diagnostics(a, targets, frames=frames, suppression=keep)
         result.nodes = stats["nodes"]
         if keep_types:
             result.types = a.inferred
@@ -199,12 +193,13 @@ def _check_file(path: str, select, ignore, targets, keep_types: bool, frames: bo
 
 
 def target_diagnostics(a: Analysis, targets, select=None, ignore=None, *,
-                       frames: bool = True) -> list[Diagnostic]:
+                       frames: bool = True, suppression: Suppression | None = None) -> list[Diagnostic]:
     """The named targets' findings on the analysed model, as diagnostics (after the rules'),
-    each with its node's view unless not ``frames``."""
+    each with its node's view unless not ``frames``; left out as the rules' findings are
+    (``check_analysis``: ``select``, ``ignore``, ``suppression`` and the nodes' marks)."""
     from ..targets import predict
 
-    found = [p for p in predict.findings_in(a, targets) if selected(p.code, select, ignore)]
+    found = (suppression or Suppression(select, ignore)).kept(predict.findings_in(a, targets), a.marked)
     return framed(a, found) if frames else found
 
 
