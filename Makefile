@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench fuzz lint fixtures clean target-data
+.PHONY: demo test remeasure bench fuzz lint fixtures clean target-data
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -28,6 +28,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The target data against the onnxruntime and openvino installed here: every probe key run
+# again in each (about 6 minutes on 2 cores); `make test` holds the data to the probes by digest
+remeasure: $(STAMP)
+	$(BIN)/python -m pytest -q -m remeasure -p no:randomly -p no:xdist
 
 bench: $(STAMP)
 	@for f in bench/bench_*.py; do echo "== $$f"; QLIN_MATRIX=full $(BIN)/python $$f || exit 1; done

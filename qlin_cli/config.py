@@ -192,7 +192,8 @@ class Finder:
         if not self.search:
             return self.default
         folder = os.path.abspath(folder)
-        path = self._by_folder[folder] if folder in self._by_folder else find_pyproject(folder, self._by_folder)
+        known = self._by_folder
+        path = known[folder] if folder in known else find_pyproject(folder, known)
         if path is None:
             return self.default
         if path not in self._loaded:

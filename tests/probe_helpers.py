@@ -4,6 +4,7 @@ runtime installed here."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -41,3 +42,11 @@ def remeasure(runtime: str, table, folder: Path) -> None:
                     f"`python tools/gen_target_data.py {runtime} {table.version} --merge` adds it: "
                     f"{differ[0][0]}")
     assert differ == []
+
+
+@functools.cache
+def all_probes() -> tuple:
+    """Every probe of tools/probe_models.py, (key, model, feeds), made once per test run."""
+    import probe_models
+
+    return tuple(probe_models.probes())

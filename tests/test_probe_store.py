@@ -113,3 +113,35 @@ def test_a_key_no_probe_has_is_judged_by_the_nearest_coarser_one():
     assert (summed.runs, summed.fails, summed.error) == (1, 2, "load: no int4")
     assert table.outcome("op(uint4) blocked axis=0 rank=2") is None  # other types: nothing to go by
     assert table.outcome("op(int8) per-tensor").runs == 1
+
+
+def test_a_digest_is_written_where_it_changes_and_read_in_every_release():
+    tables = {v: _table(v, {"a": {"runs": 1, "fails": 0, "digest": d}})
+              for v, d in (("1.9.0", "d1"), ("1.10.0", "d1"), ("1.11.0", "d2"))}
+    tables["1.10.0"]["keys"]["a"]["runs"] = 2
+    data = json.loads(probe_store.dumps(probe_store.fold("rt", tables, releases.key)))
+    assert data["keys"]["a"] == [{"since": "1.9.0", "runs": 1, "fails": 0, "digest": "d1"},
+                                 {"since": "1.10.0", "runs": 2, "fails": 0},
+                                 {"since": "1.11.0", "runs": 1, "fails": 0, "digest": "d2"}]
+    for v, t in tables.items():
+        assert probe_store.version_data("rt", v, data)["keys"] == t["keys"]
+
+
+def test_every_release_was_measured_on_todays_probes():
+    """The data is held to the probes without running a runtime (`make remeasure` runs
+    them): every range records the digest of the probes it was measured on
+    (tools/probe_models.py ``digests``), and a probe changed since, or a probe key no
+    release has, fails here until its keys are measured again (tools/gen_target_data.py
+    RUNTIME VERSION --only KEY-PREFIX, in each release)."""
+    import probe_models
+    from probe_helpers import all_probes
+
+    made = probe_models.digests(all_probes())
+    for runtime in ("onnxruntime", "openvino"):
+        measured = probe_store.releases(runtime)
+        for v in measured:
+            keys = probe_store.version_data(runtime, v)["keys"]
+            stale = sorted(k for k, e in keys.items() if k in made and e.get("digest") != made[k])
+            assert not stale, f"{runtime} {v}: {len(stale)} keys measured on other probes, first {stale[0]!r}"
+        newest = probe_store.version_data(runtime, measured[-1])["keys"]
+        assert sorted(set(made) - set(newest))[:3] == [], f"{runtime} {measured[-1]} has no data for them"

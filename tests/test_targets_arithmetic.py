@@ -440,7 +440,9 @@ def test_the_pair_after_op_probes_are_valid_by_onnx_checker_and_by_qlin():
     from qlin_cli.model.analysis import analyze
     from qlin_cli.targets import probe_keys
 
-    found = {key: model for key, model, _ in probe_models.probes()
+    from probe_helpers import all_probes
+
+    found = {key: model for key, model, _ in all_probes()
              if key.startswith("Q -> DQ ") and " after " in key}
     assert sorted(found) == sorted(probe_keys.pair_after_key(q, op) for q in ("int16", "uint16")
                                    for op in probe_keys.PAIR_AFTER_OPS)

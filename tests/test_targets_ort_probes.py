@@ -1,5 +1,5 @@
 """onnxruntime at each release, beside its kernel registry: what the release did with every
-probe model (qlin_cli/targets/data/onnxruntime_cpu_<version>.probes.json, written by
+probe model (qlin_cli/targets/data/onnxruntime_probes.json, written by
 tools/gen_target_data.py from the release installed in a throwaway venv). Kernels that exist
 and still refuse a case are QT205; a hand-written check measured on 1.31.1 gives way where
 a release ran every probe of the node's kind."""
@@ -69,6 +69,7 @@ def test_a_check_of_1_31_gives_way_where_1_32_ran_every_probe():
     assert _codes(mixed, "onnxruntime@1.32") == []
 
 
+@pytest.mark.remeasure
 def test_the_probes_match_the_onnxruntime_installed_here(tmp_path):
     """The generator's measurement repeated in this process on the first probe of each key."""
     from probe_helpers import remeasure
@@ -83,9 +84,9 @@ def test_the_probes_match_the_onnxruntime_installed_here(tmp_path):
 
 def test_keys_of_the_probes_are_node_keys():
     """Every key of the data is a key a node can have (or a load probe's)."""
-    import probe_models
+    from probe_helpers import all_probes
 
-    keys = {k for k, _, _ in probe_models.probes()}
+    keys = {k for k, _, _ in all_probes()}
     table = probe_table.load("onnxruntime", "1.31.1")
     assert set(table.keys()) == keys
     assert probe_keys.opset_key(21) in keys and probe_keys.ir_key(10) in keys

@@ -17,7 +17,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from qlin_cli.targets import ort_table
+from qlin_cli.targets import kernel_store, ort_table, releases
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -50,9 +50,8 @@ def test_bundled_json_matches_regenerated_table():
     if ort.__version__ not in bundled:
         pytest.skip(f"installed onnxruntime {ort.__version__} differs from bundled tables {bundled}")
     gen = _generator()
-    path = ROOT / "qlin_cli" / "targets" / "data" / f"onnxruntime_cpu_{ort.__version__}.json"
     expected = gen.render(gen.build_table())
-    actual = path.read_text(encoding="utf-8")
+    actual = gen.render(kernel_store.table("onnxruntime", ort.__version__))
     if actual != expected:
         old = set(actual.splitlines())
         new = set(expected.splitlines())
@@ -61,15 +60,34 @@ def test_bundled_json_matches_regenerated_table():
 
 
 def test_bundled_json_is_small_and_plain(table):
-    path = ROOT / "qlin_cli" / "targets" / "data" / f"onnxruntime_cpu_{table.version}.json"
-    raw = path.read_bytes()
-    assert len(raw) < 1_000_000
-    data = json.loads(raw)
+    raw = (ROOT / "qlin_cli" / "targets" / "data" / kernel_store.file_name("onnxruntime")).read_bytes()
+    assert len(raw) < 1_000_000  # every release: each registration once, with the releases that have it
+    data = kernel_store.table("onnxruntime", table.version, json.loads(raw))
     assert data["source"] == "python tools/gen_ort_kernels.py"
     assert all(k["until"] is None or k["since"] <= k["until"] < 2147483647 for k in data["kernels"])
     type_names = {t for k in data["kernels"] for ts in k["constraints"].values() for t in ts}
     assert not any(t.startswith("tensor(") for t in type_names)
     assert {"float", "int8", "int4", "float8e4m3fn", "seq(tensor(float))"} <= type_names
+
+
+def test_the_store_gives_every_release_back_in_the_generators_order():
+    """Folding the releases' tables and reading each back gives each table as measured: the
+    rows it had, in the order tools/gen_ort_kernels.py sorts them, and its own fields."""
+    gen = _generator()
+    keys = {"kernels": gen.kernel_sort_key, "schemas": kernel_store.row_text}
+    have = {v: kernel_store.table("onnxruntime", v) for v in kernel_store.releases("onnxruntime")}
+    assert len(have) >= 15
+    for v, t in have.items():
+        assert t["onnxruntime_version"] == v
+        assert t["kernels"] == sorted(t["kernels"], key=keys["kernels"]) and len(t["kernels"]) > 900
+    again = json.loads(kernel_store.dumps(kernel_store.fold("onnxruntime", have, releases.key, keys)))
+    assert {v: kernel_store.table("onnxruntime", v, again) for v in have} == have
+    # a release that drops a row and a later one that has it again: two spans
+    a, b, c = (dict(have["1.31.1"], onnxruntime_version=v) for v in ("9.0.0", "9.1.0", "9.2.0"))
+    b = dict(b, kernels=b["kernels"][1:])
+    three = kernel_store.fold("onnxruntime", {"9.0.0": a, "9.1.0": b, "9.2.0": c}, releases.key, keys)
+    assert three["kernels"][0][0] == [["9.0.0", "9.0.0"], ["9.2.0", None]]
+    assert [kernel_store.table("onnxruntime", v, three) for v in ("9.0.0", "9.1.0", "9.2.0")] == [a, b, c]
 
 
 def test_limits_were_measured(table):

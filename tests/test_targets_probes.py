@@ -36,6 +36,7 @@ def test_every_minor_version_from_2024_0_is_measured():
     assert base.get("openvino").versions == (probe_table.default_version("openvino"),)
 
 
+@pytest.mark.remeasure
 def test_the_data_matches_the_openvino_installed_here(tmp_path):
     """The generator's measurement, repeated in this process on the first probe of each key
     (keys whose probes all ran must run; keys all of whose probes failed must fail)."""

@@ -2,9 +2,12 @@
 
 Usage (from the repository root)::
 
-    python tools/gen_ort_kernels.py            # write qlin_cli/targets/data/onnxruntime_cpu_<version>.json
-    python tools/gen_ort_kernels.py --check    # exit 1 if that file is not what would be written now
-    python tools/gen_ort_kernels.py --stdout   # print the table instead of writing it
+    python tools/gen_ort_kernels.py --output T.json   # write the table of the installed onnxruntime
+    python tools/gen_ort_kernels.py --stdout          # print it
+
+tools/gen_target_data.py runs it in a throwaway venv and folds the table into
+qlin_cli/targets/data/onnxruntime_kernels.json (qlin_cli/targets/kernel_store.py), which
+holds every measured release.
 
 Everything in the table comes from the onnxruntime installed in the running
 interpreter:
@@ -53,8 +56,6 @@ OPEN_ENDED = 2147483647  # INT_MAX: onnxruntime's marker for "no upper bound"
 # environment variable is "0"; the probe must not be influenced by the caller's shell.
 _RELEASED_ONLY_ENV = "ALLOW_RELEASED_ONNX_OPSET_ONLY"
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DATA_DIR = REPO_ROOT / "qlin_cli" / "targets" / "data"
 
 
 def normalise_domain(domain: str) -> str:
@@ -91,11 +92,11 @@ def collect_kernels(provider: str = PROVIDER) -> list[dict]:
         if key not in seen:  # identical registrations carry no extra information
             seen.add(key)
             entries.append(entry)
-    entries.sort(key=_kernel_sort_key)
+    entries.sort(key=kernel_sort_key)
     return entries
 
 
-def _kernel_sort_key(entry: dict) -> tuple:
+def kernel_sort_key(entry: dict) -> tuple:
     until = OPEN_ENDED if entry["until"] is None else entry["until"]
     return (
         entry["domain"],
@@ -241,30 +242,18 @@ def render(table: dict) -> str:
     return out
 
 
-def output_path(version: str) -> Path:
-    return DATA_DIR / f"onnxruntime_cpu_{version}.json"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, help="file to write (default: the package data file)")
-    parser.add_argument("--check", action="store_true", help="compare with the file instead of writing it")
+    parser.add_argument("--output", type=Path, help="file to write")
     parser.add_argument("--stdout", action="store_true", help="print the table instead of writing it")
     args = parser.parse_args(argv)
 
     table = build_table()
     text = render(table)
-    if args.stdout:
+    if args.stdout or args.output is None:
         sys.stdout.write(text)
         return 0
-    path = args.output or output_path(table["onnxruntime_version"])
-    if args.check:
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current != text:
-            print(f"{path.name} is out of date; rerun: {SOURCE}", file=sys.stderr)
-            return 1
-        print(f"{path.name} is up to date")
-        return 0
+    path = args.output
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     print(f"wrote {path.name}: {len(table['kernels'])} kernels, {len(text.encode())} bytes")

@@ -13,9 +13,10 @@ The version is installed from PyPI into a throwaway virtual environment (deleted
 beside the onnx this project pins, and ``tools/gen_ort_kernels.py`` runs inside it: the
 kernel registry of that version, the schema versions it knows, and the newest ai.onnx opset
 and IR version it loads and runs (measured with probe models, not read from documents).
-The result is ``qlin_cli/targets/data/onnxruntime_cpu_<version>.json``, one file per
-version, each entry on its own line so that a diff between two versions reads as what
-changed; the probe outcomes of every release of a runtime go to one file,
+The kernel table goes to ``qlin_cli/targets/data/onnxruntime_kernels.json``, where every
+release's registrations are stored once each with the releases that have them
+(qlin_cli/targets/kernel_store.py), one per line so that a diff reads as what changed; the
+probe outcomes of every release of a runtime go to one file,
 ``<runtime>_probes.json``, each fact stored once with the range of releases it holds for
 (qlin_cli/targets/probe_store.py); ``qlin_cli/targets/versions.py`` reads them and names each version a target
 (``onnxruntime@1.20``).
@@ -69,15 +70,41 @@ def measure(runtime: str, version: str, check: bool, merge_here: bool = False,
             return 2
         if runtime == "openvino" or only:
             return _probe_data(runtime, version, python, Path(tmp), check, merge_here, only)
-        out = ROOT / "qlin_cli" / "targets" / "data" / f"onnxruntime_cpu_{version}.json"
+        out = Path(tmp) / f"onnxruntime_cpu_{version}.json"
         args = [str(python), str(ROOT / "tools" / "gen_ort_kernels.py"), "--output", str(out)]
-        if check:
-            args.append("--check")
-        done = subprocess.run(args, cwd=ROOT).returncode
+        done = subprocess.run(args, cwd=ROOT).returncode or _kernels(version, out, check)
         # beside the kernel registry, what the release does with the probe models: kernels
         # that exist but refuse a case at load or run time (blocked Q/DQ in 1.18, say)
         probes = _probe_data(runtime, version, python, Path(tmp), check, merge_here)
         return done or probes
+
+
+def _kernels(version: str, table_file: Path, check: bool) -> int:
+    """Fold the release's kernel table (written by tools/gen_ort_kernels.py) into the store of
+    every release (qlin_cli/targets/kernel_store.py), or with ``check`` compare it with the
+    release's table there."""
+    import os
+
+    import gen_ort_kernels
+
+    from qlin_cli.targets import kernel_store, releases
+
+    table = json.loads(table_file.read_text(encoding="utf-8"))
+    path = ROOT / "qlin_cli" / "targets" / "data" / kernel_store.file_name("onnxruntime")
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    have = {} if data is None else {v: kernel_store.table("onnxruntime", v, data) for v in data["releases"]}
+    if check:
+        same = have.get(version) == table
+        print(f"{path.name} {version}: {'matches' if same else 'differs from'} onnxruntime {version}")
+        return 0 if same else 1
+    have[version] = table
+    keys = {"kernels": gen_ort_kernels.kernel_sort_key, "schemas": kernel_store.row_text}
+    part = path.with_name(path.name + ".part")
+    part.write_text(kernel_store.dumps(kernel_store.fold("onnxruntime", have, releases.key, keys)),
+                    encoding="utf-8")
+    os.replace(part, path)
+    print(f"{path.name} {version}: {len(table['kernels'])} kernels, {len(table['schemas'])} schemas")
+    return 0
 
 
 def run_probes(runtime: str, python: Path, folder: Path, only: str | tuple[str, ...] | None = None
@@ -213,6 +240,11 @@ def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: b
         data = _replaced(tables[version], data, only)
     if merge_here and version in tables:
         data = merge(tables[version], data, host)
+    import probe_models
+
+    made = probe_models.digests()  # what was measured now, named as the data records it
+    for key in by_key:
+        data["keys"][key]["digest"] = made[key]
     if check:
         same = tables.get(version) == data
         print(f"{out.name} {version}: {'matches' if same else 'differs from'} {runtime} {version}")

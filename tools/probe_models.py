@@ -54,7 +54,10 @@ _RNG = np.random.default_rng(7)
 
 
 def probes() -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
-    """(key, model, feeds) of every probe."""
+    """(key, model, feeds) of every probe: the same each time it is asked for (the random
+    feeds start from one seed)."""
+    global _RNG
+    _RNG = np.random.default_rng(7)
     yield from _linear()
     for model in _families():
         yield _keyed(model), model, _feeds(model)
@@ -145,6 +148,24 @@ def _feeds(model: onnx.ModelProto) -> dict[str, np.ndarray]:
         value = _RNG.integers(0, 100, size=shape) if name in ("uint8", "int8") else _RNG.random(shape)
         out[vi.name] = stored(value, name)
     return out
+
+
+def digests(made=None) -> dict[str, str]:
+    """{key: a digest of its probes} (``made``: probes() already made): what a range of the
+    target data records as measured (qlin_cli/targets/probe_store.py), so that a test can
+    tell data measured on other probes than today's without running any runtime. Each
+    probe counts with its key, its model's bytes and its feeds."""
+    import hashlib
+
+    by_key: dict[str, hashlib.blake2b] = {}
+    for key, model, feeds in probes() if made is None else made:
+        h = by_key.setdefault(key, hashlib.blake2b(digest_size=5))
+        h.update(model.SerializeToString(deterministic=True))
+        for name in sorted(feeds):
+            value = np.ascontiguousarray(feeds[name])
+            h.update(f"{name}:{value.dtype.str}:{value.shape}".encode())
+            h.update(value.tobytes())
+    return {key: h.hexdigest() for key, h in by_key.items()}
 
 
 # ---- the other families -------------------------------------------------------------------

@@ -7,6 +7,7 @@ Python's recursion limit.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -229,6 +230,7 @@ class _Walk:
         self.local = {function_key(fn.domain, fn.name, fn.overload): fn for fn in model.functions}
         self.calls: dict[tuple, dict] = {key: {} for key in self.local}  # key -> {signature: None}
         self.scopes: dict[str, Scope] = {}
+        self._grown: set[tuple] = set()  # functions whose calls gained a signature (``functions``)
 
     def graphs(self, extra_types: dict | None):
         """The graphs: main and training graphs, with their subgraphs."""
@@ -246,17 +248,22 @@ class _Walk:
         callee another signature to read), or once untyped when nobody calls it."""
         done: set = set()
         inferred = {key for key, fn in self.local.items() if needs_inference(fn, self.local)}
-        pending = list(self.local)
+        order = {key: i for i, key in enumerate(self.local)}
+        pending = deque(self.local)
+        waiting = set(pending)
         while pending:
-            key = pending.pop(0)
+            key = pending.popleft()
+            waiting.discard(key)
             calls = self.calls[key]
             sigs = [s for s in calls if (key, s) not in done] or (
                 [None] if (key, None) not in done and not calls else [])
             for sig in sigs:
                 done.add((key, sig))
-                before = {k: len(v) for k, v in self.calls.items()}
+                self._grown.clear()  # the callees given a new signature while this body is read
                 yield from self._function(key, sig, key in inferred)
-                pending.extend(k for k, v in self.calls.items() if len(v) > before[k] and k not in pending)
+                for k in sorted(self._grown - waiting, key=order.__getitem__):
+                    pending.append(k)
+                    waiting.add(k)
 
     def _function(self, key: tuple, sig, inferred: bool):
         fn = self.local[key]
@@ -283,7 +290,10 @@ class _Walk:
             for node in nodes:
                 key = function_key(node.domain, node.op_type, node.overload)
                 if key in self.local:
-                    self.calls[key].setdefault(call_signature(self.local[key], node, scope), None)
+                    sig = call_signature(self.local[key], node, scope)
+                    if sig not in self.calls[key]:
+                        self.calls[key][sig] = None
+                        self._grown.add(key)
         return scope, body.owner, nodes
 
 

@@ -1,9 +1,9 @@
 """onnxruntime CPU execution provider: which kernels exist, read from a generated table.
 
-The tables live in ``qlin_cli/targets/data/onnxruntime_cpu_<version>.json`` and are
-produced by ``python tools/gen_ort_kernels.py`` from the kernel registry of an
-installed onnxruntime.  This module only reads JSON; it never imports onnxruntime,
-so a check can target a runtime that is not installed.
+The tables live in ``qlin_cli/targets/data/onnxruntime_kernels.json`` (every release in
+one file, targets/kernel_store.py) and are produced by ``python tools/gen_ort_kernels.py``
+from the kernel registry of an installed onnxruntime.  This module only reads JSON; it
+never imports onnxruntime, so a check can target a runtime that is not installed.
 
 How a node is matched to a kernel (``OrtTable.kernel``)
 -------------------------------------------------------
@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from types import MappingProxyType
 
-from . import releases
+from . import kernel_store, releases
 
 __all__ = [
     "Kernel", "Match", "OrtTable", "Signature", "available_versions", "from_json", "load", "normalise_type",
@@ -307,20 +307,19 @@ minor = releases.minor
 
 def load(version: str | None = None) -> OrtTable:
     """Load the table for ``version`` (e.g. "1.31.1"); None picks the newest bundled one."""
-    files = releases.data_files(RUNTIME)
-    if not files:
+    have = kernel_store.releases(RUNTIME)
+    if not have:
         raise FileNotFoundError("no onnxruntime tables are bundled with qlin_cli.targets")
     if version is None:
         version = available_versions()[-1]
-    if version not in files:
-        have = ", ".join(available_versions())
-        raise LookupError(f"no onnxruntime table for version {version!r} (available: {have})")
+    if version not in have:
+        raise LookupError(f"no onnxruntime table for version {version!r} (available: {', '.join(have)})")
     return _load_cached(version)
 
 
 @cache
 def _load_cached(version: str) -> OrtTable:
-    return OrtTable(json.loads(releases.data_files(RUNTIME)[version].read_text(encoding="utf-8")))
+    return OrtTable(kernel_store.table(RUNTIME, version))
 
 
 def from_json(text: str | bytes) -> OrtTable:

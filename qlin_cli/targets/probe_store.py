@@ -15,6 +15,11 @@ releases it holds for.
        "5d41402abc": "load: ...",
        ...}}
 
+A range's ``digest`` names the probes it was measured on (tools/probe_models.py
+``digests``: each probe's model and feeds), written where it differs from the range before
+(a range without one has the digest of the last range before it that has one): a test
+holds every release's data to today's probes without running a runtime.
+
 An entry holds from its ``since`` release up to the release before the next entry's
 ``since`` (releases in version order); a key whose first entry is newer than a release, or
 whose entry in force says ``"absent": true``, was not probed there. Adding the next release
@@ -89,12 +94,18 @@ class ReleaseKeys(Mapping):
         self._errors = errors  # id -> message
 
     def __getitem__(self, key: str) -> dict:
-        found = self._in_force(self._ranges[key])
+        ranges = self._ranges[key]
+        found = self._in_force(ranges)
         if found is None:
             raise KeyError(key)
         entry = {k: v for k, v in found.items() if k != "since"}
         if "error" in entry:  # an id (format 3), or the message itself (format 2)
             entry["error"] = self._errors.get(entry["error"], entry["error"])
+        if "digest" not in entry:  # written where it changes: the last one before holds
+            before = ranges[:ranges.index(found)]
+            digest = next((r["digest"] for r in reversed(before) if "digest" in r), None)
+            if digest is not None:
+                entry["digest"] = digest
         return entry
 
     def _in_force(self, ranges: list[dict]) -> dict | None:
@@ -136,6 +147,13 @@ def fold(runtime: str, tables: dict[str, dict], order_key) -> dict:
             ranges.append({"since": v, "absent": True} if entry is None
                           else {"since": v, **_named(entry, errors)})
             last = entry
+        digest = None  # a range's probe digest is written where it differs from the range before
+        for r in ranges:
+            if "digest" in r:
+                if r["digest"] == digest:
+                    del r["digest"]
+                else:
+                    digest = r["digest"]
         data["keys"][key] = ranges
     data["errors"] = dict(sorted(errors.items()))
     return data

@@ -1,12 +1,12 @@
 """Release numbers of the measured runtimes: how they order, their minor version, which
-releases have data (qlin_cli/targets/data: <runtime>_cpu_<version>.json, <runtime>_probes.json), and which
+releases have data (qlin_cli/targets/data: <runtime>_kernels.json, <runtime>_probes.json), and which
 measured release judges the one installed beside qlin."""
 
 from __future__ import annotations
 
 import re
 from functools import cache
-from importlib import metadata, resources
+from importlib import metadata
 
 _DATA_PACKAGE = "qlin_cli.targets.data"
 
@@ -22,25 +22,12 @@ def minor(version: str) -> str:
 
 
 @cache
-def data_files(runtime: str) -> dict[str, object]:
-    """{release: its data file} of a runtime with one file per release (onnxruntime's kernel
-    registry; the package data does not change while qlin runs: read once)."""
-    pattern = re.compile(rf"^{re.escape(runtime)}_cpu_(?P<version>[0-9][0-9A-Za-z.+-]*)\.json$")
-    found = {}
-    for entry in resources.files(_DATA_PACKAGE).iterdir():
-        m = pattern.match(entry.name)
-        if m:
-            found[m.group("version")] = entry
-    return found
-
-
-@cache
 def measured(runtime: str) -> tuple[str, ...]:
-    """The releases of ``runtime`` with data (a kernel registry file, or probe outcomes),
+    """The releases of ``runtime`` with data (a kernel registry, or probe outcomes),
     oldest first."""
-    from . import probe_store
+    from . import kernel_store, probe_store
 
-    return tuple(sorted(set(data_files(runtime)) | set(probe_store.releases(runtime)), key=key))
+    return tuple(sorted(set(kernel_store.releases(runtime)) | set(probe_store.releases(runtime)), key=key))
 
 
 def installed(distributions: tuple[str, ...]) -> str | None:

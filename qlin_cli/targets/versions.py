@@ -4,10 +4,10 @@ version from 1.18 on: a model runs only if it runs on each, and each finding nam
 version it concerns), plain `onnxruntime` (the version installed beside qlin, else the
 newest measured; ort_table.default_version).
 
-Each version's facts are its own data file (qlin_cli/targets/data/onnxruntime_cpu_<v>.json,
-made by tools/gen_target_data.py from that release installed in a throwaway venv: its kernel
-registry and the opset and IR it loads, measured). A version newer than the data is judged as
-the newest known, and says so (QT100)."""
+Each version's facts are its own data (its kernel registry and the opset and IR it loads, in
+qlin_cli/targets/data/onnxruntime_kernels.json; its probe outcomes in <runtime>_probes.json),
+made by tools/gen_target_data.py from that release installed in a throwaway venv. A version
+newer than the data is judged as the newest known, and says so (QT100)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,115 @@
+"""The kernel registries of every measured onnxruntime release, in one file
+(qlin_cli/targets/data/onnxruntime_kernels.json), each registration and schema stored once
+with the releases that have it.
+
+    {"format": 1, "runtime": "onnxruntime",
+     "releases": {                   one line per release: its table less the two lists
+       "1.18.1": {"format": 2, "max_ir": 10, "max_opset": 21, "domains": [...], ...},
+       ...},
+     "kernels": [                    one line per registration: the releases that have it
+       [[["1.18.1", "1.24.4"], ["1.26.0", null]], {"domain": "", "op": "Abs", ...}],
+       ...],
+     "schemas": [ ...the same for the schema versions onnxruntime knows... ]}
+
+A span ``[first, last]`` holds from ``first`` to ``last`` in release order, ``null``
+meaning the newest measured. Neighbouring releases differ in 21 to 115 of about 1,860
+lines, so 15 releases take 0.5 MB here where a file each took 4.5 MB, and a diff
+between two commits still reads as what changed. ``table(version)`` gives one release's
+table as tools/gen_ort_kernels.py wrote it (ort_table.OrtTable reads it); every release
+reads back equal to what was measured (tests/test_targets_ort_table.py).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+
+_DATA_PACKAGE = "qlin_cli.targets.data"
+FORMAT = 1
+LISTS = ("kernels", "schemas")  # the fields kept per row; every other field per release
+
+
+def file_name(runtime: str) -> str:
+    return f"{runtime}_kernels.json"
+
+
+@cache
+def _read(runtime: str) -> dict | None:
+    entry = resources.files(_DATA_PACKAGE) / file_name(runtime)
+    if not entry.is_file():
+        return None
+    return json.loads(entry.read_text(encoding="utf-8"))
+
+
+def releases(runtime: str) -> tuple[str, ...]:
+    """The releases with a kernel registry, in version order."""
+    data = _read(runtime)
+    return () if data is None else tuple(data["releases"])
+
+
+def table(runtime: str, version: str, data: dict | None = None) -> dict:
+    """One release's table, as the generator wrote it. LookupError when not measured."""
+    data = _read(runtime) if data is None else data
+    if data is None or version not in data["releases"]:
+        raise LookupError(version)
+    order = list(data["releases"])
+    at = order.index(version)
+
+    def holds(spans) -> bool:
+        return any(order.index(first) <= at and (last is None or at <= order.index(last))
+                   for first, last in spans)
+
+    out = dict(data["releases"][version])
+    for field in LISTS:
+        out[field] = [row for spans, row in data[field] if holds(spans)]
+    return out
+
+
+def fold(runtime: str, tables: dict[str, dict], release_key, row_keys: dict) -> dict:
+    """The store of ``tables`` ({release: table}); ``release_key`` sorts release numbers,
+    ``row_keys`` {field: key} the rows of each of LISTS as the generator sorts them (so that
+    each release's rows read back in its own order)."""
+    order = sorted(tables, key=release_key)
+    data: dict = {"format": FORMAT, "runtime": runtime,
+                  "releases": {v: {k: x for k, x in tables[v].items() if k not in LISTS} for v in order}}
+    for field in LISTS:
+        rows: dict[str, tuple[dict, list[int]]] = {}  # canonical text -> (row, indexes of releases)
+        for i, v in enumerate(order):
+            for row in tables[v][field]:
+                rows.setdefault(row_text(row), (row, []))[1].append(i)
+        data[field] = [[_spans(at, order), row] for row, at in
+                       sorted(rows.values(), key=lambda r: row_keys[field](r[0]))]
+    return data
+
+
+def _spans(at: list[int], order: list[str]) -> list[list]:
+    spans: list[list] = []
+    for i in at:
+        if spans and spans[-1][1] == i - 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    return [[order[a], None if b == len(order) - 1 else order[b]] for a, b in spans]
+
+
+def row_text(value) -> str:
+    """A row's canonical text (how rows are told apart, and the schemas' order)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def dumps(data: dict) -> str:
+    """The file's text: one line per release and per row."""
+    lines = ["{", f'"format": {data["format"]},', f'"runtime": {json.dumps(data["runtime"])},',
+             '"releases": {']
+    rel = list(data["releases"].items())
+    lines += [f"{json.dumps(v)}: {row_text(r)}{',' if i < len(rel) - 1 else ''}"
+              for i, (v, r) in enumerate(rel)]
+    lines.append("},")
+    for n, field in enumerate(LISTS):
+        lines.append(f'"{field}": [')
+        rows = data[field]
+        lines += [f"{row_text(r)}{',' if i < len(rows) - 1 else ''}" for i, r in enumerate(rows)]
+        lines.append("]" + ("," if n < len(LISTS) - 1 else ""))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
