@@ -3,25 +3,14 @@ onnxruntime's quantizer output."""
 
 from __future__ import annotations
 
-import warnings
-
+import backend_cases
 import onnx
 import pytest
 from quantizer import quantize
 
 from qlin_cli.check.engine import check_file, check_model
 
-
-def _backend_cases():
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = collect_testcases()
-    return [c for c in cases if c.name.split("_")[1] in ("quantizelinear", "dequantizelinear")]
-
-
-CASES = _backend_cases()
+CASES = list(backend_cases.cases())
 
 
 def test_backend_cases_found():

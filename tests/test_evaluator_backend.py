@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import warnings
-
+import backend_cases
 import numpy as np
 import pytest
 from evaluator_helpers import bits
@@ -13,12 +12,7 @@ import qlin_cli
 
 
 def _cases():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from onnx.backend.test.case.node import collect_testcases
-
-        found = collect_testcases(None)
-    return [c for c in found
+    return [c for c in backend_cases.cases()
             if any(n.op_type in ("QuantizeLinear", "DequantizeLinear")
                    for n in c.model.graph.node)
             and all(n.op_type in ("QuantizeLinear", "DequantizeLinear", "Constant", "Identity")

@@ -5,7 +5,8 @@ tools/gen_target_data.py or bench/bench_target_versions.py); needs only the runt
 
 FOLDER holds cases.json ({id: {input name: ONNX element type}}), <id>.onnx and <id>.npz
 (the feeds; types numpy lacks stored as their bits). Appends one line per case to
-FOLDER/results.jsonl: [id, "ok"], [id, "load: <the error>"] or [id, "run: <...>"], skipping
+FOLDER/results.jsonl: [id, "ok"], [id, "load: <the error>"] or [id, "run: <...>"] (``run_all``
+gives them with the runtime's source line numbers left out: ``without_source_lines``), skipping
 cases already there (``run_all`` restarts it after a case that crashes the runtime). A case
 whose feeds hold ``expect:spec`` (a probe of what a QuantizeLinear computes,
 tools/probe_quantize.py) runs only when its first output equals that; otherwise it is
@@ -17,6 +18,7 @@ read_model, compile_model on CPU, one inference.
 """
 
 import json
+import re
 import sys
 
 import numpy as np
@@ -43,6 +45,16 @@ def _without_path(text: str, path) -> str:
     import os
 
     return text.replace(str(path), "PROBE.onnx").replace(os.path.dirname(str(path)), "PROBES")
+
+
+SOURCE_LINE = re.compile(r"(\.(?:cc|cpp|cxx|c|h|hpp)):\d+")
+
+
+def without_source_lines(outcome: str) -> str:
+    """An outcome as the data keeps it: the runtime's message with the line numbers of its
+    own source files left out ("model.cc:180" -> "model.cc"). Each onnxruntime release
+    moves them, and 8,257 of 26,577 ranges recorded nothing else."""
+    return SOURCE_LINE.sub(r"\1", outcome)
 
 
 def _split(feeds):
@@ -156,11 +168,9 @@ def run_all(python: str, runtime: str, folder) -> dict:
     while True:
         ended = subprocess.run([python, __file__, runtime, str(folder)], capture_output=True, text=True)
         done = _done(folder)
-        if ended.returncode == 0:
-            return done
         left = [case for case in order if case not in done]
-        if not left:
-            return done
+        if ended.returncode == 0 or not left:
+            return {case: without_source_lines(outcome) for case, outcome in done.items()}
         with open(f"{folder}/results.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps([left[0], f"crash: exit status {ended.returncode}"]) + "\n")
 
