@@ -78,6 +78,7 @@ def check_analysis(
     active = [r for r in rule_registry.all_rules() if keep.runs(r.code)]
     node_rules = [r for r in active if not isinstance(r, ModelRule)]
     model_rules = [r for r in active if isinstance(r, ModelRule)]
+    by_family: dict[object, list] = {}  # the node rules that apply to a family (None: no schema)
     found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
     clean: set[int] = set()  # ids of ``Analysis.same_as`` facts that raised nothing
     checked = 0
@@ -98,9 +99,11 @@ def check_analysis(
             if cache and id(first) in clean:
                 continue
             before = len(found)
-            for rule in node_rules:
-                if not rule.applies_to(facts):
-                    continue
+            family = None if facts.spec is None else facts.spec.family
+            rules = by_family.get(family)
+            if rules is None:  # Rule.applies_to reads the schema's family alone: asked once per family
+                rules = by_family[family] = [r for r in node_rules if r.applies_to(facts)]
+            for rule in rules:
                 for v in rule.violations(facts):
                     found.append(((order, index, rule.code), diagnostic(rule, v, facts, frames)))
             if len(found) == before:
