@@ -56,9 +56,10 @@ def _read(runtime: str) -> dict | None:
 
 
 def releases(runtime: str) -> tuple[str, ...]:
-    """The releases measured, in version order."""
-    data = _read(runtime)
-    return () if data is None else tuple(data["releases"])
+    """The releases measured, in version order (the file's head alone)."""
+    from .store_header import releases as listed
+
+    return listed(file_name(runtime)) or ()
 
 
 def version_data(runtime: str, version: str, data: dict | None = None, *, lazy: bool = False) -> dict:
