@@ -1,9 +1,9 @@
 import sys
 
 import pytest
-from paths import FIXTURES, ROOT
+from paths import FIXTURES, ROOT, TOOLS
 
-for p in (ROOT, FIXTURES):
+for p in (ROOT, FIXTURES, TOOLS):
     if p not in sys.path:
         sys.path.insert(0, p)
 
