@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 
@@ -41,7 +42,7 @@ def _line(text: str) -> None:
     """One line on stderr, above the progress bar when one is drawn (never glued to it)."""
     from . import progress
 
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # AttributeError: no stderr at all
         if progress.print_above(text):
             return
         sys.stderr.write(text + "\n")
@@ -52,7 +53,34 @@ def error_at(path, reason) -> None:
     error(f"{path}: {reason}")
 
 
+class ClosedStdout(io.TextIOBase):
+    """Stands for a standard output the process was started without (``qlin check M >&-``):
+    Python gives None there, and every report would fail on it with a traceback. Writing
+    to it raises OutputFailed, which every command ends with one line and exit 2, as for
+    any stdout that refuses the report; a command that writes nothing to it (``check -o
+    FILE``) runs as usual."""
+
+    encoding = "utf-8"
+    errors = "backslashreplace"
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        raise OutputFailed("standard output is closed: nothing can be reported there "
+                           "(give it a file or a pipe, or -o FILE)")
+
+    def flush(self) -> None:
+        return None
+
+
 def prepare_stdout() -> None:
+    if sys.stdout is None:
+        sys.stdout = ClosedStdout()
+        return
     with contextlib.suppress(AttributeError, ValueError, OSError):
         sys.stdout.reconfigure(errors="backslashreplace")
 

@@ -1,0 +1,45 @@
+"""Hardening 3: a process started without a standard output (``qlin check M >&-``).
+
+Python gives None for a closed stdout; every command used to end in a traceback
+(AttributeError on ``flush`` / ``isatty``) and exit 1. Now each ends with one
+``qlin: error:`` line naming standard output and exit 2, and a command that reports
+elsewhere (``check -o FILE``) runs as usual.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from paths import MODELS, ROOT
+
+CLEAN = os.path.join(MODELS, "clean", "per_channel_chain.onnx")
+BROKEN = os.path.join(MODELS, "broken", "chain.onnx")
+
+
+def _closed_stdout(*args):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "qlin_cli", *map(str, args)], stdout=None,
+                          stderr=subprocess.PIPE, env=env, timeout=120, text=True,
+                          preexec_fn=lambda: os.close(1))
+
+
+@pytest.mark.parametrize("args", [
+    ("check", BROKEN), ("check", "--format", "json", CLEAN), ("rules",), ("rule", "QL405"),
+    ("inspect", CLEAN), ("convert", CLEAN, "--to-opset", "21", "--dry-run"), ("targets",),
+], ids=["check", "check-json", "rules", "rule", "inspect", "convert", "targets"])
+def test_a_closed_stdout_is_one_line_and_exit_2(args):
+    p = _closed_stdout(*args)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert p.stderr.splitlines() == [
+        "qlin: error: standard output is closed: nothing can be reported there "
+        "(give it a file or a pipe, or -o FILE)"], p.stderr
+
+
+def test_check_with_an_output_file_needs_no_stdout(tmp_path):
+    out = tmp_path / "report.txt"
+    p = _closed_stdout("check", BROKEN, "-o", out)
+    assert p.returncode == 1 and p.stderr == "", p.stderr
+    assert "QL501" in out.read_text()
