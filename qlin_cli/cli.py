@@ -226,7 +226,8 @@ def _fix(result, cfg, cli_select, cli_ignore, *, write: bool):
     for d, why in outcome.skipped:
         output.warning(f"{result.path}:{d.graph}:{d.node}: {d.code} not fixed: {why}")
     if write:
-        result.diagnostics = [d for d in result.diagnostics if d not in outcome.fixed]
+        fixed = {id(d) for d in outcome.fixed}
+        result.diagnostics = [d for d in result.diagnostics if id(d) not in fixed]
     return outcome
 
 
