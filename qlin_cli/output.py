@@ -102,8 +102,8 @@ def report():
 def report_to(path: str | None):
     """``report()``, or with ``path`` the report's writes to stdout go to that file:
     written whole to a temporary file beside it, then renamed over it (a reader never
-    sees half a report; a file it replaces keeps its mode). A file that cannot be
-    written is one line and exit 2."""
+    sees half a report; a file it replaces keeps its mode); a device or FIFO is written in
+    place. A file that cannot be written (a full device too) is one line and exit 2."""
     if path is None:
         with report():
             yield
@@ -129,7 +129,14 @@ def _write_text(path: str, text: str) -> None:
 
     folder = os.path.dirname(os.path.abspath(path))
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        st = os.stat(path)
+        mode = stat.S_IMODE(st.st_mode)
+        if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+            # a device (/dev/null, /dev/full), a FIFO or a socket is written in place, as a
+            # shell's redirection writes it: replacing it would put a file where it was
+            with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
+                f.write(text)
+            return
     except FileNotFoundError:
         umask = os.umask(0)
         os.umask(umask)

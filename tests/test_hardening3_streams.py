@@ -43,3 +43,42 @@ def test_check_with_an_output_file_needs_no_stdout(tmp_path):
     p = _closed_stdout("check", BROKEN, "-o", out)
     assert p.returncode == 1 and p.stderr == "", p.stderr
     assert "QL501" in out.read_text()
+
+
+def _check_to(target) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "qlin_cli", "check", BROKEN, "-o", str(target)],
+                          capture_output=True, env=env, timeout=120, text=True)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_o_onto_a_device_writes_it_in_place(tmp_path):
+    """A device named by -o (here through links to /dev/null and /dev/full, so that the
+    old behaviour replaces the links, not the system's devices) is written as a shell's
+    redirection writes it; a full one is exit 2 with one line."""
+    import stat
+
+    null, full = tmp_path / "null", tmp_path / "full"
+    null.symlink_to("/dev/null")
+    full.symlink_to("/dev/full")
+    p = _check_to(null)
+    assert p.returncode == 1 and p.stderr == "", p.stderr
+    assert null.is_symlink() and stat.S_ISCHR(os.stat(null).st_mode)
+    p = _check_to(full)
+    assert p.returncode == 2 and p.stderr == f"qlin: error: cannot write {full}: No space left on device\n"
+    assert full.is_symlink() and stat.S_ISCHR(os.stat(full).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["full", "null"]  # no temporary file left beside them
+
+
+def test_o_onto_a_fifo_feeds_its_reader(tmp_path):
+    import threading
+
+    fifo = tmp_path / "report"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    p = _check_to(fifo)
+    reader.join(timeout=60)
+    assert p.returncode == 1 and p.stderr == "", p.stderr
+    assert "QL501" in got[0] and fifo.is_fifo()

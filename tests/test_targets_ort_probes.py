@@ -82,16 +82,6 @@ def test_the_probes_match_the_onnxruntime_installed_here(tmp_path):
     remeasure("onnxruntime", table, tmp_path)
 
 
-def test_keys_of_the_probes_are_node_keys():
-    """Every key of the data is a key a node can have (or a load probe's)."""
-    from probe_helpers import all_probes
-
-    keys = {k for k, _, _ in all_probes()}
-    table = probe_table.load("onnxruntime", "1.31.1")
-    assert set(table.keys()) == keys
-    assert probe_keys.opset_key(21) in keys and probe_keys.ir_key(10) in keys
-
-
 def _dq_matmul_q(opset: int):
     """x -> Q -> DQ -> MatMul(DQ'd int8 weight) -> Q -> DQ: the QDQ form onnxruntime's
     quantizer writes, which onnxruntime fuses into QLinearMatMul when it loads it."""
