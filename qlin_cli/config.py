@@ -29,7 +29,7 @@ message is one line; the CLI prints it and exits 2.
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import os
 from dataclasses import dataclass, field
 
@@ -64,14 +64,27 @@ class Config:
     respect_gitignore: bool = True
     force_exclude: bool = False
 
+    def _globs(self, key: str, table: dict[str, list[str]], suffix: str = "") -> tuple:
+        """(globs.GlobSet of the patterns of ``table``, each with ``suffix``, and each
+        pattern's codes), made once per key: a configuration of 100,000 patterns is compared
+        with a text by the few that can match it, not through 100,000 regular expressions."""
+        from .globs import GlobSet
+
+        if key not in self.__dict__:
+            patterns = (p.rstrip("/") + suffix for p in table) if suffix else table
+            self.__dict__[key] = (GlobSet(patterns), list(table.values()))
+        return self.__dict__[key]
+
     def ignored_for_node(self, label: str) -> list[str] | None:
         """Codes per-node-ignores drops for a node (``[]``: every code; None: nothing)."""
+        if not self.per_node_ignores:
+            return None
+        globs, codes_of = self._globs("_node_globs", self.per_node_ignores)
         found: list[str] | None = None
-        for pattern, codes in self.per_node_ignores.items():
-            if fnmatch.fnmatchcase(label, pattern):
-                if not codes:
-                    return []
-                found = (found or []) + codes
+        for i in globs.matching(label):
+            if not codes_of[i]:
+                return []
+            found = (found or []) + codes_of[i]
         return found
 
     @property
@@ -84,12 +97,14 @@ class Config:
         if not self.per_path_ignores:
             return None
         rel = os.path.relpath(os.path.abspath(model_path), self.root).replace(os.sep, "/")
+        # a pattern holds for the path itself, or for a folder above it ("pattern/*")
+        direct, ignored_lists = self._globs("_path_globs", self.per_path_ignores)
+        below, _ = self._globs("_folder_globs", self.per_path_ignores, "/*")
         codes: list[str] | None = None
-        for pattern, ignored in self.per_path_ignores.items():
-            if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern.rstrip("/") + "/*"):
-                if not ignored:
-                    return []
-                codes = (codes or []) + ignored
+        for i in sorted(set(direct.matching(rel)) | set(below.matching(rel))):
+            if not ignored_lists[i]:
+                return []
+            codes = (codes or []) + ignored_lists[i]
         return codes
 
 
@@ -102,8 +117,11 @@ def _read_toml(path: str) -> dict:
         raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
     if len(data) > MAX_BYTES:
         raise ConfigError(f"{path}: over {MAX_BYTES // 2**20} MiB, not a configuration file")
+    key = (os.path.abspath(path), data)
+    if _PARSED.get("key") == key:  # the file found is read again to load it: parsed once
+        return _PARSED["value"]
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        value = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not valid UTF-8 (TOML files are UTF-8)") from None
     except tomllib.TOMLDecodeError as e:
@@ -112,6 +130,14 @@ def _read_toml(path: str) -> dict:
         raise ConfigError(f"{path}: arrays or tables nested too deeply to read") from None
     except MemoryError:
         raise ConfigError(f"{path}: too large to read") from None
+    _PARSED.update(key=key, value=value)
+    return value
+
+
+# The last file parsed, by its path and bytes: finding a configuration reads it, and loading
+# it reads it again (a pyproject.toml of 100,000 entries took 3 s a parse). Callers must not
+# change what it returns.
+_PARSED: dict = {}
 
 
 def _first_line(e: Exception) -> str:
@@ -206,18 +232,23 @@ def _codes(value, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
         raise ConfigError(f"{where} must be a list of rule codes")
     codes = [c.strip().upper() for c in value]
-    known = known_codes()
     for c in codes:
-        if not c or not any(k.startswith(c) for k in known):
+        if not _known_prefix(c):
             raise ConfigError(f"{where}: {_brief(c)} matches no rule code (see `qlin rules`)")
     return codes
 
 
-def known_codes() -> list[str]:
+@functools.lru_cache(maxsize=1024)  # the same few codes, listed in each of many entries
+def _known_prefix(code: str) -> bool:
+    return bool(code) and any(k.startswith(code) for k in known_codes())
+
+
+@functools.cache  # asked for each list of codes a configuration holds (100,000 lists took minutes)
+def known_codes() -> tuple[str, ...]:
     """Every code `qlin check` reports: rule codes and target codes (not convert's QC)."""
     from . import codes
 
-    return codes.known(codes.CHECKED)
+    return tuple(codes.known(codes.CHECKED))
 
 
 def load_config(start: str | None = None) -> Config:
