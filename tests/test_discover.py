@@ -132,12 +132,25 @@ a?c.onnx
 \\#hash.onnx
 trailing.onnx{SPACES}
 nested/deep/*.onnx
-""".replace("{SPACES}", "   ")  # trailing spaces are dropped
+[[:alpha:]]z.onnx
+[[:digit:]][[:upper:]]q.onnx
+[z-a]w.onnx
+[!a-c]v.onnx
+{STARS}
+{STARSTAR}deep.onnx
+unclosed[ab.onnx
+x\\*y.onnx
+""".replace("{SPACES}", "   ").replace("{STARS}", "a*" * 6 + "b.onnx").replace(
+    "{STARSTAR}", "**/" * 50)  # trailing spaces are dropped (git check-ignore itself goes back
+# exponentially on "a*" * 40 + "b": tests/test_hardening3_gitignore.py holds qlin to that one)
 PATHS = ["x.log", "important.log", "sub/x.log", "rooted.onnx", "sub/rooted.onnx", "build",
          "sub/build", "docs/gen", "docs/a/b/gen", "docs/genx", "cache", "a/b/cache", "out/a/b.onnx",
          "out", "abc.onnx", "a/c.onnx", "ax.onnx", "dx.onnx", "ey.onnx", "dy.onnx", "#hash.onnx",
          "trailing.onnx", "nested/deep/m.onnx", "nested/deep/more/m.onnx", "other/nested/deep/m.onnx",
-         "plain.onnx"]
+         "plain.onnx", "kz.onnx", "1z.onnx", "7Qq.onnx", "7qq.onnx", "zw.onnx", "bw.onnx", "bv.onnx",
+         "dv.onnx", "a" * 30 + "c.onnx", "a" * 9 + "b.onnx", "aab.onnx", "p/q/deep.onnx", "deep.onnx",
+         "unclosed[ab.onnx", "unclosed[a",
+         "x*y.onnx", "xzy.onnx"]
 FOLDERS = {"build", "sub/build", "docs/gen", "docs/a/b/gen", "cache", "a/b/cache", "out"}
 
 
