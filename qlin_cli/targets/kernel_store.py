@@ -22,10 +22,9 @@ reads back equal to what was measured (tests/test_targets_ort_table.py).
 from __future__ import annotations
 
 import json
-from functools import cache
-from importlib import resources
 
-_DATA_PACKAGE = "qlin_cli.targets.data"
+from . import store_header
+
 FORMAT = 1
 LISTS = ("kernels", "schemas")  # the fields kept per row; every other field per release
 
@@ -34,19 +33,13 @@ def file_name(runtime: str) -> str:
     return f"{runtime}_kernels.json"
 
 
-@cache
 def _read(runtime: str) -> dict | None:
-    entry = resources.files(_DATA_PACKAGE) / file_name(runtime)
-    if not entry.is_file():
-        return None
-    return json.loads(entry.read_text(encoding="utf-8"))
+    return store_header.read(file_name(runtime))
 
 
 def releases(runtime: str) -> tuple[str, ...]:
     """The releases with a kernel registry, in version order (the file's head alone)."""
-    from .store_header import releases as listed
-
-    return listed(file_name(runtime)) or ()
+    return store_header.releases(file_name(runtime)) or ()
 
 
 def table(runtime: str, version: str, data: dict | None = None) -> dict:

@@ -36,10 +36,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import cache
-from importlib import resources
 
-_DATA_PACKAGE = "qlin_cli.targets.data"
+from . import store_header
+
 FORMAT = 3
 
 
@@ -47,19 +46,13 @@ def file_name(runtime: str) -> str:
     return f"{runtime}_probes.json"
 
 
-@cache
 def _read(runtime: str) -> dict | None:
-    entry = resources.files(_DATA_PACKAGE) / file_name(runtime)
-    if not entry.is_file():
-        return None
-    return json.loads(entry.read_text(encoding="utf-8"))
+    return store_header.read(file_name(runtime))
 
 
 def releases(runtime: str) -> tuple[str, ...]:
     """The releases measured, in version order (the file's head alone)."""
-    from .store_header import releases as listed
-
-    return listed(file_name(runtime)) or ()
+    return store_header.releases(file_name(runtime)) or ()
 
 
 def version_data(runtime: str, version: str, data: dict | None = None, *, lazy: bool = False) -> dict:

@@ -1,9 +1,10 @@
-"""The releases a data file of targets/data/ holds, read from its head alone.
+"""Reading the data files of targets/data/ (kernel_store.py, probe_store.py): the whole
+file, or the releases it holds from its head alone.
 
-kernel_store.py and probe_store.py write their files with the ``releases`` block first, one
-line per release, closed by a line ``},``. Listing the measured releases (which every
-target name is checked against) then reads those lines and not the rest of the file: the
-release data a check judges by is parsed only when it is asked for.
+Both stores write the ``releases`` block first, one line per release, closed by a line
+``},``. Listing the measured releases (which every target name is checked against) then
+reads those lines and not the rest of the file: the release data a check judges by is
+parsed only when it is asked for.
 """
 
 from __future__ import annotations
@@ -14,6 +15,15 @@ from importlib import resources
 
 _DATA_PACKAGE = "qlin_cli.targets.data"
 _OPEN = '"releases": {'
+
+
+@cache
+def read(file_name: str) -> dict | None:
+    """The whole file parsed, once (None without the file)."""
+    entry = resources.files(_DATA_PACKAGE) / file_name
+    if not entry.is_file():
+        return None
+    return json.loads(entry.read_text(encoding="utf-8"))
 
 
 @cache
