@@ -316,11 +316,10 @@ def _report(results, summary, fmt, *, quiet=False, statistics=False, frames=Fals
 def _validate_codes(codes: list[str]) -> None:
     if not codes:
         return
-    from .config import known_codes
+    from .config import known_prefix
 
-    known = known_codes()
     for c in codes:
-        if not any(k.startswith(c) for k in known):
+        if not known_prefix(c):
             raise click.BadParameter(f"{c!r} matches no rule code (see `qlin rules`)")
 
 

@@ -233,13 +233,14 @@ def _codes(value, where: str) -> list[str]:
         raise ConfigError(f"{where} must be a list of rule codes")
     codes = [c.strip().upper() for c in value]
     for c in codes:
-        if not _known_prefix(c):
+        if not known_prefix(c):
             raise ConfigError(f"{where}: {_brief(c)} matches no rule code (see `qlin rules`)")
     return codes
 
 
 @functools.lru_cache(maxsize=1024)  # the same few codes, listed in each of many entries
-def _known_prefix(code: str) -> bool:
+def known_prefix(code: str) -> bool:
+    """Whether ``code`` (upper case) is a code `qlin check` reports or a prefix of one."""
     return bool(code) and any(k.startswith(code) for k in known_codes())
 
 

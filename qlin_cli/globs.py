@@ -124,12 +124,10 @@ class GlobSet:
     def __init__(self, patterns: Iterable[str]):
         self._by_prefix: dict[str, list[tuple[int, Glob]]] = {}
         self._sizes: set[int] = set()  # the lengths of the prefixes held
-        n = 0
-        for n, pattern in enumerate(patterns, 1):
+        for n, pattern in enumerate(patterns):
             prefix = literal_prefix(pattern)
-            self._by_prefix.setdefault(prefix, []).append((n - 1, Glob(pattern)))
+            self._by_prefix.setdefault(prefix, []).append((n, Glob(pattern)))
             self._sizes.add(len(prefix))
-        self.size = n
 
     def matching(self, text: str) -> list[int]:
         found: list[int] = []

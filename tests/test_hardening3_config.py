@@ -38,7 +38,7 @@ def _check(tmp_path, text, monkeypatch):
     monkeypatch.setattr(fnmatch, "translate", count("translate", real_translate))
     monkeypatch.setattr(config.tomllib, "loads", count("parse", real_loads))
     config.known_codes.cache_clear()
-    config._known_prefix.cache_clear()
+    config.known_prefix.cache_clear()
     config._PARSED.clear()
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(main, ["check", "--format", "json", "m.onnx"])

@@ -151,16 +151,16 @@ def test_every_release_was_measured_on_todays_probes():
 
 def test_the_releases_are_read_from_the_head_of_each_file_as_the_whole_file_gives_them():
     """Listing the measured releases reads the files' ``releases`` blocks only
-    (targets/store_header.py); what it lists is what a parse of the whole file gives."""
+    (targets/data_files.py); what it lists is what a parse of the whole file gives."""
     from importlib import resources
 
-    from qlin_cli.targets import kernel_store, store_header
+    from qlin_cli.targets import data_files, kernel_store
 
     data = resources.files("qlin_cli.targets.data")
     names = [probe_store.file_name("onnxruntime"), probe_store.file_name("openvino"),
              kernel_store.file_name("onnxruntime")]
     for name in names:
         whole = json.loads((data / name).read_text(encoding="utf-8"))
-        assert store_header.releases(name) == tuple(whole["releases"]) and len(whole["releases"]) >= 15
-    assert store_header.releases("no_such_probes.json") is None
+        assert data_files.releases(name) == tuple(whole["releases"]) and len(whole["releases"]) >= 15
+    assert data_files.releases("no_such_probes.json") is None
     assert probe_store.releases("no_such_runtime") == ()

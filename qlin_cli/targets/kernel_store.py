@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 
-from . import store_header
+from . import data_files
 
 FORMAT = 1
 LISTS = ("kernels", "schemas")  # the fields kept per row; every other field per release
@@ -34,12 +34,12 @@ def file_name(runtime: str) -> str:
 
 
 def _read(runtime: str) -> dict | None:
-    return store_header.read(file_name(runtime))
+    return data_files.read(file_name(runtime))
 
 
 def releases(runtime: str) -> tuple[str, ...]:
     """The releases with a kernel registry, in version order (the file's head alone)."""
-    return store_header.releases(file_name(runtime)) or ()
+    return data_files.releases(file_name(runtime)) or ()
 
 
 def table(runtime: str, version: str, data: dict | None = None) -> dict:
@@ -47,12 +47,11 @@ def table(runtime: str, version: str, data: dict | None = None) -> dict:
     data = _read(runtime) if data is None else data
     if data is None or version not in data["releases"]:
         raise LookupError(version)
-    order = list(data["releases"])
-    at = order.index(version)
+    index = {v: i for i, v in enumerate(data["releases"])}
+    at = index[version]
 
     def holds(spans) -> bool:
-        return any(order.index(first) <= at and (last is None or at <= order.index(last))
-                   for first, last in spans)
+        return any(index[first] <= at and (last is None or at <= index[last]) for first, last in spans)
 
     out = dict(data["releases"][version])
     for field in LISTS:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from . import store_header
+from . import data_files
 
 FORMAT = 3
 
@@ -47,12 +47,12 @@ def file_name(runtime: str) -> str:
 
 
 def _read(runtime: str) -> dict | None:
-    return store_header.read(file_name(runtime))
+    return data_files.read(file_name(runtime))
 
 
 def releases(runtime: str) -> tuple[str, ...]:
     """The releases measured, in version order (the file's head alone)."""
-    return store_header.releases(file_name(runtime)) or ()
+    return data_files.releases(file_name(runtime)) or ()
 
 
 def version_data(runtime: str, version: str, data: dict | None = None, *, lazy: bool = False) -> dict:
