@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from qlin_cli.targets import probe_store, probe_table, releases, versions
+from qlin_cli.targets import data_files, probe_store, probe_table, releases, versions
 
 
 def _table(version, keys, probes=3):
@@ -87,13 +87,17 @@ def test_a_file_of_format_2_still_reads():
 
 
 def test_a_release_read_when_asked_is_the_release_read_whole():
-    """probe_table.load finds each key's entry when asked (ReleaseKeys); every release of the
-    committed files reads the same that way as unfolded whole, absent keys included."""
+    """probe_table.load finds each key's entry when asked (ReleaseKeys over the file's bytes,
+    bisected: data_files.Block); every release of the committed files reads the same that way
+    as unfolded whole, absent keys included, and every block is in the order bisecting needs."""
     for runtime in ("onnxruntime", "openvino"):
         data = probe_store._read(runtime)
+        for block in ("keys", "errors"):
+            assert list(data[block]) == sorted(data[block]), (runtime, block)
+            assert list(data_files.block(probe_store.file_name(runtime), block)) == list(data[block])
         for v in data["releases"]:
             whole = probe_store.version_data(runtime, v, data)["keys"]
-            lazy = probe_store.version_data(runtime, v, data, lazy=True)["keys"]
+            lazy = probe_store.version_data(runtime, v, lazy=True)["keys"]
             assert dict(lazy) == whole and len(lazy) == len(whole)
             gone = [k for k in data["keys"] if k not in whole]
             assert all(lazy.get(k) is None for k in gone)

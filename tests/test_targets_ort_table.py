@@ -90,6 +90,27 @@ def test_the_store_gives_every_release_back_in_the_generators_order():
     assert [kernel_store.table("onnxruntime", v, three) for v in ("9.0.0", "9.1.0", "9.2.0")] == [a, b, c]
 
 
+def test_a_release_read_op_by_op_is_the_release_read_whole():
+    """ort_table.load reads an op's rows when the op is asked for (the file's bytes bisected
+    by domain and op: kernel_store.release_rows); every release answers the same that way as
+    its whole table does, for every op of the file."""
+    ops = {(r["domain"], r["op"]) for field in kernel_store.LISTS
+           for _, r in kernel_store._read("onnxruntime")[field]}
+    for v in kernel_store.releases("onnxruntime"):
+        whole = ort_table.OrtTable(kernel_store.table("onnxruntime", v))
+        lazy = ort_table.OrtTable(*kernel_store.release_rows("onnxruntime", v))
+        assert (lazy.version, lazy.max_opset, lazy.max_ir, lazy.domains) == (
+            whole.version, whole.max_opset, whole.max_ir, whole.domains)
+        for domain, op in ops:
+            assert lazy.schema_versions(domain, op) == whole.schema_versions(domain, op), (v, op)
+            assert lazy.kernels(domain, op) == whole.kernels(domain, op), (v, op)
+            for since in whole.schema_versions(domain, op):
+                assert lazy.signature(domain, op, since) == whole.signature(domain, op, since)
+        assert lazy.kernels("", "NoSuchOp") == () and lazy.schema_versions("x.y", "Abs") == ()
+    with pytest.raises(LookupError):
+        kernel_store.release_rows("onnxruntime", "0.1.0")
+
+
 def test_limits_were_measured(table):
     def loads(opset, ir):
         graph = helper.make_graph(

@@ -1,29 +1,45 @@
 """Reading the data files of targets/data/ (kernel_store.py, probe_store.py): the whole
-file, or the releases it holds from its head alone.
+file, the releases it holds from its head alone, or one block of it entry by entry.
 
 Both stores write the ``releases`` block first, one line per release, closed by a line
 ``},``. Listing the measured releases (which every target name is checked against) then
-reads those lines and not the rest of the file: the release data a check judges by is
-parsed only when it is asked for.
+reads those lines and not the rest of the file.
+
+A check judges a model by the few dozen facts its nodes ask for, of thousands in a file.
+Both stores write each block's entries in order (probe keys, error ids, kernel rows by
+domain and op), so an entry is found by bisecting the file's bytes: about 20 ``find``
+calls and one small JSON parse per fact asked for, nothing read in advance. Naming a
+target costs reading the file's bytes (1-3 ms), where parsing the whole of onnxruntime's
+probes took 60-70 ms (tests/test_probe_store.py holds every entry read this way equal to
+the whole file parsed, and every block in order).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from importlib import resources
 
 _DATA_PACKAGE = "qlin_cli.targets.data"
 _OPEN = '"releases": {'
+_KEY = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')  # a JSON string on one line
+_CLOSE = {ord("{"): b"\n}", ord("["): b"\n]"}  # a block's closing line (no entry starts so)
+
+
+@cache
+def raw(file_name: str) -> bytes | None:
+    """The file's bytes, read once (None without the file)."""
+    entry = resources.files(_DATA_PACKAGE) / file_name
+    return entry.read_bytes() if entry.is_file() else None
 
 
 @cache
 def read(file_name: str) -> dict | None:
-    """The whole file parsed, once (None without the file)."""
-    entry = resources.files(_DATA_PACKAGE) / file_name
-    if not entry.is_file():
-        return None
-    return json.loads(entry.read_text(encoding="utf-8"))
+    """The whole file parsed, once (None without the file): the generators' and tests' way."""
+    found = raw(file_name)
+    return None if found is None else json.loads(found)
 
 
 @cache
@@ -44,3 +60,157 @@ def releases(file_name: str) -> tuple[str, ...] | None:
                 break
             lines.append(line)
     return tuple(json.loads("\n".join(lines) + "}")) if lines else ()
+
+
+@cache
+def head(file_name: str) -> dict:
+    """The file's fields before its blocks, and its ``releases`` block, parsed ({} without
+    the file)."""
+    body = raw(file_name)
+    if body is None:
+        return {}
+    out: dict = {}
+    for line in body[:body.find(b"\n" + _OPEN.encode())].splitlines()[1:]:
+        k, _, v = line.partition(b": ")
+        out[json.loads(k)] = json.loads(v.removesuffix(b","))
+    out["releases"] = dict(block(file_name, "releases").in_file_order())
+    return out
+
+
+def _span(body: bytes, name: str) -> tuple[int, int] | None:
+    """Where the entries of the top-level block ``name`` start and end."""
+    opened = body.find(b'\n"' + name.encode() + b'": ')
+    if opened < 0:
+        return None
+    start = body.index(b"\n", opened + 1) + 1
+    return start, body.index(_CLOSE[body[start - 2]], start - 1) + 1
+
+
+@cache
+def block(file_name: str, name: str) -> Block:
+    """The {key: value} block ``name`` of the file (empty without the file or block)."""
+    body = raw(file_name) or b""
+    start, end = _span(body, name) or (0, 0)
+    return Block(body, start, end)
+
+
+@cache
+def rows(file_name: str, name: str, key_of: Callable[[bytes], tuple]) -> Rows:
+    """The list block ``name`` of the file, one row per line, sorted by ``key_of(line)``."""
+    body = raw(file_name) or b""
+    start, end = _span(body, name) or (0, 0)
+    return Rows(body, start, end, key_of)
+
+
+class _Sorted:
+    """Entries of one block, each starting a line with ``marker``, sorted by ``_key``."""
+
+    marker = b""
+
+    def __init__(self, body: bytes, start: int, end: int):
+        self._body, self._start, self._end = body, start, end
+
+    def _key(self, at: int):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _next(self, at: int) -> int:
+        """Where the first entry starting at ``at`` or later starts (the block's end: none)."""
+        found = self._body.find(b"\n" + self.marker, at - 1, self._end)
+        return self._end if found < 0 else found + 1
+
+    def _seek(self, key) -> int:
+        """Where the first entry whose key is ``key`` or after it starts."""
+        lo, hi = self._start, self._end
+        while lo < hi:
+            mid = (lo + hi) // 2
+            at = self._next(mid)
+            if at >= hi:
+                hi = mid
+            elif self._key(at) < key:
+                lo = at + 1
+            else:
+                hi = mid
+        return self._next(lo)
+
+    def _from(self, at: int) -> Iterator[int]:
+        """The starts of the entries from ``at`` on."""
+        while at < self._end:
+            yield at
+            at = self._next(at + 1)
+
+    def _text(self, at: int) -> bytes:
+        """The entry starting at ``at``, up to the next one."""
+        return self._body[at:self._next(at + 1)].rstrip().removesuffix(b",")
+
+
+class Block(_Sorted, Mapping):
+    """{key: value} of a block written ``"key": value`` one entry per line (or run of lines),
+    keys in order; each value parsed when first asked for."""
+
+    marker = b'"'
+
+    def __init__(self, body: bytes, start: int, end: int):
+        super().__init__(body, start, end)
+        self._parsed: dict[str, object] = {}
+
+    def _raw_key(self, at: int) -> bytes:
+        return _KEY.match(self._body, at).group()
+
+    def _key(self, at: int) -> str:
+        k = self._raw_key(at)
+        return k[1:-1].decode() if b"\\" not in k else json.loads(k)
+
+    def __getitem__(self, key: str):
+        found = self._parsed.get(key, self)
+        if found is self:
+            at = self._seek(key)
+            if at >= self._end or self._key(at) != key:
+                raise KeyError(key)
+            text = self._text(at)
+            found = self._parsed[key] = json.loads(text[len(self._raw_key(at)) + 2:])
+        return found
+
+    def __contains__(self, key) -> bool:
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def in_file_order(self) -> Iterator[tuple[str, object]]:
+        """(key, value) of every entry as the file has them (a block not in key order: the
+        releases)."""
+        for at in self._from(self._start):
+            yield self._key(at), json.loads(self._text(at)[len(self._raw_key(at)) + 2:])
+
+    def keys_from(self, prefix: str) -> Iterator[str]:
+        """The keys from the first one at or after ``prefix`` on, in order."""
+        return (self._key(at) for at in self._from(self._seek(prefix)))
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._key(at) for at in self._from(self._start))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._from(self._start))
+
+
+class Rows(_Sorted):
+    """A list block written one row (a JSON value) per line, rows in order of ``key_of``."""
+
+    marker = b"["
+
+    def __init__(self, body: bytes, start: int, end: int, key_of: Callable[[bytes], tuple]):
+        super().__init__(body, start, end)
+        self._key_of = key_of
+
+    def _key(self, at: int):
+        return self._key_of(self._body[at:self._body.find(b"\n", at, self._end + 1)])
+
+    def matching(self, key) -> list:
+        """The rows whose key is ``key``, parsed."""
+        found = []
+        for at in self._from(self._seek(key)):
+            if self._key(at) != key:
+                break
+            found.append(json.loads(self._text(at)))
+        return found

@@ -22,6 +22,7 @@ reads back equal to what was measured (tests/test_targets_ort_table.py).
 from __future__ import annotations
 
 import json
+import re
 
 from . import data_files
 
@@ -57,6 +58,38 @@ def table(runtime: str, version: str, data: dict | None = None) -> dict:
     for field in LISTS:
         out[field] = [row for spans, row in data[field] if holds(spans)]
     return out
+
+
+_OP = re.compile(rb'"domain":"([^"]*)","op":"([^"]*)"')
+
+
+def _op_of(line: bytes) -> tuple[str, str]:
+    """(domain, op) of a row's line: how both lists are sorted first."""
+    m = _OP.search(line)
+    return m[1].decode(), m[2].decode()
+
+
+def release_rows(runtime: str, version: str):
+    """One release's table less its two lists, and a function giving the (schema rows,
+    kernel rows) of one (domain, op) of that release: the file is bisected for the op's
+    rows when it is asked for (data_files.Rows). LookupError when not measured."""
+    name = file_name(runtime)
+    have = data_files.head(name).get("releases", {})
+    if version not in have:
+        raise LookupError(version)
+    index = {v: i for i, v in enumerate(have)}
+    at = index[version]
+    lists = {field: data_files.rows(name, field, _op_of) for field in LISTS}
+
+    def holds(spans) -> bool:
+        return any(index[first] <= at and (last is None or at <= index[last]) for first, last in spans)
+
+    def rows(domain: str, op: str) -> tuple[list, list]:
+        schemas, kernels = ([row for spans, row in lists[field].matching((domain, op)) if holds(spans)]
+                            for field in ("schemas", "kernels"))
+        return schemas, kernels
+
+    return dict(have[version]), rows
 
 
 def fold(runtime: str, tables: dict[str, dict], release_key, row_keys: dict) -> dict:

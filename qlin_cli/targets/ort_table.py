@@ -168,7 +168,10 @@ class Signature:
 class OrtTable:
     """One generated table: limits of the runtime plus its CPU kernels."""
 
-    def __init__(self, data: Mapping):
+    def __init__(self, data: Mapping, rows=None):
+        """``data``: a table as tools/gen_ort_kernels.py writes it; with ``rows``, a
+        function giving the (schema entries, kernel entries) of a (domain, op), read when
+        the op is first asked for, in place of ``data``'s two lists (kernel_store.release_rows)."""
         fmt = data.get("format")
         if fmt not in _SUPPORTED_FORMATS:
             raise ValueError(f"unsupported onnxruntime table format {fmt!r}")
@@ -182,12 +185,12 @@ class OrtTable:
         # Kernels when the op is first asked for (a model asks for a few dozen of 1,500 kernels)
         self._schemas: dict[tuple[str, str], tuple[int, ...]] = {}
         self._raw: dict[tuple[str, str], tuple[list, list]] = {}  # (schema entries, kernel entries)
-        for entry in data["schemas"]:
-            key = (normalise_domain(entry["domain"]), entry["op"])
-            self._schemas[key] = tuple(sorted(entry["versions"]))
-            self._raw.setdefault(key, ([], []))[0].append(entry)
-        for k in data["kernels"]:
-            self._raw.setdefault((normalise_domain(k["domain"]), k["op"]), ([], []))[1].append(k)
+        self._rows = rows
+        if rows is None:
+            for entry in data["schemas"]:
+                self._raw.setdefault((normalise_domain(entry["domain"]), entry["op"]), ([], []))[0].append(entry)
+            for k in data["kernels"]:
+                self._raw.setdefault((normalise_domain(k["domain"]), k["op"]), ([], []))[1].append(k)
         self.domains: tuple[str, ...] = tuple(normalise_domain(d) for d in data.get("domains", ()))
         self._signatures: dict[tuple[str, str], dict[int, Signature]] = {}
         self._kernels: dict[tuple[str, str], tuple[Kernel, ...]] = {}
@@ -196,16 +199,27 @@ class OrtTable:
     def __repr__(self) -> str:
         return f"OrtTable(version={self.version!r}, max_opset={self.max_opset}, max_ir={self.max_ir})"
 
+    def _entries(self, key: tuple[str, str]) -> tuple[list, list]:
+        """(schema entries, kernel entries) of the (domain, op) ``key``."""
+        found = self._raw.get(key)
+        if found is None:
+            found = self._raw[key] = self._rows(*key) if self._rows is not None else ([], [])
+        return found
+
     def schema_versions(self, domain: str, op: str) -> tuple[int, ...]:
         """The operator's schema ``since_version`` values known to this onnxruntime."""
-        return self._schemas.get((normalise_domain(domain), op), ())
+        key = (normalise_domain(domain), op)
+        found = self._schemas.get(key)
+        if found is None:
+            found = self._schemas[key] = tuple(sorted(v for e in self._entries(key)[0] for v in e["versions"]))
+        return found
 
     def signature(self, domain: str, op: str, version: int) -> Signature | None:
         """The formal parameters of one schema version (None: the table has none, format 1)."""
         key = (normalise_domain(domain), op)
         found = self._signatures.get(key)
         if found is None:
-            entries = self._raw.get(key, ((), ()))[0]
+            entries = self._entries(key)[0]
             found = self._signatures[key] = {
                 int(v): Signature(tuple(map(tuple, sig["inputs"])), tuple(map(tuple, sig["outputs"])),
                                   bool(sig.get("function", False)))
@@ -223,7 +237,7 @@ class OrtTable:
         found = self._kernels.get(key)
         if found is None:
             grouped: dict[tuple[int, int | None], list[Mapping[str, frozenset[str]]]] = {}
-            for k in self._raw.get(key, ((), ()))[1]:
+            for k in self._entries(key)[1]:
                 reg = MappingProxyType({name: frozenset(ts) for name, ts in k["constraints"].items()})
                 grouped.setdefault((int(k["since"]), k["until"]), []).append(reg)
             found = self._kernels[key] = tuple(sorted(
@@ -319,7 +333,7 @@ def load(version: str | None = None) -> OrtTable:
 
 @cache
 def _load_cached(version: str) -> OrtTable:
-    return OrtTable(kernel_store.table(RUNTIME, version))
+    return OrtTable(*kernel_store.release_rows(RUNTIME, version))
 
 
 def from_json(text: str | bytes) -> OrtTable:

@@ -60,8 +60,14 @@ def version_data(runtime: str, version: str, data: dict | None = None, *, lazy: 
     runtime, version, source, hosts, probes and ``keys`` {key: entry}; with ``lazy``, a
     ``ReleaseKeys`` that finds a key's entry when it is asked for. LookupError when the
     release was not measured."""
+    if data is None and lazy:  # the blocks of the file, each entry parsed when asked for
+        name = file_name(runtime)
+        data = data_files.head(name)
+        if version not in data.get("releases", ()):
+            raise LookupError(version)
+        data = {**data, "keys": data_files.block(name, "keys"), "errors": data_files.block(name, "errors")}
     data = _read(runtime) if data is None else data
-    if data is None or version not in data["releases"]:
+    if not data or version not in data["releases"]:
         raise LookupError(version)
     order = list(data["releases"])
     keys = ReleaseKeys(data["keys"], frozenset(order[order.index(version) + 1:]), data.get("errors", {}))
@@ -111,9 +117,16 @@ class ReleaseKeys(Mapping):
             found = r
         return None if found is None or "absent" in found else found
 
-    def candidates(self):
-        """Every key of the file: those of this release and maybe others (cheaper than ``iter``)."""
-        return iter(self._ranges)
+    def candidates(self, prefix: str = ""):
+        """The keys of the file starting with ``prefix``, in order: those of this release and
+        maybe others (cheaper than ``iter``; a bisection of the file where it is read lazily)."""
+        keys_from = getattr(self._ranges, "keys_from", None)
+        found = keys_from(prefix) if keys_from is not None else iter(sorted(self._ranges))
+        for k in found:
+            if k.startswith(prefix):
+                yield k
+            elif k > prefix:
+                return
 
     def __iter__(self):
         return (k for k, ranges in self._ranges.items() if self._in_force(ranges) is not None)

@@ -89,18 +89,14 @@ class ProbeTable:
     def _nearest(self, key: str) -> Outcome | None:
         head, sep, tail = key.rpartition(") ")
         words = tail.split(" ") if sep else []
-        if words and self._sorted is None:
-            self._sorted = sorted(self._candidates())  # the keys a prefix covers are a run of this list
         for n in range(len(words) - 1, 0, -1):
             prefix = f"{head}{sep}{' '.join(words[:n])}"
-            covered, keys = [], self._sorted
-            i = bisect_left(keys, prefix)
-            while i < len(keys) and keys[i].startswith(prefix):
-                if len(keys[i]) == len(prefix) or keys[i][len(prefix)] == " ":
-                    found = self.exact(keys[i])
+            covered = []
+            for k in self._candidates(prefix):
+                if len(k) == len(prefix) or k[len(prefix)] == " ":
+                    found = self.exact(k)
                     if found is not None:  # not a key of another release
                         covered.append(found)
-                i += 1
             if covered:
                 return _summed(covered)
         return None
@@ -127,7 +123,7 @@ class ProbeTable:
         if key not in self._chains:
             head, tail = key.partition(" -> ")[0] + " -> ", " -> " + key.rpartition(" -> ")[2]
             want = _unversioned(key)
-            alike = [self.exact(k) for k in self._candidates() if k.startswith(head) and k.endswith(tail)
+            alike = [self.exact(k) for k in self._candidates(head) if k.endswith(tail)
                      and k.count(" -> ") == 2 and _unversioned(k) == want]
             alike = [o for o in alike if o is not None]  # keys of other releases left out
             self._chains[key] = _summed(alike) if alike else None
@@ -138,10 +134,17 @@ class ProbeTable:
         found = self.outcome(key)
         return found if found is not None and found.refused else None
 
-    def _candidates(self):
-        """Every key this release may have (its entries' ``candidates`` where they have some)."""
+    def _candidates(self, prefix: str):
+        """The keys starting with ``prefix`` this release may have, in order (its entries'
+        ``candidates`` where they have some)."""
         more = getattr(self._entries, "candidates", None)
-        return more() if more is not None else iter(self._entries)
+        if more is not None:
+            return more(prefix)
+        keys = self._sorted
+        if keys is None:
+            keys = self._sorted = sorted(self._entries)  # the keys a prefix covers are a run of this list
+        i = bisect_left(keys, prefix)
+        return (k for k in keys[i:i + _run(keys, i, prefix)])
 
     def keys(self) -> dict[str, Outcome]:
         return {k: self.exact(k) for k in self._entries}
@@ -158,6 +161,14 @@ class ProbeTable:
                 return top
             top = v
         return None
+
+
+def _run(keys: list[str], i: int, prefix: str) -> int:
+    """How many keys from ``keys[i]`` on start with ``prefix``."""
+    n = 0
+    while i + n < len(keys) and keys[i + n].startswith(prefix):
+        n += 1
+    return n
 
 
 def _unversioned(chain_key: str) -> tuple[str, str, str, str]:
