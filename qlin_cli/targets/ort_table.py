@@ -187,10 +187,9 @@ class OrtTable:
         self._raw: dict[tuple[str, str], tuple[list, list]] = {}  # (schema entries, kernel entries)
         self._rows = rows
         if rows is None:
-            for entry in data["schemas"]:
-                self._raw.setdefault((normalise_domain(entry["domain"]), entry["op"]), ([], []))[0].append(entry)
-            for k in data["kernels"]:
-                self._raw.setdefault((normalise_domain(k["domain"]), k["op"]), ([], []))[1].append(k)
+            for at, field in enumerate(("schemas", "kernels")):
+                for e in data[field]:
+                    self._raw.setdefault((normalise_domain(e["domain"]), e["op"]), ([], []))[at].append(e)
         self.domains: tuple[str, ...] = tuple(normalise_domain(d) for d in data.get("domains", ()))
         self._signatures: dict[tuple[str, str], dict[int, Signature]] = {}
         self._kernels: dict[tuple[str, str], tuple[Kernel, ...]] = {}
@@ -211,7 +210,8 @@ class OrtTable:
         key = (normalise_domain(domain), op)
         found = self._schemas.get(key)
         if found is None:
-            found = self._schemas[key] = tuple(sorted(v for e in self._entries(key)[0] for v in e["versions"]))
+            versions = (v for e in self._entries(key)[0] for v in e["versions"])
+            found = self._schemas[key] = tuple(sorted(versions))
         return found
 
     def signature(self, domain: str, op: str, version: int) -> Signature | None:
