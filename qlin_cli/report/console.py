@@ -15,3 +15,20 @@ def console(**options):
             raise BrokenPipeError
 
     return _Console(**{"emoji": False, **options})
+
+
+class Plain:
+    """What the text report prints on when it is not a terminal: the plain text a rich
+    Console prints there (no colour, no wrapping), without loading rich (about 35 ms of a
+    1-node check into a pipe or a file; tests/test_cli_plain_output.py holds both equal)."""
+
+    is_terminal = False
+    color_system = None
+
+    def __init__(self, file):
+        self.file = file
+
+    def write(self, text: str) -> None:
+        """``text`` and a newline; flushed, as rich flushes each print."""
+        self.file.write(text + "\n")
+        self.file.flush()
