@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from importlib import resources
@@ -73,7 +74,7 @@ def head(file_name: str) -> dict:
     for line in body[:body.find(b"\n" + _OPEN.encode())].splitlines()[1:]:
         k, _, v = line.partition(b": ")
         out[json.loads(k)] = json.loads(v.removesuffix(b","))
-    out["releases"] = dict(block(file_name, "releases").in_file_order())
+    out["releases"] = dict(block(file_name, "releases").items())  # in the file's order
     return out
 
 
@@ -106,9 +107,12 @@ class _Sorted:
     """Entries of one block, each starting a line with ``marker``, sorted by ``_key``."""
 
     marker = b""
+    INDEX_AFTER = 64  # seeks before every entry's start and key are listed once (a folder, a test)
 
     def __init__(self, body: bytes, start: int, end: int):
         self._body, self._start, self._end = body, start, end
+        self._seeks = 0
+        self._index: tuple[list, list[int]] | None = None  # (keys, starts), in order
 
     def _key(self, at: int):  # pragma: no cover - interface
         raise NotImplementedError
@@ -119,7 +123,14 @@ class _Sorted:
         return self._end if found < 0 else found + 1
 
     def _seek(self, key) -> int:
-        """Where the first entry whose key is ``key`` or after it starts."""
+        """Where the first entry whose key is ``key`` or after it starts: the file's bytes
+        bisected, or, once many keys were asked for, the list of every entry's key."""
+        if self._index is None:
+            self._seeks += 1
+        if self._index is not None or self._seeks > self.INDEX_AFTER:
+            keys, starts = self._listed()
+            i = bisect_left(keys, key)
+            return starts[i] if i < len(starts) else self._end
         lo, hi = self._start, self._end
         while lo < hi:
             mid = (lo + hi) // 2
@@ -131,6 +142,13 @@ class _Sorted:
             else:
                 hi = mid
         return self._next(lo)
+
+    def _listed(self) -> tuple[list, list[int]]:
+        """(every entry's key, where each starts), in order: made once."""
+        if self._index is None:
+            starts = list(self._from(self._start))
+            self._index = ([self._key(at) for at in starts], starts)
+        return self._index
 
     def _from(self, at: int) -> Iterator[int]:
         """The starts of the entries from ``at`` on."""
@@ -177,21 +195,24 @@ class Block(_Sorted, Mapping):
             return False
         return True
 
-    def in_file_order(self) -> Iterator[tuple[str, object]]:
-        """(key, value) of every entry as the file has them (a block not in key order: the
-        releases)."""
-        for at in self._from(self._start):
-            yield self._key(at), json.loads(self._text(at)[len(self._raw_key(at)) + 2:])
+    def items(self) -> Iterator[tuple[str, object]]:
+        """(key, value) of every entry in the file's order: one walk of the block, no
+        bisecting (a block out of key order too: the releases)."""
+        for key, at in zip(*self._listed(), strict=True):
+            found = self._parsed.get(key, self)
+            if found is self:
+                found = self._parsed[key] = json.loads(self._text(at)[len(self._raw_key(at)) + 2:])
+            yield key, found
 
     def keys_from(self, prefix: str) -> Iterator[str]:
         """The keys from the first one at or after ``prefix`` on, in order."""
         return (self._key(at) for at in self._from(self._seek(prefix)))
 
     def __iter__(self) -> Iterator[str]:
-        return (self._key(at) for at in self._from(self._start))
+        return iter(self._listed()[0])
 
     def __len__(self) -> int:
-        return sum(1 for _ in self._from(self._start))
+        return len(self._listed()[0])
 
 
 class Rows(_Sorted):

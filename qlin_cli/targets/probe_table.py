@@ -70,6 +70,7 @@ class ProbeTable:
         self._coarser: dict[str, Outcome | None] = {}
         self._chains: dict[str, Outcome | None] = {}  # chain() of keys no probe has
         self._sorted: list[str] | None = None  # the keys in order, made when first needed
+        self._all: dict[str, Outcome] | None = None  # keys(), made when first asked for
         self.max_opset = self._highest(probe_keys.opset_key, probe_keys.PROBED_OPSETS)
         self.max_ir = self._highest(probe_keys.ir_key, probe_keys.PROBED_IR)
 
@@ -147,7 +148,10 @@ class ProbeTable:
         return (k for k in keys[i:i + _run(keys, i, prefix)])
 
     def keys(self) -> dict[str, Outcome]:
-        return {k: self.exact(k) for k in self._entries}
+        """Every key of the release and its outcome (read once: the release never changes)."""
+        if self._all is None:
+            self._all = {k: self.exact(k) for k in self._entries}
+        return dict(self._all)
 
     def _highest(self, key_of, versions) -> int | None:
         """The newest version loaded, every older probed one loading too; None when the
