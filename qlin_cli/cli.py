@@ -87,9 +87,15 @@ def main() -> None:
               help="Leave out what .gitignore ignores in a git repository [default: respect].")
 @click.option("--force-exclude", is_flag=True, default=None,
               help="Exclude files named on the command line too (for pre-commit).")
+@click.option("--no-cache", is_flag=True,
+              help="Check every file again: neither read nor write the results cache (or set "
+                   "QLIN_NO_CACHE).")
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="The results cache folder [default: QLIN_CACHE_DIR, else .qlin_cache in the "
+                   "working folder].")
 def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, output_file,
           fix, diff, jobs, no_config, targets, exclude, extend_exclude, respect_gitignore,
-          force_exclude):
+          force_exclude, no_cache, cache_dir):
     """Check every Q/DQ node of the models at PATHS (files or folders of *.onnx; default:
     the working directory). Folder walks leave out --exclude globs and what .gitignore
     ignores.
@@ -100,9 +106,8 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     0 nothing at or above --fail-on, 1 findings at or above it, 2 a file could not be
     checked.
     """
-    from . import output, rules
-    from .check.engine import summarize
-    from .parallel import default_jobs, ordered_map
+    from . import output
+    from .check.result import summarize
     from .progress import track
 
     if statistics and fmt in ("sarif", "github"):
@@ -117,14 +122,14 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     finder = _finder(no_config)
     files = _files(paths or (".",), finder, flags)
     configs = _configs(files, finder, no_config)
-    rules.all_rules()  # built once here: forked workers inherit the registry
     results = []
     failures = 0
     frames = fmt == "text" and not (statistics or quiet or output_file or diff) and _terminal()
     work = [(path, problem, cfg, cli_select, cli_ignore, cli_targets, fix or diff, frames)
             for (path, problem), cfg in zip(files, configs, strict=True)]
-    checked = ordered_map(_check_one, work, jobs or default_jobs(),
-                          [path for path, problem in files if problem is None])
+    fresh = no_cache or fix or diff or os.environ.get("QLIN_NO_CACHE")
+    store = None if fresh else _results_cache(cache_dir)
+    checked = _checked(work, jobs, store)
     fixes = []
     for r, cfg in track(zip(checked, configs, strict=True), len(files), "Checking models",
                         enabled=not quiet):
@@ -246,6 +251,50 @@ def _print_diff(outcomes) -> None:
     files = sum(1 for o in outcomes if o.fixed)
     click.echo(f"{n} fix{'es' if n != 1 else ''} would be applied in {files} "
                f"file{'s' if files != 1 else ''}; nothing written (--fix applies them)")
+
+
+def _results_cache(cache_dir):
+    from .cache import ResultsCache, folder
+
+    return ResultsCache(folder(cache_dir))
+
+
+def _checked(work: list, jobs, store):
+    """Each file's result, in order: from the results cache where it holds one (cache.py),
+    else checked (in worker processes when that pays off) and kept in the cache."""
+    from .parallel import default_jobs, ordered_map
+
+    kept: list = [None] * len(work)
+    keys: list = [None] * len(work)
+    if store is not None:
+        from .cache import content_digest, settings, stamp
+
+        made: dict = {}  # one key per configuration and flags
+        for i, (path, problem, cfg, select, ignore, targets, _, frames) in enumerate(work):
+            if problem is not None:
+                continue
+            key = made.get(id(cfg))
+            if key is None:
+                key = made[id(cfg)] = settings(cfg, select, ignore, targets, frames)
+            before = stamp(path)
+            digest = content_digest(path)
+            keys[i] = (key, digest, before)
+            kept[i] = store.get(path, key, digest)
+    missing = [i for i, found in enumerate(kept) if found is None]
+    if any(work[i][1] is None for i in missing):
+        from . import rules
+
+        rules.all_rules()  # built once here: forked workers inherit the registry
+    fresh = ordered_map(_check_one, [work[i] for i in missing], jobs or default_jobs(),
+                        [work[i][0] for i in missing if work[i][1] is None])
+    for i, found in enumerate(kept):
+        if found is None:
+            found = next(fresh)
+            if store is not None and keys[i] is not None:
+                key, digest, before = keys[i]
+                if stamp(work[i][0]) == before:  # not changed while it was checked
+                    store.put(work[i][0], key, digest, found)
+        yield found
 
 
 def _check_one(item):

@@ -6,9 +6,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .rules.base import Fix
+__all__ = ["Finding", "Fix"]
 
-__all__ = ["Finding"]
+
+@dataclass(frozen=True)
+class Fix:
+    """Edits that make the finding go away. ``safe``: they cannot change any result.
+    (Here, not with the rules: a report read from the results cache needs no rule loaded.)"""
+
+    title: str
+    edits: tuple
+    safe: bool = True
 
 
 @dataclass(frozen=True)

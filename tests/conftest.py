@@ -1,3 +1,4 @@
+import os
 import sys
 
 import pytest
@@ -6,6 +7,10 @@ from paths import FIXTURES, ROOT, TOOLS
 for p in (ROOT, FIXTURES, TOOLS):
     if p not in sys.path:
         sys.path.insert(0, p)
+
+# qlin's results cache (qlin_cli/cache.py) off in every test and every qlin a test starts:
+# each check is a check; tests/test_cache.py turns it on where it is what is tested
+os.environ["QLIN_NO_CACHE"] = "1"
 
 # Tests that measure a runtime rather than qlin: they run only when their marker is asked
 # for (`make remeasure` is `pytest -m remeasure`), never in `make test`.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..finding import Finding
-from ..rules.base import ERROR, INFO, WARNING
+from ..severity import ERROR, INFO, WARNING
 
 __all__ = ["ERROR", "INFO", "WARNING", "SEVERITIES", "Diagnostic", "node_frame"]
 

@@ -8,7 +8,6 @@ walk filled (every body, its nodes, the facts already read).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 import onnx
 
@@ -22,33 +21,9 @@ from ..model.load import load_model
 from ..model.safety import validate_model_files
 from ..model.view import short_title
 from ..rules.base import ModelRule, Violation
-from .diagnostic import ERROR, INFO, WARNING, Diagnostic, node_frame
+from .diagnostic import Diagnostic, node_frame
+from .result import FileResult, summarize  # noqa: F401 (their home before check/result.py)
 from .suppress import Suppression
-
-
-@dataclass
-class FileResult:
-    path: str
-    error: str | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    nodes: int = 0  # quantization nodes checked (those of an op qlin has a schema for)
-    types: dict | None = None  # inference's types (Analysis.inferred), kept for --fix
-
-    @property
-    def findings(self) -> list[Diagnostic]:
-        """The findings (the Python API's name for ``diagnostics``)."""
-        return self.diagnostics
-
-    def count(self, severity: str) -> int:
-        return sum(1 for d in self.diagnostics if d.severity == severity)
-
-    def to_json(self) -> dict:
-        return {
-            "path": self.path,
-            "error": self.error,
-            "nodes": self.nodes,
-            "diagnostics": [d.to_json() for d in self.diagnostics],
-        }
 
 
 def check_model(
@@ -179,7 +154,9 @@ def _check_file(path: str, keep: Suppression, targets, keep_types: bool, frames:
         stats: dict = {}
         with reading(model):  # nothing below changes the model
             unreadable: list = []  # external tensors that cannot be read: QL008 findings
-            validate_model_files(model, base_dir, path, unreadable)
+            locations: set = set()
+            validate_model_files(model, base_dir, path, unreadable, locations)
+            result.data_files = tuple(sorted(os.path.join(base_dir, x) for x in locations))
             a = analyze(model, base_dir)
             a.external_problems = tuple(unreadable)
             result.diagnostics = check_analysis(a, stats=stats, frames=frames, suppression=keep)
@@ -206,14 +183,3 @@ def target_diagnostics(a: Analysis, targets, select=None, ignore=None, *,
     return framed(a, found) if frames else found
 
 
-def summarize(results: list[FileResult]) -> dict:
-    """The counts of a run (JSON contract version 2): files given, files that could not
-    be checked, quantization nodes checked, and findings by severity."""
-    return {
-        "files": len(results),
-        "unchecked": sum(1 for r in results if r.error is not None),
-        "nodes": sum(r.nodes for r in results),
-        "errors": sum(r.count(ERROR) for r in results),
-        "warnings": sum(r.count(WARNING) for r in results),
-        "infos": sum(r.count(INFO) for r in results),
-    }

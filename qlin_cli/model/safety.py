@@ -10,7 +10,7 @@ from onnx import AttributeProto
 from ..errors import QlinError
 from ..schema import normalize_domain
 from .graphs import bodies
-from .tensors import UnsafeData, check_external, is_external
+from .tensors import UnsafeData, check_external, external_info, is_external
 
 
 def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
@@ -90,7 +90,7 @@ def function_cycle(model: onnx.ModelProto) -> list[str] | None:
 
 
 def validate_model_files(model: onnx.ModelProto, base_dir: str, path: str,
-                         problems: list | None = None) -> int:
+                         problems: list | None = None, locations: set | None = None) -> int:
     """Refuse what qlin must not process, before anything reads or infers:
     model-local functions that call each other in a cycle (functions are
     expanded inline: recursion never finishes, and onnx's inliner and
@@ -101,6 +101,7 @@ def validate_model_files(model: onnx.ModelProto, base_dir: str, path: str,
     that gets (tensor name, what is wrong) for each external tensor that is unsafe,
     missing or short instead (`qlin check` reports each as a finding and checks the
     rest; nothing reads such a tensor: ``model.facts.Const`` gives no value for it).
+    ``locations``: a set that gets the location of every external tensor, safe or not.
     """
     cycle = function_cycle(model)
     if cycle:
@@ -115,6 +116,8 @@ def validate_model_files(model: onnx.ModelProto, base_dir: str, path: str,
         if not is_external(tensor):
             continue
         count += 1
+        if locations is not None:
+            locations.add(external_info(tensor).get("location", ""))
         try:
             check_external(tensor, base_dir, cache)
         except UnsafeData as e:

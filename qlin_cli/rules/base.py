@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .. import schema
+from ..finding import Fix  # noqa: F401 (the rules import it here)
 from ..severity import ERROR, INFO, SEVERITIES, WARNING, cleandoc  # noqa: F401 (the rules import them here)
 
 SECTIONS = ("What it checks", "Why is this bad?", "Example", "Fix")
@@ -77,15 +78,6 @@ class SetIrVersion:
 
     def describe(self) -> str:
         return f"set ir_version to {self.version}"
-
-
-@dataclass(frozen=True)
-class Fix:
-    """Edits that make the finding go away. ``safe``: they cannot change any result."""
-
-    title: str
-    edits: tuple
-    safe: bool = True
 
 
 @dataclass(frozen=True)
