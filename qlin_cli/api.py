@@ -182,13 +182,13 @@ def targets() -> list[dict]:
 
 
 def _known_targets(names) -> None:
-    from .targets import base
+    from .targets import registry
 
     for n in names or ():
         try:
-            base.get(n)
+            registry.get(n)
         except LookupError:
-            raise QlinError(n, f"unknown target (known: {', '.join(base.names())})") from None
+            raise QlinError(n, f"unknown target (known: {', '.join(registry.names())})") from None
 
 
 def _config(path: str, config: bool | Config) -> Config:

@@ -335,14 +335,14 @@ def failing(summary: dict, fail_on: str) -> int:
 def _target_names(values: tuple[str, ...]) -> list[str]:
     """Target names from --target, each known, or exit 2 naming the unknown one."""
     from . import output
-    from .targets import base
+    from .targets import registry
 
     names = [n.strip() for v in values for n in v.split(",") if n.strip()]
     for n in names:
         try:
-            base.get(n)
+            registry.get(n)
         except LookupError:
-            output.error(f"--target: unknown target {n!r} (known: {', '.join(base.names())})")
+            output.error(f"--target: unknown target {n!r} (known: {', '.join(registry.names())})")
             sys.exit(EXIT_BAD_INPUT)
     return names
 

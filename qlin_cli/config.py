@@ -310,15 +310,15 @@ def _load(path: str) -> Config:
 
 def _targets(value, where: str) -> list[str]:
     """Target names from the config, each one qlin knows."""
-    from .targets import base
+    from .targets import registry
 
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise ConfigError(f"{where} must be a list of target names")
     for n in names:
         try:
-            base.get(n)
+            registry.get(n)
         except LookupError:
-            known = ", ".join(base.names())
+            known = ", ".join(registry.names())
             raise ConfigError(f"{where}: unknown target {_brief(n)} (known: {known})") from None
     return list(names)

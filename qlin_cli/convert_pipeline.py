@@ -133,12 +133,13 @@ def _write(result: Result, proto, base_dir: str, req: Request) -> Result:
 
 
 def _plan(a, path: str, target: str):
-    from .targets import base, predict
+    from .targets import predict, registry
 
     try:
-        base.get(target)
+        registry.get(target)
     except LookupError:
-        raise QlinError("--target", f"unknown target {target!r} (known: {', '.join(base.names())})") from None
+        known = ", ".join(registry.names())
+        raise QlinError("--target", f"unknown target {target!r} (known: {known})") from None
     plan = predict.plan_in(a, target)
     if plan.needed and plan.choice is None:
         raise Stop(path, f"no conversion makes {target} run it", list(plan.blocking))

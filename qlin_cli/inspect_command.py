@@ -59,11 +59,11 @@ def describe(path: str, target_names: list[str] | None = None) -> dict:
     from .model.analysis import analyze
     from .model.load import load_model
     from .model.safety import validate_model_files
-    from .targets import base
+    from .targets import registry
 
-    names = target_names or base.names()
+    names = target_names or registry.names()
     for n in names:
-        base.get(n)  # an unknown name raises LookupError before anything is read
+        registry.get(n)  # an unknown name raises LookupError before anything is read
     model = load_model(path, weights=False)
     base_dir = os.path.dirname(os.path.abspath(path))
     validate_model_files(model, base_dir, path)

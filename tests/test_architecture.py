@@ -185,6 +185,20 @@ def test_the_layers():
     assert "qlin_cli.convert" not in g["qlin_cli.evaluator"]
 
 
+def test_no_module_of_the_targets_imports_another_in_a_cycle():
+    """Within qlin_cli/targets/, module by module (function-level imports too): the profiles
+    list their targets and the registry registers them (targets/registry.py), so no profile
+    imports what imports it."""
+    folder = os.path.join(PACKAGE, "targets")
+    graph = {}
+    for path in glob.glob(os.path.join(folder, "*.py")):
+        name = _module_name(path)
+        graph[name] = {m for m in _imports(path) if m.count(".") == 2 and m.startswith("qlin_cli.targets.")
+                       and os.path.exists(os.path.join(ROOT, *m.split(".")) + ".py")} - {name}
+    assert "qlin_cli.targets.versions" in graph["qlin_cli.targets.registry"]
+    assert _cycle(graph) is None, _cycle(graph)
+
+
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None

@@ -10,7 +10,7 @@ from paths import MODELS
 
 from qlin_cli.cli import main
 from qlin_cli.model.load import load_model
-from qlin_cli.targets import base, predict
+from qlin_cli.targets import predict, registry
 
 
 def run(*args):
@@ -44,7 +44,7 @@ def test_targets_are_predict_findings():
     path = os.path.join(MODELS, "clean", "blocked_int4.onnx")
     _, out, _ = run("--format", "json", path)
     doc = json.loads(out)
-    assert [t["target"] for t in doc["targets"]] == base.names()
+    assert [t["target"] for t in doc["targets"]] == registry.names()
     model = load_model(path, weights=False)
     for t in doc["targets"]:
         found = predict.findings(model, os.path.dirname(path), [t["target"]])

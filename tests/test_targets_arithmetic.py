@@ -28,7 +28,7 @@ import probe_models  # noqa: E402
 import probe_quantize  # noqa: E402
 
 from qlin_cli.schema import dtypes  # noqa: E402
-from qlin_cli.targets import base, predict  # noqa: E402
+from qlin_cli.targets import base, predict, registry  # noqa: E402
 
 
 @functools.cache
@@ -109,7 +109,7 @@ def _division(target, model) -> str | None:
 
     a = analyze(model, "")
     (body, index, _), = a.nodes()
-    return base.get(target).division(base.NodeSite(facts=a.any_facts(body, index)))
+    return registry.get(target).division(base.NodeSite(facts=a.any_facts(body, index)))
 
 
 # Measured by hand in throwaway venvs before the probes existed (x 78.0625, scale
@@ -275,7 +275,7 @@ def test_qt403_says_what_the_releases_probe_measured():
     def message(target, text):
         return target.finding("QT403", text, fix=target.float8_quantize.fix).message
 
-    ov, ort = base.get("openvino@2026.1"), base.get("onnxruntime@1.31")
+    ov, ort = registry.get("openvino@2026.1"), registry.get("onnxruntime@1.31")
     assert said(_float8("float8e4m3fn", 1), ov) == [
         message(ov, f"conversion to float8e4m3fn {probe_keys.THROUGH_FLOAT16}")]
     assert said(_float8("float8e4m3fn", 0), ort) == [message(ort, ort.float8_quantize.what)]
@@ -516,7 +516,7 @@ def test_qt409_follows_each_release():
             found = table.outcome(probe_keys.float16_casts_probe(domain, since))
             kept = found is not None and found.differs == probe_keys.KEEPS_FLOAT32
             in_float32 = rt == "openvino" or (
-                domain == "com.microsoft" and base.get(target).float16_in_float32("MatMul", "", 19))
+                domain == "com.microsoft" and registry.get(target).float16_in_float32("MatMul", "", 19))
             assert ("QT409" in predicted(model, target)) is (kept and in_float32), (target, domain)
             seen.add((rt, domain, kept and in_float32))
     assert {("onnxruntime", "com.microsoft", True), ("onnxruntime", "ai.onnx", False),
@@ -532,7 +532,7 @@ def test_qt409_is_not_claimed_where_the_probe_rounds_as_the_page(monkeypatch):
     from qlin_cli.targets.probe_table import Outcome
 
     key = f"{probe_keys.FLOAT16_CASTS} com.microsoft:DequantizeLinear-1 -> com.microsoft:QuantizeLinear-1"
-    target = base.get("onnxruntime@1.31")
+    target = registry.get("onnxruntime@1.31")
     assert "QT409" in predicted(f16_matmul_block("com.microsoft"), "onnxruntime@1.31")
     monkeypatch.setitem(target.probes._keys, key, Outcome(1, 0))
     assert "QT409" not in predicted(f16_matmul_block("com.microsoft"), "onnxruntime@1.31")

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from qlin_cli.cli import main
 from qlin_cli.model.analysis import analyze
-from qlin_cli.targets import base, predict, probe_keys, probe_table, versions
+from qlin_cli.targets import predict, probe_keys, probe_table, registry, versions
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "fixtures")]
@@ -33,7 +33,7 @@ def test_every_minor_version_from_2024_0_is_measured():
     have = versions.known("openvino")
     minors = {".".join(v.split(".")[:2]) for v in have}
     assert {"2024.0", "2024.6", "2025.0", "2025.4", "2026.0", "2026.4"} <= minors, have
-    assert base.get("openvino").versions == (probe_table.default_version("openvino"),)
+    assert registry.get("openvino").versions == (probe_table.default_version("openvino"),)
 
 
 @pytest.mark.remeasure
@@ -107,7 +107,7 @@ def test_versions_matrix_for_openvino_as_text_and_json():
 
 
 def test_sources_name_the_data_file_of_the_version_judged():
-    t = base.get("openvino@2025.0")
+    t = registry.get("openvino@2025.0")
     assert any("openvino_probes.json, release 2025.0" in s.where for s in t.sources)
 
 

@@ -19,7 +19,7 @@ from test_targets_matrix import Case, build
 from test_targets_ort_table import CASES, _case_id, build_case, ort_outcome
 
 from qlin_cli.finding import Finding
-from qlin_cli.targets import base, codes, ort_table, predict
+from qlin_cli.targets import codes, ort_table, predict, registry
 from qlin_cli.targets.base import DOCUMENTED, KINDS, MEASURED, SOURCE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,15 +36,15 @@ def found_codes(model, target) -> set[str]:
 
 # ---- registry, codes, sources ---------------------------------------------------------------------
 def test_registry_names_and_aliases():
-    assert base.names() == TARGETS
-    pinned = base.get("onnxruntime@1.31.1")  # a version is a target of its own, judged by its data
+    assert registry.names() == TARGETS
+    pinned = registry.get("onnxruntime@1.31.1")  # a version is a target of its own, judged by its data
     assert pinned.name == "onnxruntime@1.31.1" and pinned.versions == ("1.31.1",)
-    assert base.get("onnxruntime-cpu").name == "onnxruntime"
-    assert base.get(" OpenVINO ").name == "openvino"
-    assert base.get("tensorrt").name == "tensorrt-11"
-    assert base.get("tensorrt@10").name == "tensorrt-10"
-    with pytest.raises(base.UnknownTarget, match="known targets: nnapi, onnxruntime, openvino"):
-        base.get("qnn")
+    assert registry.get("onnxruntime-cpu").name == "onnxruntime"
+    assert registry.get(" OpenVINO ").name == "openvino"
+    assert registry.get("tensorrt").name == "tensorrt-11"
+    assert registry.get("tensorrt@10").name == "tensorrt-10"
+    with pytest.raises(registry.UnknownTarget, match="known targets: nnapi, onnxruntime, openvino"):
+        registry.get("qnn")
     with pytest.raises(LookupError):
         predict.findings(build(Case("q", "", 21, "float", "float", "int8"))[0], "", "onnxruntime,dml")
 
@@ -121,11 +121,11 @@ def test_codes_with_their_logic_are_the_codes_the_targets_run_by_code():
     for model in models:
         for site in predict.sites(model, str(ROOT)):
             for t in ("onnxruntime", "onnxruntime@1.29", "openvino", "openvino@2025.3", "tensorrt-10"):
-                for x in base.get(t).findings_for(site):
+                for x in registry.get(t).findings_for(site):
                     sites.setdefault(x.code, site)
     assert own <= set(sites), own - set(sites)
     for code in own:
-        assert list(codes.get(code).check(base.get("nnapi"), sites[code])) == [], code
+        assert list(codes.get(code).check(registry.get("nnapi"), sites[code])) == [], code
 
 
 def _test_names(path: Path) -> set[str]:
@@ -133,7 +133,7 @@ def _test_names(path: Path) -> set[str]:
 
 
 def test_sources_name_their_kind_and_existing_tests():
-    for t in base.all_targets():
+    for t in registry.all_targets():
         assert t.sources, t.name
         kinds = {s.kind for s in t.sources}
         assert kinds <= set(KINDS)
@@ -409,8 +409,8 @@ def test_every_fixture_model_is_read_by_every_target():
     for path in paths:
         model = load_model(path)
         base_dir = os.path.dirname(path)
-        seen |= {p.code for p in predict.findings(model, base_dir, base.names())}
-        for name in base.names():
+        seen |= {p.code for p in predict.findings(model, base_dir, registry.names())}
+        for name in registry.names():
             predict.plan(model, base_dir, name)
     assert {"QT104", "QT202", "QT306"} <= seen
 
@@ -421,10 +421,10 @@ def test_asking_for_one_target_reads_no_other_targets_data():
     import subprocess
     import sys
 
-    probe = ("import sys\nfrom qlin_cli.targets import base\nbase.get('onnxruntime-cpu')\n"
-             "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules\n"
-             "            if m.rsplit('.', 1)[-1] in base._MODULES and m.startswith('qlin_cli.targets.')))\n")
+    probe = ("import sys\nfrom qlin_cli.targets import registry\nregistry.get('onnxruntime-cpu')\n"
+             "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.rsplit('.', 1)[-1]\n"
+             "            in registry._MODULES and m.startswith('qlin_cli.targets.')))\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['onnxruntime']", out
-    with pytest.raises(base.UnknownTarget, match="nnapi, onnxruntime, openvino, tensorrt-10"):
-        base.get("onnxruntime-gpu")
+    with pytest.raises(registry.UnknownTarget, match="nnapi, onnxruntime, openvino, tensorrt-10"):
+        registry.get("onnxruntime-gpu")

@@ -112,14 +112,14 @@ def test_a_shared_site_of_an_op_of_no_family_answers_as_each_nodes_own_would():
     """The key of an op of no family leaves its attributes out: every target's findings on
     each node's own site equal those on the site it shares."""
     from qlin_cli.model.analysis import analyze
-    from qlin_cli.targets import base
+    from qlin_cli.targets import base, registry
 
     a = analyze(_attribute_variants(), "")
     placed = predict._placed(a, predict.model_info(a.model, a))
     body = a.bodies[0]
     shared = {id(s) for s, _ in placed}
     assert len(shared) < len(placed)  # the two Conv share one site
-    for t in base.all_targets():
+    for t in registry.all_targets():
         for site, loc in placed:
             own = base.NodeSite(facts=a.any_facts(body, loc.index), in_main_graph=True, opsets=site.opsets)
             assert t.findings_for(own) == t.findings_for(site), (t.name, loc.name)

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
 from qlin_cli.cli import main
-from qlin_cli.targets import base, ort_table, predict, versions
+from qlin_cli.targets import ort_table, predict, registry, versions
 
 
 def int4_weights(opset: int = 21) -> onnx.ModelProto:
@@ -36,12 +36,12 @@ def test_the_measured_versions_cover_1_18_to_the_pinned_one():
 
 
 def test_names_a_minor_a_full_version_and_the_default():
-    assert base.get("onnxruntime@1.20").versions == ("1.20.1",)
-    assert base.get("onnxruntime@1.20.1").versions == ("1.20.1",)
-    assert base.get("onnxruntime").versions == (ort_table.default_version(),)
+    assert registry.get("onnxruntime@1.20").versions == ("1.20.1",)
+    assert registry.get("onnxruntime@1.20.1").versions == ("1.20.1",)
+    assert registry.get("onnxruntime").versions == (ort_table.default_version(),)
     assert ort_table.default_version().startswith(ort_table.minor(ort_table.installed_version()))
-    with pytest.raises(base.UnknownTarget):
-        base.get("onnxruntime@1.10")  # older than anything measured
+    with pytest.raises(registry.UnknownTarget):
+        registry.get("onnxruntime@1.10")  # older than anything measured
 
 
 def test_a_version_newer_than_the_data_is_judged_as_the_newest_with_a_warning():

@@ -29,7 +29,6 @@ tests/test_targets_*.py.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -375,92 +374,6 @@ def _domain_name(domain: str) -> str:
     return domain or "ai.onnx"
 
 
-# ---- registry ----------------------------------------------------------------------------
-_TARGETS: dict[str, Target] = {}
-_ALIASES: dict[str, str] = {}
-_LOCK = threading.Lock()
-_LOADED = False
-
-# The modules that define targets, imported on first use (each calls ``register``).
-_MODULES = ("onnxruntime", "openvino", "tensorrt", "nnapi")
-
-
-def register(target: Target) -> Target:
-    """Add a target; its name and aliases must be new."""
-    for key in (target.name, *target.aliases):
-        if key in _TARGETS or key in _ALIASES:
-            raise ValueError(f"target name {key!r} registered twice")
-    _TARGETS[target.name] = target
-    for alias in target.aliases:
-        _ALIASES[alias] = target.name
-    return target
-
-
-def _load() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    with _LOCK:
-        if not _LOADED:
-            import importlib
-
-            for module in _MODULES:
-                importlib.import_module(f"{__package__}.{module}")
-            _LOADED = True
-
-
-def _load_module_of(key: str) -> None:
-    """Import only the module whose name starts ``key`` ("onnxruntime-cpu" -> onnxruntime.py):
-    asking for one target does not read the others' data (openvino's probe table, say)."""
-    import importlib
-
-    for module in _MODULES:
-        if key.startswith(module):
-            with _LOCK:
-                importlib.import_module(f"{__package__}.{module}")
-            return
-
-
-def names() -> list[str]:
-    """Every target's name, sorted."""
-    _load()
-    return sorted(_TARGETS)
-
-
-def all_targets() -> list[Target]:
-    _load()
-    return [_TARGETS[n] for n in sorted(_TARGETS)]
-
-
-def get(name: str) -> Target:
-    """The target called ``name`` (or one of its aliases, e.g. "onnxruntime@1.31.1").
-
-    Raises ``UnknownTarget`` (a ``LookupError``) naming the known targets."""
-    key = name.strip().lower()
-    if key not in _TARGETS and key not in _ALIASES:
-        _load_module_of(key)
-    found = _TARGETS.get(_ALIASES.get(key, key))
-    if found is None:
-        from . import versions
-
-        try:
-            found = versions.resolve(key)  # "onnxruntime@1.20", "openvino>=2025.0"
-        except LookupError as e:
-            raise UnknownTarget(name, names()) from e
-    if found is None:
-        _load()  # a name no module's prefix gives away
-        found = _TARGETS.get(_ALIASES.get(key, key))
-    if found is None:
-        raise UnknownTarget(name, names())
-    return found
-
-
-class UnknownTarget(LookupError):
-    def __init__(self, name: str, known: list[str]):
-        self.name, self.known = name, known
-        super().__init__(f"unknown target {name!r}; known targets: {', '.join(known)}")
-
-
 __all__ = [
     "DOCUMENTED",
     "ERROR",
@@ -478,10 +391,5 @@ __all__ = [
     "Source",
     "Target",
     "TargetFinding",
-    "UnknownTarget",
-    "all_targets",
-    "get",
-    "names",
-    "register",
     "coded",
 ]

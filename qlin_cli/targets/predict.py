@@ -30,7 +30,8 @@ from ..model.facts import ArrayConst, Location, NodeFacts
 from ..model.view import short_title
 from ..schema import dtypes, ir
 from . import nodes, probe_keys
-from .base import ERROR, ModelInfo, NodeSite, Target, TargetFinding, get
+from .base import ERROR, ModelInfo, NodeSite, Target, TargetFinding
+from .registry import get
 
 __all__ = ["Choice", "Plan", "capability_matrix", "findings", "model_info", "plan", "sites"]
 
@@ -305,7 +306,7 @@ def findings_in(a: Analysis, targets: str | Sequence[str]) -> list[Finding]:
     when no conversion makes the model run on that target, its message gives the other
     way out instead (and ``convertible`` is False).
 
-    Unknown names raise ``base.UnknownTarget`` (a LookupError) before anything is read.
+    Unknown names raise ``registry.UnknownTarget`` (a LookupError) before anything is read.
     """
     chosen = _targets(targets)
     info, placed = _read(a)
@@ -350,7 +351,7 @@ def _raw(t: Target, info: ModelInfo, placed: list[tuple[NodeSite, Location]]) ->
 
 def capability_matrix() -> list[dict]:
     """One row per registered target: limits, domains, types, granularities, notes, sources."""
-    from .base import all_targets
+    from .registry import all_targets
 
     return [t.capability() for t in all_targets()]
 

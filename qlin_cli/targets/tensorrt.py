@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from .. import schema
 from . import nodes
-from .base import DOCUMENTED, SOURCE, Float8Quantize, ModelInfo, NodeSite, Source, Target, coded, register
+from .base import DOCUMENTED, SOURCE, Float8Quantize, ModelInfo, NodeSite, Source, Target, coded
 
 NOT_MEASURED = "documented, not measured here"
 OPERATORS_MD = "github.com/onnx/onnx-tensorrt docs/operators.md (TensorRT 10.15)"
@@ -282,5 +282,6 @@ class TensorRt11(TensorRt):
     )
 
 
-TENSORRT_10 = register(TensorRt10())
-TENSORRT_11 = register(TensorRt11())
+TENSORRT_10 = TensorRt10()
+TENSORRT_11 = TensorRt11()
+TARGETS = (TENSORRT_10, TENSORRT_11)  # what targets/registry.py registers when it imports this module

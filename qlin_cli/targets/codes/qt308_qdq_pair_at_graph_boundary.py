@@ -1,4 +1,4 @@
-"""QT308 qdq-pair-at-graph-boundary: the logic is here (``nodes.pair_fate``, shared with
+"""QT308 qdq-pair-at-graph-boundary: the logic is here (``pairs.pair_fate``, shared with
 QT408), each target's fact is its ``pair_stripping`` and ``pair_failure`` (the release's pair
 probes); docs/targets.md lists which targets report it."""
 
@@ -37,9 +37,9 @@ class QdqPairAtGraphBoundary(Code):
 
     @staticmethod
     def check(target, site):
-        from .. import nodes
+        from .. import nodes, pairs
 
-        if nodes.pair_fate(target, site) != "fails":
+        if pairs.pair_fate(target, site) != "fails":
             return
         q = nodes.quant_type(site.producer)
         before = site.producer_site

@@ -1,4 +1,4 @@
-"""QT408 qdq-pair-removed: the logic is here (``nodes.pair_fate``, shared with QT308), each
+"""QT408 qdq-pair-removed: the logic is here (``pairs.pair_fate``, shared with QT308), each
 target's fact is its ``pair_stripping``; docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ class QdqPairRemoved(Code):
 
     @staticmethod
     def check(target, site):
-        from .. import nodes
+        from .. import nodes, pairs
 
-        if nodes.pair_fate(target, site) == "removed":
+        if pairs.pair_fate(target, site) == "removed":
             q = nodes.quant_type(site.producer)
             yield target.finding(
                 "QT408", f"the {q} Q -> DQ pair {target.pair_stripping.removed}",
