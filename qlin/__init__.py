@@ -4,7 +4,14 @@ The distribution installs the command-line tool as the package ``qlin_cli``; thi
 only re-exports its documented API (``qlin_cli.api.__all__``) under the distribution's name.
 """
 
+from importlib import metadata as _metadata
+
 from qlin_cli import api as _api
 from qlin_cli.api import *  # noqa: F403
+
+try:
+    __version__ = _metadata.version("qlin")
+except _metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = list(_api.__all__)

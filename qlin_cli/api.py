@@ -42,14 +42,17 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def check(path: str | os.PathLike, *, select: Sequence[str] | None = None,
-          ignore: Sequence[str] | None = None, targets: Sequence[str] | None = None,
+def check(path: str | os.PathLike, *, select: Sequence[str] | str | None = None,
+          ignore: Sequence[str] | str | None = None, targets: Sequence[str] | str | None = None,
           config: bool | Config = True) -> FileResult:
     """Check one model file as `qlin check PATH` does: its findings (``result.findings``),
     the settings of the nearest qlin.toml / [tool.qlin] above it applied (``config=False``
     for none, or a ``Config`` of your own), ``select`` / ``ignore`` / ``targets`` winning
-    over them. Raises QlinError when the file cannot be checked, or a setting is wrong."""
-    path = os.fspath(path)
+    over them (each a list, or one string of comma-separated names as the flags take).
+    Raises QlinError when the file cannot be checked, or a setting is wrong: an unknown
+    code or target, as the command exits 2 on one."""
+    path = _one_path(path, "check")
+    select, ignore, targets = _codes(select, "select"), _codes(ignore, "ignore"), _names(targets)
     cfg = _config(path, config)
     _known_targets(targets)
     result = check_file_with(path, cfg, select, ignore, targets)
@@ -58,15 +61,17 @@ def check(path: str | os.PathLike, *, select: Sequence[str] | None = None,
     return result
 
 
-def discover(paths: Sequence[str | os.PathLike] = (".",), *, exclude: Sequence[str] | None = None,
+def discover(paths: Sequence[str | os.PathLike] | str | os.PathLike = (".",), *,
+             exclude: Sequence[str] | None = None,
              extend_exclude: Sequence[str] = (), respect_gitignore: bool | None = None,
              force_exclude: bool | None = None, config: bool = True) -> list[str]:
     """The model files `qlin check PATHS` checks: files as named, folders walked for
     ``*.onnx`` leaving out excluded names and what .gitignore ignores (discover.py); the
-    arguments are the flags of the same names. Raises QlinError for a folder that cannot
-    be read or a configuration that cannot be used."""
+    arguments are the flags of the same names (``paths``: a list, or one path). Raises
+    QlinError for a folder that cannot be read or a configuration that cannot be used."""
     from .discover import NO_MODELS, Discovery, Flags, walk
 
+    paths = _paths(paths)
     finder = _finder(config)
     flags = Flags(None if exclude is None else tuple(exclude), tuple(extend_exclude), respect_gitignore,
                   force_exclude)
@@ -80,12 +85,15 @@ def discover(paths: Sequence[str | os.PathLike] = (".",), *, exclude: Sequence[s
     return [path for path, problem in found if problem is None]
 
 
-def check_paths(paths: Sequence[str | os.PathLike] = (".",), *, select: Sequence[str] | None = None,
-                ignore: Sequence[str] | None = None, targets: Sequence[str] | None = None,
-                config: bool = True, **discovery) -> list[FileResult]:
+def check_paths(paths: Sequence[str | os.PathLike] | str | os.PathLike = (".",), *,
+                select: Sequence[str] | str | None = None, ignore: Sequence[str] | str | None = None,
+                targets: Sequence[str] | str | None = None, config: bool = True,
+                **discovery) -> list[FileResult]:
     """Check every model ``discover(paths, **discovery)`` finds, each with its own
     configuration, as `qlin check PATHS` does (in this process). A file that cannot be
-    checked comes back with ``error`` set, so one bad file does not hide the others."""
+    checked comes back with ``error`` set, so one bad file does not hide the others.
+    ``paths``: a list, or one path."""
+    select, ignore, targets = _codes(select, "select"), _codes(ignore, "ignore"), _names(targets)
     _known_targets(targets)
     files = discover(paths, config=config, **discovery)
     finder = _finder(config)
@@ -122,14 +130,19 @@ def suppress(result: FileResult, cfg: Config) -> None:
 
 
 def check_model(model: onnx.ModelProto, base_dir: str | os.PathLike = ".", *,
-                select: Sequence[str] | None = None, ignore: Sequence[str] | None = None,
-                targets: Sequence[str] | None = None) -> list[Finding]:
+                select: Sequence[str] | str | None = None, ignore: Sequence[str] | str | None = None,
+                targets: Sequence[str] | str | None = None) -> list[Finding]:
     """The findings of a model in memory (tensors stored outside it are read relative to
-    ``base_dir``); no configuration file is read."""
+    ``base_dir``); no configuration file is read. A TypeError for anything but an
+    onnx.ModelProto (a file is ``check``'s)."""
     from .gc_pause import paused_collection
     from .model.analysis import analyze
     from .model.graphs import reading
 
+    if not isinstance(model, onnx.ModelProto):
+        hint = " (for a file, use qlin.check(path))" if isinstance(model, (str, os.PathLike)) else ""
+        raise TypeError(f"check_model takes an onnx.ModelProto, not {type(model).__name__}{hint}")
+    select, ignore, targets = _codes(select, "select"), _codes(ignore, "ignore"), _names(targets)
     _known_targets(targets)
     base_dir = os.fspath(base_dir)
     with paused_collection(), reading(model):
@@ -154,6 +167,11 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
     the file cannot be read."""
     from .convert_pipeline import Request, run
 
+    if target is not None and (to_opset is not None or to_domain is not None or lower):
+        raise QlinError("target", "it chooses the opset, domain and lowering itself: give it alone")
+    if to_opset is None and to_domain is None and target is None:
+        raise QlinError("to_opset", "give a target opset (to_opset=N), a domain (to_domain=D), a "
+                                    "runtime (target=NAME), or both of the first two")
     if target is not None:
         _known_targets([target])
     req = Request(os.fspath(path), to_opset, to_domain, target, ir_version, lower, verify, vendor_axis,
@@ -161,10 +179,11 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
     return run(req)
 
 
-def inspect(path: str | os.PathLike, targets: Sequence[str] | None = None) -> dict:
+def inspect(path: str | os.PathLike, targets: Sequence[str] | str | None = None) -> dict:
     """The scheme of a model file, as `qlin inspect --format json` gives it."""
     from .inspect_command import describe
 
+    targets = _names(targets)
     _known_targets(targets)
     try:
         return describe(os.fspath(path), list(targets) if targets else None)
@@ -179,6 +198,52 @@ def targets() -> list[dict]:
     from .targets import predict
 
     return predict.capability_matrix()
+
+
+def _split(values: Sequence[str] | str | None, what: str) -> list[str] | None:
+    """A list of names from a list or one string (comma-separated, as the flags take them)."""
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = [values]
+    out = []
+    for v in values:
+        if not isinstance(v, str):
+            raise TypeError(f"{what} takes names (strings), not {type(v).__name__}")
+        out += [x.strip() for x in v.split(",") if x.strip()]
+    return out
+
+
+def _codes(values: Sequence[str] | str | None, what: str) -> list[str] | None:
+    """Rule and target codes for ``select`` / ``ignore``, each one qlin knows or a prefix of
+    some (QlinError naming the first that is not, as `qlin check --select` exits 2)."""
+    from .config import known_prefix
+
+    codes = _split(values, what)
+    if codes is None:
+        return None
+    codes = [c.upper() for c in codes]
+    for c in codes:
+        if not known_prefix(c):
+            raise QlinError(what, f"{c!r} matches no rule code (see `qlin rules`)")
+    return codes
+
+
+def _names(values: Sequence[str] | str | None) -> list[str] | None:
+    return _split(values, "targets")
+
+
+def _one_path(path, what: str) -> str:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{what} takes the path of a model file, not {type(path).__name__}")
+    return os.fspath(path)
+
+
+def _paths(paths) -> list[str]:
+    """A list of paths from a list or one path (a string is one path, not its letters)."""
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    return [_one_path(p, "paths") for p in paths]
 
 
 def _known_targets(names) -> None:
