@@ -148,7 +148,7 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
         summary["fixed"] = sum(len(f.fixed) for f in fixes)
     with output.report_to(output_file):
         _report(results, summary, fmt, quiet=quiet, statistics=statistics, frames=frames)
-    if any(r.error is not None for r in results):
+    if any(r.error is not None for r in results) or any(f.error is not None for f in fixes):
         sys.exit(EXIT_BAD_INPUT)
     sys.exit(EXIT_OK if exit_zero or not failures else EXIT_FINDINGS)
 
@@ -224,9 +224,8 @@ def _fix(result, cfg, cli_select, cli_ignore, *, write: bool):
 
     outcome = fix_file(result.path, result.diagnostics, cli_select or cfg.select,
                        cli_ignore or cfg.ignore, write=write, post=post, types=result.types)
-    if outcome.error is not None:
+    if outcome.error is not None:  # the check stands: its findings are reported, the run exits 2
         output.error_at(result.path, f"not fixed: {outcome.error}")
-        result.error = outcome.error
         return outcome
     for d, why in outcome.skipped:
         output.warning(f"{result.path}:{d.graph}:{d.node}: {d.code} not fixed: {why}")

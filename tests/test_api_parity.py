@@ -89,3 +89,38 @@ def test_version_module_and_typing_marker():
         assert os.path.exists(os.path.join(ROOT, package, "py.typed"))
     text = open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8").read()
     assert '"qlin" = ["py.typed"]' in text and '"qlin_cli" = ["py.typed"]' in text
+
+
+def test_fix_that_cannot_write_fixes_nothing_and_shows_every_finding(tmp_path, monkeypatch):
+    """`qlin check --fix` where the model cannot be written (a read-only folder, a full disk;
+    simulated: the tests run as root, whom a mode does not stop): "not fixed" on stderr, exit
+    2, no "N fixed" in the summary or the JSON, and every finding still printed and counted."""
+    import json
+    import shutil
+
+    from click.testing import CliRunner
+
+    import qlin_cli.convert.write as write
+    from qlin_cli.cli import main
+    from qlin_cli.errors import QlinError
+
+    model = tmp_path / "m.onnx"
+    shutil.copy(os.path.join(MODELS, "rules", "QL409-bad.onnx"), model)
+    before = model.read_bytes()
+
+    def refuse(model_proto, base_dir, path, **kwargs):
+        raise QlinError(path, "cannot write: [Errno 13] Permission denied")
+
+    monkeypatch.setattr(write, "write_model", refuse)
+    plain = CliRunner().invoke(main, ["check", "--jobs", "1", str(model)])
+    r = CliRunner().invoke(main, ["check", "--jobs", "1", "--fix", str(model)])
+    assert r.exit_code == 2, r.output
+    assert "not fixed: cannot write" in r.stderr
+    assert r.stdout.splitlines()[:-1] == plain.stdout.splitlines()[:-1]  # every finding shown
+    assert "QL409" in r.stdout and "; 0 fixed" in r.stdout.splitlines()[-1]
+    j = CliRunner().invoke(main, ["check", "--jobs", "1", "--fix", "--format", "json", str(model)])
+    doc = json.loads(j.stdout)
+    assert j.exit_code == 2 and doc["summary"]["fixed"] == 0
+    assert doc["summary"]["errors"] + doc["summary"]["warnings"] + doc["summary"]["infos"] == \
+        len(doc["files"][0]["diagnostics"]) > 0
+    assert model.read_bytes() == before

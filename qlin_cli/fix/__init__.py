@@ -114,6 +114,8 @@ def fix_file(path: str, diagnostics, select=None, ignore=None, *, write: bool = 
         out.error = e.reason
     except Exception as e:  # never a traceback
         out.error = unexpected(e)
+    if out.error is not None and not out.written:
+        out.fixed = []  # nothing was written: no finding is fixed (a read-only folder, a full disk)
     return out
 
 
