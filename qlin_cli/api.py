@@ -230,7 +230,11 @@ def _codes(values: Sequence[str] | str | None, what: str) -> list[str] | None:
 
 
 def _names(values: Sequence[str] | str | None) -> list[str] | None:
-    return _split(values, "targets")
+    """Target names: a PEP 440 specifier set keeps its commas ("onnxruntime>=1.18,<1.21")."""
+    from .targets import registry
+
+    names = _split(values, "targets")
+    return None if names is None else registry.split_names(names)
 
 
 def _one_path(path, what: str) -> str:
@@ -252,7 +256,9 @@ def _known_targets(names) -> None:
     for n in names or ():
         try:
             registry.get(n)
-        except LookupError:
+        except registry.UnknownTarget as e:
+            if e.reason is not None:
+                raise QlinError(n, e.reason) from None
             raise QlinError(n, f"unknown target (known: {', '.join(registry.names())})") from None
 
 

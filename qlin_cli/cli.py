@@ -336,12 +336,12 @@ def _target_names(values: tuple[str, ...]) -> list[str]:
     from . import output
     from .targets import registry
 
-    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    names = registry.split_names(values)
     for n in names:
         try:
             registry.get(n)
-        except LookupError:
-            output.error(f"--target: unknown target {n!r} (known: {', '.join(registry.names())})")
+        except LookupError as e:
+            output.error(f"--target: {registry.why(n, e)}")
             sys.exit(EXIT_BAD_INPUT)
     return names
 

@@ -318,7 +318,9 @@ def _targets(value, where: str) -> list[str]:
     for n in names:
         try:
             registry.get(n)
-        except LookupError:
+        except registry.UnknownTarget as e:
+            if e.reason is not None:
+                raise ConfigError(f"{where}: target {_brief(n)}: {e.reason}") from None
             known = ", ".join(registry.names())
             raise ConfigError(f"{where}: unknown target {_brief(n)} (known: {known})") from None
     return list(names)

@@ -137,9 +137,8 @@ def _plan(a, path: str, target: str):
 
     try:
         registry.get(target)
-    except LookupError:
-        known = ", ".join(registry.names())
-        raise QlinError("--target", f"unknown target {target!r} (known: {known})") from None
+    except LookupError as e:
+        raise QlinError("--target", registry.why(target, e)) from None
     plan = predict.plan_in(a, target)
     if plan.needed and plan.choice is None:
         raise Stop(path, f"no conversion makes {target} run it", list(plan.blocking))

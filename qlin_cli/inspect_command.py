@@ -49,8 +49,9 @@ def inspect_model(model_path, fmt, targets):
 
 
 def _names(values) -> list[str] | None:
-    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
-    return names or None
+    from .targets import registry
+
+    return registry.split_names(values) or None
 
 
 def describe(path: str, target_names: list[str] | None = None) -> dict:

@@ -267,7 +267,9 @@ def _reduced(a: Analysis, body, index: int, slot: int, rank: int | None) -> int 
 
 def _targets(names: str | Sequence[str] | Iterable[Target]) -> list[Target]:
     if isinstance(names, str):
-        names = [n for n in names.split(",") if n.strip()]
+        from .registry import split_names
+
+        names = split_names(names)
     return [n if isinstance(n, Target) else get(n) for n in names]
 
 

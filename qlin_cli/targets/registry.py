@@ -89,9 +89,9 @@ def get(name: str) -> Target:
         from . import versions
 
         try:
-            found = versions.resolve(key)  # "onnxruntime@1.20", "openvino>=2025.0"
+            found = versions.resolve(key)  # "onnxruntime@1.20", "openvino>=2025.0", "onnxruntime~=1.20"
         except LookupError as e:
-            raise UnknownTarget(name, names()) from e
+            raise UnknownTarget(name, names(), str(e)) from e
     if found is None:
         _load()  # a name no module's prefix gives away
         found = _TARGETS.get(_ALIASES.get(key, key))
@@ -101,6 +101,42 @@ def get(name: str) -> Target:
 
 
 class UnknownTarget(LookupError):
-    def __init__(self, name: str, known: list[str]):
-        self.name, self.known = name, known
-        super().__init__(f"unknown target {name!r}; known targets: {', '.join(known)}")
+    """A name no target has; ``reason`` says why when the name was a runtime's version or
+    specifier that no measured release answers (which releases were measured)."""
+
+    def __init__(self, name: str, known: list[str], reason: str | None = None):
+        self.name, self.known, self.reason = name, known, reason
+        super().__init__(f"unknown target {name!r}; known targets: {', '.join(known)}" if reason is None
+                         else f"target {name!r}: {reason}")
+
+    @property
+    def why(self) -> str:
+        """What the commands print after the flag: the reason, else the known names."""
+        if self.reason is not None:
+            return f"{self.name!r}: {self.reason}"
+        return f"unknown target {self.name!r} (known: {', '.join(self.known)})"
+
+
+def why(name: str, error: LookupError) -> str:
+    """The message for ``name`` that ``get`` refused with ``error``."""
+    return error.why if isinstance(error, UnknownTarget) else f"unknown target {name!r} ({error})"
+
+
+SPECIFIER_START = "<>=!~"  # a piece of a comma-separated list that goes on the specifier before it
+
+
+def split_names(values) -> list[str]:
+    """Target names from comma-separated strings, where a runtime's PEP 440 specifier set
+    keeps its own commas: "onnxruntime>=1.18,<1.21,openvino" is two names."""
+    if isinstance(values, str):
+        values = [values]
+    out: list[str] = []
+    for v in values:
+        for piece in (p.strip() for p in v.split(",")):
+            if not piece:
+                continue
+            if piece[0] in SPECIFIER_START and out:
+                out[-1] += "," + piece
+            else:
+                out.append(piece)
+    return out

@@ -23,6 +23,10 @@ from .base import NodeSite, Target, TargetFinding
 
 RUNTIMES = ("onnxruntime", "openvino")
 _SPEC = re.compile(r"^(?P<runtime>[a-z]+)\s*(?P<op>@|>=)\s*(?P<version>\d+(?:\.\d+){1,2})$")
+# a runtime and a PEP 440 version specifier set, as pip reads one ("onnxruntime>=1.18,<1.21",
+# "openvino~=2025.3", "onnxruntime==1.20.*"): release numbers only (every measured release is one)
+_NAMED = re.compile(r"^(?P<runtime>[a-z]+)\s*(?P<spec>(?:==|!=|<=|>=|~=|<|>).*)$")
+_CLAUSE = re.compile(r"^(?P<op>==|!=|<=|>=|~=|<|>)\s*(?P<version>\d+(?:\.\d+)*)(?P<star>\.\*)?$")
 
 
 def known(runtime: str = "onnxruntime") -> list[str]:
@@ -39,13 +43,89 @@ def _known(runtime: str) -> tuple[str, ...]:
 
 
 def resolve(name: str) -> Target | None:
-    """The target a versioned name means, or None when the name is not of that form."""
-    m = _SPEC.match(name.strip().lower())
+    """The target a versioned name means, or None when the name is not of that form; a
+    LookupError (saying why, with the measured releases) for a version or specifier no
+    measured release answers."""
+    text = name.strip().lower()
+    m = _SPEC.match(text)
+    if m is not None and m["runtime"] in RUNTIMES:
+        if m["op"] == ">=":
+            return _range(m["runtime"], m["version"])
+        return _single(m["runtime"], m["version"])
+    m = _NAMED.match(text)
     if m is None or m["runtime"] not in RUNTIMES:
         return None
-    if m["op"] == ">=":
-        return _range(m["runtime"], m["version"])
-    return _single(m["runtime"], m["version"])
+    return _specified(m["runtime"], re.sub(r"\s+", "", m["spec"]))
+
+
+def specifier(text: str) -> list[tuple[str, tuple[int, ...], bool]]:
+    """The clauses of a PEP 440 specifier set of release numbers ("">=1.18,<1.21"): (operator,
+    release, wildcard) each; ValueError for what is not one."""
+    clauses = []
+    for part in text.split(","):
+        m = _CLAUSE.match(part.strip())
+        if m is None:
+            raise ValueError(f"{part.strip()!r} is not a version clause (==, !=, <, <=, >, >=, ~= and a "
+                             "release number; == and != take a trailing .*)")
+        op, release, star = m["op"], tuple(int(x) for x in m["version"].split(".")), bool(m["star"])
+        if star and op not in ("==", "!="):
+            raise ValueError(f"{part.strip()!r}: only == and != take a trailing .*")
+        if op == "~=" and len(release) < 2:
+            raise ValueError(f"{part.strip()!r}: ~= needs a release of two parts or more")
+        clauses.append((op, release, star))
+    return clauses
+
+
+def matches(clauses, version: str) -> bool:
+    """Whether a release number satisfies every clause, as PEP 440 reads them for final
+    releases: numbers compared with zero padding (1.20 == 1.20.0), ``==X.*`` a prefix,
+    ``~=X.Y`` ">= X.Y and == X.*" (tests/test_targets_specifiers.py holds this to the
+    `packaging` library over every measured release)."""
+    v = tuple(int(x) for x in re.findall(r"\d+", version))
+
+    def padded(a, b):
+        n = max(len(a), len(b))
+        return a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
+
+    for op, release, star in clauses:
+        if star:
+            ok = padded(v, release)[0][:len(release)] == release  # 1.20 is 1.20.0: in 1.20.0.*
+            ok = ok if op == "==" else not ok
+        elif op == "~=":
+            a, b = padded(v, release)
+            ok = a >= b and v[:len(release) - 1] == release[:-1]
+        else:
+            a, b = padded(v, release)
+            ok = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+        if not ok:
+            return False
+    return True
+
+
+@functools.cache
+def _specified(runtime: str, spec: str) -> Target:
+    """The measured releases a specifier set admits (the newest patch of each minor version):
+    one is that release's target, several a range of them; none is a LookupError naming the
+    measured releases. One exact ``==`` version of a measured minor version is judged as
+    ``@`` judges it (by that minor's measured patch)."""
+    try:
+        clauses = specifier(spec)
+    except ValueError as e:
+        raise LookupError(f"{runtime}{spec}: {e}") from None
+    newest: dict[str, str] = {}
+    for v in releases.measured(runtime):
+        if matches(clauses, v):
+            newest[releases.minor(v)] = v
+    members = sorted(newest.values(), key=releases.key)
+    if not members and len(clauses) == 1 and clauses[0][0] == "==" and not clauses[0][2]:
+        return _single(runtime, ".".join(map(str, clauses[0][1])))
+    if not members:
+        have = known(runtime)
+        raise LookupError(f"no measured {runtime} release matches {spec} "
+                          f"(measured: {', '.join(have)})")
+    if len(members) == 1:
+        return _single(runtime, members[0])
+    return VersionRange(f"{runtime}{spec}", [_single(runtime, releases.minor(v)) for v in members])
 
 
 def _measured(runtime: str, version: str) -> tuple[str, bool]:
