@@ -124,6 +124,6 @@ def test_check_names_the_version_it_judged(tmp_path):
     path = str(tmp_path / "m.onnx")
     onnx.save(int4_weights(), path)
     r = CliRunner().invoke(main, ["check", "--jobs", "1", "--target", "onnxruntime@1.18", path])
-    assert r.exit_code == 1 and "QT202" in r.output and "onnxruntime@1.18:" in r.output, r.output
+    assert r.exit_code == 1 and "QT202" in r.output and "onnxruntime 1.18.1:" in r.output, r.output
     ok = CliRunner().invoke(main, ["check", "--jobs", "1", "--target", "onnxruntime@1.19", path])
     assert ok.exit_code == 0, ok.output

@@ -69,30 +69,37 @@ class TargetFinding:
     """One reason a target refuses a model or computes something else.
 
     ``convertible``: ``qlin convert --target NAME`` can remove it (the message says so).
-    ``message`` is "TARGET: FACT: WAY OUT"; ``fact`` and ``fix`` are its parts.
+    ``message`` is "LABEL: FACT: WAY OUT", composed from the fields: ``label`` names who says
+    it (the target and the release it judged, "onnxruntime 1.31.1"; the target's name where
+    it has no measured release), ``fact`` what is wrong, ``way`` the way out (``fix``, after
+    the conversion that removes it where there is one).
     """
 
     code: str
     severity: str
-    message: str
+    fact: str
     convertible: bool = False
     target: str = ""
-    fact: str = ""
     fix: str | None = None
+    label: str = ""
+    way: str = ""
+
+    @property
+    def message(self) -> str:
+        return f"{self.label or self.target}: {self.fact}" + (f": {self.way}" if self.way else "")
 
     def noted(self, note: str) -> TargetFinding:
         """The same finding with ``note`` after its fact ("... (onnxruntime 1.19 and newer run it)")."""
-        fact = f"{self.fact} ({note})"
-        return replace(self, fact=fact, message=self.message.replace(self.fact, fact, 1))
+        return replace(self, fact=f"{self.fact} ({note})")
 
     def relabelled(self, target: str, label: str) -> TargetFinding:
-        """The same finding under another target name, ``label`` standing where the name stood."""
-        return replace(self, target=target, message=self.message.replace(f"{self.target}:", f"{label}:", 1))
+        """The same finding under another target name, said by ``label``."""
+        return replace(self, target=target, label=label)
 
     def without_conversion(self) -> TargetFinding:
         """The same finding when no conversion makes the model run on the target."""
-        way = self.fix or f"no conversion makes the model run on {self.target}"
-        return replace(self, convertible=False, message=f"{self.target}: {self.fact}: {way}")
+        return replace(self, convertible=False,
+                       way=self.fix or f"no conversion makes the model run on {self.target}")
 
 
 @dataclass(frozen=True)
@@ -346,9 +353,16 @@ class Target:
             ways.append(f"run `qlin convert --target {self.name}`")
         if fix:
             ways.append(fix)
-        way = ("; ".join(ways)) if ways else ""
-        message = f"{self.name}: {fact}" + (f": {way}" if way else "")
-        return TargetFinding(code, code_of(code).severity, message, convertible, self.name, fact, fix)
+        return TargetFinding(code, code_of(code).severity, fact, convertible, self.name, fix,
+                             label=self.label, way="; ".join(ways))
+
+    @property
+    def label(self) -> str:
+        """Who a finding's message says it: the target and the release it judged ("openvino
+        2026.4.1", the plain name included), or the name of a target of no measured release."""
+        table = getattr(self, "table", None)
+        runtime = getattr(self, "runtime", "") or self.name.split("@")[0]
+        return f"{runtime} {table.version}" if table is not None else self.name
 
     # ---- description -----------------------------------------------------------------
     def capability(self) -> dict:

@@ -604,8 +604,8 @@ def _try(
                 else:
                     why = written.reason
                     blocking.append(_place_node(t, f, TargetFinding(
-                        "QT202", ERROR, f"{t.name}: at {schema.domain_name(to)} opset {opset} the node "
-                                        f"cannot be written: {why}"), loc))
+                        "QT202", ERROR, f"at {schema.domain_name(to)} opset {opset} the node cannot be "
+                                        f"written: {why}", target=t.name, label=t.label), loc))
                 continue
         elif new_site is None:
             g = _other_op(f, opset)
