@@ -390,6 +390,21 @@ def test_nnapi_rules(model, want):
     assert found_codes(model, "nnapi") == want
 
 
+def test_nnapi_names_the_ai_onnx_op_a_vendor_node_would_be():
+    """QT104 on a vendor Q/DQ names the ai.onnx op NNAPI runs (ExtendedQuantizeLinear has no
+    ai.onnx namesake) and the node's own domain and op."""
+    import os
+
+    from paths import MODELS
+
+    quark = onnx.load(os.path.join(MODELS, "clean", "quark_int16.onnx"))
+    said = {p.message for p in found(quark, "nnapi") if p.code == "QT104"}
+    first = "nnapi: NNAPI runs only ai.onnx QuantizeLinear, not com.amd.quark ExtendedQuantizeLinear;"
+    assert said and all(first in m for m in said), said
+    ms = build(Case("dq", "com.microsoft", 21, "float", "float", "uint8"))[0]
+    assert "ai.onnx DequantizeLinear, not com.microsoft DequantizeLinear" in found(ms, "nnapi")[0].message
+
+
 def test_nnapi_plan_moves_com_microsoft_to_ai_onnx():
     m = build(Case("dq", "com.microsoft", 21, "float", "float", "uint8"))[0]
     assert predict.plan(m, "", "nnapi").choice.to_domain == "ai.onnx"
@@ -431,3 +446,18 @@ def test_asking_for_one_target_reads_no_other_targets_data():
     assert out.strip() == "['onnxruntime']", out
     with pytest.raises(registry.UnknownTarget, match="nnapi, onnxruntime, openvino, tensorrt-10"):
         registry.get("onnxruntime-gpu")
+
+
+def test_every_alias_of_a_target_is_in_the_readme():
+    """A name `--target` takes is a name a reader can find: each target's aliases appear in
+    the README's table of targets."""
+    import os
+
+    from paths import ROOT
+
+    from qlin_cli.targets import registry
+
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    for t in registry.all_targets():
+        for name in (t.name, *t.aliases):
+            assert f"`{name}`" in readme, name

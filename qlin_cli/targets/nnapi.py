@@ -39,6 +39,9 @@ CONV_WEIGHT = frozenset({"Conv", "QLinearConv"})
 MATMUL_WEIGHT = frozenset({"MatMul", "QLinearMatMul", "Gemm"})
 
 
+_AI_ONNX_OP = {nodes.QUANTIZE: "QuantizeLinear", nodes.DEQUANTIZE: "DequantizeLinear"}  # a node's kind
+
+
 class Nnapi(Target):
     name = "nnapi"
     title = "NNAPI (onnxruntime NNAPI execution provider)"
@@ -87,7 +90,8 @@ class Nnapi(Target):
         if f.domain != schema.AI_ONNX:
             yield self.finding(
                 "QT104",
-                f"NNAPI runs only ai.onnx {f.op}; the node stays on the CPU provider",
+                f"NNAPI runs only ai.onnx {_AI_ONNX_OP[nodes.kind(f)]}, not {f.domain_name} {f.op}; the node "
+                "stays on the CPU provider",
                 convertible=True,
             )
             return
