@@ -133,3 +133,17 @@ def test_plain_text_is_what_rich_prints_where_there_is_no_terminal():
         render(results, summary, Plain(mine), **options)
         assert mine.getvalue() == theirs.getvalue(), options
         assert mine.getvalue() or options.get("quiet")
+
+
+def test_statistics_mark_the_codes_check_fix_fixes():
+    """ruff's [*]: a code some of whose findings have a safe fix is marked, the others are not."""
+    import glob
+
+    folder = os.path.join(MODELS, "rules")
+    r = _run("check", "--jobs", "1", "--statistics", folder)
+    rows = {line.split()[1]: line for line in r.stdout.splitlines() if line.strip()[:1].isdigit()}
+    results = [check_file(p) for p in sorted(glob.glob(os.path.join(folder, "*.onnx")))]
+    fixable = {d.code for res in results for d in res.diagnostics if d.fix is not None and d.fix.safe}
+    assert fixable and set(rows) - fixable
+    for code, line in rows.items():
+        assert (line.split()[2] == "[*]") == (code in fixable), line

@@ -52,7 +52,7 @@ def test_workers_see_each_files_config(tmp_path, monkeypatch):
     files = [str(tmp_path / n / "m.onnx") for n in "abcd"]
     monkeypatch.setattr(parallel, "MIN_BYTES", 0)
     r = CliRunner().invoke(main, ["check", "-j", "2", "--statistics", *files])
-    assert r.stdout.splitlines()[0] == "3 QL405 error   per-axis-shape"
+    assert r.stdout.splitlines()[0] == "3 QL405     error   per-axis-shape"
 
 
 def test_few_or_small_files_stay_in_one_process(tmp_path):

@@ -147,15 +147,18 @@ def _findings(results, console: Console | Plain, frames: bool) -> None:
 
 
 def render_statistics(results, console: Console | Plain) -> None:
-    """``COUNT CODE SEVERITY NAME`` per code found, most frequent first (ruff's
-    --statistics)."""
+    """``COUNT CODE [*] SEVERITY NAME`` per code found, most frequent first, ``[*]`` where
+    `qlin check --fix` fixes some of them (ruff's --statistics)."""
     from .. import codes
 
     counts = Counter((d.code, d.severity) for r in results for d in r.diagnostics)
+    fixable = {(d.code, d.severity) for r in results for d in r.diagnostics
+               if d.fix is not None and d.fix.safe}
     names = codes.names()
     width = max((len(str(n)) for n in counts.values()), default=1)
     for (code, severity), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         style = STYLE.get(severity, "")
         name = names.get(code, "")
-        _say(console, f"{n:>{width}} [{style}]{code}[/{style}] {severity:<7} {escape(name)}".rstrip(),
-             f"{n:>{width}} {code} {severity:<7} {printable(name)}".rstrip())
+        mark = "[*]" if (code, severity) in fixable else "   "
+        said = f"{n:>{width}} [{style}]{code}[/{style}] {_markup(mark)} {severity:<7} {escape(name)}"
+        _say(console, said.rstrip(), f"{n:>{width}} {code} {mark} {severity:<7} {printable(name)}".rstrip())
