@@ -14,7 +14,14 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# qlin and its run-time dependencies only (no test tools, no runtimes): what `make demo` needs
+RUNTIME_STAMP := $(VENV)/.runtime-stamp
+$(RUNTIME_STAMP): pyproject.toml constraints.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -c constraints.txt -e .
+	touch $(RUNTIME_STAMP)
+
+demo: $(RUNTIME_STAMP)
 	@echo "== qlin check on the bundled clean models (expect: no errors)"
 	$(BIN)/qlin check fixtures/models/clean
 	@echo

@@ -83,3 +83,15 @@ def test_the_ci_recipe_runs_end_to_end(tmp_path):
 
         with open(schema, encoding="utf-8") as f:
             jsonschema.validate(log, json.load(f))
+
+
+def test_make_demo_installs_the_run_time_dependencies_only():
+    """Trying qlin (`make demo`) does not install the test tools and runtimes `make test`
+    needs (pytest, onnxruntime, openvino: hundreds of MB)."""
+    makefile = open(os.path.join(ROOT, "Makefile"), encoding="utf-8").read()
+    demo = re.search(r"^demo: (\S+)$", makefile, re.M).group(1)
+    stamp_var = demo.strip("$()")
+    recipe = re.search(rf"^\$\({stamp_var}\):.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
+    assert "pip install" in recipe and "[dev]" not in recipe, recipe
+    assert re.search(r"^test: \$\(STAMP\)$", makefile, re.M)
+    assert "'.[dev]'" in re.search(r"^\$\(STAMP\):.*\n((?:\t.*\n)+)", makefile, re.M).group(1)

@@ -1,6 +1,6 @@
 """DequantizeLinear on arrays: ``y = (x - zero_point) * scale``.
 
-Arithmetic (decided from the spec text, see README "Evaluator performance"):
+Arithmetic (decided from the spec text, see docs/evaluator.md):
 
 * ``x - zero_point`` is exact for every integer type (int64 for int32/uint32
   x) and computed in float32 for float x (float8/float6/float4/float16/

@@ -3,8 +3,8 @@
 One implementation for every version and domain; ``node.run_node`` maps a
 node's attributes onto the keyword arguments of ``quantize``.
 
-Arithmetic, decided from the spec text (see docs in README "Evaluator
-performance" and tests/test_evaluator_spec.py):
+Arithmetic, decided from the spec text (see docs/evaluator.md and
+tests/test_evaluator_spec.py):
 
 * The division is carried out in the *precision type* P: the ``precision``
   argument when given, otherwise the scale's type ("The type of y_scale
