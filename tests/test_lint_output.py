@@ -105,11 +105,11 @@ def test_statistics_counts_per_code():
     lines = out.splitlines()
     assert code == 1
     assert lines[:-1] == [
-        "3 QL501 error   scale-value",
-        "2 QL401 error   axis-out-of-range",
-        "2 QL405 error   per-axis-shape",
-        "1 QL103 error   domain-not-imported",
-        "1 QL604 info    prequantizable-weight",
+        "3 QL501     error   scale-value",
+        "2 QL401     error   axis-out-of-range",
+        "2 QL405     error   per-axis-shape",
+        "1 QL103 [*] error   domain-not-imported",
+        "1 QL604     info    prequantizable-weight",
     ]
     assert lines[-1].startswith("8 errors, 0 warnings, 1 info in 3 files checked; 1 fixable")
 
