@@ -176,7 +176,26 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
         _known_targets([target])
     req = Request(os.fspath(path), to_opset, to_domain, target, ir_version, lower, verify, vendor_axis,
                   None if output is None else os.fspath(output))
-    return run(req)
+    try:
+        return run(req)
+    except QlinError as e:  # the pipeline speaks the command's flags: name this function's arguments
+        e.path, e.reason = _arguments(e.path), _arguments(e.reason)
+        e.args = (f"{e.path}: {e.reason}",)
+        raise
+
+
+# What the convert pipeline's messages name by the command's flags, and this API's
+# arguments for them (the API never writes over its source: it has no --in-place).
+_FLAGS = (("pass --in-place to overwrite it", "qlin.convert never writes over its source: give another path"),
+          ("--no-verify", "verify=False"), ("--to-opset", "to_opset"), ("--to-domain", "to_domain"),
+          ("--ir-version", "ir_version"), ("--quark-axis", "vendor_axis"), ("--target", "target"),
+          ("--lower", "lower=True"))
+
+
+def _arguments(text: str) -> str:
+    for flag, argument in _FLAGS:
+        text = text.replace(flag, argument)
+    return text
 
 
 def inspect(path: str | os.PathLike, targets: Sequence[str] | str | None = None) -> dict:

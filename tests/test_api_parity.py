@@ -124,3 +124,22 @@ def test_fix_that_cannot_write_fixes_nothing_and_shows_every_finding(tmp_path, m
     assert doc["summary"]["errors"] + doc["summary"]["warnings"] + doc["summary"]["infos"] == \
         len(doc["files"][0]["diagnostics"]) > 0
     assert model.read_bytes() == before
+
+
+def test_convert_errors_name_the_functions_arguments_not_the_commands_flags(tmp_path):
+    import shutil
+
+    model = tmp_path / "m.onnx"
+    shutil.copy(CLEAN, model)
+    with pytest.raises(qlin.QlinError) as e:
+        qlin.convert(model, to_opset=21, output=model)
+    assert "never writes over its source" in str(e.value) and "--in-place" not in str(e.value)
+    with pytest.raises(qlin.QlinError) as e:
+        qlin.convert(model, to_opset=99)
+    assert e.value.path == "to_opset" and str(e.value).startswith("to_opset: 99 is outside")
+    from click.testing import CliRunner
+
+    from qlin_cli.cli import main
+
+    r = CliRunner().invoke(main, ["convert", str(model), "--to-opset", "99", "--dry-run"])
+    assert r.exit_code == 2 and "--to-opset: 99 is outside" in r.stderr  # the command keeps its flags
