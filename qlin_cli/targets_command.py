@@ -74,9 +74,17 @@ def _versions(runtime: str, fmt: str) -> None:
                              *(r["computes"][c] for c in computed)] for r in rows]
         from .report.table import plain
 
-        # one line per feature, one column per version (columns as wide as their widest cell)
+        # one line per feature, one column per version; a value wider than a version number
+        # is a mark ("[1]") explained under the table, so 15 releases fit in 200 columns
+        legend: dict[str, str] = {}
+        for row in table[1:]:
+            for col in range(1, len(row)):
+                if len(str(row[col])) > WIDEST:
+                    row[col] = legend.setdefault(str(row[col]), f"[{len(legend) + 1}]")
         lines = [[table[0][col]] + [row[col] for row in table[1:]] for col in range(len(header))]
         plain(lines[0], lines[1:])
+        for value, mark in legend.items():
+            click.echo(f"{mark} {value}")
         click.echo(f"Each column measured from that release (tools/gen_target_data.py); "
                    f"check with --target {runtime}@VERSION")
         if any(r["max_opset"] is None or r["max_ir"] is None for r in rows):
@@ -84,6 +92,9 @@ def _versions(runtime: str, fmt: str) -> None:
 
             click.echo(f"all: every probed version (opsets {PROBED_OPSETS[0]}..{PROBED_OPSETS[-1]}, "
                        f"IR {PROBED_IR[0]}..{PROBED_IR[-1]}) loads")
+
+
+WIDEST = 8  # the widest value --versions writes in its columns (a release number: 2026.4.1)
 
 
 def _limit(value: int | None) -> str:
