@@ -112,6 +112,8 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
 
     if statistics and fmt in ("sarif", "github"):
         raise click.UsageError(f"--statistics gives text or json, not {fmt}")
+    if diff and fmt in ("sarif", "github"):
+        raise click.UsageError(f"--diff gives text or json, not {fmt}")
     cli_select, cli_ignore = _codes(select), _codes(ignore)
     _validate_codes(cli_select + cli_ignore)
     cli_targets = _target_names(targets) if targets else None
@@ -141,7 +143,7 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
         results.append(r)
     if diff:
         with output.report_to(output_file):
-            _print_diff(fixes)
+            _print_diff(fixes) if fmt != "json" else _print_diff_json(fixes)
         sys.exit(EXIT_FINDINGS if any(f.fixed for f in fixes) else EXIT_OK)
     summary = summarize(results)
     if fix:
@@ -250,6 +252,22 @@ def _print_diff(outcomes) -> None:
     files = sum(1 for o in outcomes if o.fixed)
     click.echo(f"{n} fix{'es' if n != 1 else ''} would be applied in {files} "
                f"file{'s' if files != 1 else ''}; nothing written (--fix applies them)")
+
+
+def _print_diff_json(outcomes) -> None:
+    """--diff --format json: per file, each fix it would apply (the finding's place and code,
+    the fix's title and edits) and the unified diff of the model's text form."""
+    import json
+
+    from .report.safe import unicode_tree
+
+    files = [{"path": o.path,
+              "fixes": [{"code": d.code, "graph": d.graph, "node": d.node, "title": d.fix.title,
+                         "edits": [e.describe() for e in d.fix.edits]} for d in o.fixed],
+              "diff": o.diff} for o in outcomes if o.fixed]
+    doc = {"version": 2, "files": files,
+           "summary": {"fixes": sum(len(f["fixes"]) for f in files), "files": len(files), "written": False}}
+    click.echo(json.dumps(unicode_tree(doc), indent=2))
 
 
 def _results_cache(cache_dir):

@@ -152,3 +152,22 @@ def test_target_and_convert_code_docs_say_which_command_reports_them():
     r = CliRunner().invoke(main, ["rule", "qc401"])
     assert r.exit_code == 0 and "# QC401 proof-failed (error)" in r.stdout
     assert "Reported by `qlin convert`" in r.stdout and "Fixable" not in r.stdout
+
+
+def test_diff_in_json_is_one_document_of_the_same_fixes():
+    """`check --diff --format json` gives what the text --diff prints as one JSON document
+    (it printed the text diff); sarif and github are a usage error, as with --statistics."""
+    import json as _json
+
+    models = [os.path.join(MODELS, "rules", f"{code}-bad.onnx") for code in ("QL409", "QL303", "QL401")]
+    text = CliRunner().invoke(main, ["check", "--jobs", "1", "--diff", *models])
+    doc_r = CliRunner().invoke(main, ["check", "--jobs", "1", "--diff", "--format", "json", *models])
+    assert doc_r.exit_code == text.exit_code == 1
+    doc = _json.loads(doc_r.stdout)
+    assert doc["version"] == 2 and doc["summary"] == {"fixes": 2, "files": 2, "written": False}
+    said = [f"{f['path']}:{x['graph']}:{x['node']}: {x['code']} {x['title']}"
+            for f in doc["files"] for x in f["fixes"]]
+    assert said == [line for line in text.stdout.splitlines() if line in said] and len(said) == 2
+    assert any(f["diff"].startswith("--- ") and f["diff"] in text.stdout for f in doc["files"])
+    bad = CliRunner().invoke(main, ["check", "--diff", "--format", "sarif", *models])
+    assert bad.exit_code == 2 and "--diff gives text or json" in bad.output
