@@ -381,3 +381,24 @@ def test_a_refusal_is_a_finding_with_its_code_in_json_and_text(tmp_path):
     assert all(isinstance(f, Finding) and f.code == "QC102" for f in result.refused)
     assert [(f.node, f.op_type, f.domain, f.opset, f.graph) for f in result.refused] == [
         ("q", "QuantizeLinear", "ai.onnx", 21, "main"), ("dq", "DequantizeLinear", "ai.onnx", 21, "main")]
+
+
+def test_a_refusal_with_nothing_converted_opens_with_the_refusal():
+    """No 'nothing to change; 0 proven bit for bit' before 'refused (1)' (new user's list,
+    point 6): a conversion refused whole says so first; one that converts some nodes still
+    counts them."""
+    import os
+
+    from click.testing import CliRunner
+    from paths import MODELS
+
+    from qlin_cli.cli import main
+
+    r = CliRunner().invoke(main, ["convert", os.path.join(MODELS, "clean", "blocked_int4.onnx"),
+                                  "--to-opset", "19", "--dry-run"])
+    lines = r.stdout.splitlines()
+    assert r.exit_code == 1 and lines[1].startswith("refused (1)"), lines
+    assert "nothing to change" not in r.stdout
+    ok = CliRunner().invoke(main, ["convert", os.path.join(MODELS, "clean", "per_channel_chain.onnx"),
+                                   "--to-opset", "21", "--dry-run"])
+    assert ok.exit_code == 0 and "proven bit for bit" in ok.stdout

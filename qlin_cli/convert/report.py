@@ -97,7 +97,8 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool,
     line += f"; {s['verified']} proven bit for bit"
     if unproven:
         line += f", {unproven} not proven"
-    click.echo(f"  {line}")
+    if counts or not result.refused:  # a refusal with nothing converted opens with the refusal
+        click.echo(f"  {line}")
     if verbose:
         for e in result.entries:
             mark = " (proven)" if e.verified else ""
