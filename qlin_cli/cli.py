@@ -87,6 +87,9 @@ def main() -> None:
               help="Leave out what .gitignore ignores in a git repository [default: respect].")
 @click.option("--force-exclude", is_flag=True, default=None,
               help="Exclude files named on the command line too (for pre-commit).")
+@click.option("--show-all", is_flag=True,
+              help="Text: a line for every node a runtime's warning is found on (by default a "
+                   "behaviour found on many nodes of a file is one line with the count).")
 @click.option("--no-cache", is_flag=True,
               help="Check every file again: neither read nor write the results cache (or set "
                    "QLIN_NO_CACHE).")
@@ -95,7 +98,7 @@ def main() -> None:
                    "working folder].")
 def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, output_file,
           fix, diff, jobs, no_config, targets, exclude, extend_exclude, respect_gitignore,
-          force_exclude, no_cache, cache_dir):
+          force_exclude, show_all, no_cache, cache_dir):
     """Check every Q/DQ node of the models at PATHS (files or folders of *.onnx; default:
     the working directory). Folder walks leave out --exclude globs and what .gitignore
     ignores.
@@ -149,7 +152,7 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     if fix:
         summary["fixed"] = sum(len(f.fixed) for f in fixes)
     with output.report_to(output_file):
-        _report(results, summary, fmt, quiet=quiet, statistics=statistics, frames=frames)
+        _report(results, summary, fmt, quiet=quiet, statistics=statistics, frames=frames, show_all=show_all)
     if any(r.error is not None for r in results) or any(f.error is not None for f in fixes):
         sys.exit(EXIT_BAD_INPUT)
     sys.exit(EXIT_OK if exit_zero or not failures else EXIT_FINDINGS)
@@ -364,7 +367,7 @@ def _target_names(values: tuple[str, ...]) -> list[str]:
     return names
 
 
-def _report(results, summary, fmt, *, quiet=False, statistics=False, frames=False) -> None:
+def _report(results, summary, fmt, *, quiet=False, statistics=False, frames=False, show_all=True) -> None:
     if fmt == "json":
         from .report.json_report import render, render_statistics
 
@@ -384,7 +387,7 @@ def _report(results, summary, fmt, *, quiet=False, statistics=False, frames=Fals
         from .report.text import render
 
         shown = console(file=sys.stdout, highlight=False) if _terminal() else Plain(sys.stdout)
-        render(results, summary, shown, quiet=quiet, statistics=statistics, frames=frames)
+        render(results, summary, shown, quiet=quiet, statistics=statistics, frames=frames, show_all=show_all)
 
 
 def _validate_codes(codes: list[str]) -> None:

@@ -147,3 +147,47 @@ def test_statistics_mark_the_codes_check_fix_fixes():
     assert fixable and set(rows) - fixable
     for code, line in rows.items():
         assert (line.split()[2] == "[*]") == (code in fixable), line
+
+
+def _pairs(path, n: int):
+    """n Q -> DQ pairs in a chain (opset 21, int8 per tensor): openvino computes each pair
+    as one fused op (QT406), the same behaviour on every DequantizeLinear."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits, prev = [], [], "x"
+    for i in range(n):
+        inits += [numpy_helper.from_array(np.float32(0.05), f"s{i}"),
+                  numpy_helper.from_array(np.int8(0), f"z{i}")]
+        nodes += [helper.make_node("QuantizeLinear", [prev, f"s{i}", f"z{i}"], [f"q{i}"], name=f"q{i}"),
+                  helper.make_node("DequantizeLinear", [f"q{i}", f"s{i}", f"z{i}"], [f"d{i}"], name=f"d{i}"),
+                  helper.make_node("Relu", [f"d{i}"], [f"r{i}"], name=f"r{i}")]
+        prev = f"r{i}"
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [4])], initializer=inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)], ir_version=10), path)
+
+
+def test_a_runtime_behaviour_on_many_nodes_is_one_line_with_the_count(tmp_path):
+    """The new user's list, point 5: a target's warning whose message is the same on every
+    node of a file is said once, at its first node, with the count and the first names;
+    --show-all gives each; JSON keeps every node; the summary and --fail-on count each."""
+    path = str(tmp_path / "pairs.onnx")
+    _pairs(path, 6)
+    grouped = _run("check", "--jobs", "1", "--target", "openvino", "--fail-on", "warning", path)
+    each = _run("check", "--jobs", "1", "--target", "openvino", "--show-all", path)
+    doc = json.loads(_run("check", "--jobs", "1", "--target", "openvino", "--format", "json", path).stdout)
+    lines = [x for x in grouped.stdout.splitlines() if " QT" in x]
+    assert grouped.exit_code == 1  # --fail-on warning still fails on it
+    every = [d for d in doc["files"][0]["diagnostics"] if d["code"] == "QT406"]
+    assert len(every) == 6 and len({d["message"] for d in every}) == 1
+    qt406 = [x for x in lines if " QT406 " in x]
+    assert len(qt406) == 1 and qt406[0].endswith(
+        "(and 5 more nodes alike: d1, d2, d3, ...; --show-all lists each)"), qt406
+    assert sum(" QT406 " in x for x in each.stdout.splitlines()) == 6
+    assert grouped.stdout.splitlines()[-1] == each.stdout.splitlines()[-1]  # the same counts
+    result = check_file(path, targets=["openvino"])
+    buf = io.StringIO()
+    render([result], summarize([result]), Console(file=buf, force_terminal=True, width=300), show_all=False)
+    assert buf.getvalue().count("QT406") == 1 and "5 more nodes alike" in buf.getvalue()
