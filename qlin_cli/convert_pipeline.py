@@ -67,16 +67,21 @@ def run(req: Request, progress=None) -> Result:
     base_dir = os.path.dirname(os.path.abspath(path))
     validate_model_files(proto, base_dir, path)
     a = analyze(proto, base_dir)
-    errors = model_errors(a)
+    errors, mended = model_errors(a, mended=True)
     to_opset, to_domain, lower = req.to_opset, req.to_domain, req.lower
     if req.target is not None:
         plan = _plan(a, path, req.target)
         if not plan.needed:
             if errors:
                 raise _invalid(path, errors)
-            result = unchanged(proto, f"already runs on {req.target} as it is")
-            return _write(result, proto, base_dir, req)
-        to_opset, to_domain, lower = plan.choice.to_opset, plan.choice.to_domain, plan.choice.lower
+            if not mended:
+                result = unchanged(proto, f"already runs on {req.target} as it is")
+                return _write(result, proto, base_dir, req)
+            # the target runs it, but it has errors every conversion mends (an IR older than its
+            # types): converted at its own opset, which mends them, rather than copied as it is
+            to_opset, to_domain, lower = _model_opset(proto, path), None, False
+        else:
+            to_opset, to_domain, lower = plan.choice.to_opset, plan.choice.to_domain, plan.choice.lower
     if to_opset is None:
         to_opset = _model_opset(proto, path)
     opts = Options(to_opset, to_domain, req.ir_version, lower, req.verify, req.vendor_axis)
@@ -92,11 +97,14 @@ def run(req: Request, progress=None) -> Result:
         if errors:
             raise _invalid(path, errors)
         return result
-    after = analyze(result.model, base_dir) if errors or req.target or result.changed else None
+    after = analyze(result.model, base_dir) if errors or mended or req.target or result.changed else None
     if errors:
         if model_errors(after):
             raise _invalid(path, errors)
         result.resolved = errors
+    if mended:  # the errors every conversion mends, listed as resolved where they are gone
+        left = {(d.code, d.graph, d.node) for d in model_errors(after, mended=True)[1]}
+        result.resolved = [*result.resolved, *(d for d in mended if (d.code, d.graph, d.node) not in left)]
     if req.target is not None:
         result.warnings = _hold_against(a, after, req.target, path)
     elif after is not None:
@@ -104,14 +112,17 @@ def run(req: Request, progress=None) -> Result:
     return _write(result, proto, base_dir, req)
 
 
-def model_errors(a) -> list[Finding]:
+def model_errors(a, mended: bool = False):
     """The model's findings of severity error under `qlin check`'s rules, but those the
-    conversion mends whatever the target (rules marked ``mended_by_convert``)."""
+    conversion mends whatever the target (rules marked ``mended_by_convert``); with
+    ``mended``, (those, and the ones it mends)."""
     from . import rules
     from .check.engine import check_analysis
 
-    mended = {r.code for r in rules.all_rules() if r.mended_by_convert}
-    return [d for d in check_analysis(a, frames=False) if d.severity == "error" and d.code not in mended]
+    codes = {r.code for r in rules.all_rules() if r.mended_by_convert}
+    found = [d for d in check_analysis(a, frames=False) if d.severity == "error"]
+    kept = [d for d in found if d.code not in codes]
+    return (kept, [d for d in found if d.code in codes]) if mended else kept
 
 
 def unchanged(proto, note: str) -> Result:

@@ -274,7 +274,9 @@ def test_a_model_whose_errors_the_target_opset_resolves_is_converted(tmp_path):
     r = _cli(src, "--to-opset", 21, "-o", out, "--format", "json")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert doc["status"] == "converted" and {f["code"] for f in doc["resolved"]} == {"QL201", "QL202"}
+    # the types' errors, and the IR 9 file's int4 (QL205), which the conversion's IR 10 mends
+    assert doc["status"] == "converted"
+    assert {f["code"] for f in doc["resolved"]} == {"QL201", "QL202", "QL205"}
     check = CliRunner().invoke(main, ["check", "--jobs", "1", str(out)])
     assert check.exit_code == 0 and "0 errors" in check.output, check.output
     onnx.checker.check_model(onnx.load(out), full_check=True)  # and onnx's own checker agrees
@@ -402,3 +404,32 @@ def test_a_refusal_with_nothing_converted_opens_with_the_refusal():
     ok = CliRunner().invoke(main, ["convert", os.path.join(MODELS, "clean", "per_channel_chain.onnx"),
                                    "--to-opset", "21", "--dry-run"])
     assert ok.exit_code == 0 and "proven bit for bit" in ok.stdout
+
+
+def test_errors_every_conversion_mends_are_mended_and_listed(tmp_path):
+    """The new user's list, point 8: onnxruntime's quantizer writes int4 into an IR 7 file
+    (QL205). `convert --target onnxruntime`, which runs it, raised nothing and wrote "a copy
+    of the source, unchanged" with the error still in it; `--to-opset 21` raised the IR but
+    said "nothing to change". Both now write IR 10, list QL205 as resolved, and the result
+    checks clean."""
+    import json as _json
+
+    import corpus
+    import onnx as _onnx
+    from click.testing import CliRunner
+
+    from qlin_cli.check.engine import check_file
+    from qlin_cli.cli import main
+
+    src = corpus.build(tmp_path / "corpus", ["cnn_qdq_u8s4_op13"])["cnn_qdq_u8s4_op13"]
+    assert "QL205" in {d.code for d in check_file(src).diagnostics}
+    for args in (["--target", "onnxruntime"], ["--to-opset", "21"]):
+        out = tmp_path / f"out{len(args[1])}.onnx"
+        r = CliRunner().invoke(main, ["convert", src, *args, "-o", str(out), "--format", "json"])
+        assert r.exit_code == 0, r.output
+        doc = _json.loads(r.stdout)
+        assert [f["code"] for f in doc["resolved"]] == ["QL205"], doc
+        assert _onnx.load(str(out)).ir_version >= 10
+        assert not [d for d in check_file(str(out)).diagnostics if d.severity == "error"]
+    text = CliRunner().invoke(main, ["convert", src, "--to-opset", "21", "--dry-run"])
+    assert "resolved: 1 error of the source (QL205)" in text.stdout and "nothing to change" not in text.stdout

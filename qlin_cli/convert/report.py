@@ -93,7 +93,8 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool,
         click.echo(f"  opsets: {frm} -> {to}; IR {result.ir_from} -> {result.ir_to}")
     counts = [f"{result.count(a)} {label}" for a, label in ACTIONS if result.count(a)]
     unproven = sum(1 for e in result.entries if e.action != "kept" and not e.verified)
-    line = ", ".join(counts) if counts else "nothing to change"
+    changed = result.ir_from != result.ir_to or result.opsets_from != result.opsets_to
+    line = ", ".join(counts) if counts else ("no node changed" if changed else "nothing to change")
     line += f"; {s['verified']} proven bit for bit"
     if unproven:
         line += f", {unproven} not proven"
