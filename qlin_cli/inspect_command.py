@@ -196,5 +196,12 @@ def _render(doc: dict) -> None:
         click.echo(line)
     rows = [[n["target"], str(n["errors"]), str(n["warnings"]),
              ", ".join(f"{c['code']} x{c['count']}" for c in n["codes"]) or "runs as is",
-             "yes" if n["convert_helps"] else ""] for n in doc["targets"]]
+             _helps(n)] for n in doc["targets"]]
     show(["target", "errors", "warnings", "codes", "qlin convert --target helps"], rows, title="targets")
+
+
+def _helps(row: dict) -> str:
+    """The "qlin convert --target helps" cell: yes, no, or - where there is nothing to help."""
+    if row["convert_helps"]:
+        return "yes"
+    return "no" if row["errors"] or row["warnings"] else "-"

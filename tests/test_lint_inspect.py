@@ -74,3 +74,17 @@ def test_bad_inputs_exit_2(tmp_path):
     assert code == 2 and err.startswith(f"qlin: error: {bad}: ")
     code, _, err = run("--target", "nosuch", os.path.join(MODELS, "clean", "blocked_int4.onnx"))
     assert code == 2 and "nosuch" in err and len(err.splitlines()) == 1
+
+
+def test_the_convert_helps_column_says_yes_no_or_nothing_to_help():
+    """Each target's row ends yes, no (findings a conversion does not remove) or - (nothing
+    to remove), as the JSON's convert_helps says; it was blank for no."""
+    model = os.path.join(MODELS, "clean", "blocked_int4.onnx")
+    names = "onnxruntime@1.18,openvino,onnxruntime"
+    code, out, _ = run("--target", names, model)
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()}
+    assert code == 0 and rows["onnxruntime@1.18"][-1] == "no" and rows["onnxruntime"][-1] == "-"
+    doc = json.loads(CliRunner().invoke(main, ["inspect", "--format", "json", "--target", names, model]).stdout)
+    for t in doc["targets"]:
+        want = "yes" if t["convert_helps"] else "no" if t["errors"] or t["warnings"] else "-"
+        assert rows[t["target"]][-1] == want, t
