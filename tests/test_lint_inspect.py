@@ -84,7 +84,7 @@ def test_the_convert_helps_column_says_yes_no_or_nothing_to_help():
     code, out, _ = run("--target", names, model)
     rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()}
     assert code == 0 and rows["onnxruntime@1.18"][-1] == "no" and rows["onnxruntime"][-1] == "-"
-    doc = json.loads(CliRunner().invoke(main, ["inspect", "--format", "json", "--target", names, model]).stdout)
+    doc = json.loads(run("--format", "json", "--target", names, model)[1])
     for t in doc["targets"]:
         want = "yes" if t["convert_helps"] else "no" if t["errors"] or t["warnings"] else "-"
         assert rows[t["target"]][-1] == want, t
