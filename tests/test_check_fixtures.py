@@ -92,6 +92,7 @@ MESSAGES = {
     "QL402": ["default is 1", "uses 0"],
     "QL403": ["per-axis", "opset to 13"],
     "QL404": ["no axis", "add axis"],
+    "QL412": ["is a scalar but axis is set", "drop axis"],
     "QL405": ["length 4", "3 along axis 1"],
     "QL406": ["block_size 16", "[32, 63]", "set block_size to 32"],
     "QL407": ["rank 2", "no block_size"],
