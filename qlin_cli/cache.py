@@ -184,20 +184,27 @@ class ResultsCache:
         return self._ready
 
 
+_BUILD_MARK = "qlin-results"  # in each build's folder: what the clean-up may remove
+
+
 def _make(where: str, root: str) -> bool:
     """Make the cache folder (tagged, ignored by git) and this build's folder in it; remove
-    the folders of other builds. False when it cannot be written."""
+    the folders of other builds: only a folder named as a build (20 hex digits) that holds
+    qlin's mark, so a --cache-dir pointed at a folder of the user's own loses nothing.
+    False when it cannot be written."""
     try:
         os.makedirs(root, exist_ok=True)
-        for name, text in ((".gitignore", "# made by qlin: the results cache\n*\n"), ("CACHEDIR.TAG", _TAG)):
-            marker = os.path.join(where, name)
+        for folder, name, text in ((where, ".gitignore", "# made by qlin: the results cache\n*\n"),
+                                   (where, "CACHEDIR.TAG", _TAG), (root, _BUILD_MARK, "")):
+            marker = os.path.join(folder, name)
             if not os.path.exists(marker):
                 with open(marker, "w", encoding="utf-8") as f:
                     f.write(text)
         mine = os.path.basename(root)
         for name in os.listdir(where):
             full = os.path.join(where, name)
-            if name != mine and len(name) == 20 and os.path.isdir(full) and not os.path.islink(full):
+            if (name != mine and len(name) == 20 and all(c in "0123456789abcdef" for c in name)
+                    and not os.path.islink(full) and os.path.isfile(os.path.join(full, _BUILD_MARK))):
                 shutil.rmtree(full, ignore_errors=True)  # another build's results
     except OSError:
         return False

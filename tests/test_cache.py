@@ -143,6 +143,24 @@ def test_another_qlin_build_checks_again_and_removes_the_old_results(work, monke
     assert old and old.isdisjoint({"0123456789abcdef0123"})
 
 
+def test_a_cache_dir_of_the_users_own_loses_nothing(work, monkeypatch):
+    """--cache-dir pointed at a folder that holds other things: the clean-up of older builds
+    removes only folders qlin made (named as a build and marked), never the user's."""
+    folder, checked = work
+    path = folder / "models" / "rules" / "QL401-bad.onnx"
+    mine = folder / "mine"
+    (mine / "0123456789abcdef0123").mkdir(parents=True)  # named like a build, not qlin's
+    (mine / "0123456789abcdef0123" / "data.txt").write_text("keep")
+    (mine / "abcdefghijklmnopqrst").mkdir()
+    _run("--cache-dir", mine, path)
+    monkeypatch.setattr(cache, "build", lambda: "fedcba9876543210fedc")
+    _run("--cache-dir", mine, path)  # another build: the first build's folder goes
+    assert (mine / "0123456789abcdef0123" / "data.txt").read_text() == "keep"
+    assert (mine / "abcdefghijklmnopqrst").is_dir()
+    builds = {p.name for p in mine.iterdir() if (p / "qlin-results").is_file()}
+    assert builds == {"fedcba9876543210fedc"} and len(checked) == 2
+
+
 def test_the_build_digest_follows_qlins_version_and_files(tmp_path, monkeypatch):
     """cache.build: another qlin version, or a file of the package edited (a development
     install), is another build."""
