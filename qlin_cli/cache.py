@@ -190,12 +190,16 @@ _BUILD_MARK = "qlin-results"  # in each build's folder: what the clean-up may re
 def _make(where: str, root: str) -> bool:
     """Make the cache folder (tagged, ignored by git) and this build's folder in it; remove
     the folders of other builds: only a folder named as a build (20 hex digits) that holds
-    qlin's mark, so a --cache-dir pointed at a folder of the user's own loses nothing.
-    False when it cannot be written."""
+    qlin's mark, so a --cache-dir pointed at a folder of the user's own loses nothing (and
+    gets no .gitignore: only a folder qlin made, or tagged before, does). False when it
+    cannot be written."""
     try:
+        ours = not os.path.exists(where) or os.path.isfile(os.path.join(where, "CACHEDIR.TAG"))
         os.makedirs(root, exist_ok=True)
-        for folder, name, text in ((where, ".gitignore", "# made by qlin: the results cache\n*\n"),
-                                   (where, "CACHEDIR.TAG", _TAG), (root, _BUILD_MARK, "")):
+        markers = ((where, ".gitignore", "# made by qlin: the results cache\n*\n"),
+                   (where, "CACHEDIR.TAG", _TAG))
+        # a folder qlin did not make gets no .gitignore of "*" (it would hide the user's files)
+        for folder, name, text in (*(markers if ours else ()), (root, _BUILD_MARK, "")):
             marker = os.path.join(folder, name)
             if not os.path.exists(marker):
                 with open(marker, "w", encoding="utf-8") as f:

@@ -159,6 +159,7 @@ def test_a_cache_dir_of_the_users_own_loses_nothing(work, monkeypatch):
     assert (mine / "abcdefghijklmnopqrst").is_dir()
     builds = {p.name for p in mine.iterdir() if (p / "qlin-results").is_file()}
     assert builds == {"fedcba9876543210fedc"} and len(checked) == 2
+    assert not (mine / ".gitignore").exists()  # a folder qlin did not make is not hidden from git
 
 
 def test_the_build_digest_follows_qlins_version_and_files(tmp_path, monkeypatch):
