@@ -19,8 +19,9 @@ A result made with other settings or by another qlin is another key: nothing is 
 back that the current run would not give. The cache lives in ``.qlin_cache`` in the
 working folder (``--cache-dir`` or QLIN_CACHE_DIR elsewhere; ``--no-cache`` or QLIN_NO_CACHE
 not at all; ``--fix`` and ``--diff`` always check afresh),
-holds a ``.gitignore`` of ``*`` and a CACHEDIR.TAG, and keeps one folder per qlin build
-(older builds' folders are removed when a new one is made). Entries are JSON, written
+holds a ``.gitignore`` of ``*`` and a CACHEDIR.TAG when qlin made the folder, and keeps one
+folder per qlin build (older builds' folders, marked as qlin's, are removed when a new one
+is made; nothing else in the folder is touched). Entries are JSON, written
 whole or not at all (a temporary file renamed); an entry that cannot be read or parsed
 is a miss. A cache folder that cannot be made or written is no error: the run checks as
 without a cache.
