@@ -290,7 +290,8 @@ def _place_node(target: Target, f: NodeFacts, found: TargetFinding, loc: Locatio
 
 
 def _place_model(target: Target, found: TargetFinding) -> Finding:
-    return Finding(found.code, found.severity, found.message, "", "", "", 0, "main", where="model",
+    """A finding on the model as a whole, placed as the rules place theirs (QL001): node "model"."""
+    return Finding(found.code, found.severity, found.message, "model", "", "", 0, "main", where="model",
                    title="model", target=target.name, convertible=found.convertible)
 
 
