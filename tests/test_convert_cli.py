@@ -53,7 +53,8 @@ def test_json_report(q21_int16, tmp_path):
     assert r.exit_code == 0, r.output
     rep = json.loads(r.output)
     assert rep["summary"]["converted"] == 1 and rep["summary"]["verified"] == 1
-    assert rep["opsets"]["to"] == {"": 13, "com.microsoft": 1}
+    assert rep["version"] == 2
+    assert rep["opsets"]["to"] == {"ai.onnx": 13, "com.microsoft": 1}  # domains as check's JSON names them
     assert rep["ir_version"]["to"] == 7
 
 
@@ -312,7 +313,7 @@ def test_json_on_every_path(case, tmp_path):
     r = _cli(*args, "--format", "json")
     assert r.exit_code == status, r.output
     doc = json.loads(r.stdout)
-    assert doc["status"] == word and doc["input"] == str(args[0])
+    assert doc["status"] == word and doc["input"] == str(args[0]) and doc["version"] == 2  # every path
     if status:
         assert doc["output"] is None and doc["reason"]
         assert r.stderr.startswith("qlin: error: ")

@@ -28,8 +28,16 @@ def status(result: Result, dry_run: bool) -> str:
     return "unchanged" if result.note and not result.entries else "converted"
 
 
+JSON_VERSION = 2  # 2: "version" itself, and domains named as check's JSON names them ("ai.onnx", not "")
+
+
+def _named(opsets: dict) -> dict:
+    return {schema.domain_name(d): v for d, v in opsets.items()}
+
+
 def render_json(path: str, written: str | None, result: Result, dry_run: bool) -> str:
     return json.dumps({
+        "version": JSON_VERSION,
         "input": path,
         "output": written,
         "dry_run": dry_run,
@@ -37,7 +45,7 @@ def render_json(path: str, written: str | None, result: Result, dry_run: bool) -
         "note": result.note,
         "resolved": [f.to_json() for f in result.resolved],
         "warnings": [f.to_json() for f in result.warnings],
-        "opsets": {"from": result.opsets_from, "to": result.opsets_to},
+        "opsets": {"from": _named(result.opsets_from), "to": _named(result.opsets_to)},
         "ir_version": {"from": result.ir_from, "to": result.ir_to},
         "summary": summary(result),
         "nodes": [{"node": e.where, "op": e.op, "action": e.action, "changes": e.changes,
@@ -54,6 +62,7 @@ ACTIONS = (("converted", "Q/DQ converted"), ("lowered", "Q/DQ lowered"),
 def render_stop_json(path: str, reason: str, findings, dry_run: bool, exit_status: int) -> str:
     """A conversion that stopped before it had a model: why, and the findings behind it."""
     return json.dumps({
+        "version": JSON_VERSION,
         "input": path,
         "output": None,
         "dry_run": dry_run,
