@@ -1,9 +1,8 @@
 """Reading the data files of targets/data/ (kernel_store.py, probe_store.py): the whole
 file, the releases it holds from its head alone, or one block of it entry by entry.
 
-Both stores write the ``releases`` block first, one line per release, closed by a line
-``},``. Listing the measured releases (which every target name is checked against) then
-reads those lines and not the rest of the file.
+Both stores write the ``releases`` block first, one line per release: listing the measured
+releases (which every target name is checked against) parses those lines and not the rest.
 
 A check judges a model by the few dozen facts its nodes ask for, of thousands in a file.
 Both stores write each block's entries in order (probe keys, error ids, kernel rows by
@@ -43,24 +42,9 @@ def read(file_name: str) -> dict | None:
     return None if found is None else json.loads(found)
 
 
-@cache
 def releases(file_name: str) -> tuple[str, ...] | None:
-    """The releases of a data file in its order (None without the file)."""
-    entry = resources.files(_DATA_PACKAGE) / file_name
-    if not entry.is_file():
-        return None
-    lines = []
-    with entry.open("r", encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not lines:
-                if line == _OPEN:
-                    lines.append("{")
-                continue
-            if line in ("},", "}"):
-                break
-            lines.append(line)
-    return tuple(json.loads("\n".join(lines) + "}")) if lines else ()
+    """The releases of a data file in its order (None without the file): its head alone."""
+    return None if raw(file_name) is None else tuple(head(file_name).get("releases", ()))
 
 
 @cache

@@ -39,9 +39,6 @@ CONV_WEIGHT = frozenset({"Conv", "QLinearConv"})
 MATMUL_WEIGHT = frozenset({"MatMul", "QLinearMatMul", "Gemm"})
 
 
-_AI_ONNX_OP = {nodes.QUANTIZE: "QuantizeLinear", nodes.DEQUANTIZE: "DequantizeLinear"}  # a node's kind
-
-
 class Nnapi(Target):
     name = "nnapi"
     title = "NNAPI (onnxruntime NNAPI execution provider)"
@@ -90,7 +87,7 @@ class Nnapi(Target):
         if f.domain != schema.AI_ONNX:
             yield self.finding(
                 "QT104",
-                f"NNAPI runs only ai.onnx {_AI_ONNX_OP[nodes.kind(f)]}, not {f.domain_name} {f.op}; the node "
+                f"NNAPI runs only ai.onnx {_ai_onnx_op(nodes.kind(f))}, not {f.domain_name} {f.op}; the node "
                 "stays on the CPU provider",
                 convertible=True,
             )
@@ -160,3 +157,8 @@ class Nnapi(Target):
 
 TARGET = Nnapi()
 TARGETS = (TARGET,)  # what targets/registry.py registers when it imports this module
+
+
+def _ai_onnx_op(kind: str) -> str:
+    """The ai.onnx op of a Q/DQ kind ("quantize": QuantizeLinear), as the schema table has it."""
+    return next(s.op_type for s in schema.SPECS if s.domain == schema.AI_ONNX and s.kind == kind)

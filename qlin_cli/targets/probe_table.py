@@ -15,6 +15,7 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from itertools import takewhile
 
 from . import probe_keys, probe_store, releases
 
@@ -144,8 +145,7 @@ class ProbeTable:
         keys = self._sorted
         if keys is None:
             keys = self._sorted = sorted(self._entries)  # the keys a prefix covers are a run of this list
-        i = bisect_left(keys, prefix)
-        return (k for k in keys[i:i + _run(keys, i, prefix)])
+        return takewhile(lambda k: k.startswith(prefix), keys[bisect_left(keys, prefix):])
 
     def keys(self) -> dict[str, Outcome]:
         """Every key of the release and its outcome (read once: the release never changes)."""
@@ -165,14 +165,6 @@ class ProbeTable:
                 return top
             top = v
         return None
-
-
-def _run(keys: list[str], i: int, prefix: str) -> int:
-    """How many keys from ``keys[i]`` on start with ``prefix``."""
-    n = 0
-    while i + n < len(keys) and keys[i + n].startswith(prefix):
-        n += 1
-    return n
 
 
 def _unversioned(chain_key: str) -> tuple[str, str, str, str]:
