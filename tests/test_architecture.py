@@ -1,6 +1,7 @@
 """The structure the code promises (docs/architecture.md), held by tests.
 
-* findings do not depend on the clean-verdict cache or on node order;
+* findings do not depend on the clean-verdict cache, on what the process checked before,
+  or on node order;
 * the rule registry is complete whichever threads ask for it first;
 * no package imports another in a cycle; convert does not import check;
 * schema facts (vendor domains, the axis policy) are stated only in schema/;
@@ -74,6 +75,52 @@ def test_findings_do_not_depend_on_the_cache_or_node_order(path):
                   for b in bodies(model) for n in b.owner.node)
     if chained and not any(d.code == ORDER_RULE for d in check_model(model, base)):
         assert any(d.code == ORDER_RULE for d in check_model(backwards, base)), path
+
+
+def test_findings_do_not_depend_on_what_the_process_checked_before():
+    """The clean verdicts kept across models (check/engine.py ``_CLEAN_ANYWHERE``) change
+    no finding: every fixture checked with the process's store empty, then again after
+    every fixture filled it, gives the same findings."""
+    from qlin_cli.check import engine
+
+    models = [(load_model(p), os.path.dirname(p)) for p in FIXTURES]
+    engine._CLEAN_ANYWHERE.clear()
+    cold = []
+    for model, base in models:
+        engine._CLEAN_ANYWHERE.clear()
+        cold.append(_findings(model, base, cache=True))
+    warm = [_findings(model, base, cache=True) for model, base in models]
+    assert warm == cold
+    assert engine._CLEAN_ANYWHERE  # the store was used
+
+
+def test_a_large_constant_is_never_judged_by_another_models_verdict():
+    """A constant above facts.SMALL is known by identity within its model only: a node
+    whose large scale holds a zero is found after a node of the same shape, types and
+    attributes whose scale is good was checked clean in another model."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    def model(scale):
+        node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=1)
+        g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2048])],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, [2, 2048])],
+                              [numpy_helper.from_array(scale, "s")])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+    good = np.full(2048, 0.5, np.float32)
+    bad = good.copy()
+    bad[7] = 0
+    assert "QL501" not in {d.code for d in check_model(model(good), "")}
+    assert "QL501" in {d.code for d in check_model(model(bad), "")}
+    small = model(np.full(4, 0.5, np.float32))  # small constants are keyed by content
+    small.graph.input[0].type.tensor_type.shape.dim[1].dim_value = 4
+    small.graph.output[0].type.tensor_type.shape.dim[1].dim_value = 4
+    zero = onnx.ModelProto()
+    zero.CopyFrom(small)
+    zero.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.array([0.5, 0, 0.5, 0.5], np.float32), "s"))
+    assert "QL501" not in {d.code for d in check_model(small, "")}
+    assert "QL501" in {d.code for d in check_model(zero, "")}
 
 
 def test_fixtures_exist():

@@ -25,6 +25,43 @@ from .diagnostic import Diagnostic, node_frame
 from .result import FileResult, summarize  # noqa: F401 (their home before check/result.py)
 from .suppress import Suppression
 
+# Facts (by content) that raised nothing under a set of node rules, across the models of
+# one process: a folder of variants, or the API called again, checks each node shape once.
+# A rule's verdict on a node is a function of its facts (what the per-model cache rests on
+# too); a key with a constant known by identity only is never kept here.
+_CLEAN_ANYWHERE: dict[tuple, None] = {}
+_CLEAN_LIMIT = 4096
+
+
+class _Clean:
+    """Which nodes' facts raised nothing: in this model (by the identity ``same_as``
+    gives), and in any model of the process under the same node rules (by content)."""
+
+    def __init__(self, node_rules: list):
+        self.here: set[int] = set()
+        self.signature = tuple(r.code for r in node_rules)
+
+    def known(self, first: NodeFacts) -> bool:
+        if id(first) in self.here:
+            return True
+        key = first.content_key()
+        if key is not None and (self.signature, key) in _CLEAN_ANYWHERE:
+            self.here.add(id(first))
+            return True
+        return False
+
+    def add(self, first: NodeFacts) -> None:
+        self.here.add(id(first))
+        key = first.content_key()
+        if key is None:
+            return
+        if len(_CLEAN_ANYWHERE) >= _CLEAN_LIMIT:
+            try:  # the oldest goes (threads may race here: losing an entry is harmless)
+                del _CLEAN_ANYWHERE[next(iter(_CLEAN_ANYWHERE))]
+            except (KeyError, StopIteration, RuntimeError):
+                pass
+        _CLEAN_ANYWHERE[(self.signature, key)] = None
+
 
 def check_model(
     model: onnx.ModelProto, base_dir: str, select=None, ignore=None, *, cache: bool = True,
@@ -55,7 +92,7 @@ def check_analysis(
     model_rules = [r for r in active if isinstance(r, ModelRule)]
     by_family: dict[object, list] = {}  # the node rules that apply to a family (None: no schema)
     found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
-    clean: set[int] = set()  # ids of ``Analysis.same_as`` facts that raised nothing
+    clean = _Clean(node_rules)
     checked = 0
     for order, body in enumerate(a.bodies):
         scope = body.scope
@@ -71,7 +108,7 @@ def check_analysis(
                 facts = body.facts[index] = read_facts(node, index, scope, a.base_dir, op)
             checked += 1
             first = a.same_as(body, index, facts)
-            if cache and id(first) in clean:
+            if cache and clean.known(first):
                 continue
             before = len(found)
             family = None if facts.spec is None else facts.spec.family
@@ -82,7 +119,7 @@ def check_analysis(
                 for v in rule.violations(facts):
                     found.append(((order, index, rule.code), diagnostic(rule, v, facts, frames)))
             if len(found) == before:
-                clean.add(id(first))
+                clean.add(first)
     for rule in model_rules:
         for v in rule.check_model(a):
             found.append(((*a.order(v.at.graph, v.at.index), rule.code), placed(rule, v)))

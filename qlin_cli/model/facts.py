@@ -54,10 +54,11 @@ class Const:
     are the same tensor (large ones).
     """
 
-    __slots__ = ("_tensor", "_base_dir", "_cache", "_key")
+    __slots__ = ("_tensor", "_base_dir", "_cache", "_key", "_external")
 
     def __init__(self, tensor: onnx.TensorProto, base_dir: str, cache: dict):
         self._tensor, self._base_dir, self._cache = tensor, base_dir, cache
+        self._external = tensor.data_location == onnx.TensorProto.EXTERNAL
         raw = tensor.raw_data  # read once: each read copies the bytes out of protobuf
         if raw and len(raw) <= SMALL:
             self._key = (tensor.data_type, tuple(tensor.dims[:]), raw)  # [:]: twice as fast
@@ -72,6 +73,13 @@ class Const:
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Const) and self._key == other._key
+
+    @property
+    def content_key(self):
+        """The key when it is the constant's content (it then means the same in any model),
+        else None: a large or external tensor is keyed by identity, which holds within
+        one model only."""
+        return None if self._external or self._key[0] in ("tensor", "array") else self._key
 
     def __hash__(self) -> int:
         return hash(self._key)
@@ -95,6 +103,7 @@ class ArrayConst(Const):
     def __init__(self, array: np.ndarray):
         self._array = array
         self._key = ("array", id(array))
+        self._external = False
 
     def array(self) -> np.ndarray | None:
         return self._array
@@ -158,6 +167,19 @@ class NodeFacts:
         if h is None:
             h = self.__dict__["_hash"] = hash(tuple(getattr(self, name) for name in _COMPARED))
         return h
+
+    def content_key(self) -> tuple | None:
+        """What the compared fields say, with each constant as its content, when that says
+        it all: a node of another model with this key has equal facts. None when a
+        constant is known by identity only (large or external tensors)."""
+        values = []
+        for c in self.values:
+            key = None if c is None else c.content_key
+            if c is not None and key is None:
+                return None
+            values.append(key)
+        return (self.op, self.domain, self.opset, self.imported, self.spec, self.in_typed,
+                self.out_typed, self.attr_items, tuple(values))
 
     # ---- naming -----------------------------------------------------------------
     @property
