@@ -12,6 +12,21 @@ for p in (ROOT, FIXTURES, TOOLS):
 # each check is a check; tests/test_cache.py turns it on where it is what is tested
 os.environ["QLIN_NO_CACHE"] = "1"
 
+
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _corpus_shared_by_the_workers(tmp_path_factory):
+    """pytest-xdist's workers share one folder of quantized corpus models (fixtures/corpus.py
+    SHARED, under the run's temporary folder, which pytest removes with old runs): each
+    configuration is quantized by one worker of the run."""
+    import corpus
+
+    if os.environ.get("PYTEST_XDIST_WORKER") and not corpus.SHARED:
+        corpus.SHARED = str(tmp_path_factory.getbasetemp().parent / "corpus_shared")
+    yield
+
+
 # Tests that measure a runtime rather than qlin: they run only when their marker is asked
 # for (`make remeasure` is `pytest -m remeasure`), never in `make test`.
 OPT_IN = {"remeasure": "re-measures the installed runtime release: `make remeasure`"}
