@@ -434,14 +434,13 @@ def test_the_pair_after_op_probes_are_valid_by_onnx_checker_and_by_qlin():
     """Each probe of a 16-bit pair ending at a graph output after an op passes onnx.checker's
     full check, qlin check finds no error in it, and it is filed under its key."""
     import onnx
-    from probe_helpers import all_probes
+    import probe_models
 
     from qlin_cli.check.engine import check_analysis
     from qlin_cli.model.analysis import analyze
     from qlin_cli.targets import probe_keys
 
-    found = {key: model for key, model, _ in all_probes()
-             if key.startswith("Q -> DQ ") and " after " in key}
+    found = {key: model for key, model, _ in probe_models.pair_after_probes()}
     assert sorted(found) == sorted(probe_keys.pair_after_key(q, op) for q in ("int16", "uint16")
                                    for op in probe_keys.PAIR_AFTER_OPS)
     for key, model in found.items():

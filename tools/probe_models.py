@@ -70,15 +70,20 @@ def probes() -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
     for op in probe_keys.FLOAT_OPS:
         model = _reduce(op)
         yield probe_keys.float_key(model.graph.node[0], probe_keys.axes_input_since(op)), model, _feeds(model)
-    for q_type in sorted(SIXTEEN_BIT):
-        for op in probe_keys.PAIR_AFTER_OPS:
-            model = _pair_after(op, q_type)
-            yield probe_keys.pair_after_key(q_type, op), model, _feeds(model)
+    yield from pair_after_probes()
     for opset in probe_keys.PROBED_OPSETS:
         yield probe_keys.opset_key(opset), _relu(opset, ir_for_opset(opset)), {"x": np.ones(4, np.float32)}
     for ir_version in probe_keys.PROBED_IR:
         yield probe_keys.ir_key(ir_version), _relu(13, ir_version), {"x": np.ones(4, np.float32)}
     yield from probe_quantize.probes(_quantize_key)
+
+
+def pair_after_probes() -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
+    """The 16-bit Q -> DQ pairs after each op of probe_keys.PAIR_AFTER_OPS (part of probes())."""
+    for q_type in sorted(SIXTEEN_BIT):
+        for op in probe_keys.PAIR_AFTER_OPS:
+            model = _pair_after(op, q_type)
+            yield probe_keys.pair_after_key(q_type, op), model, _feeds(model)
 
 
 def _linear():
