@@ -155,27 +155,35 @@ def check_model(model: onnx.ModelProto, base_dir: str | os.PathLike = ".", *,
 
 def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: str | None = None,
             target: str | None = None, ir_version: int | None = None, lower: bool = False,
-            verify: bool = True, output: str | os.PathLike | None = None, vendor_axis: int | None = None):
+            verify: bool = True, output: str | os.PathLike | None = None, vendor_axis: int | None = None,
+            to_format: str | None = None, tolerance: int = 0):
     """Convert a model file as `qlin convert` does (convert/pipeline.py) and return the
     result: ``.model`` (the converted ModelProto; None when some node is refused),
     ``.entries``, ``.refused``, ``.resolved`` (the source's errors the conversion is the
     fix of), ``.note``, ``.written``. With ``target`` the opset, domain and lowering are
-    chosen for it; a model it already runs comes back unchanged (``.note`` says so). With
+    chosen for it; a model it already runs comes back unchanged (``.note`` says so).
+    ``to_format="qdq"`` rewrites QOperator nodes into QDQ form, each measured (an entry's
+    ``.measured``) and refused beyond ``tolerance`` steps. With
     ``output`` the result is written there, never over the source. Raises
     ``ConversionStopped`` (a QlinError; ``.findings`` says why) when the model has errors
     the conversion does not resolve or the target would still refuse it, QlinError when
     the file cannot be read."""
     from .convert_pipeline import Request, run
 
-    if target is not None and (to_opset is not None or to_domain is not None or lower):
+    if target is not None and (to_opset is not None or to_domain is not None or lower or to_format):
         raise QlinError("target", "it chooses the opset, domain and lowering itself: give it alone")
-    if to_opset is None and to_domain is None and target is None:
+    if to_opset is None and to_domain is None and target is None and to_format is None:
         raise QlinError("to_opset", "give a target opset (to_opset=N), a domain (to_domain=D), a "
-                                    "runtime (target=NAME), or both of the first two")
+                                    "format (to_format='qdq'), a runtime (target=NAME), or several "
+                                    "of the first three")
+    if to_format not in (None, "qdq"):
+        raise QlinError("to_format", f"{to_format!r} is not a format qlin writes (one: 'qdq')")
+    if tolerance < 0:
+        raise QlinError("tolerance", f"{tolerance} is below 0")
     if target is not None:
         _known_targets([target])
     req = Request(os.fspath(path), to_opset, to_domain, target, ir_version, lower, verify, vendor_axis,
-                  None if output is None else os.fspath(output))
+                  None if output is None else os.fspath(output), to_format=to_format, tolerance=tolerance)
     try:
         return run(req)
     except QlinError as e:  # the pipeline speaks the command's flags: name this function's arguments
@@ -189,7 +197,7 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
 _FLAGS = (("pass --in-place to overwrite it", "qlin.convert never writes over its source: give another path"),
           ("--no-verify", "verify=False"), ("--to-opset", "to_opset"), ("--to-domain", "to_domain"),
           ("--ir-version", "ir_version"), ("--quark-axis", "vendor_axis"), ("--target", "target"),
-          ("--lower", "lower=True"))
+          ("--lower", "lower=True"), ("--to-format", "to_format"), ("--tolerance", "tolerance"))
 
 
 def _arguments(text: str) -> str:

@@ -33,11 +33,19 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
 @click.option("--target", default=None, metavar="NAME",
               help="Choose the opset, IR, domain and --lower so that this runtime runs the model "
                    "(see `qlin targets`); the result is checked against the target.")
+@click.option("--to-format", "to_format", type=click.Choice(["qdq"]), default=None,
+              help="Rewrite QOperator nodes (QLinearConv, QLinearMatMul, QGemm, com.microsoft "
+                   "QLinear*) into DequantizeLinear -> float op -> QuantizeLinear; each is measured, "
+                   "not proven (see --tolerance).")
+@click.option("--tolerance", type=click.IntRange(0, None), default=0, show_default=True, metavar="STEPS",
+              help="How many quantization steps of its output a --to-format rewrite may differ by, "
+                   "as measured on random and edge inputs.")
 @click.option("-v", "--verbose", is_flag=True, help="One line per node, not only the summary.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, no_verify,
-            vendor_axis, target, verbose, fmt):
-    """Convert MODEL to another ai.onnx opset and/or move its Q/DQ nodes to another domain.
+            vendor_axis, target, to_format, tolerance, verbose, fmt):
+    """Convert MODEL to another ai.onnx opset, move its Q/DQ nodes to another domain, and/or
+    rewrite its QOperator nodes into QDQ form (--to-format qdq).
 
     MODEL is first checked with the rules of `qlin check`: a model with errors is
     refused. Exit status: 0 converted (or would be, with --dry-run), 1 the model has
@@ -50,9 +58,9 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
 
     report = _Report(model, fmt, dry_run, verbose)
     output = _check_options(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run,
-                            target, report)
+                            target, report, to_format)
     req = Request(model, to_opset, to_domain, target, ir_version, lower, not no_verify, vendor_axis,
-                  None if dry_run else output, in_place)
+                  None if dry_run else output, in_place, to_format, tolerance)
     try:
         result = _run(req, fmt)
     except Stop as e:
@@ -119,7 +127,7 @@ class _Report:
 
 
 def _check_options(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, target,
-                   report):
+                   report, to_format=None):
     """The output path, once the options agree with each other (else exit 2 saying why)."""
 
     def _fail(what, why):
@@ -133,11 +141,12 @@ def _check_options(model, to_opset, to_domain, output, in_place, ir_version, low
         output = model
     if not output and not dry_run:
         _fail("-o", "give an output path (-o OUT), --in-place or --dry-run")
-    if target is not None and (to_opset is not None or to_domain is not None or lower):
+    if target is not None and (to_opset is not None or to_domain is not None or lower or to_format):
         _fail("--target", "it chooses the opset, domain and --lower itself: give it alone")
-    if to_opset is None and to_domain is None and target is None:
+    if to_opset is None and to_domain is None and target is None and to_format is None:
         _fail("--to-opset", "give a target opset (--to-opset N), a domain (--to-domain D), a "
-                            "runtime (--target NAME), or both of the first two")
+                            "format (--to-format qdq), a runtime (--target NAME), or several of the "
+                            "first three")
     if ir_version is not None and ir_version < 3:
         _fail("--ir-version", f"{ir_version} is below 3, the first IR with opsets")
     if ir_version is not None and ir_version > _newest_ir():

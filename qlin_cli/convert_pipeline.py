@@ -49,6 +49,8 @@ class Request:
     vendor_axis: int | None = None
     output: str | None = None  # None: nothing written
     in_place: bool = False
+    to_format: str | None = None  # "qdq": QOperator nodes to their QDQ form (convert/formats/)
+    tolerance: int = 0  # steps a format rewrite may differ by (measured, never proven)
 
 
 def run(req: Request, progress=None) -> Result:
@@ -84,7 +86,8 @@ def run(req: Request, progress=None) -> Result:
             to_opset, to_domain, lower = plan.choice.to_opset, plan.choice.to_domain, plan.choice.lower
     if to_opset is None:
         to_opset = _model_opset(proto, path)
-    opts = Options(to_opset, to_domain, req.ir_version, lower, req.verify, req.vendor_axis)
+    opts = Options(to_opset, to_domain, req.ir_version, lower, req.verify, req.vendor_axis,
+                   req.to_format, req.tolerance)
     try:
         result = convert_model(proto, base_dir, opts, progress, source=path, types=a.inferred)
     except QlinError:

@@ -16,6 +16,7 @@ def summary(result: Result) -> dict:
         "lowered": result.count("lowered"),
         "verified": result.verified,
         "other_ops_converted": result.count("other-op"),
+        "reformatted": result.count("reformatted"),
         "kept": result.count("kept"),
         "refused": len(result.refused),
     }
@@ -49,14 +50,17 @@ def render_json(path: str, written: str | None, result: Result, dry_run: bool) -
         "ir_version": {"from": result.ir_from, "to": result.ir_to},
         "summary": summary(result),
         "nodes": [{"node": e.where, "op": e.op, "action": e.action, "changes": e.changes,
-                   "verified": e.verified} for e in result.entries],
+                   "verified": e.verified,
+                   "measured": None if e.measured is None else e.measured.to_json()}
+                  for e in result.entries],
         "refused": [{"code": r.code, "node": r.where, "op": r.title, "reason": r.detail,
                      "ways_out": list(r.ways_out)} for r in result.refused],
     }, indent=2)
 
 
 ACTIONS = (("converted", "Q/DQ converted"), ("lowered", "Q/DQ lowered"),
-           ("kept", "Q/DQ valid as they are"), ("other-op", "other ops rewritten"))
+           ("kept", "Q/DQ valid as they are"), ("other-op", "other ops rewritten"),
+           ("reformatted", "QOperator nodes in QDQ form (measured, not proven)"))
 
 
 def render_stop_json(path: str, reason: str, findings, dry_run: bool, exit_status: int) -> str:
@@ -109,6 +113,14 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool,
         line += f", {unproven} not proven"
     if counts or not result.refused:  # a refusal with nothing converted opens with the refusal
         click.echo(f"  {line}")
+    measured = [e.measured for e in result.entries if e.measured is not None]
+    if measured:
+        exact = sum(1 for m in measured if m.steps == 0)
+        worst = max(m.steps for m in measured)
+        text = f"  QDQ forms measured on random and edge inputs: {exact} of {len(measured)} exact"
+        if worst:
+            text += f", the others within {worst} step{'s' if worst > 1 else ''} of their output"
+        click.echo(text)
     if verbose:
         for e in result.entries:
             mark = " (proven)" if e.verified else ""

@@ -19,15 +19,20 @@ class Options:
     lower: bool = False
     verify: bool = True
     vendor_axis: int | None = None  # --quark-axis: the axis of a vendor node that omits it
+    to_format: str | None = None  # "qdq": QOperator nodes become their QDQ form (convert/formats/)
+    tolerance: int = 0  # the difference a format rewrite may have, in steps of its output
 
 
 @dataclass
 class Entry:
     where: str
     op: str
-    action: str  # "converted" | "lowered" | "other-op" | "kept" (valid and unchanged at the target)
+    # "converted" | "lowered" | "other-op" | "reformatted" (QOperator -> QDQ) | "kept" (valid
+    # and unchanged at the target)
+    action: str
     changes: list[str] = field(default_factory=list)
     verified: bool = False
+    measured: object | None = None  # a format rewrite's formats.measure.Measured
 
 
 @dataclass
@@ -63,6 +68,7 @@ class Context:
     sites: list[Site] = field(default_factory=list)
     namer: Namer | None = None
     rewrites: list[Rewrite] = field(default_factory=list)
+    reformatted: set = field(default_factory=set)  # (id(owner), index) of nodes the format pass rewrites
     ensured: set[str] = field(default_factory=set)  # what the passes run so far ensure
     changed: bool = False  # a finishing pass changed the working copy
 

@@ -12,6 +12,7 @@ it, so a pass list in the wrong order fails at once instead of converting wrongl
 from __future__ import annotations
 
 from .apply import ApplyRewrites
+from .format import PlanFormat
 from .imports import FixImports
 from .ir import ChooseIR
 from .other_ops import PlanOtherOps
@@ -20,7 +21,7 @@ from .qdq import PlanQDQ
 from .read import ReadModel
 from .unify import Unify
 
-PLAN = (ReadModel(), PlanQDQ(), PlanOtherOps(), Unify(), Prove())
+PLAN = (ReadModel(), PlanFormat(), PlanQDQ(), PlanOtherOps(), Unify(), Prove())
 FINISH = (ApplyRewrites(), FixImports(), ChooseIR())
 
 __all__ = ["FINISH", "PLAN"]

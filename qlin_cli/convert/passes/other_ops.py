@@ -68,7 +68,7 @@ class PlanOtherOps:
         for site in ctx.sites:
             node = site.node
             if schema.normalize_domain(node.domain) != schema.AI_ONNX or schema.is_known_op(
-                    node.domain, node.op_type):
+                    node.domain, node.op_type) or (id(site.owner), site.index) in ctx.reformatted:
                 continue
             src = schema.opset_of(site.scope.opsets, schema.AI_ONNX)
             if src is None or src == to:

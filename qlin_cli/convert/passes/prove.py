@@ -4,6 +4,7 @@ evaluator (convert/verify.py), other ops with onnx.reference (convert/ops/prove.
 from __future__ import annotations
 
 from .. import verify
+from ..formats.measure import CannotMeasure, FormatCase, measure
 from ..state import Context, PassResult
 from .common import refused
 from .other_ops import OpCase, prove_case
@@ -19,6 +20,22 @@ def _shape_of(case) -> tuple:
     return (case.q.facts, after, tuple(sorted(case.after_opsets.items())), added)
 
 
+def _measured(r, tolerance: int) -> str | None:
+    """Measure a format rewrite (never a proof: convert/formats/measure.py); the refusal
+    reason when it differs beyond ``tolerance`` or cannot be measured."""
+    try:
+        m = measure(r.case)
+    except CannotMeasure as e:
+        return f"its QDQ form cannot be measured: {e}"
+    r.entry.measured = m
+    r.entry.changes.append(f"measured: {m.text()}")
+    if m.steps > tolerance:
+        return (f"its QDQ form differs by up to {m.steps} step{'s' if m.steps > 1 else ''} of the "
+                f"output on {m.differ:,} of {m.outputs:,} measured outputs ({', '.join(m.engines)}); "
+                f"--tolerance {m.steps} allows it")
+    return None
+
+
 class Prove:
     name = "prove"
     requires = ("readings agree",)
@@ -29,7 +46,9 @@ class Prove:
         seen: dict[tuple, str | None] = {}
         cases = [r for r in ctx.rewrites if r.case is not None]
         for i, r in enumerate(cases):
-            if isinstance(r.case, OpCase):
+            if isinstance(r.case, FormatCase):
+                why = _measured(r, ctx.opts.tolerance)
+            elif isinstance(r.case, OpCase):
                 if not ctx.opts.verify and r.case.exact:
                     continue
                 ok, why = prove_case(r.case)
@@ -45,7 +64,9 @@ class Prove:
                 why = seen[key]
                 r.entry.verified = why is None
                 why = None if why is None else f"the proof failed: {why}"
-            if why is not None:
+            if why is not None and isinstance(r.case, FormatCase):
+                result.refusals.append(refused(r.site, "QC402", why))
+            elif why is not None:
                 result.refusals.append(refused(r.site, "QC401", why))
             if ctx.progress:
                 ctx.progress(i + 1, len(cases))

@@ -14,7 +14,7 @@ def _key(r) -> tuple:
 
 class Unify:
     name = "unify"
-    requires = ("qdq planned", "other ops planned")
+    requires = ("format planned", "qdq planned", "other ops planned")
     ensures = ("readings agree",)
 
     def __call__(self, ctx: Context) -> PassResult:

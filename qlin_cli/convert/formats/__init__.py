@@ -1,0 +1,17 @@
+"""Quantization formats: a QOperator node (QLinearConv, QGemm, com.microsoft QLinearAdd ...)
+and its QDQ form (DequantizeLinear -> the float op -> QuantizeLinear).
+
+* ``schema/qdq_forms.py``: per (domain, op), where its quantized inputs, scales, zero points, bias and
+  output are, and the float op it stands for (facts, as data).
+* ``to_qdq.py``: one QOperator node -> its QDQ nodes, or why it has none at the target.
+* ``measure.py``: what the rewrite computes against the node it replaces, on random and
+  edge inputs, in steps of the output's quantization. The two compute differently by their
+  pages (QLinearConv accumulates in integers and requantizes once; DequantizeLinear ->
+  Conv -> QuantizeLinear computes in float and rounds there), so a format rewrite is
+  measured, never proven bit for bit, and written only within the bound the user allows
+  (``--tolerance``).
+"""
+
+from __future__ import annotations
+
+FORMATS = ("qdq",)  # what --to-format names

@@ -1,0 +1,117 @@
+"""Plan the format rewrites `--to-format qdq` asks for: every QOperator node with a form
+in convert/formats/forms.py becomes DequantizeLinear -> float op -> QuantizeLinear at the
+target opset. The prove pass measures each (convert/formats/measure.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ... import schema
+from ...model.tensors import read_value
+from ...schema.qdq_forms import form_of
+from ..formats.measure import FormatCase, observed_shapes
+from ..formats.to_qdq import Lookups, NoForm, to_qdq
+from ..state import Context, Entry, PassResult, Rewrite
+from .common import op_label, refused, where
+
+
+class PlanFormat:
+    name = "format"
+    requires = ("sites", "names")
+    ensures = ("format planned",)
+
+    def __call__(self, ctx: Context) -> PassResult:
+        result = PassResult()
+        if ctx.opts.to_format != "qdq":
+            return result
+        planned = []
+        for site in ctx.sites:
+            form = form_of(site.node.domain, site.node.op_type)
+            if form is None:
+                continue
+            look = _lookups(site, ctx)
+            try:
+                built = to_qdq(site.node, form, ctx.opts.to_opset, look)
+            except NoForm as e:
+                result.refusals.append(refused(site, "QC202", str(e)))
+                continue
+            case = _case(site, built, look, ctx)
+            entry = Entry(where(site), op_label(site), "reformatted", built.changes)
+            ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case))
+            ctx.reformatted.add((id(site.owner), site.index))
+            planned.append((site, case))
+        _fill_shapes(ctx, planned)
+        return result
+
+
+def _fill_shapes(ctx: Context, planned: list) -> None:
+    """Inputs of the main graph's reformatted nodes whose shape inference leaves unknown
+    (the outputs of vendor ops): their shapes as onnxruntime computes them."""
+    unknown = {name: elem for site, case in planned if site.scope.path == "main"
+               for name, (elem, shape) in case.inputs.items()
+               if shape is None or not all(isinstance(d, int) and d > 0 for d in shape)}
+    if not unknown:
+        return
+    found = observed_shapes(ctx.model, unknown)
+    for _, case in planned:
+        for name in case.inputs:
+            if name in found:
+                shape, elem = found[name]
+                case.inputs[name] = (case.inputs[name][0] or elem, shape)
+
+
+def _lookups(site, ctx: Context) -> Lookups:
+    cache: dict[str, object] = {}
+
+    def const(name: str):
+        if name not in cache:
+            t = site.scope.find_value(name) if name else None
+            cache[name] = None if t is None else read_value(t, ctx.base_dir)
+        return cache[name]
+
+    return Lookups(const, lambda n: site.scope.find_type(n) if n else None, ctx.namer)
+
+
+def _written_type(node, built, look: Lookups) -> int:
+    """The element type the rewrite's last node writes: its QuantizeLinear's zero point's, or
+    float32 (QGemm without y_scale)."""
+    last = built.nodes[-1]
+    if last.op_type != "QuantizeLinear":
+        return onnx.TensorProto.FLOAT
+    zp = last.input[2]
+    value = look.const(zp)
+    if value is None:
+        value = next((numpy_helper.to_array(t) for t in built.inits if t.name == zp), None)
+    return 0 if value is None else helper.np_dtype_to_tensor_dtype(np.asarray(value).dtype)
+
+
+def _case(site, built, look: Lookups, ctx: Context) -> FormatCase:
+    node = site.node
+    consts, inputs = {}, {}
+    for name in node.input:
+        if not name or name in consts or name in inputs:
+            continue
+        value = look.const(name)
+        if value is not None:
+            consts[name] = value
+        else:
+            t = look.find_type(name)
+            inputs[name] = (0, None) if t is None else (t[0], t[1])
+    out = look.find_type(node.output[0])
+    if out is None or out[0] == 0:  # a vendor op's output: the type its form writes
+        out = (_written_type(node, built, look), None)
+    opsets = site.scope.opsets
+    domain = schema.normalize_domain(node.domain)
+    before = {"": schema.opset_of(opsets, schema.AI_ONNX) or ctx.opts.to_opset}
+    if domain:
+        before[domain] = schema.opset_of(opsets, domain) or 1
+    step = None
+    if node.op_type == "QGemm" and not (len(node.input) > 7 and node.input[7]):
+        a, b = look.const(node.input[1]), look.const(node.input[4])
+        if a is not None and b is not None:
+            alpha = next((x.f for x in node.attribute if x.name == "alpha"), 1.0)
+            step = float(np.min(np.abs(np.asarray(a, np.float64) * np.asarray(b, np.float64)))) * abs(alpha)
+    return FormatCase(node, built.nodes, built.inits, consts, inputs, 0 if out is None else out[0],
+                      before, ctx.opts.to_opset, step)

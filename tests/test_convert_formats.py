@@ -1,0 +1,179 @@
+"""`qlin convert --to-format qdq`: every QOperator configuration of onnxruntime's quantizer
+(fixtures/corpus.py) rewritten into DequantizeLinear -> float op -> QuantizeLinear, each
+rewrite measured (convert/formats/measure.py), never called proven.
+
+The results are held to things qlin did not write: onnx.checker's full check, onnxruntime
+(loaded and run: the outputs against the source's) and openvino (compiled and run; it
+refuses per-channel QLinearConv and the com.microsoft QLinear ops of the sources).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import corpus
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+
+from qlin_cli.check.engine import check_file
+from qlin_cli.cli import main
+from qlin_cli.convert.run import Options, convert_model
+from qlin_cli.convert.write import write_model
+from qlin_cli.schema.qdq_forms import FORMS
+
+pytest.importorskip("onnxruntime")
+
+QOPERATOR = sorted(c.name for c in corpus.CONFIGS
+                   if "_qop_" in c.name and c.name not in corpus.KNOWN_FAILURES)
+ANY_BOUND = 255  # every 8-bit difference allowed: what a rewrite measures is what is tested
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    return corpus.build(tmp_path_factory.mktemp("formats"), QOPERATOR)
+
+
+def _opset(model: onnx.ModelProto) -> int:
+    return {o.domain: o.version for o in model.opset_import}[""]
+
+
+def _final_steps(model: onnx.ModelProto, want: list, got: list) -> int:
+    """The largest difference of the model outputs, in steps of the scale of the
+    DequantizeLinear that writes each (the corpus models end in one)."""
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    writers = {n.output[0]: n for n in model.graph.node}
+    worst = 0
+    for out, a, b in zip(model.graph.output, want, got, strict=True):
+        node = writers[out.name]
+        assert node.op_type == "DequantizeLinear", node.op_type
+        scale = float(np.max(inits[node.input[1]]))
+        worst = max(worst, int(np.ceil(np.abs(a.astype(np.float64) - b).max() / scale - 1e-6)))
+    return worst
+
+
+def test_the_corpus_writes_most_forms(models):
+    """The QOperator configurations hold eight of the twelve forms; QLinearSigmoid,
+    QLinearLeakyRelu, QLinearAveragePool and com.microsoft QLinearConv are tested on models
+    of their own below."""
+    seen = set()
+    for path in models.values():
+        seen |= {(n.domain, n.op_type) for n in onnx.load(path, load_external_data=False).graph.node}
+    assert len(seen & set(FORMS)) >= 8, sorted(seen & set(FORMS))
+
+
+@pytest.mark.parametrize("name", QOPERATOR)
+def test_qoperator_models_convert_to_qdq_that_the_runtimes_run(name, models, tmp_path):
+    path = models[name]
+    source = onnx.load(path)
+    r = convert_model(source, os.path.dirname(path), Options(_opset(source), to_format="qdq",
+                                                             tolerance=ANY_BOUND))
+    assert r.model is not None, [f"{x.code} {x.detail}" for x in r.refused]
+    reformatted = [e for e in r.entries if e.action == "reformatted"]
+    assert reformatted and all(e.measured is not None and not e.verified for e in reformatted)
+    assert not {(n.domain, n.op_type) for n in r.model.graph.node} & set(FORMS)
+    out = str(tmp_path / "qdq.onnx")
+    write_model(r.model, os.path.dirname(path), out)
+    onnx.checker.check_model(out, full_check=True)
+    assert [d.code for d in check_file(out).diagnostics if d.severity == "error"] == []
+    cfg = corpus.BY_NAME[name]
+    bound = max(e.measured.steps for e in reformatted)
+    if "u8s8" not in name:  # only onnxruntime's u8s8 kernels (pairs of products saturate) stray
+        assert bound <= 1, [(e.where, e.measured.text()) for e in reformatted]
+    for optimize in (False, True):
+        want = corpus.run(path, cfg.model, optimize=optimize)
+        got = corpus.run(out, cfg.model, optimize=optimize)
+        # each node's bound is measured on a sample of its inputs: a value of the model's
+        # own activations near a rounding tie may add one step
+        assert _final_steps(source, want, got) <= max(bound, 1), (optimize, bound)
+    ov = pytest.importorskip("openvino")
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(out), "CPU")
+    results = compiled(corpus.sample_feeds(cfg.model, corpus.SAMPLE_SEED))
+    assert all(np.isfinite(np.asarray(v)).all() for v in results.values())
+
+
+def test_a_rewrite_beyond_the_tolerance_is_refused_naming_the_bound(models, tmp_path):
+    """onnxruntime's u8s8 QGemm kernel (the com.microsoft node's only implementation here)
+    differs from Gemm in float on these inputs; the refusal says by how much, and the
+    --tolerance that allows it writes the model."""
+    path = models["cnn_qop_u8s8_tensor_op13"]
+    out = str(tmp_path / "q.onnx")
+    r = CliRunner().invoke(main, ["convert", path, "--to-format", "qdq", "-o", out, "--format", "json"])
+    report = json.loads(r.output)
+    exact = [n for n in report["nodes"] if n["measured"] and n["measured"]["steps"] == 0]
+    assert exact and all(n["action"] == "reformatted" and not n["verified"] for n in exact)
+    if r.exit_code == 0:  # a CPU whose kernel computes what the page says: nothing to refuse
+        assert os.path.exists(out)
+        return
+    assert r.exit_code == 1 and not os.path.exists(out)
+    (refusal,) = report["refused"]
+    assert refusal["code"] == "QC402" and refusal["op"].startswith("QGemm")
+    steps = int(refusal["reason"].split("--tolerance ")[1].split()[0])
+    r = CliRunner().invoke(main, ["convert", path, "--to-format", "qdq", "-o", out,
+                                  "--tolerance", str(steps)])
+    assert r.exit_code == 0, r.output
+    assert f"within {steps} step" in r.output and os.path.exists(out)
+
+
+def test_per_channel_weights_need_opset_13_and_the_refusal_says_so(models):
+    path = models["cnn_qop_u8s8_channel_op13"]
+    opts = Options(11, to_format="qdq", tolerance=ANY_BOUND)
+    r = convert_model(onnx.load(path), os.path.dirname(path), opts)
+    assert r.model is None
+    reasons = [x.detail for x in r.refused if x.code == "QC202"]
+    assert any("per-channel" in x and "--to-opset 13" in x for x in reasons), reasons
+
+
+def _one_node(op: str, attrs: dict, x_shape=(1, 2, 4, 4)) -> onnx.ModelProto:
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "xs"),
+             numpy_helper.from_array(np.array(128, np.uint8), "xz"),
+             numpy_helper.from_array(np.array(0.04, np.float32), "ys"),
+             numpy_helper.from_array(np.array(120, np.uint8), "yz")]
+    node = helper.make_node(op, ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft", **attrs)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x_shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    imports = [helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]
+    return helper.make_model(g, opset_imports=imports, ir_version=7)
+
+
+@pytest.mark.parametrize("op, attrs", [("QLinearSigmoid", {}), ("QLinearLeakyRelu", {"alpha": 0.2}),
+                                       ("QLinearAveragePool", {"kernel_shape": [2, 2], "strides": [2, 2]}),
+                                       ("QLinearGlobalAveragePool", {"channels_last": 0})])
+def test_the_other_unary_ops_have_a_qdq_form_onnxruntime_runs(op, attrs):
+    import onnxruntime as ort
+
+    model = _one_node(op, attrs)
+    r = convert_model(model, "", Options(13, to_format="qdq", tolerance=ANY_BOUND))
+    assert r.model is not None, [x.detail for x in r.refused]
+    (entry,) = r.entries
+    assert entry.measured.outputs > 0 and entry.measured.steps <= 1, entry.measured
+    x = np.random.default_rng(1).integers(0, 256, (1, 2, 4, 4)).astype(np.uint8)
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    runs = [ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+            .run(None, {"x": x})[0] for m in (model, r.model)]
+    assert np.abs(runs[0].astype(int) - runs[1].astype(int)).max() <= max(entry.measured.steps, 1)
+
+
+def test_channels_last_has_no_qdq_form():
+    model = _one_node("QLinearGlobalAveragePool", {"channels_last": 1}, (1, 4, 4, 2))
+    r = convert_model(model, "", Options(13, to_format="qdq"))
+    assert r.model is None and [x.code for x in r.refused] == ["QC202"]
+    assert "channels_last=1" in r.refused[0].detail
+
+
+def test_without_onnxruntime_a_vendor_node_is_refused_saying_why(monkeypatch):
+    """Nothing but onnxruntime computes a com.microsoft QLinear op: without it there is
+    nothing to measure the rewrite against, and the node is refused (an ai.onnx node is
+    still measured against onnx.reference)."""
+    from qlin_cli.convert.formats import measure
+
+    monkeypatch.setattr(measure, "_onnxruntime", lambda: None)
+    r = convert_model(_one_node("QLinearSigmoid", {}), "", Options(13, to_format="qdq", tolerance=ANY_BOUND))
+    assert r.model is None and [x.code for x in r.refused] == ["QC402"]
+    assert "onnxruntime is not installed" in r.refused[0].detail
