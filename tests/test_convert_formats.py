@@ -177,3 +177,74 @@ def test_without_onnxruntime_a_vendor_node_is_refused_saying_why(monkeypatch):
     r = convert_model(_one_node("QLinearSigmoid", {}), "", Options(13, to_format="qdq", tolerance=ANY_BOUND))
     assert r.model is None and [x.code for x in r.refused] == ["QC402"]
     assert "onnxruntime is not installed" in r.refused[0].detail
+
+
+NBITS = sorted(c.name for c in corpus.CONFIGS if "_nbits" in c.name and "_qdq_" not in c.name
+               and c.name not in corpus.KNOWN_FAILURES)
+
+
+@pytest.fixture(scope="module")
+def nbits_models(tmp_path_factory):
+    return corpus.build(tmp_path_factory.mktemp("nbits"), NBITS)
+
+
+@pytest.mark.parametrize("name", NBITS)
+def test_matmul_nbits_becomes_blocked_dequantize_linear_and_matmul(name, nbits_models, tmp_path):
+    """onnxruntime's MatMul n-bits quantizer output (4 and 8 bits, with and without zero
+    points, blocks of 32 and 128) at opset 21: the dequantized weights proven bit for bit,
+    and onnxruntime (ops as written) gives the source's outputs exactly, but where the
+    source asked for accuracy_level 4 (A quantized to int8 inside MatMulNBits)."""
+    path = nbits_models[name]
+    source = onnx.load(path)
+    r = convert_model(source, os.path.dirname(path), Options(21, to_format="qdq"))
+    if "nbits2" in name:  # no 2-bit DequantizeLinear type qlin writes
+        assert r.model is None and {x.code for x in r.refused} == {"QC202"}
+        assert all("bits=2" in x.detail for x in r.refused)
+        return
+    assert r.model is not None, [x.detail for x in r.refused]
+    reformatted = [e for e in r.entries if e.action == "reformatted"]
+    assert reformatted and all(e.verified for e in reformatted)
+    ops = {n.op_type for n in r.model.graph.node}
+    assert "MatMulNBits" not in ops and "DequantizeLinear" in ops
+    out = str(tmp_path / "qdq.onnx")
+    write_model(r.model, os.path.dirname(path), out)
+    onnx.checker.check_model(out, full_check=True)
+    assert [d.code for d in check_file(out).diagnostics if d.severity == "error"] == []
+    cfg = corpus.BY_NAME[name]
+    want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
+    if "acc4" in name:
+        assert all(np.allclose(a, b, atol=1e-2) for a, b in zip(want, got, strict=True))
+    else:
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(want, got, strict=True))
+    ov = pytest.importorskip("openvino")
+    core = ov.Core()
+    from qlin_cli.targets import predict
+
+    refused = [p.code for p in predict.findings(r.model, "", ["openvino"]) if p.severity == "error"]
+    if refused:  # a block longer than K (64 < 128): openvino refuses it, and qlin says so (QT302)
+        assert refused == ["QT302"] * len(refused)
+        with pytest.raises(RuntimeError, match="block_size"):
+            core.compile_model(core.read_model(out), "CPU")
+        return
+    compiled = core.compile_model(core.read_model(out), "CPU")
+    results = compiled(corpus.sample_feeds(cfg.model, corpus.SAMPLE_SEED))
+    assert all(np.isfinite(np.asarray(v)).all() for v in results.values())
+
+
+def test_the_unpacking_is_checked_against_onnx_reference():
+    """A planted error in the unpacked codes is caught by the proof (QC401)."""
+    from qlin_cli.convert.formats import nbits
+
+    codes = np.arange(64, dtype=np.uint8).reshape(2, 32) % 16
+    w = {"K": 32, "N": 2, "bits": 4, "block_size": 32, "codes": codes,
+         "scales": np.array([[0.5], [0.25]], np.float32), "zero": np.full((2, 1), 8, np.uint8)}
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [helper.make_tensor("q", TensorProto.UINT4, [32, 2], w["codes"].T.reshape(-1).tolist()),
+             numpy_helper.from_array(np.ascontiguousarray(w["scales"].T), "s"),
+             helper.make_tensor("z", TensorProto.UINT4, [1, 2], [8, 8])]
+    dq = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["w"], axis=0, block_size=32)
+    assert nbits.NBitsCase(w, dq, inits).prove() is None
+    w["codes"] = w["codes"].copy()
+    w["codes"][1, 5] ^= 1
+    assert "where the page gives" in nbits.NBitsCase(w, dq, inits).prove()

@@ -11,6 +11,7 @@ from onnx import helper, numpy_helper
 from ... import schema
 from ...model.tensors import read_value
 from ...schema.qdq_forms import form_of
+from ..formats import nbits
 from ..formats.measure import FormatCase, observed_shapes
 from ..formats.to_qdq import Lookups, NoForm, to_qdq
 from ..state import Context, Entry, PassResult, Rewrite
@@ -28,6 +29,8 @@ class PlanFormat:
             return result
         planned = []
         for site in ctx.sites:
+            if _plan_nbits(site, ctx, result):
+                continue
             form = form_of(site.node.domain, site.node.op_type)
             if form is None:
                 continue
@@ -44,6 +47,24 @@ class PlanFormat:
             planned.append((site, case))
         _fill_shapes(ctx, planned)
         return result
+
+
+def _plan_nbits(site, ctx: Context, result: PassResult) -> bool:
+    """A com.microsoft MatMulNBits node: its QDQ form planned (or refused); False for
+    any other node."""
+    node = site.node
+    if (schema.normalize_domain(node.domain), node.op_type) != (schema.MICROSOFT, "MatMulNBits"):
+        return False
+    try:
+        built, w = nbits.to_qdq(node, ctx.opts.to_opset, _lookups(site, ctx))
+    except NoForm as e:
+        result.refusals.append(refused(site, "QC202", str(e)))
+        return True
+    entry = Entry(where(site), op_label(site), "reformatted", built.changes)
+    ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, nbits.NBitsCase(w, built.nodes[0],
+                                                                                      built.inits)))
+    ctx.reformatted.add((id(site.owner), site.index))
+    return True
 
 
 def _fill_shapes(ctx: Context, planned: list) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import verify
 from ..formats.measure import CannotMeasure, FormatCase, measure
+from ..formats.nbits import NBitsCase
 from ..state import Context, PassResult
 from .common import refused
 from .other_ops import OpCase, prove_case
@@ -48,6 +49,12 @@ class Prove:
         for i, r in enumerate(cases):
             if isinstance(r.case, FormatCase):
                 why = _measured(r, ctx.opts.tolerance)
+            elif isinstance(r.case, NBitsCase):
+                why = r.case.prove()
+                r.entry.verified = why is None
+                if why is None:
+                    r.entry.changes.append("the dequantized weights proven bit for bit (onnx.reference)")
+                why = None if why is None else f"the proof failed: {why}"
             elif isinstance(r.case, OpCase):
                 if not ctx.opts.verify and r.case.exact:
                     continue

@@ -1,0 +1,135 @@
+"""com.microsoft MatMulNBits -> its QDQ form: the packed weights unpacked into a [K, N] uint4
+(bits 4) or uint8 (bits 8) initializer, DequantizeLinear blocked along K (axis 0,
+block_size), MatMul, and an Add for the bias.
+
+The page (onnxruntime's registered schema): "dequantized_weight = (quantized_weight -
+zero_point) * scale", then "Matrix multiplication between the input matrix A and the
+dequantized weight matrix"; B "Packed uint8 tensor of shape (N, k_blocks, blob_size) ...
+for 4 bits, the first 4 bits are stored in the lower 4 bits of a byte"; zero points
+"Packed (uint8) format has shape (N, ceil(k_blocks * bits / 8)) ... If not provided, a
+default zero point is used: 2^(bits - 1)". DequantizeLinear-21 computes "y = (x -
+x_zero_point) * x_scale" per block of ``block_size`` along ``axis``: the dequantized
+weights are the same values, which ``prove`` checks bit for bit on the model's own weights
+(the unpacking here against onnx.reference's DequantizeLinear of what is written).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from .to_qdq import Built, Lookups, NoForm
+
+BLOCKED_SINCE = 21  # DequantizeLinear-21: block_size, and uint4 / int4
+TYPES = {4: TensorProto.UINT4, 8: TensorProto.UINT8}
+
+
+def unpack(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
+    """The first ``count`` codes of each row of ``packed`` (uint8, last axis the bytes),
+    low bits first."""
+    rows = packed.reshape(packed.shape[0], -1).astype(np.uint8)
+    if bits == 8:
+        codes = rows
+    else:
+        per = 8 // bits
+        shifts = np.arange(per, dtype=np.uint8) * bits
+        codes = ((rows[:, :, None] >> shifts) & ((1 << bits) - 1)).reshape(rows.shape[0], -1)
+    return codes[:, :count]
+
+
+def weights(node: onnx.NodeProto, look: Lookups) -> dict:
+    """What the node's attributes and constants say: K, N, bits, block size, the codes
+    [N, K], the scales [N, k_blocks], the zero points [N, k_blocks]."""
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    k, n, bits, bs = attrs["K"], attrs["N"], attrs.get("bits", 4), attrs["block_size"]
+    if bits not in TYPES:
+        raise NoForm(f"bits={bits}: DequantizeLinear has no {bits}-bit type qlin writes (4 and 8 only)")
+    if attrs.get("weight_prepacked", 0):
+        raise NoForm("its weights are prepacked in an execution provider's layout")
+    blocks = -(-k // bs)
+    packed, scales = look.const(node.input[1]), look.const(node.input[2])
+    if packed is None or scales is None:
+        raise NoForm("its weights or scales are computed at run time")
+    if len(node.input) > 4 and node.input[4]:
+        raise NoForm("it has g_idx (deprecated): blocks out of order have no DequantizeLinear form")
+    codes = unpack(np.asarray(packed).reshape(n, -1), bits, blocks * bs)[:, :k]
+    zp_name = node.input[3] if len(node.input) > 3 else ""
+    if zp_name:
+        zp = look.const(zp_name)
+        if zp is None:
+            raise NoForm("its zero points are computed at run time")
+        if np.asarray(zp).dtype != np.uint8:
+            raise NoForm("its zero points are floats: DequantizeLinear takes integer zero points")
+        zero = unpack(np.asarray(zp).reshape(n, -1), bits, blocks)
+    else:
+        zero = np.full((n, blocks), 1 << (bits - 1), np.uint8)
+    return {"K": k, "N": n, "bits": bits, "block_size": bs, "codes": codes,
+            "scales": np.asarray(scales).reshape(n, blocks), "zero": zero}
+
+
+def dequantized(w: dict) -> np.ndarray:
+    """The page's dequantized weights, [N, K]: (code - zero point) * scale per block."""
+    per_k = np.repeat(np.arange(w["zero"].shape[1]), w["block_size"])[: w["K"]]
+    z = w["zero"][:, per_k].astype(np.float32)
+    s = w["scales"][:, per_k]
+    return ((w["codes"].astype(np.float32) - z) * s).astype(w["scales"].dtype)
+
+
+def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups) -> tuple[Built, dict]:
+    if opset < BLOCKED_SINCE:
+        raise NoForm(f"blocked DequantizeLinear (and uint4) come with opset {BLOCKED_SINCE}: add "
+                     f"--to-opset {BLOCKED_SINCE}")
+    w = weights(node, look)
+    base = node.name or node.op_type
+    elem = TYPES[w["bits"]]
+    names = {key: look.namer(f"{base}_{key}") for key in ("weight_q", "weight_scale", "weight_zero_point")}
+    inits = [helper.make_tensor(names["weight_q"], elem, [w["K"], w["N"]], w["codes"].T.reshape(-1).tolist()),
+             numpy_helper.from_array(np.ascontiguousarray(w["scales"].T), names["weight_scale"]),
+             helper.make_tensor(names["weight_zero_point"], elem, list(w["zero"].T.shape),
+                                w["zero"].T.reshape(-1).tolist())]
+    weight = look.namer(f"{base}_weight")
+    nodes = [helper.make_node("DequantizeLinear", [names["weight_q"], names["weight_scale"],
+                                                   names["weight_zero_point"]], [weight],
+                              name=look.namer(f"{base}_dq"), axis=0, block_size=w["block_size"])]
+    bias = node.input[5] if len(node.input) > 5 else ""
+    product = look.namer(f"{node.output[0]}_product") if bias else node.output[0]
+    nodes.append(helper.make_node("MatMul", [node.input[0], weight], [product],
+                                  name=look.namer(f"{base}_matmul")))
+    if bias:
+        nodes.append(helper.make_node("Add", [product, bias], [node.output[0]],
+                                      name=look.namer(f"{base}_bias")))
+    changes = [f"MatMulNBits -> DequantizeLinear (uint{w['bits']} [{w['K']}, {w['N']}], blocks of "
+               f"{w['block_size']} along K), MatMul" + (", Add" if bias else "") + " (QDQ form)"]
+    if any(a.name == "accuracy_level" and a.i == 4 for a in node.attribute):
+        changes.append("accuracy_level=4 dropped: onnxruntime quantized A to int8 inside the node; the "
+                       "MatMul computes in float, as the page's formula does")
+    return Built(nodes, inits, changes), w
+
+
+class NBitsCase:
+    """What proves a MatMulNBits rewrite: the page's dequantized weights against
+    onnx.reference's DequantizeLinear-21 of the initializers written."""
+
+    def __init__(self, w: dict, dq: onnx.NodeProto, inits: list[onnx.TensorProto]):
+        self.w, self.dq, self.inits = w, dq, inits
+
+    def prove(self) -> str | None:
+        from onnx.reference import ReferenceEvaluator
+
+        out = helper.make_tensor_value_info(self.dq.output[0], 0, None)
+        graph = helper.make_graph([self.dq], "weights", [], [out], self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", BLOCKED_SINCE)],
+                                  ir_version=10)
+        try:
+            got = np.ascontiguousarray(ReferenceEvaluator(model).run(None, {})[0])
+        except Exception as e:  # an evaluator that cannot run it proves nothing
+            return f"onnx.reference cannot run the DequantizeLinear: {str(e).strip()[:200]}"
+        want = np.ascontiguousarray(dequantized(self.w).T)
+        if got.shape != want.shape or got.dtype != want.dtype:
+            return f"onnx.reference gives {got.dtype} {got.shape}, the page {want.dtype} {want.shape}"
+        if got.tobytes() != want.tobytes():
+            at = np.unravel_index(int(np.argmax(got.view(np.uint8) != want.view(np.uint8)) // got.itemsize),
+                                  got.shape)
+            return f"weight {tuple(int(i) for i in at)}: {got[at]!r} where the page gives {want[at]!r}"
+        return None
