@@ -27,7 +27,7 @@ SAMPLES = 6  # random inputs, besides the edge inputs
 
 @dataclass
 class FormatCase:
-    before: onnx.NodeProto
+    before: list[onnx.NodeProto]  # the node (or the QDQ group) replaced; its last writes the output
     after: list[onnx.NodeProto]
     added: list[onnx.TensorProto]  # the rewrite's new initializers
     consts: dict[str, np.ndarray]  # the node's constant inputs
@@ -36,6 +36,7 @@ class FormatCase:
     opsets_before: dict[str, int]
     opset_after: int
     float_step: float | None = None  # QGemm's float output: the size of one step
+    opsets_after: dict[str, int] | None = None  # default: ai.onnx at opset_after
 
 
 @dataclass
@@ -63,24 +64,26 @@ class CannotMeasure(Exception):
 
 def measure(case: FormatCase, seed: int = 0) -> Measured:
     feeds = _feeds(case, np.random.default_rng(seed))
-    source = _model([case.before], case.consts, [], case, case.opsets_before)
-    rewrite = _model(case.after, case.consts, case.added, case, {"": case.opset_after})
+    source = _model(case.before, case.consts, [], case, case.opsets_before)
+    rewrite = _model(case.after, case.consts, case.added, case, case.opsets_after or {"": case.opset_after})
     ort = _onnxruntime()
     runs_after = []
     if ort is not None:
         runs_after.append((f"onnxruntime {ort.__version__}", _run_ort(ort, rewrite, feeds)))
-    if _reference_reads(case):
+    if _reference_reads(case.after, case.opset_after):
         runs_after.append(("onnx.reference", _run_reference(_for_reference(rewrite), feeds)))
-    # what the node computes: for an ai.onnx node its page, as onnx.reference computes it (a
-    # runtime's kernel may differ from the page: onnxruntime's u8s8 QLinearConv saturates
+    # what the source computes: for ai.onnx nodes their pages, as onnx.reference computes them
+    # (a runtime's kernel may differ from the page: onnxruntime's u8s8 QLinearConv saturates
     # pairs of products on CPUs without VNNI); a vendor node's is its runtime's kernel
-    if schema.normalize_domain(case.before.domain) == schema.AI_ONNX:
-        truth = ("onnx.reference", _run_reference(source, feeds))
+    vendor = [n.domain for n in case.before if schema.normalize_domain(n.domain) != schema.AI_ONNX]
+    source_opset = schema.opset_of(case.opsets_before, schema.AI_ONNX) or case.opset_after
+    if _reference_reads(case.before, source_opset):
+        truth = ("onnx.reference", _run_reference(_for_reference(source), feeds))
     elif ort is not None:
         truth = (f"onnxruntime {ort.__version__}", _run_ort(ort, source, feeds))
     else:
         raise CannotMeasure("onnxruntime is not installed, and nothing else computes the "
-                            f"{case.before.domain} node to measure against")
+                            f"{vendor[0] if vendor else 'source'} node to measure against")
     steps, differ = 0, 0
     for _, got_after in runs_after:
         for a, b in zip(truth[1], got_after, strict=True):
@@ -93,11 +96,14 @@ def measure(case: FormatCase, seed: int = 0) -> Measured:
     return Measured(steps, differ, outputs, engines)
 
 
-def _reference_reads(case: FormatCase) -> bool:
-    """onnx.reference implements DequantizeLinear and QuantizeLinear from opset 19 only; the
-    rewrite is run there at 19, which computes what 13 does for 8-bit codes and float32
-    scales (19 adds types), except Softmax, whose axis 13 reads otherwise than 11."""
-    return case.opset_after >= 13 or not any(n.op_type == "Softmax" for n in case.after)
+def _reference_reads(nodes: list, opset: int) -> bool:
+    """Whether onnx.reference computes ``nodes`` as written: ai.onnx nodes only, and it
+    implements DequantizeLinear and QuantizeLinear from opset 19 only, so they are run at
+    19, which computes what 10 and 13 do for 8-bit codes and float32 scales (19 adds
+    types), except Softmax, whose axis 13 reads otherwise than 11."""
+    if any(schema.normalize_domain(n.domain) != schema.AI_ONNX for n in nodes):
+        return False
+    return opset >= 13 or not any(n.op_type == "Softmax" for n in nodes)
 
 
 def _for_reference(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -140,7 +146,7 @@ def _feeds(case: FormatCase, rng) -> list[dict[str, np.ndarray]]:
 def _model(nodes, consts: dict, added: list, case: FormatCase, opsets: dict) -> onnx.ModelProto:
     inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()] + list(added)
     inputs = [helper.make_tensor_value_info(n, e, s) for n, (e, s) in case.inputs.items()]
-    outputs = [helper.make_tensor_value_info(case.before.output[0], case.output_type, None)]
+    outputs = [helper.make_tensor_value_info(case.before[-1].output[0], case.output_type, None)]
     graph = helper.make_graph(list(nodes), "measure", inputs, outputs, inits)
     imports = [helper.make_opsetid(d, v) for d, v in opsets.items()]
     ai = schema.opset_of(opsets, schema.AI_ONNX)

@@ -134,5 +134,5 @@ def _case(site, built, look: Lookups, ctx: Context) -> FormatCase:
         if a is not None and b is not None:
             alpha = next((x.f for x in node.attribute if x.name == "alpha"), 1.0)
             step = float(np.min(np.abs(np.asarray(a, np.float64) * np.asarray(b, np.float64)))) * abs(alpha)
-    return FormatCase(node, built.nodes, built.inits, consts, inputs, 0 if out is None else out[0],
+    return FormatCase([node], built.nodes, built.inits, consts, inputs, 0 if out is None else out[0],
                       before, ctx.opts.to_opset, step)
