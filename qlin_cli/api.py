@@ -176,8 +176,8 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
         raise QlinError("to_opset", "give a target opset (to_opset=N), a domain (to_domain=D), a "
                                     "format (to_format='qdq'), a runtime (target=NAME), or several "
                                     "of the first three")
-    if to_format not in (None, "qdq"):
-        raise QlinError("to_format", f"{to_format!r} is not a format qlin writes (one: 'qdq')")
+    if to_format not in (None, "qdq", "qoperator"):
+        raise QlinError("to_format", f"{to_format!r} is not a format qlin writes ('qdq', 'qoperator')")
     if tolerance < 0:
         raise QlinError("tolerance", f"{tolerance} is below 0")
     if target is not None:

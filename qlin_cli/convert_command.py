@@ -33,10 +33,10 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
 @click.option("--target", default=None, metavar="NAME",
               help="Choose the opset, IR, domain and --lower so that this runtime runs the model "
                    "(see `qlin targets`); the result is checked against the target.")
-@click.option("--to-format", "to_format", type=click.Choice(["qdq"]), default=None,
-              help="Rewrite QOperator nodes (QLinearConv, QLinearMatMul, QGemm, com.microsoft "
-                   "QLinear*) into DequantizeLinear -> float op -> QuantizeLinear; each is measured, "
-                   "not proven (see --tolerance).")
+@click.option("--to-format", "to_format", type=click.Choice(["qdq", "qoperator"]), default=None,
+              help="qdq: rewrite QOperator nodes (QLinearConv, QLinearMatMul, QGemm, com.microsoft "
+                   "QLinear*) and MatMulNBits into DequantizeLinear -> float op (-> QuantizeLinear); "
+                   "qoperator: fuse QDQ groups into those ops. Measured, not proven (see --tolerance).")
 @click.option("--tolerance", type=click.IntRange(0, None), default=0, show_default=True, metavar="STEPS",
               help="How many quantization steps of its output a --to-format rewrite may differ by, "
                    "as measured on random and edge inputs.")

@@ -248,3 +248,54 @@ def test_the_unpacking_is_checked_against_onnx_reference():
     w["codes"] = w["codes"].copy()
     w["codes"][1, 5] ^= 1
     assert "where the page gives" in nbits.NBitsCase(w, dq, inits).prove()
+
+
+@pytest.mark.parametrize("name", QOPERATOR)
+def test_qoperator_to_qdq_and_back_gives_the_source_again(name, models, tmp_path):
+    """QOperator -> QDQ -> QOperator (every bound allowed): the source's ops again, and
+    onnxruntime (ops as written) gives the source's outputs exactly."""
+    path = models[name]
+    source = onnx.load(path)
+    opset = _opset(source)
+    there = convert_model(source, os.path.dirname(path), Options(opset, to_format="qdq", tolerance=ANY_BOUND))
+    mid = str(tmp_path / "qdq.onnx")
+    write_model(there.model, os.path.dirname(path), mid)
+    opts = Options(opset, to_format="qoperator", tolerance=ANY_BOUND)
+    back = convert_model(onnx.load(mid), str(tmp_path), opts)
+    assert back.model is not None and back.count("unfused") == 0, [e.changes for e in back.entries]
+    assert sorted((n.domain, n.op_type) for n in back.model.graph.node) == sorted(
+        (n.domain, n.op_type) for n in source.graph.node)
+    out = str(tmp_path / "back.onnx")
+    write_model(back.model, str(tmp_path), out)
+    onnx.checker.check_model(out, full_check=True)
+    assert [d.code for d in check_file(out).diagnostics if d.severity == "error"] == []
+    cfg = corpus.BY_NAME[name]
+    want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(want, got, strict=True))
+
+
+QDQ = ["cnn_qdq_u8s8_tensor_op13", "cnn_qdq_s8s8_channel_actsym_op17", "transformer_qdq_u8s8_channel_op17",
+       "mixed_qdq_u8s8_tensor_op13"]
+
+
+@pytest.mark.parametrize("name", QDQ)
+def test_quantizer_qdq_output_fuses_where_within_the_tolerance(name, tmp_path):
+    """onnxruntime's QDQ output to QOperator at the default tolerance (0): each group fuses
+    or stays, saying why; the result is valid and onnxruntime runs it, with the outputs of
+    the source wherever every group fused exactly."""
+    path = corpus.build(tmp_path / "src", [name])[name]
+    source = onnx.load(path)
+    r = convert_model(source, os.path.dirname(path), Options(_opset(source), to_format="qoperator"))
+    assert r.model is not None, [x.detail for x in r.refused]
+    fused = [e for e in r.entries if e.action == "reformatted"]
+    assert fused and all(e.measured.steps == 0 for e in fused)
+    assert all(e.changes[0].startswith("stays QDQ: ") for e in r.entries if e.action == "unfused")
+    if "s8s8" in name:  # no u8 x s8 kernel to saturate: everything fuses
+        assert r.count("unfused") == 0
+    out = str(tmp_path / "qop.onnx")
+    write_model(r.model, os.path.dirname(path), out)
+    onnx.checker.check_model(out, full_check=True)
+    assert [d.code for d in check_file(out).diagnostics if d.severity == "error"] == []
+    cfg = corpus.BY_NAME[name]
+    want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
+    assert _final_steps(source, want, got) <= 1

@@ -60,7 +60,9 @@ def render_json(path: str, written: str | None, result: Result, dry_run: bool) -
 
 ACTIONS = (("converted", "Q/DQ converted"), ("lowered", "Q/DQ lowered"),
            ("kept", "Q/DQ valid as they are"), ("other-op", "other ops rewritten"),
-           ("reformatted", "QOperator nodes in QDQ form (measured, not proven)"))
+           ("reformatted", "nodes in the other format (measured, not proven)"),
+           ("folded", "Q/DQ nodes folded into QOperator nodes"),
+           ("unfused", "QDQ groups left as they are (-v says why)"))
 
 
 def render_stop_json(path: str, reason: str, findings, dry_run: bool, exit_status: int) -> str:
@@ -105,7 +107,8 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool,
         to = ", ".join(f"{schema.domain_name(d)} {v}" for d, v in sorted(result.opsets_to.items()))
         click.echo(f"  opsets: {frm} -> {to}; IR {result.ir_from} -> {result.ir_to}")
     counts = [f"{result.count(a)} {label}" for a, label in ACTIONS if result.count(a)]
-    unproven = sum(1 for e in result.entries if e.action != "kept" and not e.verified)
+    unproven = sum(1 for e in result.entries
+                   if e.action not in ("kept", "folded", "unfused") and not e.verified)
     changed = result.ir_from != result.ir_to or result.opsets_from != result.opsets_to
     line = ", ".join(counts) if counts else ("no node changed" if changed else "nothing to change")
     line += f"; {s['verified']} proven bit for bit"

@@ -81,3 +81,9 @@ def form_of(domain: str, op_type: str) -> Form | None:
     from . import normalize_domain
 
     return FORMS.get((normalize_domain(domain), op_type))
+
+
+# The way back (`--to-format qoperator`): the QOperator op each float op of a QDQ group
+# becomes. Conv becomes ai.onnx QLinearConv (com.microsoft's adds only channels_last).
+QOPERATOR_OF: dict[str, tuple[str, str]] = {
+    form.float_op: key for key, form in FORMS.items() if key != (MICROSOFT, "QLinearConv")}

@@ -3,7 +3,10 @@ and its QDQ form (DequantizeLinear -> the float op -> QuantizeLinear).
 
 * ``schema/qdq_forms.py``: per (domain, op), where its quantized inputs, scales, zero points, bias and
   output are, and the float op it stands for (facts, as data).
-* ``to_qdq.py``: one QOperator node -> its QDQ nodes, or why it has none at the target.
+* ``to_qdq.py``: one QOperator node -> its QDQ nodes, or why it has none at the target;
+  ``nbits.py``: MatMulNBits -> blocked DequantizeLinear + MatMul.
+* ``to_qoperator.py``: a QDQ group (DequantizeLinear inputs -> float op -> one
+  QuantizeLinear) -> its QOperator node, or why the group stays as it is.
 * ``measure.py``: what the rewrite computes against the node it replaces, on random and
   edge inputs, in steps of the output's quantization. The two compute differently by their
   pages (QLinearConv accumulates in integers and requantizes once; DequantizeLinear ->
@@ -14,4 +17,4 @@ and its QDQ form (DequantizeLinear -> the float op -> QuantizeLinear).
 
 from __future__ import annotations
 
-FORMATS = ("qdq",)  # what --to-format names
+FORMATS = ("qdq", "qoperator")  # what --to-format names

@@ -12,6 +12,7 @@ from ... import schema
 from ...model.tensors import read_value
 from ...schema.qdq_forms import form_of
 from ..formats import nbits
+from ..formats.fuse import plan_qoperator as _plan_qoperator
 from ..formats.measure import FormatCase, observed_shapes
 from ..formats.to_qdq import Lookups, NoForm, to_qdq
 from ..state import Context, Entry, PassResult, Rewrite
@@ -25,6 +26,8 @@ class PlanFormat:
 
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()
+        if ctx.opts.to_format == "qoperator":
+            return _plan_qoperator(ctx, result)
         if ctx.opts.to_format != "qdq":
             return result
         planned = []

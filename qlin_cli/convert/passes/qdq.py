@@ -113,7 +113,8 @@ class PlanQDQ:
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()
         for site in ctx.sites:
-            if not schema.is_known_op(site.node.domain, site.node.op_type):
+            if not schema.is_known_op(site.node.domain, site.node.op_type) or (
+                    id(site.owner), site.index) in ctx.reformatted:
                 continue
             facts = read_facts(site.node, site.index, site.scope, ctx.base_dir)
             if not schema.is_linear(facts.spec):

@@ -1,0 +1,115 @@
+"""The way back, planned (`--to-format qoperator`): every QDQ group with a QOperator form
+(to_qoperator.py) is measured against the group (measure.py) and fused when within
+``--tolerance``; a group that does not fuse stays as it is, and the report says why
+(action "unfused"). The folded DequantizeLinear and QuantizeLinear nodes are rewritten
+into nothing (action "folded")."""
+
+from __future__ import annotations
+
+import onnx
+
+from ... import schema
+from ...model.tensors import read_value
+from ...schema.qdq_forms import QOPERATOR_OF
+from ..passes.common import op_label, where
+from ..state import Context, Entry, PassResult, Rewrite
+from .measure import CannotMeasure, FormatCase, measure
+from .to_qoperator import Graph, Unfused, group
+
+
+def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
+    by_owner: dict[int, list] = {}
+    for site in ctx.sites:
+        by_owner.setdefault(id(site.owner), []).append(site)
+    for sites in by_owner.values():
+        owner = sites[0].owner
+        if not isinstance(owner, onnx.GraphProto):
+            continue  # a function holds no initializers for the zero points a fusion may add
+        g = Graph(list(owner.node), {o.name for o in owner.output})
+        at = {s.index: s for s in sites}
+        for site in sites:
+            node = site.node
+            if schema.normalize_domain(node.domain) != schema.AI_ONNX or node.op_type not in QOPERATOR_OF:
+                continue
+            if (id(owner), site.index) in ctx.reformatted:
+                continue
+            _plan_group(ctx, result, g, site, at)
+    return result
+
+
+def _plan_group(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> None:
+    const, typed = _lookups(site, ctx)
+    opset = ctx.opts.to_opset
+    try:
+        fused = group(g, site.index, opset, const, ctx.namer, lambda x: typed(x)[0])
+        if any((id(site.owner), i) in ctx.reformatted for i in fused.group):
+            raise Unfused("one of its Q/DQ nodes is already part of another fused group")
+        m = measure(_case(g, fused, const, typed, opset))
+    except (Unfused, CannotMeasure) as e:
+        if any(g.writer.get(x) is not None and g.nodes[g.writer[x]].op_type == "DequantizeLinear"
+               for x in site.node.input):
+            result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {e}"]))
+        return
+    if m.steps > ctx.opts.tolerance:
+        result.entries.append(Entry(where(site), op_label(site), "unfused", [
+            f"stays QDQ: its {fused.node.op_type} differs by up to {m.steps} step"
+            f"{'s' if m.steps > 1 else ''} on {m.differ:,} of {m.outputs:,} measured outputs "
+            f"({', '.join(m.engines)}); --tolerance {m.steps} fuses it"]))
+        return
+    name = fused.node.name
+    entry = Entry(where(site), op_label(site), "reformatted",
+                  [f"{site.node.op_type} and its Q/DQ -> {fused.node.op_type} '{name}' (QOperator form)",
+                   f"measured: {m.text()}"], measured=m)
+    ctx.rewrites.append(Rewrite(site, [fused.node], fused.inits, entry))
+    ctx.reformatted.add((id(site.owner), site.index))
+    for i in fused.folded:
+        other = at[i]
+        ctx.rewrites.append(Rewrite(other, [], [], Entry(where(other), op_label(other), "folded",
+                                                         [f"folded into {fused.node.op_type} '{name}'"])))
+        ctx.reformatted.add((id(other.owner), i))
+
+
+def _lookups(site, ctx: Context):
+    cache: dict[str, object] = {}
+
+    def const(name: str):
+        if name not in cache:
+            t = site.scope.find_value(name) if name else None
+            cache[name] = None if t is None else read_value(t, ctx.base_dir)
+        return cache[name]
+
+    def typed(name: str) -> tuple:
+        t = site.scope.find_type(name) if name else None
+        return (0, None) if t is None else (t[0], t[1])
+
+    return const, typed
+
+
+def _case(g: Graph, fused, const, typed, opset: int) -> FormatCase:
+    before = [g.nodes[i] for i in fused.group]
+    made = {o for n in before for o in n.output}
+    consts, inputs = {}, {}
+    for n in before:
+        for x in n.input:
+            if not x or x in made or x in consts or x in inputs:
+                continue
+            value = const(x)
+            if value is not None:
+                consts[x] = value
+            else:
+                inputs[x] = typed(x)
+    out = fused.node.output[0]
+    after = {"": opset}
+    if fused.node.domain:
+        after[fused.node.domain] = 1
+    out_type = typed(out)[0] or _q_type(before[-1], const)
+    return FormatCase(before, [fused.node], fused.inits, consts, inputs, out_type, {"": opset}, opset,
+                      opsets_after=after)
+
+
+def _q_type(q, const) -> int:
+    """The element type a QuantizeLinear writes: its zero point's, else uint8."""
+    from onnx import TensorProto, helper
+
+    zp = const(q.input[2]) if len(q.input) > 2 and q.input[2] else None
+    return TensorProto.UINT8 if zp is None else helper.np_dtype_to_tensor_dtype(zp.dtype)
