@@ -87,3 +87,7 @@ def form_of(domain: str, op_type: str) -> Form | None:
 # becomes. Conv becomes ai.onnx QLinearConv (com.microsoft's adds only channels_last).
 QOPERATOR_OF: dict[str, tuple[str, str]] = {
     form.float_op: key for key, form in FORMS.items() if key != (MICROSOFT, "QLinearConv")}
+
+# com.microsoft MatMulNBits: packed weights, whose QDQ form is a blocked DequantizeLinear
+# and a MatMul (convert/formats/nbits.py)
+N_BITS_MATMUL = (MICROSOFT, "MatMulNBits")

@@ -10,7 +10,7 @@ from onnx import helper, numpy_helper
 
 from ... import schema
 from ...model.tensors import read_value
-from ...schema.qdq_forms import form_of
+from ...schema.qdq_forms import N_BITS_MATMUL, form_of
 from ..formats import nbits
 from ..formats.fuse import plan_qoperator as _plan_qoperator
 from ..formats.measure import FormatCase, observed_shapes
@@ -56,7 +56,7 @@ def _plan_nbits(site, ctx: Context, result: PassResult) -> bool:
     """A com.microsoft MatMulNBits node: its QDQ form planned (or refused); False for
     any other node."""
     node = site.node
-    if (schema.normalize_domain(node.domain), node.op_type) != (schema.MICROSOFT, "MatMulNBits"):
+    if (schema.normalize_domain(node.domain), node.op_type) != N_BITS_MATMUL:
         return False
     try:
         built, w = nbits.to_qdq(node, ctx.opts.to_opset, _lookups(site, ctx))
