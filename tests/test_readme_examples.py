@@ -1,6 +1,6 @@
 """The README's commands and API example run as written (the new user's list): every `qlin`
 line of its shell blocks and its Python block, in a folder holding the files they name
-(model.onnx, m.onnx, qop.onnx, models/), each ending as a command should (0 or 1, never a usage
+(model.onnx, m.onnx, qop.onnx, qdq.onnx, models/), each ending as a command should (0 or 1, never a usage
 error, a traceback or exit 2), and each file they write written."""
 
 from __future__ import annotations
@@ -30,12 +30,23 @@ def _commands() -> list[str]:
     return found
 
 
+@pytest.fixture(scope="module")
+def qdq_model(tmp_path_factory) -> str:
+    """The QDQ form of qop.onnx, as the README's first format command writes it."""
+    import qlin
+
+    out = tmp_path_factory.mktemp("qdq") / "qdq.onnx"
+    qlin.convert(os.path.join(MODELS, "clean", "qoperator.onnx"), to_format="qdq", tolerance=1, output=out)
+    return str(out)
+
+
 @pytest.fixture
-def folder(tmp_path, monkeypatch):
+def folder(tmp_path, monkeypatch, qdq_model):
     shutil.copy(os.path.join(MODELS, "clean", "per_channel_chain.onnx"), tmp_path / "model.onnx")
     shutil.copy(os.path.join(MODELS, "rules", "QL405-bad.onnx"), tmp_path / "m.onnx")
     shutil.copy(os.path.join(MODELS, "clean", "qoperator.onnx"), tmp_path / "qop.onnx")
     shutil.copytree(os.path.join(MODELS, "rules"), tmp_path / "models")
+    shutil.copy(qdq_model, tmp_path / "qdq.onnx")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
