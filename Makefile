@@ -41,7 +41,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 # The target data against the onnxruntime and openvino installed here: every probe key run
-# again in each (about 6 minutes on 2 cores); `make test` holds the data to the probes by digest
+# again in each (about 6 minutes on 2 cores), and the runs `make test` reads from tests/data/
+# (QLIN_WRITE_RECORDED=1 rewrites them); `make test` holds the data to the probes by digest
 remeasure: $(STAMP)
 	$(BIN)/python -m pytest -q -m remeasure -p no:randomly -p no:xdist
 

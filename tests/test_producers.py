@@ -62,36 +62,88 @@ def test_targets_agree_with_onnxruntime(saved, name):
     assert predicted == _runs(saved[name]), [d.message for d in r.diagnostics]
 
 
-@pytest.fixture(scope="module")
-def shapes_run(tmp_path_factory):
-    """The producer shapes (fixtures/producer_shapes.py) written out and run in each runtime
-    installed here (tools/probe_runner.py: a crash of the runtime ends only its case)."""
+RECORDED = "producer_shape_runs.json"  # tests/data/: what the installed runtimes did with them
+
+
+def _run_shapes(folder, models: dict, feeds: dict, runtimes=("onnxruntime", "openvino")) -> dict:
+    """{runtime: {name: outcome}}: the producer shapes run in each runtime installed here
+    (tools/probe_runner.py: a crash of the runtime ends only its case)."""
     import json
     import sys
     from pathlib import Path
 
-    import producer_shapes
-
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
     import probe_runner
 
-    folder = tmp_path_factory.mktemp("shapes")
-    models, cases = {}, {}
-    for name, model, feeds in producer_shapes.shapes():
+    cases = {}
+    for name, model in models.items():
         onnx.save(model, folder / f"{name}.onnx")
-        np.savez(folder / f"{name}.npz", **feeds)
+        np.savez(folder / f"{name}.npz", **feeds[name])
         cases[name] = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
-        models[name] = model
     (folder / "cases.json").write_text(json.dumps(cases))
     runs = {}
-    for runtime in ("onnxruntime", "openvino"):
+    for runtime in runtimes:
         try:
             __import__(runtime)
         except ImportError:
             continue
         runs[runtime] = probe_runner.run_all(sys.executable, runtime, folder)
         (folder / "results.jsonl").unlink()
+    return runs
+
+
+@pytest.fixture(scope="module")
+def shapes_run(tmp_path_factory):
+    """The producer shapes (fixtures/producer_shapes.py) and what each installed runtime
+    did with them: as recorded for the installed release (tests/recorded_runs.py; `make
+    remeasure` checks the record), else run here."""
+    import producer_shapes
+    from recorded_runs import Recorded, digest, installed
+
+    models, feeds = {}, {}
+    for name, model, f in producer_shapes.shapes():
+        models[name], feeds[name] = model, f
+    recorded = Recorded(RECORDED)
+    runs, live = {}, []
+    for runtime in ("onnxruntime", "openvino"):
+        if installed(runtime) is None:
+            continue
+        got = {n: recorded.get(n, runtime, digest(m, feeds[n])) for n, m in models.items()}
+        if None in got.values():
+            live.append(runtime)
+        else:
+            runs[runtime] = got
+    if live:
+        runs.update(_run_shapes(tmp_path_factory.mktemp("shapes"), models, feeds, tuple(live)))
     return models, runs
+
+
+@pytest.mark.remeasure
+def test_the_recorded_producer_runs_are_the_installed_runtimes(tmp_path):
+    """`make remeasure`: the producer shapes run in the installed runtimes give what
+    tests/data/producer_shape_runs.json records; QLIN_WRITE_RECORDED=1 writes it."""
+    import os
+
+    import producer_shapes
+    from recorded_runs import Recorded, digest
+
+    models, feeds = {}, {}
+    for name, model, f in producer_shapes.shapes():
+        models[name], feeds[name] = model, f
+    runs = _run_shapes(tmp_path, models, feeds)
+    recorded, fresh = Recorded(RECORDED), Recorded(RECORDED)
+    fresh.data = {"releases": {}, "cases": {}}
+    differ = []
+    for runtime, outcomes in runs.items():
+        for name, outcome in outcomes.items():
+            key = digest(models[name], feeds[name])
+            fresh.put(name, runtime, key, outcome)
+            if recorded.get(name, runtime, key) != outcome:
+                differ.append((name, runtime, recorded.get(name, runtime, key), outcome))
+    if os.environ.get("QLIN_WRITE_RECORDED") == "1":
+        fresh.write()
+        return
+    assert not differ, f"{len(differ)} differ from {RECORDED}: {differ[:5]}"
 
 
 @pytest.mark.parametrize("runtime", ["onnxruntime", "openvino"])

@@ -35,6 +35,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper, numpy_helper
+from recorded_runs import Recorded, digest
 
 from qlin_cli.check.engine import check_model
 from qlin_cli.evaluator import evaluate
@@ -545,16 +546,27 @@ class Result:
 VALIDITY = ["QL0"]
 
 
-def evaluate_case(case: Case, names: tuple[str, ...]) -> Result:
+def evaluate_case(case: Case, names: tuple[str, ...], recorded: Recorded | None = None) -> Result:
+    """The case's predictions (computed here) and what each runtime did with it: run here,
+    or as ``recorded`` (tests/recorded_runs.py) for the installed release."""
     model, feeds = build(case)
     errors = [d for d in check_model(model, "", ignore=VALIDITY) if d.severity == "error"]
     if errors:
         return Result(case, skipped=f"{errors[0].code} {errors[0].message}")
     found = predict.findings(model, "", list(names))
     predicted = {n: [p for p in found if p.target == n] for n in names}
-    want = codes(evaluate(model, feeds)[0], case.out_type)
     outcomes, diverged = {}, {}
+    key = digest(model, feeds)
     for n in names:
+        got = recorded.get(case.id, n, key) if recorded is not None else None
+        if got is not None:
+            outcomes[n], diverged[n] = Outcome(got[0], got[1]), got[2]
+    want = None
+    for n in names:
+        if n in outcomes:
+            continue
+        if want is None:
+            want = codes(evaluate(model, feeds)[0], case.out_type)
         o = RUNNERS[n](model, feeds, input_types(case))
         outcomes[n] = o
         diverged[n] = None
@@ -623,9 +635,42 @@ def summary(results: list[Result]) -> dict:
 
 
 # ---- the tests ------------------------------------------------------------------------------------
+RECORDED = "matrix_runs.json"  # tests/data/: what the installed runtimes did with the fast subset
+
+
 @pytest.fixture(scope="module")
 def fast_results() -> list[Result]:
-    return [evaluate_case(c, runtimes()) for c in fast_subset(matrix())]
+    recorded = Recorded(RECORDED)
+    return [evaluate_case(c, runtimes(), recorded) for c in fast_subset(matrix())]
+
+
+def as_recorded(result: Result) -> dict:
+    """{runtime: [stage, the end of its message, diverged]} of a result run here."""
+    return {n: [o.stage, o.message.strip()[-300:], result.diverged[n]] for n, o in result.outcomes.items()}
+
+
+@pytest.mark.remeasure
+def test_the_recorded_runs_of_the_fast_subset_are_the_installed_runtimes():
+    """`make remeasure`: the fast subset run in the installed runtimes agrees with
+    tests/data/matrix_runs.json (stage and divergence); QLIN_WRITE_RECORDED=1 writes it."""
+    recorded, fresh = Recorded(RECORDED), Recorded(RECORDED)
+    fresh.data = {"releases": {}, "cases": {}}
+    differ = []
+    for case in fast_subset(matrix()):
+        r = evaluate_case(case, runtimes())
+        if r.skipped:
+            continue
+        key = digest(*build(case))
+        for n, value in as_recorded(r).items():
+            fresh.put(case.id, n, key, value)
+            old = recorded.get(case.id, n, key)
+            if old is None or [old[0], old[2]] != [value[0], value[2]]:
+                differ.append((case.id, n, old, value[0], value[2]))
+    if os.environ.get("QLIN_WRITE_RECORDED") == "1":
+        fresh.write()
+        return
+    assert not differ, (f"{len(differ)} cases differ from {RECORDED} (QLIN_WRITE_RECORDED=1 writes "
+                        f"it): {differ[:5]}")
 
 
 def test_the_matrix_is_large_and_spec_valid():
