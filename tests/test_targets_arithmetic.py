@@ -222,9 +222,12 @@ def test_the_float8_probes_carry_openvinos_conversion_and_nan():
         assert set(theirs[np.isnan(x)]) == {largest.astype(dtypes.BY_NAME[q].numpy).view(np.uint8)[0]}, key
 
 
+@pytest.mark.remeasure
 def test_the_installed_openvino_converts_to_float8_as_the_probes_name_it(tmp_path):
     """Load and run each float8 probe of a type openvino reads in the installed openvino:
-    its codes are exactly those probe_keys.THROUGH_FLOAT16 names, with either saturate."""
+    its codes are exactly those probe_keys.THROUGH_FLOAT16 names, with either saturate
+    (`make remeasure`: a measurement of the installed release, which the probe data
+    records for every release and `make test` reads)."""
     pytest.importorskip("openvino")
     import onnx
     import probe_runner
