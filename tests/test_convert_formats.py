@@ -36,6 +36,16 @@ def models(tmp_path_factory):
     return corpus.build(tmp_path_factory.mktemp("formats"), QOPERATOR)
 
 
+def _written(model: onnx.ModelProto, base: str, out) -> str:
+    """``model`` written to ``out``: it passes onnx.checker's full check, and qlin check finds
+    no error in it."""
+    out = str(out)
+    write_model(model, base, out)
+    onnx.checker.check_model(out, full_check=True)
+    assert [d.code for d in check_file(out).diagnostics if d.severity == "error"] == []
+    return out
+
+
 def _opset(model: onnx.ModelProto) -> int:
     return {o.domain: o.version for o in model.opset_import}[""]
 
@@ -74,10 +84,7 @@ def test_qoperator_models_convert_to_qdq_that_the_runtimes_run(name, models, tmp
     reformatted = [e for e in r.entries if e.action == "reformatted"]
     assert reformatted and all(e.measured is not None and not e.verified for e in reformatted)
     assert not {(n.domain, n.op_type) for n in r.model.graph.node} & set(FORMS)
-    out = str(tmp_path / "qdq.onnx")
-    write_model(r.model, os.path.dirname(path), out)
-    onnx.checker.check_model(out, full_check=True)
-    assert [d.code for d in check_file(out).diagnostics if d.severity == "error"] == []
+    out = _written(r.model, os.path.dirname(path), tmp_path / "qdq.onnx")
     cfg = corpus.BY_NAME[name]
     bound = max(e.measured.steps for e in reformatted)
     if "u8s8" not in name:  # only onnxruntime's u8s8 kernels (pairs of products saturate) stray
@@ -206,10 +213,7 @@ def test_matmul_nbits_becomes_blocked_dequantize_linear_and_matmul(name, nbits_m
     assert reformatted and all(e.verified for e in reformatted)
     ops = {n.op_type for n in r.model.graph.node}
     assert "MatMulNBits" not in ops and "DequantizeLinear" in ops
-    out = str(tmp_path / "qdq.onnx")
-    write_model(r.model, os.path.dirname(path), out)
-    onnx.checker.check_model(out, full_check=True)
-    assert [d.code for d in check_file(out).diagnostics if d.severity == "error"] == []
+    out = _written(r.model, os.path.dirname(path), tmp_path / "qdq.onnx")
     cfg = corpus.BY_NAME[name]
     want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
     if "acc4" in name:
@@ -265,10 +269,7 @@ def test_qoperator_to_qdq_and_back_gives_the_source_again(name, models, tmp_path
     assert back.model is not None and back.count("unfused") == 0, [e.changes for e in back.entries]
     assert sorted((n.domain, n.op_type) for n in back.model.graph.node) == sorted(
         (n.domain, n.op_type) for n in source.graph.node)
-    out = str(tmp_path / "back.onnx")
-    write_model(back.model, str(tmp_path), out)
-    onnx.checker.check_model(out, full_check=True)
-    assert [d.code for d in check_file(out).diagnostics if d.severity == "error"] == []
+    out = _written(back.model, str(tmp_path), tmp_path / "back.onnx")
     cfg = corpus.BY_NAME[name]
     want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
     assert all(a.tobytes() == b.tobytes() for a, b in zip(want, got, strict=True))
@@ -292,10 +293,7 @@ def test_quantizer_qdq_output_fuses_where_within_the_tolerance(name, tmp_path):
     assert all(e.changes[0].startswith("stays QDQ: ") for e in r.entries if e.action == "unfused")
     if "s8s8" in name:  # no u8 x s8 kernel to saturate: everything fuses
         assert r.count("unfused") == 0
-    out = str(tmp_path / "qop.onnx")
-    write_model(r.model, os.path.dirname(path), out)
-    onnx.checker.check_model(out, full_check=True)
-    assert [d.code for d in check_file(out).diagnostics if d.severity == "error"] == []
+    out = _written(r.model, os.path.dirname(path), tmp_path / "qop.onnx")
     cfg = corpus.BY_NAME[name]
     want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
     assert _final_steps(source, want, got) <= 1

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import onnx
 
+from ..model.tensors import read_value
 from ..model.walk import Scope, graph_paths, walk_owned
 
 
@@ -20,6 +21,20 @@ class Site:
     @property
     def in_function(self) -> bool:
         return isinstance(self.owner, onnx.FunctionProto)
+
+
+def constants(site: Site, base_dir: str):
+    """``const(name)``: the value of a constant ``name`` seen from ``site``'s scope (None
+    when it is not one), each read once."""
+    cache: dict[str, object] = {}
+
+    def const(name: str):
+        if name not in cache:
+            t = site.scope.find_value(name) if name else None
+            cache[name] = None if t is None else read_value(t, base_dir)
+        return cache[name]
+
+    return const
 
 
 def sites(model: onnx.ModelProto, extra: dict | None = None) -> Iterator[Site]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import onnx
 
 from ... import schema
-from ...model.tensors import read_value
 from ...schema.qdq_forms import QOPERATOR_OF
 from ..passes.common import op_label, where
+from ..sites import constants
 from ..state import Context, Entry, PassResult, Rewrite
 from .measure import CannotMeasure, FormatCase, measure
 from .to_qoperator import Graph, Unfused, group
@@ -70,13 +70,7 @@ def _plan_group(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> N
 
 
 def _lookups(site, ctx: Context):
-    cache: dict[str, object] = {}
-
-    def const(name: str):
-        if name not in cache:
-            t = site.scope.find_value(name) if name else None
-            cache[name] = None if t is None else read_value(t, ctx.base_dir)
-        return cache[name]
+    const = constants(site, ctx.base_dir)
 
     def typed(name: str) -> tuple:
         t = site.scope.find_type(name) if name else None

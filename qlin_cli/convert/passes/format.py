@@ -9,12 +9,12 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ... import schema
-from ...model.tensors import read_value
 from ...schema.qdq_forms import N_BITS_MATMUL, form_of
 from ..formats import nbits
 from ..formats.fuse import plan_qoperator as _plan_qoperator
 from ..formats.measure import FormatCase, observed_shapes
 from ..formats.to_qdq import Lookups, NoForm, to_qdq
+from ..sites import constants
 from ..state import Context, Entry, PassResult, Rewrite
 from .common import op_label, refused, where
 
@@ -87,15 +87,8 @@ def _fill_shapes(ctx: Context, planned: list) -> None:
 
 
 def _lookups(site, ctx: Context) -> Lookups:
-    cache: dict[str, object] = {}
-
-    def const(name: str):
-        if name not in cache:
-            t = site.scope.find_value(name) if name else None
-            cache[name] = None if t is None else read_value(t, ctx.base_dir)
-        return cache[name]
-
-    return Lookups(const, lambda n: site.scope.find_type(n) if n else None, ctx.namer)
+    return Lookups(constants(site, ctx.base_dir), lambda n: site.scope.find_type(n) if n else None,
+                   ctx.namer)
 
 
 def _written_type(node, built, look: Lookups) -> int:

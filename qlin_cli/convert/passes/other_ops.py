@@ -8,11 +8,10 @@ from dataclasses import dataclass
 import onnx
 
 from ... import schema
-from ...model.tensors import read_value
 from ...schema import dtypes, ir
 from .. import ops
 from ..ops.prove import CannotProve, prove
-from ..sites import Site
+from ..sites import Site, constants
 from ..state import Context, Entry, PassResult, Rewrite
 from .common import op_label, refused, where
 
@@ -39,13 +38,7 @@ class OpCase:
 
 def _lookups(site: Site, base_dir: str):
     scope = site.scope
-    cache: dict[str, object] = {}
-
-    def const(name: str):
-        if name not in cache:
-            t = scope.find_value(name) if name else None
-            cache[name] = None if t is None else read_value(t, base_dir)
-        return cache[name]
+    const = constants(site, base_dir)
 
     def find(name: str):
         return scope.find_type(name) if name else None
