@@ -6,6 +6,7 @@ into nothing (action "folded")."""
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 
 from ... import schema
@@ -13,6 +14,7 @@ from ...schema.qdq_forms import QOPERATOR_OF
 from ..passes.common import op_label, where
 from ..sites import constants
 from ..state import Context, Entry, PassResult, Rewrite
+from . import nbits
 from .measure import CannotMeasure, FormatCase, measure
 from .to_qoperator import Graph, Unfused, group
 
@@ -37,7 +39,42 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
     return result
 
 
+def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> bool:
+    """A MatMul of blocked weights (a DequantizeLinear with block_size of a constant [K, N]):
+    its MatMulNBits planned, the weights proven; False for any other node."""
+    node = site.node
+    writer = g.writer.get(node.input[1]) if node.op_type == "MatMul" and len(node.input) > 1 else None
+    dq = None if writer is None else g.nodes[writer]
+    if dq is None or dq.op_type != "DequantizeLinear" or not any(
+            a.name == "block_size" and a.i for a in dq.attribute):
+        return False
+    const = constants(site, ctx.base_dir)
+    weight = site.scope.find_value(dq.input[0])
+    scale = const(dq.input[1])
+    zero = const(dq.input[2]) if len(dq.input) > 2 and dq.input[2] else None
+    try:
+        if weight is None or scale is None or (len(dq.input) > 2 and dq.input[2] and zero is None):
+            raise nbits.NoForm("its weights, scale or zero point are computed at run time")
+        fused, inits, w = nbits.from_qdq(dq, node, weight, np.asarray(scale), zero, ctx.namer)
+    except nbits.NoForm as e:
+        result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {e}"]))
+        return True
+    source = [t for t in (weight, *(site.scope.find_value(x) for x in dq.input[1:] if x)) if t is not None]
+    entry = Entry(where(site), op_label(site), "reformatted",
+                  [f"MatMul of blocked weights -> MatMulNBits '{fused.name}' (QOperator form)"])
+    ctx.rewrites.append(Rewrite(site, [fused], inits, entry, nbits.NBitsCase(w, dq, source)))
+    ctx.reformatted.add((id(site.owner), site.index))
+    if g.only_reader(dq.output[0], site.index):
+        other = at[writer]
+        ctx.rewrites.append(Rewrite(other, [], [], Entry(where(other), op_label(other), "folded",
+                                                         [f"folded into MatMulNBits '{fused.name}'"])))
+        ctx.reformatted.add((id(other.owner), writer))
+    return True
+
+
 def _plan_group(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> None:
+    if _plan_nbits(ctx, result, g, site, at):
+        return
     const, typed = _lookups(site, ctx)
     opset = ctx.opts.to_opset
     try:

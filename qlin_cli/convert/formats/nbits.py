@@ -19,6 +19,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from ...schema.qdq_forms import N_BITS_MATMUL
 from .to_qdq import Built, Lookups, NoForm
 
 BLOCKED_SINCE = 21  # DequantizeLinear-21: block_size, and uint4 / int4
@@ -133,3 +134,67 @@ class NBitsCase:
                                   got.shape)
             return f"weight {tuple(int(i) for i in at)}: {got[at]!r} where the page gives {want[at]!r}"
         return None
+
+
+# ---- the way back: a blocked DequantizeLinear of constant weights and its MatMul ------------
+SIGNED = {TensorProto.INT4: (4, 8), TensorProto.INT8: (8, 128)}  # element type: (bits, shift)
+UNSIGNED = {TensorProto.UINT4: 4, TensorProto.UINT8: 8}
+
+
+def pack(codes: np.ndarray, bits: int, per_row: int) -> np.ndarray:
+    """Rows of unsigned codes packed low bits first into ``per_row`` bytes each (zeros after
+    the codes): the layout ``unpack`` reads."""
+    n = codes.shape[0]
+    per = 8 // bits
+    padded = np.zeros((n, per_row * per), np.uint8)
+    padded[:, : codes.shape[1]] = codes
+    if bits == 8:
+        return padded
+    shifts = (np.arange(per, dtype=np.uint8) * bits)[None, None, :]
+    return (padded.reshape(n, per_row, per) << shifts).sum(axis=2, dtype=np.uint32).astype(np.uint8)
+
+
+def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray,
+             zero: np.ndarray | None, namer) -> tuple[onnx.NodeProto, list, dict]:
+    """The MatMulNBits of ``matmul`` reading ``dq``'s blocked weights [K, N] (``weight``, its
+    ``scale`` and ``zero`` point arrays): (node, initializers, the page's weights as
+    ``weights`` gives them, for the proof). NoForm when the layout has none."""
+    attrs = {a.name: helper.get_attribute_value(a) for a in dq.attribute}
+    bs = attrs.get("block_size", 0)
+    if attrs.get("axis", 1) not in (0, -2) or not bs or bs < 16 or bs & (bs - 1):
+        raise NoForm("its weights are not blocked along K (axis 0) in blocks of a power of two >= 16")
+    elem = weight.data_type
+    if elem in SIGNED:
+        bits, shift = SIGNED[elem]
+    elif elem in UNSIGNED:
+        bits, shift = UNSIGNED[elem], 0
+    else:
+        raise NoForm("its weights are not 4- or 8-bit integers")
+    codes = numpy_helper.to_array(weight).astype(np.int32)
+    if codes.ndim != 2 or scale.ndim != 2:
+        raise NoForm("its weights are not a [K, N] matrix")
+    k, n = codes.shape
+    blocks = -(-k // bs)
+    if scale.shape != (blocks, n) or (zero is not None and zero.shape != scale.shape):
+        raise NoForm(f"its scale has shape {list(scale.shape)}, not [{blocks}, {n}]")
+    z = np.zeros(scale.shape, np.int32) if zero is None else zero.astype(np.int32)
+    w = {"K": k, "N": n, "bits": bits, "block_size": bs, "codes": (codes + shift).T.astype(np.uint8),
+         "scales": np.ascontiguousarray(scale.T), "zero": (z + shift).T.astype(np.uint8)}
+    base = matmul.name or "MatMul"
+    blob = bs * bits // 8
+    names = {key: namer(f"{base}_{key}") for key in ("B", "scales", "zero_points")}
+    packed = pack(w["codes"], bits, blocks * blob).reshape(n, blocks, blob)
+    inits = [numpy_helper.from_array(packed, names["B"]),
+             numpy_helper.from_array(w["scales"], names["scales"])]
+    inputs = [matmul.input[0], names["B"], names["scales"]]
+    if np.any(w["zero"] != 1 << (bits - 1)):  # the default zero point needs no input
+        zp = pack(w["zero"], bits, -(-blocks * bits // 8))
+        inits.append(numpy_helper.from_array(zp, names["zero_points"]))
+        inputs.append(names["zero_points"])
+    domain, op = N_BITS_MATMUL
+    node = helper.make_node(op, inputs, [matmul.output[0]], name=namer(f"{base}_{op}"), domain=domain,
+                            K=k, N=n, bits=bits, block_size=bs)
+    # what the proof holds against the source's DequantizeLinear: the node as written, read
+    # back as the way there reads a MatMulNBits (so the packing is proven too)
+    written = {t.name: numpy_helper.to_array(t) for t in inits}
+    return node, inits, weights(node, Lookups(written.get, lambda name: None, namer))
