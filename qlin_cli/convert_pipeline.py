@@ -72,7 +72,12 @@ def run(req: Request, progress=None) -> Result:
     errors, mended = model_errors(a, mended=True)
     to_opset, to_domain, lower = req.to_opset, req.to_domain, req.lower
     if req.target is not None:
-        plan = _plan(a, path, req.target)
+        try:
+            plan = _plan(a, path, req.target)
+        except Stop:
+            if not _has_qoperator(a):
+                raise
+            return _through_qdq(req, proto, base_dir, a, errors, progress)
         if not plan.needed:
             if errors:
                 raise _invalid(path, errors)
@@ -115,6 +120,73 @@ def run(req: Request, progress=None) -> Result:
     return _write(result, proto, base_dir, req)
 
 
+def _has_qoperator(a) -> bool:
+    """Whether the model has a node with a QDQ form (schema/qdq_forms.py)."""
+    from .schema.qdq_forms import N_BITS_MATMUL, form_of
+
+    return any(form_of(n.domain, n.op_type) is not None
+               or (schema_domain(n.domain), n.op_type) == N_BITS_MATMUL for _, _, n in a.nodes())
+
+
+def schema_domain(domain: str) -> str:
+    from . import schema
+
+    return schema.normalize_domain(domain)
+
+
+def _through_qdq(req: Request, proto, base_dir: str, a, errors: list, progress) -> Result:
+    """A target that runs no conversion of the model as it is may run its QDQ form: the
+    QOperator nodes rewritten (measured, within ``req.tolerance``; at opset 13 where
+    per-channel weights need it), then the target's plan for that. Stop names what still
+    blocks, as `qlin check --target` names it on the QDQ form."""
+    from .convert.run import convert_model
+    from .model.analysis import analyze
+
+    if errors:
+        raise _invalid(req.path, errors)
+    opset = _model_opset(proto, req.path)
+    first = None
+    for to in sorted({opset, max(opset, 13)}):
+        first = convert_model(proto, base_dir, Options(to, verify=req.verify, to_format="qdq",
+                                                       tolerance=req.tolerance), progress, source=req.path)
+        if first.model is not None:
+            break
+    if first.model is None:
+        raise Stop(req.path, f"no conversion makes {req.target} run it: its QOperator nodes need their QDQ "
+                             f"form, which is refused", first.refused)
+    qdq = analyze(first.model, base_dir)
+    try:
+        plan = _plan(qdq, req.path, req.target)
+    except Stop as e:
+        raise Stop(req.path, f"no conversion makes {req.target} run it, nor its QDQ form (what blocks the "
+                             f"QDQ form)", e.findings) from None
+    result = first
+    if plan.needed:
+        c = plan.choice
+        opts = Options(c.to_opset, c.to_domain, req.ir_version, c.lower, req.verify)
+        result = convert_model(first.model, base_dir, opts, progress, source=req.path)
+        if result.model is None:
+            return result
+        result.entries = first.entries + result.entries
+        result.opsets_from, result.ir_from = first.opsets_from, first.ir_from
+    result.note = f"through the QDQ form: {req.target} runs no conversion of the QOperator model"
+    result.warnings = _held_as_new(analyze(result.model, base_dir), req.target, req.path)
+    return _write(result, proto, base_dir, req)
+
+
+def _held_as_new(after, target: str, path: str) -> list[Finding]:
+    """A model in another format held against ``target``: Stop when it would refuse it;
+    its warnings, for the report (the target refused the source's nodes, so no warning on
+    the new nodes makes it compute worse than it did)."""
+    from .targets import predict
+
+    found = predict.findings_in(after, [target])
+    refused = [p for p in found if p.severity == "error"]
+    if refused:
+        raise Stop(path, f"converted, but {target} would still refuse it; nothing written", refused)
+    return [p for p in found if p.severity == "warning"]
+
+
 def model_errors(a, mended: bool = False):
     """The model's findings of severity error under `qlin check`'s rules, but those the
     conversion mends whatever the target (rules marked ``mended_by_convert``); with
@@ -155,7 +227,11 @@ def _plan(a, path: str, target: str):
         raise QlinError("--target", registry.why(target, e)) from None
     plan = predict.plan_in(a, target)
     if plan.needed and plan.choice is None:
-        raise Stop(path, f"no conversion makes {target} run it", list(plan.blocking))
+        # what blocks it, as `qlin check --target` names it on the source (the model's own
+        # errors first): the closest candidate's blockers would name an opset step instead
+        named = [p for p in predict.findings_in(a, [target]) if p.severity == "error"]
+        raise Stop(path, f"no conversion makes {target} run it",
+                   model_errors(a) + (named or list(plan.blocking)))
     return plan
 
 

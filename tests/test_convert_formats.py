@@ -346,3 +346,46 @@ def test_packing_reads_back():
     for bits in (4, 8):
         codes = rng.integers(0, 1 << bits, (5, 40)).astype(np.uint8)
         assert np.array_equal(nbits.unpack(nbits.pack(codes, bits, 64 * bits // 8), bits, 40), codes)
+
+
+def test_a_target_refusal_names_what_check_names_not_an_opset_step(tmp_path):
+    """`convert --target tensorrt-10` of a com.microsoft per-axis model is refused for what
+    `check --target tensorrt-10` finds (QT104: no com.microsoft QuantizeLinear), not for a
+    step of the closest candidate's opset."""
+    from paths import MODELS
+
+    path = os.path.join(MODELS, "clean", "microsoft_per_axis.onnx")
+    check = CliRunner().invoke(main, ["check", "--no-config", "--target", "tensorrt-10", "--format", "json",
+                                      path])
+    found = json.loads(check.stdout)["files"][0]["diagnostics"]
+    named = {f["code"] for f in found if f["severity"] == "error"}
+    r = CliRunner().invoke(main, ["convert", path, "--target", "tensorrt-10", "--dry-run", "--format",
+                                  "json"])
+    assert r.exit_code == 1
+    stop = json.loads(r.stdout)
+    assert {f["code"] for f in stop["findings"]} == named == {"QT104"}
+    assert "opset 12" not in r.output
+
+
+@pytest.mark.parametrize("name", ["cnn_qop_u8s8_channel_op13", "cnn_qop_u8s8_tensor_op13",
+                                  "transformer_qop_u8s8_channel_op17"])
+def test_target_openvino_takes_a_qoperator_model_through_its_qdq_form(name, models, tmp_path):
+    """openvino refuses these sources (QT205, as the installed openvino does: their QGemm,
+    per-channel QLinearMatMul, a QLinearConv it cannot read); `convert --target openvino`
+    writes the QDQ form, which it loads, compiles and runs."""
+    ov = pytest.importorskip("openvino")
+    path = models[name]
+    out = str(tmp_path / "ov.onnx")
+    check = CliRunner().invoke(main, ["check", "--no-config", "--target", "openvino", path])
+    assert check.exit_code == 1  # refused as it is
+    with pytest.raises(RuntimeError):
+        ov.Core().compile_model(ov.Core().read_model(path), "CPU")
+    r = CliRunner().invoke(main, ["convert", path, "--target", "openvino", "--tolerance", str(ANY_BOUND),
+                                  "-o", out])
+    assert r.exit_code == 0, r.output
+    assert "through the QDQ form" in r.output
+    assert CliRunner().invoke(main, ["check", "--no-config", "--target", "openvino", out]).exit_code == 0
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(out), "CPU")
+    results = compiled(corpus.sample_feeds(corpus.BY_NAME[name].model, corpus.SAMPLE_SEED))
+    assert all(np.isfinite(np.asarray(v)).all() for v in results.values())
