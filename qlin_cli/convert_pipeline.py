@@ -72,23 +72,10 @@ def run(req: Request, progress=None) -> Result:
     errors, mended = model_errors(a, mended=True)
     to_opset, to_domain, lower = req.to_opset, req.to_domain, req.lower
     if req.target is not None:
-        try:
-            plan = _plan(a, path, req.target)
-        except Stop:
-            if not _has_qoperator(a):
-                raise
-            return _through_qdq(req, proto, base_dir, a, errors, progress)
-        if not plan.needed:
-            if errors:
-                raise _invalid(path, errors)
-            if not mended:
-                result = unchanged(proto, f"already runs on {req.target} as it is")
-                return _write(result, proto, base_dir, req)
-            # the target runs it, but it has errors every conversion mends (an IR older than its
-            # types): converted at its own opset, which mends them, rather than copied as it is
-            to_opset, to_domain, lower = _model_opset(proto, path), None, False
-        else:
-            to_opset, to_domain, lower = plan.choice.to_opset, plan.choice.to_domain, plan.choice.lower
+        chosen = _targeted(req, proto, base_dir, a, errors, mended, progress)
+        if isinstance(chosen, Result):
+            return chosen
+        to_opset, to_domain, lower = chosen
     if to_opset is None:
         to_opset = _model_opset(proto, path)
     opts = Options(to_opset, to_domain, req.ir_version, lower, req.verify, req.vendor_axis,
@@ -120,18 +107,34 @@ def run(req: Request, progress=None) -> Result:
     return _write(result, proto, base_dir, req)
 
 
+def _targeted(req: Request, proto, base_dir: str, a, errors: list, mended: list, progress):
+    """(opset, domain, lower) the target's plan chooses; or the Result when there is nothing
+    to plan (the target runs the model as it is) or the plan goes through the QDQ form."""
+    path = req.path
+    try:
+        plan = _plan(a, path, req.target)
+    except Stop:
+        if not _has_qoperator(a):
+            raise
+        return _through_qdq(req, proto, base_dir, a, errors, progress)
+    if plan.needed:
+        return plan.choice.to_opset, plan.choice.to_domain, plan.choice.lower
+    if errors:
+        raise _invalid(path, errors)
+    if not mended:
+        return _write(unchanged(proto, f"already runs on {req.target} as it is"), proto, base_dir, req)
+    # the target runs it, but it has errors every conversion mends (an IR older than its
+    # types): converted at its own opset, which mends them, rather than copied as it is
+    return _model_opset(proto, path), None, False
+
+
 def _has_qoperator(a) -> bool:
     """Whether the model has a node with a QDQ form (schema/qdq_forms.py)."""
+    from . import schema
     from .schema.qdq_forms import N_BITS_MATMUL, form_of
 
     return any(form_of(n.domain, n.op_type) is not None
-               or (schema_domain(n.domain), n.op_type) == N_BITS_MATMUL for _, _, n in a.nodes())
-
-
-def schema_domain(domain: str) -> str:
-    from . import schema
-
-    return schema.normalize_domain(domain)
+               or (schema.normalize_domain(n.domain), n.op_type) == N_BITS_MATMUL for _, _, n in a.nodes())
 
 
 def _through_qdq(req: Request, proto, base_dir: str, a, errors: list, progress) -> Result:
