@@ -15,7 +15,7 @@ from ..passes.common import op_label, where
 from ..sites import constants
 from ..state import Context, Entry, PassResult, Rewrite
 from . import nbits
-from .measure import CannotMeasure, FormatCase, measure
+from .measure import CannotMeasure, FormatCase, measure_all
 from .to_qoperator import Graph, Unfused, group
 
 
@@ -23,6 +23,7 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
     by_owner: dict[int, list] = {}
     for site in ctx.sites:
         by_owner.setdefault(id(site.owner), []).append(site)
+    found: list = []  # (site, at, fused, case) of every group with a QOperator form
     for sites in by_owner.values():
         owner = sites[0].owner
         if not isinstance(owner, onnx.GraphProto):
@@ -33,10 +34,59 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
             node = site.node
             if schema.normalize_domain(node.domain) != schema.AI_ONNX or node.op_type not in QOPERATOR_OF:
                 continue
-            if (id(owner), site.index) in ctx.reformatted:
+            if _plan_nbits(ctx, result, g, site, at):
                 continue
-            _plan_group(ctx, result, g, site, at)
+            got = _group(ctx, result, g, site)
+            if got is not None:
+                found.append((site, at, *got))
+    measured = measure_all([case for *_, case in found])
+    for (site, at, fused, _), m in zip(found, measured, strict=True):
+        _decide(ctx, result, site, at, fused, m)
     return result
+
+
+def _group(ctx: Context, result: PassResult, g: Graph, site):
+    """(fused node, its measuring case) of the group around ``site``, or None (an unfused
+    entry says why where the node reads a DequantizeLinear). Groups fold disjoint nodes: a
+    DequantizeLinear folds only into its one reader, a QuantizeLinear into its one writer."""
+    const, typed = _lookups(site, ctx)
+    try:
+        fused = group(g, site.index, ctx.opts.to_opset, const, ctx.namer, lambda x: typed(x)[0])
+    except Unfused as e:
+        _unfused(result, g, site, str(e))
+        return None
+    return fused, _case(g, fused, const, typed, ctx.opts.to_opset)
+
+
+def _unfused(result: PassResult, g: Graph, site, why: str) -> None:
+    if any(g.writer.get(x) is not None and g.nodes[g.writer[x]].op_type == "DequantizeLinear"
+           for x in site.node.input):
+        result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {why}"]))
+
+
+def _decide(ctx: Context, result: PassResult, site, at: dict, fused, m) -> None:
+    """Fuse the group when its measurement ``m`` is within --tolerance, else say why not."""
+    g_node = site.node
+    if isinstance(m, CannotMeasure):
+        result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {m}"]))
+        return
+    if m.steps > ctx.opts.tolerance:
+        result.entries.append(Entry(where(site), op_label(site), "unfused", [
+            f"stays QDQ: its {fused.node.op_type} differs by up to {m.steps} step"
+            f"{'s' if m.steps > 1 else ''} on {m.differ:,} of {m.outputs:,} measured outputs "
+            f"({', '.join(m.engines)}); --tolerance {m.steps} fuses it"]))
+        return
+    name = fused.node.name
+    entry = Entry(where(site), op_label(site), "reformatted",
+                  [f"{g_node.op_type} and its Q/DQ -> {fused.node.op_type} '{name}' (QOperator form)",
+                   f"measured: {m.text()}"], measured=m)
+    ctx.rewrites.append(Rewrite(site, [fused.node], fused.inits, entry))
+    ctx.reformatted.add((id(site.owner), site.index))
+    for i in fused.folded:
+        other = at[i]
+        ctx.rewrites.append(Rewrite(other, [], [], Entry(where(other), op_label(other), "folded",
+                                                         [f"folded into {fused.node.op_type} '{name}'"])))
+        ctx.reformatted.add((id(other.owner), i))
 
 
 def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> bool:
@@ -70,40 +120,6 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> b
                                                          [f"folded into MatMulNBits '{fused.name}'"])))
         ctx.reformatted.add((id(other.owner), writer))
     return True
-
-
-def _plan_group(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> None:
-    if _plan_nbits(ctx, result, g, site, at):
-        return
-    const, typed = _lookups(site, ctx)
-    opset = ctx.opts.to_opset
-    try:
-        fused = group(g, site.index, opset, const, ctx.namer, lambda x: typed(x)[0])
-        if any((id(site.owner), i) in ctx.reformatted for i in fused.group):
-            raise Unfused("one of its Q/DQ nodes is already part of another fused group")
-        m = measure(_case(g, fused, const, typed, opset))
-    except (Unfused, CannotMeasure) as e:
-        if any(g.writer.get(x) is not None and g.nodes[g.writer[x]].op_type == "DequantizeLinear"
-               for x in site.node.input):
-            result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {e}"]))
-        return
-    if m.steps > ctx.opts.tolerance:
-        result.entries.append(Entry(where(site), op_label(site), "unfused", [
-            f"stays QDQ: its {fused.node.op_type} differs by up to {m.steps} step"
-            f"{'s' if m.steps > 1 else ''} on {m.differ:,} of {m.outputs:,} measured outputs "
-            f"({', '.join(m.engines)}); --tolerance {m.steps} fuses it"]))
-        return
-    name = fused.node.name
-    entry = Entry(where(site), op_label(site), "reformatted",
-                  [f"{site.node.op_type} and its Q/DQ -> {fused.node.op_type} '{name}' (QOperator form)",
-                   f"measured: {m.text()}"], measured=m)
-    ctx.rewrites.append(Rewrite(site, [fused.node], fused.inits, entry))
-    ctx.reformatted.add((id(site.owner), site.index))
-    for i in fused.folded:
-        other = at[i]
-        ctx.rewrites.append(Rewrite(other, [], [], Entry(where(other), op_label(other), "folded",
-                                                         [f"folded into {fused.node.op_type} '{name}'"])))
-        ctx.reformatted.add((id(other.owner), i))
 
 
 def _lookups(site, ctx: Context):

@@ -37,6 +37,10 @@ class FormatCase:
     opset_after: int
     float_step: float | None = None  # QGemm's float output: the size of one step
     opsets_after: dict[str, int] | None = None  # default: ai.onnx at opset_after
+    outputs: list | None = None  # (name, element type) of each output; default: the last node's
+
+    def output_list(self) -> list:
+        return self.outputs or [(self.before[-1].output[0], self.output_type)]
 
 
 @dataclass
@@ -62,7 +66,47 @@ class CannotMeasure(Exception):
     pass
 
 
+BATCH = 512  # cases measured in one pair of models (one onnxruntime session each, not one per case)
+
+
+def measure_all(cases: list[FormatCase], seed: int = 0) -> list:
+    """``measure`` of each case (a Measured, or the CannotMeasure saying why), in batches:
+    the cases of a batch are run side by side as one model before and one after, so that a
+    model of thousands of nodes costs a few sessions; a batch that cannot run is measured
+    case by case, which names the case at fault."""
+    out: list = [None] * len(cases)
+    kinds: dict[tuple, list[int]] = {}  # cases the same engines compute, batched together
+    for i, c in enumerate(cases):
+        source_opset = schema.opset_of(c.opsets_before, schema.AI_ONNX) or c.opset_after
+        kinds.setdefault((_reference_reads(c.before, source_opset), _reference_reads(c.after, c.opset_after)),
+                         []).append(i)
+    for members in kinds.values():
+        for start in range(0, len(members), BATCH):
+            batch = members[start:start + BATCH]
+            got = None
+            if len(batch) > 1:
+                try:
+                    got = _measure([cases[i] for i in batch], seed)
+                except CannotMeasure:
+                    pass
+            for j, i in enumerate(batch):
+                out[i] = got[j] if got is not None else _one(cases[i], seed)
+    return out
+
+
+def _one(case: FormatCase, seed: int):
+    try:
+        return _measure([case], seed)[0]
+    except CannotMeasure as e:
+        return e
+
+
 def measure(case: FormatCase, seed: int = 0) -> Measured:
+    return _measure([case], seed)[0]
+
+
+def _measure(cases: list[FormatCase], seed: int) -> list[Measured]:
+    case = _joined(cases)
     feeds = _feeds(case, np.random.default_rng(seed))
     source = _model(case.before, case.consts, [], case, case.opsets_before)
     rewrite = _model(case.after, case.consts, case.added, case, case.opsets_after or {"": case.opset_after})
@@ -84,16 +128,48 @@ def measure(case: FormatCase, seed: int = 0) -> Measured:
     else:
         raise CannotMeasure("onnxruntime is not installed, and nothing else computes the "
                             f"{vendor[0] if vendor else 'source'} node to measure against")
-    steps, differ = 0, 0
-    for _, got_after in runs_after:
-        for a, b in zip(truth[1], got_after, strict=True):
-            d = _steps(a, b, case.float_step)
-            steps = max(steps, int(d.max(initial=0)))
-        differ = max(differ, sum(int((_steps(a, b, case.float_step) > 0).sum())
-                                 for a, b in zip(truth[1], got_after, strict=True)))
-    outputs = sum(a.size for a in truth[1])
     engines = tuple(dict.fromkeys([truth[0]] + [name for name, _ in runs_after]))
-    return Measured(steps, differ, outputs, engines)
+    found = []
+    for k, c in enumerate(cases):  # output k of every run is case k's
+        steps, differ = 0, 0
+        for _, got_after in runs_after:
+            d = [_steps(a[k], b[k], c.float_step) for a, b in zip(truth[1], got_after, strict=True)]
+            steps = max([steps] + [int(x.max(initial=0)) for x in d])
+            differ = max(differ, sum(int((x > 0).sum()) for x in d))
+        found.append(Measured(steps, differ, sum(a[k].size for a in truth[1]), engines))
+    return found
+
+
+def _joined(cases: list[FormatCase]) -> FormatCase:
+    """The cases side by side as one model: each case's values renamed apart (a chain's
+    case reads the output of the case before it, which here is an input of its own), the
+    constants shared by name, an output per case."""
+    if len(cases) == 1:
+        return cases[0]
+    before, after, inputs, outputs = [], [], {}, []
+    consts = {k: v for c in cases for k, v in c.consts.items()}
+    added = [t for c in cases for t in c.added]
+    fixed = set(consts) | {t.name for t in added} | {""}
+    for k, c in enumerate(cases):
+        def apart(name: str, k=k) -> str:
+            return name if name in fixed else f"{name}@{k}"
+        before += [_renamed(n, apart) for n in c.before]
+        after += [_renamed(n, apart) for n in c.after]
+        inputs.update({apart(x): v for x, v in c.inputs.items()})
+        outputs += [(apart(x), t) for x, t in c.output_list()]
+    first = cases[0]
+    opsets = {k: v for c in cases for k, v in (c.opsets_after or {"": c.opset_after}).items()}
+    return FormatCase(before, after, added, consts, inputs, first.output_type, first.opsets_before,
+                      first.opset_after, None, opsets, outputs)
+
+
+def _renamed(node: onnx.NodeProto, apart) -> onnx.NodeProto:
+    n = onnx.NodeProto()
+    n.CopyFrom(node)
+    n.input[:] = [apart(x) for x in node.input]
+    n.output[:] = [apart(x) for x in node.output]
+    n.name = apart(node.name) if node.name else ""
+    return n
 
 
 def _reference_reads(nodes: list, opset: int) -> bool:
@@ -146,7 +222,7 @@ def _feeds(case: FormatCase, rng) -> list[dict[str, np.ndarray]]:
 def _model(nodes, consts: dict, added: list, case: FormatCase, opsets: dict) -> onnx.ModelProto:
     inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()] + list(added)
     inputs = [helper.make_tensor_value_info(n, e, s) for n, (e, s) in case.inputs.items()]
-    outputs = [helper.make_tensor_value_info(case.before[-1].output[0], case.output_type, None)]
+    outputs = [helper.make_tensor_value_info(name, elem, None) for name, elem in case.output_list()]
     graph = helper.make_graph(list(nodes), "measure", inputs, outputs, inits)
     imports = [helper.make_opsetid(d, v) for d, v in opsets.items()]
     ai = schema.opset_of(opsets, schema.AI_ONNX)
@@ -170,7 +246,7 @@ def _run_ort(ort, model: onnx.ModelProto, feeds: list[dict]) -> list[np.ndarray]
     opts.log_severity_level = 4
     try:
         session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-        return [session.run(None, f)[0] for f in feeds]
+        return [session.run(None, f) for f in feeds]
     except Exception as e:
         raise CannotMeasure(f"onnxruntime cannot run it: {str(e).strip().splitlines()[-1][:200]}") from None
 
@@ -180,7 +256,7 @@ def _run_reference(model: onnx.ModelProto, feeds: list[dict]) -> list[np.ndarray
 
     try:
         ref = ReferenceEvaluator(model)
-        return [np.asarray(ref.run(None, f)[0]) for f in feeds]
+        return [[np.asarray(x) for x in ref.run(None, f)] for f in feeds]
     except Exception as e:
         raise CannotMeasure(f"onnx.reference cannot run it: {str(e).strip()[:200]}") from None
 

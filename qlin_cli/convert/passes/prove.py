@@ -4,7 +4,7 @@ evaluator (convert/verify.py), other ops with onnx.reference (convert/ops/prove.
 from __future__ import annotations
 
 from .. import verify
-from ..formats.measure import CannotMeasure, FormatCase, measure
+from ..formats.measure import CannotMeasure, FormatCase, measure_all
 from ..formats.nbits import NBitsCase
 from ..state import Context, PassResult
 from .common import refused
@@ -21,13 +21,12 @@ def _shape_of(case) -> tuple:
     return (case.q.facts, after, tuple(sorted(case.after_opsets.items())), added)
 
 
-def _measured(r, tolerance: int) -> str | None:
-    """Measure a format rewrite (never a proof: convert/formats/measure.py); the refusal
-    reason when it differs beyond ``tolerance`` or cannot be measured."""
-    try:
-        m = measure(r.case)
-    except CannotMeasure as e:
-        return f"its QDQ form cannot be measured: {e}"
+def _measured(r, m, tolerance: int) -> str | None:
+    """A format rewrite and its measurement ``m`` (never a proof: convert/formats/measure.py;
+    a CannotMeasure when there is none): the refusal reason when it differs beyond
+    ``tolerance`` or cannot be measured."""
+    if isinstance(m, CannotMeasure):
+        return f"its QDQ form cannot be measured: {m}"
     r.entry.measured = m
     r.entry.changes.append(f"measured: {m.text()}")
     if m.steps > tolerance:
@@ -46,9 +45,11 @@ class Prove:
         result = PassResult()
         seen: dict[tuple, str | None] = {}
         cases = [r for r in ctx.rewrites if r.case is not None]
+        formats = [r for r in cases if isinstance(r.case, FormatCase)]
+        measured = dict(zip(map(id, formats), measure_all([r.case for r in formats]), strict=True))
         for i, r in enumerate(cases):
             if isinstance(r.case, FormatCase):
-                why = _measured(r, ctx.opts.tolerance)
+                why = _measured(r, measured[id(r)], ctx.opts.tolerance)
             elif isinstance(r.case, NBitsCase):
                 why = r.case.prove()
                 r.entry.verified = why is None
