@@ -156,14 +156,15 @@ def check_model(model: onnx.ModelProto, base_dir: str | os.PathLike = ".", *,
 def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: str | None = None,
             target: str | None = None, ir_version: int | None = None, lower: bool = False,
             verify: bool = True, output: str | os.PathLike | None = None, vendor_axis: int | None = None,
-            to_format: str | None = None, tolerance: int = 0):
+            to_format: str | None = None, tolerance: int = 0, weights: str | None = None):
     """Convert a model file as `qlin convert` does (convert/pipeline.py) and return the
     result: ``.model`` (the converted ModelProto; None when some node is refused),
     ``.entries``, ``.refused``, ``.resolved`` (the source's errors the conversion is the
     fix of), ``.note``, ``.written``. With ``target`` the opset, domain and lowering are
     chosen for it; a model it already runs comes back unchanged (``.note`` says so).
     ``to_format="qdq"`` rewrites QOperator nodes into QDQ form, each measured (an entry's
-    ``.measured``) and refused beyond ``tolerance`` steps. With
+    ``.measured``) and refused beyond ``tolerance`` steps. ``weights="fold"`` / ``"unfold"``
+    stores constant weights as a QuantizeLinear / DequantizeLinear of them computes. With
     ``output`` the result is written there, never over the source. Raises
     ``ConversionStopped`` (a QlinError; ``.findings`` says why) when the model has errors
     the conversion does not resolve or the target would still refuse it, QlinError when
@@ -172,10 +173,12 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
 
     if target is not None and (to_opset is not None or to_domain is not None or lower or to_format):
         raise QlinError("target", "it chooses the opset, domain and lowering itself: give it alone")
-    if to_opset is None and to_domain is None and target is None and to_format is None:
+    if to_opset is None and to_domain is None and target is None and to_format is None and weights is None:
         raise QlinError("to_opset", "give a target opset (to_opset=N), a domain (to_domain=D), a "
-                                    "format (to_format='qdq'), a runtime (target=NAME), or several "
-                                    "of the first three")
+                                    "format (to_format='qdq'), weights='fold' or 'unfold', a runtime "
+                                    "(target=NAME), or several of the first four")
+    if weights not in (None, "fold", "unfold"):
+        raise QlinError("weights", f"{weights!r}: give 'fold' or 'unfold'")
     if to_format not in (None, "qdq", "qoperator"):
         raise QlinError("to_format", f"{to_format!r} is not a format qlin writes ('qdq', 'qoperator')")
     if tolerance < 0:
@@ -183,7 +186,8 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
     if target is not None:
         _known_targets([target])
     req = Request(os.fspath(path), to_opset, to_domain, target, ir_version, lower, verify, vendor_axis,
-                  None if output is None else os.fspath(output), to_format=to_format, tolerance=tolerance)
+                  None if output is None else os.fspath(output), to_format=to_format, tolerance=tolerance,
+                  weights=weights)
     try:
         return run(req)
     except QlinError as e:  # the pipeline speaks the command's flags: name this function's arguments
@@ -197,7 +201,8 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
 _FLAGS = (("pass --in-place to overwrite it", "qlin.convert never writes over its source: give another path"),
           ("--no-verify", "verify=False"), ("--to-opset", "to_opset"), ("--to-domain", "to_domain"),
           ("--ir-version", "ir_version"), ("--quark-axis", "vendor_axis"), ("--target", "target"),
-          ("--lower", "lower=True"), ("--to-format", "to_format"), ("--tolerance", "tolerance"))
+          ("--lower", "lower=True"), ("--to-format", "to_format"), ("--tolerance", "tolerance"),
+          ("--weights", "weights"))
 
 
 def _arguments(text: str) -> str:

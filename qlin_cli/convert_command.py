@@ -40,10 +40,14 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
 @click.option("--tolerance", type=click.IntRange(0, None), default=0, show_default=True, metavar="STEPS",
               help="How many quantization steps of its output a --to-format rewrite may differ by, "
                    "as measured on random and edge inputs.")
+@click.option("--weights", type=click.Choice(["fold", "unfold"]), default=None,
+              help="fold: a QuantizeLinear of constant float weights becomes the quantized initializer "
+                   "it computes (QL604's fix); unfold: a DequantizeLinear of constant weights becomes "
+                   "the float initializer it computes. Exact.")
 @click.option("-v", "--verbose", is_flag=True, help="One line per node, not only the summary.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, no_verify,
-            vendor_axis, target, to_format, tolerance, verbose, fmt):
+            vendor_axis, target, to_format, tolerance, weights, verbose, fmt):
     """Convert MODEL to another ai.onnx opset, move its Q/DQ nodes to another domain, and/or
     rewrite its QOperator nodes into QDQ form (--to-format qdq).
 
@@ -58,9 +62,9 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
 
     report = _Report(model, fmt, dry_run, verbose)
     output = _check_options(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run,
-                            target, report, to_format)
+                            target, report, to_format or weights)
     req = Request(model, to_opset, to_domain, target, ir_version, lower, not no_verify, vendor_axis,
-                  None if dry_run else output, in_place, to_format, tolerance)
+                  None if dry_run else output, in_place, to_format, tolerance, weights)
     try:
         result = _run(req, fmt)
     except Stop as e:
@@ -145,8 +149,8 @@ def _check_options(model, to_opset, to_domain, output, in_place, ir_version, low
         _fail("--target", "it chooses the opset, domain and --lower itself: give it alone")
     if to_opset is None and to_domain is None and target is None and to_format is None:
         _fail("--to-opset", "give a target opset (--to-opset N), a domain (--to-domain D), a "
-                            "format (--to-format qdq), a runtime (--target NAME), or several of the "
-                            "first three")
+                            "format (--to-format qdq), --weights, a runtime (--target NAME), or several "
+                            "of the first four")
     if ir_version is not None and ir_version < 3:
         _fail("--ir-version", f"{ir_version} is below 3, the first IR with opsets")
     if ir_version is not None and ir_version > _newest_ir():

@@ -51,6 +51,7 @@ class Request:
     in_place: bool = False
     to_format: str | None = None  # "qdq": QOperator nodes to their QDQ form (convert/formats/)
     tolerance: int = 0  # steps a format rewrite may differ by (measured, never proven)
+    weights: str | None = None  # "fold" / "unfold" (convert/passes/weights.py)
 
 
 def run(req: Request, progress=None) -> Result:
@@ -79,7 +80,7 @@ def run(req: Request, progress=None) -> Result:
     if to_opset is None:
         to_opset = _model_opset(proto, path)
     opts = Options(to_opset, to_domain, req.ir_version, lower, req.verify, req.vendor_axis,
-                   req.to_format, req.tolerance)
+                   req.to_format, req.tolerance, req.weights)
     try:
         result = convert_model(proto, base_dir, opts, progress, source=path, types=a.inferred)
     except QlinError:

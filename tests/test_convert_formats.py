@@ -389,3 +389,31 @@ def test_target_openvino_takes_a_qoperator_model_through_its_qdq_form(name, mode
     compiled = core.compile_model(core.read_model(out), "CPU")
     results = compiled(corpus.sample_feeds(corpus.BY_NAME[name].model, corpus.SAMPLE_SEED))
     assert all(np.isfinite(np.asarray(v)).all() for v in results.values())
+
+
+@pytest.mark.parametrize("name, mode", [("cnn_qdq_u8s8_weight_pair_op13", "fold"),
+                                        ("cnn_qdq_u8s8_tensor_op13", "unfold"),
+                                        ("transformer_qdq_u8s8_channel_op17", "unfold")])
+def test_weights_folded_or_unfolded_compute_the_same(name, mode, tmp_path):
+    """--weights fold (onnxruntime's AddQDQPairToWeight output: QuantizeLinear of float
+    weights, QL604) and --weights unfold (DequantizeLinear of int8 weights -> float): each
+    rewrite proven against onnx.reference, the constants nothing reads any more gone, and
+    onnxruntime (ops as written) gives the source's outputs bit for bit."""
+    path = corpus.build(tmp_path / "src", [name])[name]
+    source = onnx.load(path)
+    r = convert_model(source, os.path.dirname(path), Options(_opset(source), weights=mode))
+    changed = [e for e in r.entries if e.action == "weights"]
+    assert changed and all(e.verified for e in changed), [e.changes for e in r.entries]
+    gone = "QuantizeLinear" if mode == "fold" else "DequantizeLinear"
+    count = [n.op_type for n in r.model.graph.node].count
+    assert count(gone) == [n.op_type for n in source.graph.node].count(gone) - len(changed)
+    read = {x for n in r.model.graph.node for x in n.input}
+    assert all(t.name in read for t in r.model.graph.initializer)  # nothing left unread
+    out = _written(r.model, os.path.dirname(path), tmp_path / "w.onnx")
+    before = {d.code for d in check_file(path).diagnostics}
+    after = {d.code for d in check_file(out).diagnostics}
+    if mode == "fold":
+        assert "QL604" in before and "QL604" not in after
+    cfg = corpus.BY_NAME[name]
+    want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(want, got, strict=True))

@@ -62,7 +62,8 @@ ACTIONS = (("converted", "Q/DQ converted"), ("lowered", "Q/DQ lowered"),
            ("kept", "Q/DQ valid as they are"), ("other-op", "other ops rewritten"),
            ("reformatted", "nodes in the other format (measured, not proven)"),
            ("folded", "Q/DQ nodes folded into QOperator nodes"),
-           ("unfused", "QDQ groups left as they are (-v says why)"))
+           ("unfused", "QDQ groups left as they are (-v says why)"),
+           ("weights", "constant weights computed once (--weights)"))
 
 
 def render_stop_json(path: str, reason: str, findings, dry_run: bool, exit_status: int) -> str:

@@ -21,6 +21,7 @@ class Options:
     vendor_axis: int | None = None  # --quark-axis: the axis of a vendor node that omits it
     to_format: str | None = None  # "qdq": QOperator nodes become their QDQ form (convert/formats/)
     tolerance: int = 0  # the difference a format rewrite may have, in steps of its output
+    weights: str | None = None  # "fold" / "unfold": constant weights computed once (passes/weights.py)
 
 
 @dataclass
@@ -69,6 +70,7 @@ class Context:
     namer: Namer | None = None
     rewrites: list[Rewrite] = field(default_factory=list)
     reformatted: set = field(default_factory=set)  # (id(owner), index) of nodes the format pass rewrites
+    dropped: set = field(default_factory=set)  # (id(graph), name) of initializers nothing reads any more
     ensured: set[str] = field(default_factory=set)  # what the passes run so far ensure
     changed: bool = False  # a finishing pass changed the working copy
 

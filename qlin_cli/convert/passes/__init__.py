@@ -20,8 +20,9 @@ from .prove import Prove
 from .qdq import PlanQDQ
 from .read import ReadModel
 from .unify import Unify
+from .weights import PlanWeights
 
-PLAN = (ReadModel(), PlanFormat(), PlanQDQ(), PlanOtherOps(), Unify(), Prove())
+PLAN = (ReadModel(), PlanFormat(), PlanWeights(), PlanQDQ(), PlanOtherOps(), Unify(), Prove())
 FINISH = (ApplyRewrites(), FixImports(), ChooseIR())
 
 __all__ = ["FINISH", "PLAN"]

@@ -37,4 +37,9 @@ class ApplyRewrites:
             if isinstance(owner, onnx.GraphProto):
                 for r in by_owner[id(owner)]:
                     owner.initializer.extend(r.inits)
+                gone = {name for key, name in ctx.dropped if key == id(owner)}
+                if gone:  # constants a --weights rewrite left unread
+                    kept = [t for t in owner.initializer if t.name not in gone]
+                    del owner.initializer[:]
+                    owner.initializer.extend(kept)
         return PassResult(modified=bool(ctx.rewrites))

@@ -1,0 +1,119 @@
+"""`--weights fold` and `--weights unfold`: constant weights computed once, at conversion.
+
+fold (QL604's fix): a QuantizeLinear of a constant float weight (its scale and zero point
+constants too) becomes an initializer holding what it computes, under its output's name;
+the DequantizeLinear after it stays. unfold: a DequantizeLinear of a constant quantized
+weight becomes a float initializer holding what it computes, for tools that need float
+weights. Either way the graph reads, at the same name, the values the node computed (the
+pages define them exactly: "y = saturate((x / y_scale) + y_zero_point)", "y = (x -
+x_zero_point) * x_scale"), computed by qlin's evaluator and checked bit for bit against
+onnx.reference where it runs the node. The constant the node read goes where nothing else
+reads it. Only in graphs (a function holds no initializers), never a graph output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from ... import schema
+from ...evaluator import EvaluationError, run_node
+from ..sites import constants
+from ..state import Context, Entry, PassResult, Rewrite
+from .common import op_label, where
+
+FAMILY = {"fold": schema.LINEAR_QUANTIZE, "unfold": schema.LINEAR_DEQUANTIZE}
+REFERENCE_SINCE = 19  # onnx.reference implements QuantizeLinear / DequantizeLinear from 19
+
+
+class PlanWeights:
+    name = "weights"
+    requires = ("sites", "names")
+    ensures = ("weights planned",)
+
+    def __call__(self, ctx: Context) -> PassResult:
+        result = PassResult()
+        mode = ctx.opts.weights
+        if mode is None:
+            return result
+        readers = _readers(ctx.model)
+        unread: dict[str, set] = {}  # name -> ids of the graphs whose removed nodes read it
+        for site in ctx.sites:
+            if not isinstance(site.owner, onnx.GraphProto) or (id(site.owner), site.index) in ctx.reformatted:
+                continue
+            node = site.node
+            opset = schema.opset_of(site.scope.opsets, node.domain)
+            spec = schema.lookup(node.domain, node.op_type, opset) if opset else None
+            if spec is None or not schema.is_linear(spec) or spec.family != FAMILY[mode]:
+                continue
+            planned = _plan(ctx, site, opset, mode)
+            if planned is not None:
+                ctx.rewrites.append(planned)
+                ctx.reformatted.add((id(site.owner), site.index))
+                for x in filter(None, site.node.input):
+                    readers[x] -= 1
+                    unread.setdefault(x, set()).add(id(site.owner))
+        ctx.dropped |= {(g, x) for x, graphs in unread.items() if readers[x] == 0 for g in graphs}
+        return result
+
+
+def _readers(model: onnx.ModelProto) -> dict[str, int]:
+    """How many node inputs, anywhere in the model, read each name."""
+    from ..sites import sites
+
+    count: dict[str, int] = {}
+    for s in sites(model):
+        for x in s.node.input:
+            count[x] = count.get(x, 0) + 1
+    return count
+
+
+def _plan(ctx: Context, site, opset: int, mode: str) -> Rewrite | None:
+    node, owner = site.node, site.owner
+    outputs = {o.name for o in owner.output}
+    inputs = {i.name for i in owner.input}
+    if not node.input or node.output[0] in outputs or node.input[0] in inputs:
+        return None  # a graph output, or a weight the caller may feed: not a constant
+    const = constants(site, ctx.base_dir)
+    values = [const(x) if x else None for x in node.input]
+    if any(v is None for x, v in zip(node.input, values, strict=True) if x):
+        return None
+    if mode == "fold" and np.asarray(values[0]).dtype.kind != "f":
+        return None
+    try:
+        computed = run_node(node, opset, values)
+    except EvaluationError:
+        return None
+    if computed.dtype.kind == "V" or computed.dtype.name not in np.sctypeDict:
+        return None  # a type numpy_helper cannot write from an array (int4, float8): kept
+    init = numpy_helper.from_array(computed, node.output[0])
+    proven = _reference_agrees(node, opset, values, computed)
+    what = "QuantizeLinear" if mode == "fold" else "DequantizeLinear"
+    change = (f"{what} of constant '{node.input[0]}' computed once: '{node.output[0]}' stored as a "
+              f"{computed.dtype.name} initializer")
+    entry = Entry(where(site), op_label(site), "weights", [change], verified=proven)
+    if not proven:
+        entry.changes.append("not proven: onnx.reference does not run this node")
+    return Rewrite(site, [], [init], entry)
+
+
+def _reference_agrees(node: onnx.NodeProto, opset: int, values: list, computed: np.ndarray) -> bool:
+    """onnx.reference's value of the node (at opset 19, which computes what 10 and 13 do for
+    the types they share) is ``computed``, bit for bit."""
+    if schema.normalize_domain(node.domain) != schema.AI_ONNX:
+        return False
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    names = [x for x in node.input]
+    inits = [numpy_helper.from_array(np.asarray(v), n) for n, v in zip(names, values, strict=True) if n]
+    out = helper.make_tensor_value_info(node.output[0], 0, None)
+    graph = helper.make_graph([node], "weights", [], [out], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", max(opset, REFERENCE_SINCE))],
+                              ir_version=9)
+    try:
+        got = np.asarray(ReferenceEvaluator(model).run(None, {})[0])
+    except Exception:
+        return False
+    return got.dtype == computed.dtype and got.shape == computed.shape and got.tobytes() == computed.tobytes()
