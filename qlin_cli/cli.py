@@ -306,7 +306,7 @@ def _checked(work: list, jobs, store):
 
         rules.all_rules()  # built once here: forked workers inherit the registry
     fresh = ordered_map(_check_one, [work[i] for i in missing], jobs or default_jobs(),
-                        [work[i][0] for i in missing if work[i][1] is None])
+                        [work[i][0] for i in missing if work[i][1] is None], lost=_not_checked)
     for i, found in enumerate(kept):
         if found is None:
             found = next(fresh)
@@ -315,6 +315,13 @@ def _checked(work: list, jobs, store):
                 if stamp(work[i][0]) == before:  # not changed while it was checked
                     store.put(work[i][0], key, digest, found)
         yield found
+
+
+def _not_checked(item, why: str):
+    """The result of a file whose worker process ended before it answered."""
+    from .check.engine import FileResult
+
+    return FileResult(item[0], error=f"not checked: {why}")
 
 
 def _check_one(item):

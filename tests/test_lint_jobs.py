@@ -32,9 +32,9 @@ def test_workers_give_the_output_of_one_process(fmt, tmp_path, monkeypatch):
     used = []
     real = parallel.ordered_map
 
-    def spy(fn, items, jobs, paths):
+    def spy(fn, items, jobs, paths, **kw):
         used.append(parallel.worth_it(paths, jobs))
-        return real(fn, items, jobs, paths)
+        return real(fn, items, jobs, paths, **kw)
 
     monkeypatch.setattr(parallel, "ordered_map", spy)
     two = run("--format", fmt, "-j", "2", *files)
