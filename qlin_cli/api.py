@@ -177,8 +177,8 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
         raise QlinError("to_opset", "give a target opset (to_opset=N), a domain (to_domain=D), a "
                                     "format (to_format='qdq'), weights='fold' or 'unfold', a runtime "
                                     "(target=NAME), or several of the first four")
-    if weights not in (None, "fold", "unfold"):
-        raise QlinError("weights", f"{weights!r}: give 'fold' or 'unfold'")
+    if weights not in (None, "fold", "unfold", "strip"):
+        raise QlinError("weights", f"{weights!r}: give 'fold', 'unfold' or 'strip'")
     if to_format not in (None, "qdq", "qoperator"):
         raise QlinError("to_format", f"{to_format!r} is not a format qlin writes ('qdq', 'qoperator')")
     if tolerance < 0:

@@ -40,10 +40,11 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
 @click.option("--tolerance", type=click.IntRange(0, None), default=0, show_default=True, metavar="STEPS",
               help="How many quantization steps of its output a --to-format rewrite may differ by, "
                    "as measured on random and edge inputs.")
-@click.option("--weights", type=click.Choice(["fold", "unfold"]), default=None,
+@click.option("--weights", type=click.Choice(["fold", "unfold", "strip"]), default=None,
               help="fold: a QuantizeLinear of constant float weights becomes the quantized initializer "
                    "it computes (QL604's fix); unfold: a DequantizeLinear of constant weights becomes "
-                   "the float initializer it computes. Exact.")
+                   "the float initializer it computes (both exact); strip: unfold, and every Q -> DQ "
+                   "pair removed (the float model, to compare against; not equivalent).")
 @click.option("-v", "--verbose", is_flag=True, help="One line per node, not only the summary.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, no_verify,

@@ -417,3 +417,21 @@ def test_weights_folded_or_unfolded_compute_the_same(name, mode, tmp_path):
     cfg = corpus.BY_NAME[name]
     want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
     assert all(a.tobytes() == b.tobytes() for a, b in zip(want, got, strict=True))
+
+
+def test_weights_strip_leaves_the_float_model(tmp_path):
+    """--weights strip: no QuantizeLinear or DequantizeLinear left (weights unfolded exactly,
+    activation pairs become Identity of the float value), valid, and onnxruntime runs it;
+    its outputs are the float path's, near the quantized model's but not equal (by design)."""
+    name = "cnn_qdq_u8s8_tensor_op13"
+    path = corpus.build(tmp_path / "src", [name])[name]
+    source = onnx.load(path)
+    r = convert_model(source, os.path.dirname(path), Options(_opset(source), weights="strip"))
+    ops = {n.op_type for n in r.model.graph.node}
+    assert not ops & {"QuantizeLinear", "DequantizeLinear"} and "Identity" in ops
+    assert not any(e.verified for e in r.entries if "stripped" in " ".join(e.changes))
+    out = _written(r.model, os.path.dirname(path), tmp_path / "float.onnx")
+    cfg = corpus.BY_NAME[name]
+    want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
+    differ = [float(np.abs(a.astype(np.float64) - b).max()) for a, b in zip(want, got, strict=True)]
+    assert 0 < max(differ) < 0.1, differ

@@ -1,4 +1,5 @@
-"""`--weights fold` and `--weights unfold`: constant weights computed once, at conversion.
+"""`--weights fold`, `--weights unfold` and `--weights strip`: constant weights computed once,
+at conversion; or every Q -> DQ pair stripped (the float model, to compare against).
 
 fold (QL604's fix): a QuantizeLinear of a constant float weight (its scale and zero point
 constants too) becomes an initializer holding what it computes, under its output's name;
@@ -23,7 +24,8 @@ from ..sites import constants
 from ..state import Context, Entry, PassResult, Rewrite
 from .common import op_label, where
 
-FAMILY = {"fold": schema.LINEAR_QUANTIZE, "unfold": schema.LINEAR_DEQUANTIZE}
+FAMILY = {"fold": schema.LINEAR_QUANTIZE, "unfold": schema.LINEAR_DEQUANTIZE,
+          "strip": schema.LINEAR_DEQUANTIZE}
 REFERENCE_SINCE = 19  # onnx.reference implements QuantizeLinear / DequantizeLinear from 19
 
 
@@ -39,6 +41,10 @@ class PlanWeights:
             return result
         readers = _readers(ctx.model)
         unread: dict[str, set] = {}  # name -> ids of the graphs whose removed nodes read it
+        writers: dict[int, dict] = {}  # per graph: output name -> the site writing it
+        for site in ctx.sites:
+            writers.setdefault(id(site.owner), {}).update({o: site for o in site.node.output if o})
+        stripped: list = []  # the QuantizeLinear sites whose DequantizeLinear readers went
         for site in ctx.sites:
             if not isinstance(site.owner, onnx.GraphProto) or (id(site.owner), site.index) in ctx.reformatted:
                 continue
@@ -48,6 +54,15 @@ class PlanWeights:
             if spec is None or not schema.is_linear(spec) or spec.family != FAMILY[mode]:
                 continue
             planned = _plan(ctx, site, opset, mode)
+            if planned is None and mode == "strip":
+                q = writers[id(site.owner)].get(site.node.input[0])
+                planned = _strip(site, q)
+                if planned is not None:
+                    readers[site.node.input[0]] -= 1
+                    stripped.append(q)
+                    ctx.rewrites.append(planned)
+                    ctx.reformatted.add((id(site.owner), site.index))
+                continue
             if planned is not None:
                 ctx.rewrites.append(planned)
                 ctx.reformatted.add((id(site.owner), site.index))
@@ -55,7 +70,39 @@ class PlanWeights:
                     readers[x] -= 1
                     unread.setdefault(x, set()).add(id(site.owner))
         ctx.dropped |= {(g, x) for x, graphs in unread.items() if readers[x] == 0 for g in graphs}
+        _drop_unread(ctx, stripped, readers)
         return result
+
+
+def _drop_unread(ctx: Context, quantizers: list, readers: dict) -> None:
+    """The QuantizeLinear nodes nothing reads any more after strip go too."""
+    for q in {id(q): q for q in quantizers}.values():
+        out = q.node.output[0]
+        if readers.get(out, 0) == 0 and out not in {o.name for o in q.owner.output} \
+                and (id(q.owner), q.index) not in ctx.reformatted:
+            ctx.rewrites.append(Rewrite(q, [], [], Entry(where(q), op_label(q), "weights",
+                                                         ["QuantizeLinear unread after strip: removed"])))
+            ctx.reformatted.add((id(q.owner), q.index))
+
+
+def _strip(site, q) -> Rewrite | None:
+    """--weights strip: a DequantizeLinear of a QuantizeLinear's output becomes an Identity of
+    the QuantizeLinear's input (the value before quantization; the QuantizeLinear stays for
+    other readers and is then unread). Not equivalent by design: the float model, to compare
+    against. A DequantizeLinear of a constant was unfolded (exact) by ``_plan``."""
+    node = site.node
+    if q is None:
+        return None
+    writer = q.node
+    op = schema.lookup(writer.domain, writer.op_type,
+                       schema.opset_of(site.scope.opsets, writer.domain) or 0)
+    if op is None or op.family != schema.LINEAR_QUANTIZE:
+        return None
+    ident = onnx.helper.make_node("Identity", [writer.input[0]], [node.output[0]], name=node.name)
+    entry = Entry(where(site), op_label(site), "weights",
+                  [f"Q -> DQ pair of '{writer.input[0]}' stripped: the float value, not what the pair "
+                   "computes (not equivalent, by design)"])
+    return Rewrite(site, [ident], [], entry)
 
 
 def _readers(model: onnx.ModelProto) -> dict[str, int]:
