@@ -156,7 +156,8 @@ def check_model(model: onnx.ModelProto, base_dir: str | os.PathLike = ".", *,
 def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: str | None = None,
             target: str | None = None, ir_version: int | None = None, lower: bool = False,
             verify: bool = True, output: str | os.PathLike | None = None, vendor_axis: int | None = None,
-            to_format: str | None = None, tolerance: int = 0, weights: str | None = None):
+            to_format: str | None = None, tolerance: int = 0, weights: str | None = None,
+            to_int8: bool = False):
     """Convert a model file as `qlin convert` does (convert/pipeline.py) and return the
     result: ``.model`` (the converted ModelProto; None when some node is refused),
     ``.entries``, ``.refused``, ``.resolved`` (the source's errors the conversion is the
@@ -173,7 +174,8 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
 
     if target is not None and (to_opset is not None or to_domain is not None or lower or to_format):
         raise QlinError("target", "it chooses the opset, domain and lowering itself: give it alone")
-    if to_opset is None and to_domain is None and target is None and to_format is None and weights is None:
+    if (to_opset is None and to_domain is None and target is None and to_format is None and weights is None
+            and not to_int8):
         raise QlinError("to_opset", "give a target opset (to_opset=N), a domain (to_domain=D), a "
                                     "format (to_format='qdq'), weights='fold' or 'unfold', a runtime "
                                     "(target=NAME), or several of the first four")
@@ -187,7 +189,7 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
         _known_targets([target])
     req = Request(os.fspath(path), to_opset, to_domain, target, ir_version, lower, verify, vendor_axis,
                   None if output is None else os.fspath(output), to_format=to_format, tolerance=tolerance,
-                  weights=weights)
+                  weights=weights, to_int8=to_int8)
     try:
         return run(req)
     except QlinError as e:  # the pipeline speaks the command's flags: name this function's arguments
@@ -202,7 +204,7 @@ _FLAGS = (("pass --in-place to overwrite it", "qlin.convert never writes over it
           ("--no-verify", "verify=False"), ("--to-opset", "to_opset"), ("--to-domain", "to_domain"),
           ("--ir-version", "ir_version"), ("--quark-axis", "vendor_axis"), ("--target", "target"),
           ("--lower", "lower=True"), ("--to-format", "to_format"), ("--tolerance", "tolerance"),
-          ("--weights", "weights"))
+          ("--weights", "weights"), ("--to-int8", "to_int8=True"))
 
 
 def _arguments(text: str) -> str:

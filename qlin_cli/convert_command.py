@@ -45,10 +45,13 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
                    "it computes (QL604's fix); unfold: a DequantizeLinear of constant weights becomes "
                    "the float initializer it computes (both exact); strip: unfold, and every Q -> DQ "
                    "pair removed (the float model, to compare against; not equivalent).")
+@click.option("--to-int8", "to_int8", is_flag=True,
+              help="uint8 Q/DQ tensors become int8 with every zero point moved down by 128 (exact: "
+                   "zero point 128 becomes 0, as TensorRT wants).")
 @click.option("-v", "--verbose", is_flag=True, help="One line per node, not only the summary.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, no_verify,
-            vendor_axis, target, to_format, tolerance, weights, verbose, fmt):
+            vendor_axis, target, to_format, tolerance, weights, to_int8, verbose, fmt):
     """Convert MODEL to another ai.onnx opset, move its Q/DQ nodes to another domain, and/or
     rewrite its QOperator nodes into QDQ form (--to-format qdq).
 
@@ -63,9 +66,9 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
 
     report = _Report(model, fmt, dry_run, verbose)
     output = _check_options(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run,
-                            target, report, to_format or weights)
+                            target, report, to_format or weights or ("int8" if to_int8 else None))
     req = Request(model, to_opset, to_domain, target, ir_version, lower, not no_verify, vendor_axis,
-                  None if dry_run else output, in_place, to_format, tolerance, weights)
+                  None if dry_run else output, in_place, to_format, tolerance, weights, to_int8)
     try:
         result = _run(req, fmt)
     except Stop as e:

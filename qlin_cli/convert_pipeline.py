@@ -51,7 +51,8 @@ class Request:
     in_place: bool = False
     to_format: str | None = None  # "qdq": QOperator nodes to their QDQ form (convert/formats/)
     tolerance: int = 0  # steps a format rewrite may differ by (measured, never proven)
-    weights: str | None = None  # "fold" / "unfold" (convert/passes/weights.py)
+    weights: str | None = None  # "fold" / "unfold" / "strip" (convert/passes/weights.py)
+    to_int8: bool = False  # uint8 Q/DQ -> int8, zero points - 128 (convert/passes/shift.py)
 
 
 def run(req: Request, progress=None) -> Result:
@@ -80,7 +81,7 @@ def run(req: Request, progress=None) -> Result:
     if to_opset is None:
         to_opset = _model_opset(proto, path)
     opts = Options(to_opset, to_domain, req.ir_version, lower, req.verify, req.vendor_axis,
-                   req.to_format, req.tolerance, req.weights)
+                   req.to_format, req.tolerance, req.weights, req.to_int8)
     try:
         result = convert_model(proto, base_dir, opts, progress, source=path, types=a.inferred)
     except QlinError:
@@ -115,9 +116,9 @@ def _targeted(req: Request, proto, base_dir: str, a, errors: list, mended: list,
     try:
         plan = _plan(a, path, req.target)
     except Stop:
-        if not _has_qoperator(a):
+        if not (_has_qoperator(a) or _has_uint8(a)):
             raise
-        return _through_qdq(req, proto, base_dir, a, errors, progress)
+        return _through_forms(req, proto, base_dir, a, errors, progress)
     if plan.needed:
         return plan.choice.to_opset, plan.choice.to_domain, plan.choice.lower
     if errors:
@@ -138,44 +139,99 @@ def _has_qoperator(a) -> bool:
                or (schema.normalize_domain(n.domain), n.op_type) == N_BITS_MATMUL for _, _, n in a.nodes())
 
 
-def _through_qdq(req: Request, proto, base_dir: str, a, errors: list, progress) -> Result:
-    """A target that runs no conversion of the model as it is may run its QDQ form: the
-    QOperator nodes rewritten (measured, within ``req.tolerance``; at opset 13 where
-    per-channel weights need it), then the target's plan for that. Stop names what still
-    blocks, as `qlin check --target` names it on the QDQ form."""
-    from .convert.run import convert_model
+def _through_forms(req: Request, proto, base_dir: str, a, errors: list, progress) -> Result:
+    """A target that runs no conversion of the model as it is may run another form of it:
+    the QDQ form of its QOperator nodes (measured, within ``req.tolerance``; at opset 13
+    where per-channel weights need it), then int8 for its uint8 Q/DQ tensors (exact), each
+    only where the target's plan still fails; then the target's plan. Stop names what still
+    blocks, as `qlin check --target` names it on the last form."""
     from .model.analysis import analyze
 
     if errors:
         raise _invalid(req.path, errors)
-    opset = _model_opset(proto, req.path)
-    first = None
-    for to in sorted({opset, max(opset, 13)}):
-        first = convert_model(proto, base_dir, Options(to, verify=req.verify, to_format="qdq",
-                                                       tolerance=req.tolerance), progress, source=req.path)
-        if first.model is not None:
-            break
-    if first.model is None:
-        raise Stop(req.path, f"no conversion makes {req.target} run it: its QOperator nodes need their QDQ "
-                             f"form, which is refused", first.refused)
-    qdq = analyze(first.model, base_dir)
-    try:
-        plan = _plan(qdq, req.path, req.target)
-    except Stop as e:
-        raise Stop(req.path, f"no conversion makes {req.target} run it, nor its QDQ form (what blocks the "
-                             f"QDQ form)", e.findings) from None
-    result = first
+    done, steps = None, []
+    model, analysis = proto, a
+    if _has_qoperator(a):
+        done = _stage(req, base_dir, model, progress, {"to_format": "qdq", "tolerance": req.tolerance},
+                      "its QOperator nodes need their QDQ form, which is refused")
+        model, analysis, steps = done.model, analyze(done.model, base_dir), ["its QDQ form"]
+    plan = _plan_or_none(analysis, req.target)
+    if plan is None and _has_uint8(analysis):
+        shifted = _stage(req, base_dir, model, progress, {"to_int8": True}, "its uint8 tensors cannot move")
+        done = _joined(done, shifted)
+        model, analysis, steps = shifted.model, analyze(shifted.model, base_dir), steps + ["int8"]
+        plan = _plan_or_none(analysis, req.target)
+    if plan is None:
+        named = [p for p in _target_findings(analysis, req.target) if p.severity == "error"]
+        raise Stop(req.path, f"no conversion makes {req.target} run it, nor {' then '.join(steps) or 'it'} "
+                             f"(what blocks {'that form' if steps else 'it'})", named)
+    result = done
     if plan.needed:
         c = plan.choice
         opts = Options(c.to_opset, c.to_domain, req.ir_version, c.lower, req.verify)
-        result = convert_model(first.model, base_dir, opts, progress, source=req.path)
-        if result.model is None:
-            return result
-        result.entries = first.entries + result.entries
-        result.opsets_from, result.ir_from = first.opsets_from, first.ir_from
-    result.note = f"through the QDQ form: {req.target} runs no conversion of the QOperator model"
+        from .convert.run import convert_model
+
+        last = convert_model(model, base_dir, opts, progress, source=req.path)
+        if last.model is None:
+            return last
+        result = _joined(done, last)
+    result.note = f"through {' then '.join(steps)}: {req.target} runs no conversion of the model as it is"
     result.warnings = _held_as_new(analyze(result.model, base_dir), req.target, req.path)
     return _write(result, proto, base_dir, req)
+
+
+def _stage(req: Request, base_dir: str, model, progress, options: dict, refused: str) -> Result:
+    from .convert.run import convert_model
+
+    opset = _model_opset(model, req.path)
+    got = None
+    for to in sorted({opset, max(opset, 13)}):
+        got = convert_model(model, base_dir, Options(to, verify=req.verify, **options), progress,
+                            source=req.path)
+        if got.model is not None:
+            return got
+    raise Stop(req.path, f"no conversion makes {req.target} run it: {refused}", got.refused)
+
+
+def _joined(first: Result | None, then: Result) -> Result:
+    """``then`` with ``first``'s entries before its own and ``first``'s source versions."""
+    if first is None:
+        return then
+    then.entries = first.entries + then.entries
+    then.opsets_from, then.ir_from = first.opsets_from, first.ir_from
+    return then
+
+
+def _plan_or_none(a, target: str):
+    try:
+        return _plan(a, "", target)
+    except Stop:
+        return None
+
+
+def _target_findings(a, target: str):
+    from .targets import predict
+
+    return predict.findings_in(a, [target])
+
+
+def _has_uint8(a) -> bool:
+    """Whether an ai.onnx Q/DQ node reads or writes uint8 (a zero point of that type, or none)."""
+    from onnx import TensorProto
+
+    from . import schema
+
+    for body, _, node in a.nodes():
+        if schema.normalize_domain(node.domain) != schema.AI_ONNX or node.op_type not in (
+                "QuantizeLinear", "DequantizeLinear"):
+            continue
+        zp = node.input[2] if len(node.input) > 2 else ""
+        if not zp:
+            return True  # no zero point: uint8, the pages' default
+        t = body.scope.find_type(zp)
+        if t is not None and t[0] == TensorProto.UINT8:
+            return True
+    return False
 
 
 def _held_as_new(after, target: str, path: str) -> list[Finding]:

@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
+from onnx import TensorProto
 
 from qlin_cli.check.engine import check_file
 from qlin_cli.cli import main
@@ -383,7 +384,7 @@ def test_target_openvino_takes_a_qoperator_model_through_its_qdq_form(name, mode
     r = CliRunner().invoke(main, ["convert", path, "--target", "openvino", "--tolerance", str(ANY_BOUND),
                                   "-o", out])
     assert r.exit_code == 0, r.output
-    assert "through the QDQ form" in r.output
+    assert "through its QDQ form" in r.output
     assert CliRunner().invoke(main, ["check", "--no-config", "--target", "openvino", out]).exit_code == 0
     core = ov.Core()
     compiled = core.compile_model(core.read_model(out), "CPU")
@@ -435,3 +436,50 @@ def test_weights_strip_leaves_the_float_model(tmp_path):
     want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
     differ = [float(np.abs(a.astype(np.float64) - b).max()) for a, b in zip(want, got, strict=True)]
     assert 0 < max(differ) < 0.1, differ
+
+
+@pytest.mark.parametrize("name", ["cnn_qdq_u8s8_tensor_op13", "cnn_qdq_u8u8_tensor_wasym_op11",
+                                  "transformer_qdq_u8s8_channel_op17"])
+def test_to_int8_moves_every_uint8_tensor_exactly(name, tmp_path):
+    """--to-int8 on onnxruntime's uint8 QDQ output: every Q/DQ node proven (evaluator: codes
+    128 apart, values bit for bit), no uint8 left anywhere, and onnxruntime gives the
+    source's outputs bit for bit."""
+    path = corpus.build(tmp_path / "src", [name])[name]
+    source = onnx.load(path)
+    r = convert_model(source, os.path.dirname(path), Options(_opset(source), to_int8=True))
+    moved = [e for e in r.entries if any("uint8 -> int8" in c for c in e.changes)]
+    assert moved and all(e.verified for e in moved)
+    assert TensorProto.UINT8 not in {t.data_type for t in r.model.graph.initializer}
+    out = _written(r.model, os.path.dirname(path), tmp_path / "s8.onnx")
+    cfg = corpus.BY_NAME[name]
+    want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(want, got, strict=True))
+
+
+def test_target_tensorrt_moves_symmetric_uint8_to_int8(tmp_path):
+    """uint8 with zero point 128 (TensorRT#2774: refused, QT202 and QT306) holds the values
+    int8 with zero point 0 holds: `convert --target tensorrt-10` writes that, which `check
+    --target tensorrt-10` passes, and onnxruntime computes as the source."""
+    import onnxruntime as ort
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(np.float32(0.02), "s"), numpy_helper.from_array(np.uint8(128), "z"),
+             numpy_helper.from_array(rng.integers(0, 256, (4, 4, 3, 3)).astype(np.uint8), "w"),
+             numpy_helper.from_array(np.float32(0.01), "ws"), numpy_helper.from_array(np.uint8(128), "wz")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"]),
+             helper.make_node("Conv", ["xd", "wd"], ["y"], pads=[1, 1, 1, 1])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    src = str(tmp_path / "u8.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), src)
+    assert CliRunner().invoke(main, ["check", "--no-config", "--target", "tensorrt-10", src]).exit_code == 1
+    out = str(tmp_path / "trt.onnx")
+    r = CliRunner().invoke(main, ["convert", src, "--target", "tensorrt-10", "-o", out])
+    assert r.exit_code == 0 and "through int8" in r.output, r.output
+    assert CliRunner().invoke(main, ["check", "--no-config", "--target", "tensorrt-10", out]).exit_code == 0
+    x = {"x": rng.standard_normal((1, 4, 8, 8)).astype(np.float32)}
+    runs = [ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(None, x)[0] for p in (src, out)]
+    assert runs[0].tobytes() == runs[1].tobytes()

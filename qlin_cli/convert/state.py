@@ -21,7 +21,8 @@ class Options:
     vendor_axis: int | None = None  # --quark-axis: the axis of a vendor node that omits it
     to_format: str | None = None  # "qdq": QOperator nodes become their QDQ form (convert/formats/)
     tolerance: int = 0  # the difference a format rewrite may have, in steps of its output
-    weights: str | None = None  # "fold" / "unfold": constant weights computed once (passes/weights.py)
+    weights: str | None = None  # "fold" / "unfold" / "strip" (passes/weights.py)
+    to_int8: bool = False  # uint8 Q/DQ tensors -> int8, zero points - 128 (passes/shift.py)
 
 
 @dataclass
@@ -71,6 +72,8 @@ class Context:
     rewrites: list[Rewrite] = field(default_factory=list)
     reformatted: set = field(default_factory=set)  # (id(owner), index) of nodes the format pass rewrites
     dropped: set = field(default_factory=set)  # (id(graph), name) of initializers nothing reads any more
+    retyped: dict = field(default_factory=dict)  # (id(graph), value name) -> its new element type
+    shifted: set = field(default_factory=set)  # (id(graph), index) of the nodes --to-int8 rewrote
     ensured: set[str] = field(default_factory=set)  # what the passes run so far ensure
     changed: bool = False  # a finishing pass changed the working copy
 

@@ -19,10 +19,11 @@ from .other_ops import PlanOtherOps
 from .prove import Prove
 from .qdq import PlanQDQ
 from .read import ReadModel
+from .shift import PlanShift
 from .unify import Unify
 from .weights import PlanWeights
 
-PLAN = (ReadModel(), PlanFormat(), PlanWeights(), PlanQDQ(), PlanOtherOps(), Unify(), Prove())
+PLAN = (ReadModel(), PlanFormat(), PlanWeights(), PlanShift(), PlanQDQ(), PlanOtherOps(), Unify(), Prove())
 FINISH = (ApplyRewrites(), FixImports(), ChooseIR())
 
 __all__ = ["FINISH", "PLAN"]

@@ -37,9 +37,13 @@ class ApplyRewrites:
             if isinstance(owner, onnx.GraphProto):
                 for r in by_owner[id(owner)]:
                     owner.initializer.extend(r.inits)
+                for vi in list(owner.value_info) + list(owner.output):  # --to-int8: the declared type moves
+                    elem = ctx.retyped.get((id(owner), vi.name))
+                    if elem is not None and vi.type.HasField("tensor_type"):
+                        vi.type.tensor_type.elem_type = elem
                 gone = {name for key, name in ctx.dropped if key == id(owner)}
                 if gone:  # constants a --weights rewrite left unread
                     kept = [t for t in owner.initializer if t.name not in gone]
                     del owner.initializer[:]
                     owner.initializer.extend(kept)
-        return PassResult(modified=bool(ctx.rewrites))
+        return PassResult(modified=bool(ctx.rewrites) or bool(ctx.retyped))

@@ -14,7 +14,7 @@ def _key(r) -> tuple:
 
 class Unify:
     name = "unify"
-    requires = ("format planned", "weights planned", "qdq planned", "other ops planned")
+    requires = ("format planned", "weights planned", "shift planned", "qdq planned", "other ops planned")
     ensures = ("readings agree",)
 
     def __call__(self, ctx: Context) -> PassResult:
