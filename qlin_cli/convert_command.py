@@ -13,7 +13,7 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
 
 
 @click.command("convert")
-@click.argument("model", type=click.Path())
+@click.argument("model", type=click.Path(readable=False))  # qlin says why, in one line
 @click.option("--to-opset", "to_opset", type=int, default=None, metavar="N",
               help="Target ai.onnx opset (10 to the newest onnx.defs knows) [default: the model's, "
                    "with --to-domain].")

@@ -18,7 +18,7 @@ import click
 
 
 @click.command("inspect")
-@click.argument("model_path", metavar="MODEL", type=click.Path())
+@click.argument("model_path", metavar="MODEL", type=click.Path(readable=False))  # one line
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--target", "targets", multiple=True, metavar="NAMES",
               help="Only these targets (comma-separated) [default: every target, see `qlin targets`].")
