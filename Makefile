@@ -53,6 +53,7 @@ bench: $(STAMP)
 
 fuzz: $(STAMP)
 	QLIN_FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest -m fuzz -p no:randomly
+	QLIN_VALIDITY_BASES=all $(BIN)/python -m pytest -q -p no:randomly tests/test_validity_differential.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
