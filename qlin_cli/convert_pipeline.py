@@ -106,7 +106,23 @@ def run(req: Request, progress=None) -> Result:
         result.warnings = _hold_against(a, after, req.target, path)
     elif after is not None:
         result.warnings = _differences(a, after)
+        _held_to_the_domains_runtime(result.warnings, req.to_domain, path)
     return _write(result, proto, base_dir, req)
+
+
+def _held_to_the_domains_runtime(warnings: list, domain: str | None, path: str) -> None:
+    """Stop when a model moved into a vendor domain would be computed otherwise than the
+    source by the runtime that defines the domain (a QT4xx warning of that runtime on a node
+    it computed as the spec says in the source): the move is for that runtime alone."""
+    from . import schema
+    from .schema.ops import DOMAIN_RUNTIMES
+
+    runtimes = DOMAIN_RUNTIMES.get(schema.domain_from_name(domain) or "", ()) if domain else ()
+    worse = [w for w in warnings if getattr(w, "target", None) in runtimes and w.code.startswith("QT4")]
+    if worse:
+        raise Stop(path, f"converted, but {', '.join(runtimes)}, the runtime of {domain}, would compute "
+                         f"{len(worse)} node(s) of the result otherwise than the source; nothing written "
+                         f"(keep the nodes in ai.onnx)", worse)
 
 
 def _targeted(req: Request, proto, base_dir: str, a, errors: list, mended: list, progress):

@@ -483,3 +483,23 @@ def test_target_tensorrt_moves_symmetric_uint8_to_int8(tmp_path):
     x = {"x": rng.standard_normal((1, 4, 8, 8)).astype(np.float32)}
     runs = [ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(None, x)[0] for p in (src, out)]
     assert runs[0].tobytes() == runs[1].tobytes()
+
+
+def test_moving_float16_qdq_into_com_microsoft_is_refused_where_onnxruntime_computes_otherwise(tmp_path):
+    """ModelOpt's float16 Q/DQ (fixtures/producers.py fp16_scales): onnxruntime, the runtime
+    of com.microsoft, has no float16 kernel there and would not round the node's output to
+    float16 (QT409, measured by its probes). `--to-domain com.microsoft` is refused naming
+    it, nothing written (it was written with a warning); the same move of a float32 model
+    still converts."""
+    import producers
+    from paths import MODELS
+
+    src = str(tmp_path / "fp16.onnx")
+    onnx.save(producers.fp16_scales(), src)
+    out = tmp_path / "ms.onnx"
+    r = CliRunner().invoke(main, ["convert", src, "--to-domain", "com.microsoft", "-o", str(out)])
+    assert r.exit_code == 1 and not out.exists()
+    assert "QT409" in r.stderr and "keep the nodes in ai.onnx" in r.stderr
+    clean = os.path.join(MODELS, "clean", "per_channel_chain.onnx")
+    r = CliRunner().invoke(main, ["convert", clean, "--to-domain", "com.microsoft", "-o", str(out)])
+    assert r.exit_code == 0 and out.exists(), r.output

@@ -38,6 +38,9 @@ MICROSOFT = "com.microsoft"
 QUARK = "com.amd.quark"
 
 DOMAIN_NAMES = {AI_ONNX: "ai.onnx", MICROSOFT: "com.microsoft", QUARK: "com.amd.quark"}
+# The runtime that defines a vendor domain's ops (onnxruntime's contrib operators): a model
+# moved into the domain is for it, so a conversion into it is held to what it computes.
+DOMAIN_RUNTIMES = {MICROSOFT: ("onnxruntime",)}
 
 # Vendor domains' aliases: the spelling onnx uses for the default domain.
 DOMAIN_ALIASES = {"ai.onnx": AI_ONNX}
