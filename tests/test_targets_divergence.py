@@ -370,11 +370,17 @@ def test_a_float32_model_gets_no_qt409():
     assert "QT409" not in predicted(m, "onnxruntime")
 
 
-def test_convert_to_com_microsoft_says_onnxruntime_rounds_otherwise(tmp_path):
+def test_convert_to_com_microsoft_refuses_where_onnxruntime_rounds_otherwise(tmp_path):
+    """com.microsoft is onnxruntime's domain: a move into it that onnxruntime would compute
+    otherwise than the source (QT409 on three nodes) is refused, naming them, and nothing
+    is written (it was written with the warnings)."""
     import qlin
 
     src = tmp_path / "m.onnx"
     onnx.save(f16_matmul_block(""), src)
-    result = qlin.convert(src, to_domain="com.microsoft", output=tmp_path / "o.onnx")
-    assert {(w.code, w.target) for w in result.warnings} == {("QT409", "onnxruntime")}
-    assert len(result.warnings) == 3  # the DequantizeLinear of x and of w, the QuantizeLinear of m
+    with pytest.raises(qlin.ConversionStopped) as stop:
+        qlin.convert(src, to_domain="com.microsoft", output=tmp_path / "o.onnx")
+    found = stop.value.findings
+    assert {(w.code, w.target) for w in found} == {("QT409", "onnxruntime")}
+    assert len(found) == 3  # the DequantizeLinear of x and of w, the QuantizeLinear of m
+    assert not (tmp_path / "o.onnx").exists()
