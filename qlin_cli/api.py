@@ -179,10 +179,13 @@ def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: 
         raise QlinError("to_opset", "give a target opset (to_opset=N), a domain (to_domain=D), a "
                                     "format (to_format='qdq'), weights='fold' or 'unfold', a runtime "
                                     "(target=NAME), or several of the first four")
-    if weights not in (None, "fold", "unfold", "strip"):
-        raise QlinError("weights", f"{weights!r}: give 'fold', 'unfold' or 'strip'")
-    if to_format not in (None, "qdq", "qoperator"):
-        raise QlinError("to_format", f"{to_format!r} is not a format qlin writes ('qdq', 'qoperator')")
+    from .convert.formats import FORMATS, WEIGHTS
+
+    if weights is not None and weights not in WEIGHTS:
+        raise QlinError("weights", f"{weights!r}: give one of {', '.join(map(repr, WEIGHTS))}")
+    if to_format is not None and to_format not in FORMATS:
+        raise QlinError("to_format", f"{to_format!r} is not a format qlin writes "
+                                     f"({', '.join(map(repr, FORMATS))})")
     if tolerance < 0:
         raise QlinError("tolerance", f"{tolerance} is below 0")
     if target is not None:

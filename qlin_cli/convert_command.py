@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from .convert.formats import FORMATS, WEIGHTS
 from .errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK
 from .schema.ops import DOMAIN_NAMES
 
@@ -33,14 +34,14 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
 @click.option("--target", default=None, metavar="NAME",
               help="Choose the opset, IR, domain and --lower so that this runtime runs the model "
                    "(see `qlin targets`); the result is checked against the target.")
-@click.option("--to-format", "to_format", type=click.Choice(["qdq", "qoperator"]), default=None,
+@click.option("--to-format", "to_format", type=click.Choice(FORMATS), default=None,
               help="qdq: rewrite QOperator nodes (QLinearConv, QLinearMatMul, QGemm, com.microsoft "
                    "QLinear*) and MatMulNBits into DequantizeLinear -> float op (-> QuantizeLinear); "
                    "qoperator: fuse QDQ groups into those ops. Measured, not proven (see --tolerance).")
 @click.option("--tolerance", type=click.IntRange(0, None), default=0, show_default=True, metavar="STEPS",
               help="How many quantization steps of its output a --to-format rewrite may differ by, "
                    "as measured on random and edge inputs.")
-@click.option("--weights", type=click.Choice(["fold", "unfold", "strip"]), default=None,
+@click.option("--weights", type=click.Choice(WEIGHTS), default=None,
               help="fold: a QuantizeLinear of constant float weights becomes the quantized initializer "
                    "it computes (QL604's fix); unfold: a DequantizeLinear of constant weights becomes "
                    "the float initializer it computes (both exact); strip: unfold, and every Q -> DQ "

@@ -16,7 +16,7 @@ v.12-" (its ``opset`` attribute says which).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .ops import AI_ONNX, MICROSOFT
 
@@ -45,7 +45,6 @@ class Form:
     must_be_zero: tuple[str, ...] = ()  # attributes the float op cannot express unless 0
     bias_times_alpha: bool = False  # QGemm: the bias's scale is alpha * a_scale * b_scale
     concat: bool = False  # QLinearConcat: (Y_scale, Y_zp, then X, X_scale, X_zp per input)
-    extra_attrs: dict = field(default_factory=dict)
 
 
 _X = (Quantized(0, 1, 2),)

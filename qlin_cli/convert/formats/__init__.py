@@ -17,4 +17,6 @@ and its QDQ form (DequantizeLinear -> the float op -> QuantizeLinear).
 
 from __future__ import annotations
 
-FORMATS = ("qdq", "qoperator")  # what --to-format names
+# What the command line and the API accept; nothing here imports onnx (the CLI reads them)
+FORMATS = ("qdq", "qoperator")  # --to-format
+WEIGHTS = ("fold", "unfold", "strip")  # --weights (convert/passes/weights.py)

@@ -70,7 +70,8 @@ BATCH = 512  # cases measured in one pair of models (one onnxruntime session eac
 
 
 def measure_all(cases: list[FormatCase], seed: int = 0) -> list:
-    """``measure`` of each case (a Measured, or the CannotMeasure saying why), in batches:
+    """What each case's rewrite computes against its source (a Measured, or the
+    CannotMeasure saying why), in batches:
     the cases of a batch are run side by side as one model before and one after, so that a
     model of thousands of nodes costs a few sessions; a batch that cannot run is measured
     case by case, which names the case at fault."""
@@ -99,10 +100,6 @@ def _one(case: FormatCase, seed: int):
         return _measure([case], seed)[0]
     except CannotMeasure as e:
         return e
-
-
-def measure(case: FormatCase, seed: int = 0) -> Measured:
-    return _measure([case], seed)[0]
 
 
 def _measure(cases: list[FormatCase], seed: int) -> list[Measured]:
@@ -182,13 +179,16 @@ def _reference_reads(nodes: list, opset: int) -> bool:
     return opset >= 13 or not any(n.op_type == "Softmax" for n in nodes)
 
 
+REFERENCE_SINCE = 19  # onnx.reference implements QuantizeLinear / DequantizeLinear from 19
+
+
 def _for_reference(model: onnx.ModelProto) -> onnx.ModelProto:
     m = onnx.ModelProto()
     m.CopyFrom(model)
     for o in m.opset_import:
-        if schema.normalize_domain(o.domain) == schema.AI_ONNX and o.version < 19:
-            o.version = 19
-            m.ir_version = max(m.ir_version, ir.ir_for_opset(19))
+        if schema.normalize_domain(o.domain) == schema.AI_ONNX and o.version < REFERENCE_SINCE:
+            o.version = REFERENCE_SINCE
+            m.ir_version = max(m.ir_version, ir.ir_for_opset(REFERENCE_SINCE))
     return m
 
 

@@ -19,10 +19,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from ... import schema
 from ...schema.qdq_forms import N_BITS_MATMUL
 from .to_qdq import Built, Lookups, NoForm
 
-BLOCKED_SINCE = 21  # DequantizeLinear-21: block_size, and uint4 / int4
+# the first DequantizeLinear with block_size (and uint4 / int4), as schema/ reads onnx.defs
+BLOCKED_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
+                                     lambda s: "block_size" in s.attributes)
 TYPES = {4: TensorProto.UINT4, 8: TensorProto.UINT8}
 
 

@@ -12,10 +12,14 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from ... import schema
 from ...schema.qdq_forms import Form, Quantized
 
-PER_AXIS_SINCE = 13  # DequantizeLinear-13 adds ``axis`` (per-axis scales); 10 has scalars only
-SOFTMAX_PER_AXIS_SINCE = 13  # Softmax-13 normalizes along ``axis``; 1 and 11 flatten to 2-D there
+# the first DequantizeLinear with ``axis`` (per-axis scales), as schema/ reads onnx.defs
+PER_AXIS_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear", lambda s: "axis" in s.attributes)
+# Softmax-13 normalizes along ``axis``; 1 and 11 flatten to 2-D there (the same step the
+# Softmax adapter of convert/ops/adapters.py crosses)
+SOFTMAX_PER_AXIS_SINCE = 13
 
 
 @dataclass

@@ -20,13 +20,13 @@ from onnx import numpy_helper
 
 from ... import schema
 from ...evaluator import EvaluationError, run_node
+from ..formats.measure import REFERENCE_SINCE
 from ..sites import constants
 from ..state import Context, Entry, PassResult, Rewrite
 from .common import op_label, where
 
 FAMILY = {"fold": schema.LINEAR_QUANTIZE, "unfold": schema.LINEAR_DEQUANTIZE,
           "strip": schema.LINEAR_DEQUANTIZE}
-REFERENCE_SINCE = 19  # onnx.reference implements QuantizeLinear / DequantizeLinear from 19
 
 
 class PlanWeights:
