@@ -235,11 +235,10 @@ def _has_uint8(a) -> bool:
     """Whether an ai.onnx Q/DQ node reads or writes uint8 (a zero point of that type, or none)."""
     from onnx import TensorProto
 
-    from . import schema
+    from .convert.formats.to_qoperator import is_op
 
     for body, _, node in a.nodes():
-        if schema.normalize_domain(node.domain) != schema.AI_ONNX or node.op_type not in (
-                "QuantizeLinear", "DequantizeLinear"):
+        if not (is_op(node, "QuantizeLinear") or is_op(node, "DequantizeLinear")):
             continue
         zp = node.input[2] if len(node.input) > 2 else ""
         if not zp:

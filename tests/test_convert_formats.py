@@ -503,3 +503,43 @@ def test_moving_float16_qdq_into_com_microsoft_is_refused_where_onnxruntime_comp
     clean = os.path.join(MODELS, "clean", "per_channel_chain.onnx")
     r = CliRunner().invoke(main, ["convert", clean, "--to-domain", "com.microsoft", "-o", str(out)])
     assert r.exit_code == 0 and out.exists(), r.output
+
+
+def _read_by_a_branch(op: str) -> onnx.ModelProto:
+    """x -> QuantizeLinear -> q -> DequantizeLinear -> d -> ``op`` -> QuantizeLinear -> y,
+    and an If whose then-branch reads q and d from the graph around it."""
+    from onnx import helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.float32(0.05), "s"), numpy_helper.from_array(np.uint8(128), "z"),
+             numpy_helper.from_array(np.float32(0.01), "s2"), numpy_helper.from_array(np.uint8(0), "z2")]
+    reads = [helper.make_node("Identity", ["q"], ["bq"]), helper.make_node("Identity", ["d"], ["bd"])]
+    branch = helper.make_graph(
+        reads, "then", [],
+        [helper.make_tensor_value_info("bq", TensorProto.UINT8, [4]),
+         helper.make_tensor_value_info("bd", TensorProto.FLOAT, [4])])
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]),
+             helper.make_node(op, ["d"], ["f"]),
+             helper.make_node("QuantizeLinear", ["f", "s2", "z2"], ["y"]),
+             helper.make_node("If", ["c"], ["oq", "od"], then_branch=branch, else_branch=branch)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4]),
+                                       helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+                          [helper.make_tensor_value_info(n, t, [4]) for n, t in
+                           (("y", TensorProto.UINT8), ("oq", TensorProto.UINT8), ("od", TensorProto.FLOAT))],
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                               helper.make_opsetid("com.microsoft", 1)], ir_version=8)
+
+
+def test_a_value_a_subgraph_reads_is_neither_moved_nor_folded(tmp_path):
+    """q and d are read inside the If as well: --to-int8 leaves q uint8 (its type is the
+    branch's too), --to-format qoperator fuses the Sigmoid but keeps the DequantizeLinear
+    writing d; both results pass onnx.checker's full check."""
+    model = _read_by_a_branch("Sigmoid")
+    moved = convert_model(model, "", Options(13, to_int8=True))
+    assert not any("('q')" in c for e in moved.entries for c in e.changes)
+    onnx.checker.check_model(moved.model, full_check=True)
+    fused = convert_model(model, "", Options(13, to_format="qoperator", tolerance=ANY_BOUND))
+    ops = [n.op_type for n in fused.model.graph.node]
+    assert "QLinearSigmoid" in ops and "DequantizeLinear" in ops
+    onnx.checker.check_model(fused.model, full_check=True)

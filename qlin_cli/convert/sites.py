@@ -59,6 +59,16 @@ def all_names(model: onnx.ModelProto) -> set[str]:
     return names
 
 
+def readers_anywhere(model: onnx.ModelProto) -> dict[str, int]:
+    """How many node inputs, in every graph and function of the model, read each name: a
+    node of a subgraph may read a value of the graph around it."""
+    count: dict[str, int] = {}
+    for site in sites(model):
+        for x in site.node.input:
+            count[x] = count.get(x, 0) + 1
+    return count
+
+
 class Namer:
     def __init__(self, taken: set[str]):
         self.taken = taken

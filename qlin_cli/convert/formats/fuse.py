@@ -12,11 +12,11 @@ import onnx
 from ... import schema
 from ...schema.qdq_forms import QOPERATOR_OF
 from ..passes.common import op_label, where
-from ..sites import constants
+from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
 from . import nbits
 from .measure import CannotMeasure, FormatCase, measure_all
-from .to_qoperator import Graph, Unfused, group
+from .to_qoperator import Graph, Unfused, group, is_op
 
 
 def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
@@ -24,11 +24,12 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
     for site in ctx.sites:
         by_owner.setdefault(id(site.owner), []).append(site)
     found: list = []  # (site, at, fused, case) of every group with a QOperator form
+    anywhere = readers_anywhere(ctx.model)
     for sites in by_owner.values():
         owner = sites[0].owner
         if not isinstance(owner, onnx.GraphProto):
             continue  # a function holds no initializers for the zero points a fusion may add
-        g = Graph(list(owner.node), {o.name for o in owner.output})
+        g = Graph(list(owner.node), {o.name for o in owner.output}, anywhere)
         at = {s.index: s for s in sites}
         for site in sites:
             node = site.node
@@ -59,7 +60,7 @@ def _group(ctx: Context, result: PassResult, g: Graph, site):
 
 
 def _unfused(result: PassResult, g: Graph, site, why: str) -> None:
-    if any(g.writer.get(x) is not None and g.nodes[g.writer[x]].op_type == "DequantizeLinear"
+    if any(g.writer.get(x) is not None and is_op(g.nodes[g.writer[x]], "DequantizeLinear")
            for x in site.node.input):
         result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {why}"]))
 
@@ -95,7 +96,7 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> b
     node = site.node
     writer = g.writer.get(node.input[1]) if node.op_type == "MatMul" and len(node.input) > 1 else None
     dq = None if writer is None else g.nodes[writer]
-    if dq is None or dq.op_type != "DequantizeLinear" or not any(
+    if dq is None or not is_op(dq, "DequantizeLinear") or not any(
             a.name == "block_size" and a.i for a in dq.attribute):
         return False
     const = constants(site, ctx.base_dir)

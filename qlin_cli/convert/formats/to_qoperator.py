@@ -27,10 +27,12 @@ class Unfused(Exception):
 
 @dataclass
 class Graph:
-    """Who writes and who reads each value of one graph."""
+    """Who writes and who reads each value of one graph (``anywhere``: how many nodes of
+    the whole model read each name, subgraphs and functions included)."""
 
     nodes: list
     outputs: set
+    anywhere: dict
     writer: dict = field(default_factory=dict)
     readers: dict = field(default_factory=dict)
 
@@ -44,7 +46,8 @@ class Graph:
                     self.readers.setdefault(x, []).append(i)
 
     def only_reader(self, name: str, index: int) -> bool:
-        return self.readers.get(name, []) == [index] and name not in self.outputs
+        return (self.readers.get(name, []) == [index] and self.anywhere.get(name) == 1
+                and name not in self.outputs)
 
 
 @dataclass
@@ -55,13 +58,14 @@ class Fused:
     group: list[int]  # every node of the group, in graph order (for measuring)
 
 
-def _is(node, op: str) -> bool:
+def is_op(node, op: str) -> bool:
+    """Whether ``node`` is the ai.onnx op ``op``."""
     return node.op_type == op and schema.normalize_domain(node.domain) == schema.AI_ONNX
 
 
 def _dq(g: Graph, name: str, what: str) -> int:
     i = g.writer.get(name)
-    if i is None or not _is(g.nodes[i], "DequantizeLinear"):
+    if i is None or not is_op(g.nodes[i], "DequantizeLinear"):
         raise Unfused(f"its {what} '{name}' does not come from a DequantizeLinear")
     return i
 
@@ -78,7 +82,8 @@ def group(g: Graph, index: int, opset: int, const: Callable, namer: Callable,
     dqs = [_dq(g, node.input[j], f"input {j}") for j in range(count)]
     out = node.output[0]
     readers = g.readers.get(out, [])
-    if len(readers) != 1 or out in g.outputs or not _is(g.nodes[readers[0]], "QuantizeLinear"):
+    if (len(readers) != 1 or g.anywhere.get(out) != 1 or out in g.outputs
+            or not is_op(g.nodes[readers[0]], "QuantizeLinear")):
         raise Unfused(f"its output '{out}' does not go to one QuantizeLinear only")
     q = g.nodes[readers[0]]
     _scalar(q.input[1], const, "output scale")

@@ -21,7 +21,8 @@ from onnx import TensorProto, numpy_helper
 
 from ... import schema
 from ...evaluator import EvaluationError, run_node
-from ..sites import constants
+from ..formats.to_qoperator import is_op
+from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
 from .common import op_label, where
 
@@ -39,22 +40,25 @@ class PlanShift:
         for site in ctx.sites:
             if isinstance(site.owner, onnx.GraphProto):
                 by_owner.setdefault(id(site.owner), []).append(site)
+        anywhere = readers_anywhere(ctx.model)
         for sites in by_owner.values():
-            _plan_graph(ctx, sites)
+            _plan_graph(ctx, sites, anywhere)
         return result
 
 
 def _linear(site, op: str) -> bool:
-    node = site.node
-    return node.op_type == op and schema.normalize_domain(node.domain) == schema.AI_ONNX
+    return is_op(site.node, op)
 
 
-def _plan_graph(ctx: Context, sites: list) -> None:
+def _plan_graph(ctx: Context, sites: list, anywhere: dict) -> None:
+    """Only values every reader of which is in this graph move (a subgraph node may read
+    a value of the graph around it: ``anywhere`` counts the readers of the whole model)."""
     owner = sites[0].owner
     readers: dict[str, list] = {}
     for s in sites:
         for x in s.node.input:
             readers.setdefault(x, []).append(s)
+    readers = {x: got for x, got in readers.items() if len(got) == anywhere.get(x)}
     outputs = {o.name for o in owner.output} | {i.name for i in owner.input}
     for s in sites:
         if (id(owner), s.index) in ctx.reformatted:
@@ -70,7 +74,7 @@ def _plan_graph(ctx: Context, sites: list) -> None:
         if _linear(s, "DequantizeLinear") and s.node.input[0] in inits and s.node.input[0] not in outputs \
                 and (id(owner), s.index) not in ctx.reformatted:
             group = readers.get(s.node.input[0], [])
-            if all(_linear(r, "DequantizeLinear") for r in group):
+            if group and all(_linear(r, "DequantizeLinear") for r in group):
                 _shift(ctx, None, group, s.node.input[0], constants(s, ctx.base_dir)(s.node.input[0]))
     # the uint8 values and zero points that only rewritten nodes read, and not as rewritten
     still = {x for r in ctx.rewrites if (id(r.site.owner), r.site.index) in ctx.shifted

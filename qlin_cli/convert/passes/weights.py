@@ -21,7 +21,7 @@ from onnx import numpy_helper
 from ... import schema
 from ...evaluator import EvaluationError, run_node
 from ..formats.measure import REFERENCE_SINCE
-from ..sites import constants
+from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
 from .common import op_label, where
 
@@ -39,7 +39,7 @@ class PlanWeights:
         mode = ctx.opts.weights
         if mode is None:
             return result
-        readers = _readers(ctx.model)
+        readers = readers_anywhere(ctx.model)
         unread: dict[str, set] = {}  # name -> ids of the graphs whose removed nodes read it
         writers: dict[int, dict] = {}  # per graph: output name -> the site writing it
         for site in ctx.sites:
@@ -103,17 +103,6 @@ def _strip(site, q) -> Rewrite | None:
                   [f"Q -> DQ pair of '{writer.input[0]}' stripped: the float value, not what the pair "
                    "computes (not equivalent, by design)"])
     return Rewrite(site, [ident], [], entry)
-
-
-def _readers(model: onnx.ModelProto) -> dict[str, int]:
-    """How many node inputs, anywhere in the model, read each name."""
-    from ..sites import sites
-
-    count: dict[str, int] = {}
-    for s in sites(model):
-        for x in s.node.input:
-            count[x] = count.get(x, 0) + 1
-    return count
 
 
 def _plan(ctx: Context, site, opset: int, mode: str) -> Rewrite | None:
