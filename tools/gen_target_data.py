@@ -48,20 +48,32 @@ def _pinned(name: str) -> str:
 
 
 def measure(runtime: str, version: str, check: bool, merge_here: bool = False,
-            only: tuple[str, ...] | None = None) -> int:
+            only: tuple[str, ...] | None = None, missing: bool = False) -> int:
     if runtime not in ("onnxruntime", "openvino"):
         print(f"no generator for {runtime!r} (known: onnxruntime, openvino)", file=sys.stderr)
         return 2
-    if only and version not in read_tables(_probe_file(runtime)):
-        print(f"--only replaces some keys of a measured release, and {runtime} {version} was not measured: "
-              f"measure it whole first (without --only)", file=sys.stderr)
+    if (only or missing) and version not in read_tables(_probe_file(runtime)):
+        print(f"--only and --missing add to the keys of a measured release, and {runtime} {version} was "
+              f"not measured: measure it whole first", file=sys.stderr)
         return 2
+    if missing:  # the keys of today's probes the release has no outcome for
+        have = read_tables(_probe_file(runtime))[version]["keys"]
+        import probe_models
+
+        only = tuple(sorted({k for k, _, _ in probe_models.probes()} - set(have)))
+        if not only:
+            print(f"{runtime} {version}: every probe key is measured")
+            return 0
     with tempfile.TemporaryDirectory(prefix=f"qlin-{runtime}-{version}-") as tmp:
         env_dir = Path(tmp) / "venv"
         venv.EnvBuilder(with_pip=True).create(env_dir)
         python = env_dir / "bin" / "python"
         # the probes need the runtime alone (and the numpy it picks); the kernel reader needs onnx
         extra = [_pinned("onnx")] if runtime == "onnxruntime" and not only else []
+        from qlin_cli.targets import releases
+
+        if runtime == "onnxruntime" and releases.key(version) < releases.key("1.19"):
+            extra.append("numpy<2")  # built against numpy 1: pip's newest numpy fails its import
         install = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
                    f"{runtime}=={version}", *extra]
         done = subprocess.run(install, capture_output=True, text=True)
@@ -303,9 +315,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", metavar="PREFIX", action="append",
                         help="run only the probes whose key starts with PREFIX (\"division\"; may "
                              "be given again) and replace those keys in the committed data of the release")
+    parser.add_argument("--missing", action="store_true",
+                        help="run only the probes of keys the release has no outcome for (a key added "
+                             "since it was measured) and add them to its data")
     args = parser.parse_args(argv)
     only = tuple(args.only) if args.only else None
-    return measure(args.runtime, args.version, args.check, args.merge, only)
+    return measure(args.runtime, args.version, args.check, args.merge, only, args.missing)
 
 
 if __name__ == "__main__":

@@ -89,6 +89,7 @@ def pair_after_probes() -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.nda
 def _linear():
     import test_targets_matrix as tm
 
+    seen: set[str] = set()
     for case in tm.matrix():
         # attributes the key names (probe_keys.DECIDING) are probed; others are value details
         named = {a for attrs in probe_keys.DECIDING.values() for a in attrs}
@@ -100,7 +101,30 @@ def _linear():
         model, feeds = tm.build(case)
         key = probe_keys.pair_key(case.q_type) if pair else _keyed(model)
         if key is not None:
+            seen.add(key)
             yield key, model, {k: stored(v, tm.input_types(case)[k]) for k, v in feeds.items()}
+    yield from _type_space(seen)
+
+
+def _type_space(seen: set[str]):
+    """A probe for each key of the spec's type space (tests/type_space.py) the matrix has
+    none of: the first spec-valid case of the key (qlin's spec rules find no error in it)."""
+    import test_targets_matrix as tm
+    import type_space
+
+    from qlin_cli.check.engine import check_analysis
+
+    for case in type_space.space():
+        model, feeds = tm.build(case)
+        a = analyze(model, "")
+        (body, index, _), = a.nodes()
+        key = probe_keys.node_key(a.any_facts(body, index))
+        if key is None or key in seen:
+            continue
+        if any(d.severity == "error" for d in check_analysis(a, ignore=tm.VALIDITY, frames=False)):
+            continue
+        seen.add(key)
+        yield key, model, {k: stored(v, tm.input_types(case)[k]) for k, v in feeds.items()}
 
 
 def _keyed(model: onnx.ModelProto) -> str | None:
