@@ -102,15 +102,11 @@ class _Report:
 
     def done(self, result) -> None:
         from . import output as out
-        from .convert.report import render_json, render_text
+        from .convert.report import json_document, render_text
 
         with out.report():
             if self.fmt == "json":
-                from .report.safe import unicode_text
-
-                written = result.written and unicode_text(result.written)
-                click.echo(render_json(unicode_text(self.model), written, _shown(result, unicode_text),
-                                       self.dry_run))
+                click.echo(_json(json_document(self.model, result.written, result, self.dry_run)))
             else:
                 from .report.safe import printable
 
@@ -126,13 +122,21 @@ class _Report:
         for f in findings:
             click.echo(printable(f"  {f.code} {f.message}"), err=True)
         if self.fmt == "json":
-            from .convert.report import render_stop_json
-            from .report.safe import unicode_text
+            from .convert.report import stop_document
 
             with out.report():
-                click.echo(render_stop_json(unicode_text(self.model), unicode_text(e.reason),
-                                            _cleaned(findings, unicode_text), self.dry_run, status))
+                click.echo(_json(stop_document(self.model, e.reason, findings, self.dry_run, status)))
         sys.exit(status)
+
+
+def _json(doc: dict) -> str:
+    """The JSON report: names kept exactly, every text from the model or the file system made
+    valid Unicode (report/safe.py), the document ASCII."""
+    import json
+
+    from .report.safe import unicode_tree
+
+    return json.dumps(unicode_tree(doc), indent=2)
 
 
 def _check_options(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, target,

@@ -53,7 +53,7 @@ def test_json_report(q21_int16, tmp_path):
     assert r.exit_code == 0, r.output
     rep = json.loads(r.output)
     assert rep["summary"]["converted"] == 1 and rep["summary"]["verified"] == 1
-    assert rep["version"] == 2
+    assert rep["version"] == 3
     assert rep["opsets"]["to"] == {"ai.onnx": 13, "com.microsoft": 1}  # domains as check's JSON names them
     assert rep["ir_version"]["to"] == 7
 
@@ -313,7 +313,7 @@ def test_json_on_every_path(case, tmp_path):
     r = _cli(*args, "--format", "json")
     assert r.exit_code == status, r.output
     doc = json.loads(r.stdout)
-    assert doc["status"] == word and doc["input"] == str(args[0]) and doc["version"] == 2  # every path
+    assert doc["status"] == word and doc["input"] == str(args[0]) and doc["version"] == 3  # every path
     if status:
         assert doc["output"] is None and doc["reason"]
         assert r.stderr.startswith("qlin: error: ")
@@ -359,20 +359,22 @@ def test_names_in_resolved_errors_are_printable(tmp_path):
     assert "resolved:" in r.output and "\x1b" not in r.output and "red" in r.output
     js = _cli(src, "--to-opset", 20, "--dry-run", "--format", "json")
     assert js.exit_code == 1 and "\x1b" not in js.stdout
-    assert any("red" in f["node"] for f in json.loads(js.stdout)["findings"])
+    assert any("red" in f["node"] for f in json.loads(js.stdout)["refused"])
 
 
 def test_a_refusal_is_a_finding_with_its_code_in_json_and_text(tmp_path):
-    """Each refused node is a Finding (convert/codes/): JSON keeps the node / op / reason /
-    ways_out it always had and adds the code; the text report leads with the code."""
+    """Each refused node is a Finding (convert/codes/): JSON gives it as check's JSON gives a
+    finding (node, graph, op, domain, opset as fields) with its ways out; the text report
+    leads with the code."""
     src = _int4_at(21, tmp_path / "m.onnx")
     r = _cli(src, "--to-opset", 13, "--dry-run", "--format", "json")
     assert r.exit_code == 1, r.output
     doc = json.loads(r.stdout)
     assert doc["status"] == "refused" and doc["summary"]["refused"] == 2
     first = doc["refused"][0]
-    assert first["code"] == "QC102" and first["node"] == "'q' in main"
-    assert first["op"] == "QuantizeLinear (ai.onnx 21)" and "int4" in first["reason"]
+    assert first["code"] == "QC102" and (first["node"], first["graph"]) == ("q", "main")
+    assert (first["op_type"], first["domain"], first["opset"]) == ("QuantizeLinear", "ai.onnx", 21)
+    assert "int4" in first["message"] and first["severity"] == "error"
     assert "--to-domain com.microsoft" in first["ways_out"], first
     text = _cli(src, "--to-opset", 13, "--dry-run")
     assert text.exit_code == 1 and "QC102 'q' in main  QuantizeLinear (ai.onnx 21): " in text.output

@@ -118,8 +118,8 @@ def test_a_rewrite_beyond_the_tolerance_is_refused_naming_the_bound(models, tmp_
         return
     assert r.exit_code == 1 and not os.path.exists(out)
     (refusal,) = report["refused"]
-    assert refusal["code"] == "QC402" and refusal["op"].startswith("QGemm")
-    steps = int(refusal["reason"].split("--tolerance ")[1].split()[0])
+    assert refusal["code"] == "QC402" and refusal["op_type"] == "QGemm"
+    steps = int(refusal["message"].split("--tolerance ")[1].split()[0])
     r = CliRunner().invoke(main, ["convert", path, "--to-format", "qdq", "-o", out,
                                   "--tolerance", str(steps)])
     assert r.exit_code == 0, r.output
@@ -364,7 +364,7 @@ def test_a_target_refusal_names_what_check_names_not_an_opset_step(tmp_path):
                                   "json"])
     assert r.exit_code == 1
     stop = json.loads(r.stdout)
-    assert {f["code"] for f in stop["findings"]} == named == {"QT104"}
+    assert {f["code"] for f in stop["refused"]} == named == {"QT104"}
     assert "opset 12" not in r.output
 
 

@@ -193,7 +193,7 @@ def test_probe_too_large_names_the_limit_and_the_way_out(bombs):
     refused = [r for r in got["runs"] if r["args"][0] == "convert" and "axis-2e40" in r["args"][1]]
     assert refused and refused[0]["exit"] == 1, refused
     doc = json.loads(refused[0]["stdout"])
-    reason = doc["refused"][0]["reason"]
+    reason = doc["refused"][0]["message"]
     assert "probe limit" in reason and "--no-verify" in reason, reason
 
 

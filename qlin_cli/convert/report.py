@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from .. import schema
@@ -29,33 +27,52 @@ def status(result: Result, dry_run: bool) -> str:
     return "unchanged" if result.note and not result.entries else "converted"
 
 
-JSON_VERSION = 2  # 2: "version" itself, and domains named as check's JSON names them ("ai.onnx", not "")
+# The JSON document: one shape on every path (docs/convert.md, "JSON report"). 3 (from 2):
+# "refused" is always a list of findings (was objects with pre-formatted "node" / "op", or,
+# when the conversion stopped, "findings" beside "reason"); each of "nodes" names its node
+# by fields ("node", "graph", "op_type", "domain", "opset"), not by a phrase; "reason" is
+# on every document (null when the conversion ran). 2: "version" itself, and domains named
+# as check's JSON names them ("ai.onnx", not "").
+JSON_VERSION = 3
 
 
 def _named(opsets: dict) -> dict:
     return {schema.domain_name(d): v for d, v in opsets.items()}
 
 
-def render_json(path: str, written: str | None, result: Result, dry_run: bool) -> str:
-    return json.dumps({
-        "version": JSON_VERSION,
-        "input": path,
-        "output": written,
-        "dry_run": dry_run,
-        "status": status(result, dry_run),
-        "note": result.note,
-        "resolved": [f.to_json() for f in result.resolved],
-        "warnings": [f.to_json() for f in result.warnings],
-        "opsets": {"from": _named(result.opsets_from), "to": _named(result.opsets_to)},
-        "ir_version": {"from": result.ir_from, "to": result.ir_to},
-        "summary": summary(result),
-        "nodes": [{"node": e.where, "op": e.op, "action": e.action, "changes": e.changes,
-                   "verified": e.verified,
-                   "measured": None if e.measured is None else e.measured.to_json()}
-                  for e in result.entries],
-        "refused": [{"code": r.code, "node": r.where, "op": r.title, "reason": r.detail,
-                     "ways_out": list(r.ways_out)} for r in result.refused],
-    }, indent=2)
+def _refusal(f) -> dict:
+    """A finding that stops or refuses the conversion: check's finding, and the ways out
+    (the options that get past it, each tried on the node)."""
+    return {**f.to_json(), "ways_out": list(f.ways_out)}
+
+
+def _document(path: str, written: str | None, dry_run: bool, status: str, summary: dict, **parts) -> dict:
+    """Every key on every path; what a stopped conversion does not have is empty or null.
+    Names are as the model has them: the command makes them valid Unicode (report/safe.py)."""
+    doc = {
+        "version": JSON_VERSION, "input": path, "output": written, "dry_run": dry_run, "status": status,
+        "reason": None, "note": "", "resolved": [], "warnings": [],
+        "opsets": {"from": {}, "to": {}}, "ir_version": {"from": None, "to": None},
+        "summary": summary, "nodes": [], "refused": [],
+    }
+    doc.update(parts)
+    return doc
+
+
+def json_document(path: str, written: str | None, result: Result, dry_run: bool) -> dict:
+    return _document(
+        path, written, dry_run, status(result, dry_run), summary(result),
+        note=result.note,
+        resolved=[f.to_json() for f in result.resolved],
+        warnings=[f.to_json() for f in result.warnings],
+        opsets={"from": _named(result.opsets_from), "to": _named(result.opsets_to)},
+        ir_version={"from": result.ir_from, "to": result.ir_to},
+        nodes=[{"node": e.node, "graph": e.graph, "op_type": e.op_type, "domain": e.domain, "opset": e.opset,
+                "action": e.action, "changes": list(e.changes), "verified": e.verified,
+                "measured": None if e.measured is None else e.measured.to_json()}
+               for e in result.entries],
+        refused=[_refusal(r) for r in result.refused],
+    )
 
 
 ACTIONS = (("converted", "Q/DQ converted"), ("lowered", "Q/DQ lowered"),
@@ -66,17 +83,12 @@ ACTIONS = (("converted", "Q/DQ converted"), ("lowered", "Q/DQ lowered"),
            ("weights", "constant weights computed once (--weights)"))
 
 
-def render_stop_json(path: str, reason: str, findings, dry_run: bool, exit_status: int) -> str:
-    """A conversion that stopped before it had a model: why, and the findings behind it."""
-    return json.dumps({
-        "version": JSON_VERSION,
-        "input": path,
-        "output": None,
-        "dry_run": dry_run,
-        "status": "error" if exit_status == 2 else "refused",
-        "reason": reason,
-        "findings": [f.to_json() for f in findings],
-    }, indent=2)
+def stop_document(path: str, reason: str, findings, dry_run: bool, exit_status: int) -> dict:
+    """A conversion that stopped before it had a model: why (``reason``), and the findings
+    behind it under ``refused``, in the one shape of ``json_document``."""
+    counts = summary(Result(None, [], list(findings), {}, {}, 0, 0))  # no node; the findings refused
+    return _document(path, None, dry_run, "error" if exit_status == 2 else "refused", counts,
+                     reason=reason, refused=[_refusal(f) for f in findings])
 
 
 def render_text(path: str, written: str | None, result: Result, dry_run: bool,

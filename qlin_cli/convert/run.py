@@ -18,6 +18,7 @@ from ..finding import Finding
 from ..model.tensors import UnsafeData
 from ..schema import ir
 from .passes import FINISH, PLAN
+from .passes.common import locate
 from .passes.unify import one_per_node
 from .state import Context, Entry, Options, Result
 
@@ -54,6 +55,7 @@ def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
     entries_refusals = _run(PLAN, ctx)
     ctx.rewrites = one_per_node(ctx.rewrites)
     entries = [r.entry for r in ctx.rewrites] + _one_each(entries_refusals[0])
+    locate(entries, ctx.sites)
     if entries_refusals[1]:
         return Result(None, entries, entries_refusals[1], opsets_from, {}, model.ir_version,
                       model.ir_version)

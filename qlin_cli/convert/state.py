@@ -27,14 +27,21 @@ class Options:
 
 @dataclass
 class Entry:
-    where: str
-    op: str
+    where: str  # how the report names the node: "'q1' in main" (passes/common.py where)
+    op: str  # and its op: "QuantizeLinear (ai.onnx 13)" (op_label)
     # "converted" | "lowered" | "other-op" | "reformatted" (QOperator -> QDQ) | "kept" (valid
     # and unchanged at the target)
     action: str
     changes: list[str] = field(default_factory=list)
     verified: bool = False
     measured: object | None = None  # a format rewrite's formats.measure.Measured
+    # the node as fields, as a Finding has them (set by run.py from the node's site): its
+    # name (or #index), graph path, op, domain name and the opset its graph imports for it
+    node: str = ""
+    graph: str = ""
+    op_type: str = ""
+    domain: str = ""
+    opset: int = 0
 
 
 @dataclass

@@ -7,6 +7,7 @@ from ...finding import Finding
 from ...model.graphs import label_of, node_named
 from ..codes import get as code_of
 from ..sites import Site
+from ..state import Entry
 
 
 def where(site: Site) -> str:
@@ -18,6 +19,23 @@ def op_label(site: Site) -> str:
     node = site.node
     version = schema.opset_of(site.scope.opsets, node.domain)
     return f"{node.op_type} ({schema.domain_name(node.domain)} {version})"
+
+
+def locate(entries: list[Entry], sites: list[Site]) -> None:
+    """Give each of ``entries`` its node as fields (``Entry.node``, ``graph``, ``op_type``,
+    ``domain``, ``opset``): an entry names its node by ``where`` and ``op_label`` of its site,
+    so the site is found by those two (nodes that share both share every field)."""
+    wanted = {(e.where, e.op) for e in entries}
+    fields: dict[tuple[str, str], tuple] = {}
+    for site in sites if wanted else ():
+        key = (where(site), op_label(site))
+        if key in wanted and key not in fields:
+            n = site.node
+            fields[key] = (label_of(n.name, site.index), site.scope.path, n.op_type,
+                           schema.domain_name(n.domain), schema.opset_of(site.scope.opsets, n.domain) or 0)
+    for e in entries:
+        if (e.where, e.op) in fields:
+            e.node, e.graph, e.op_type, e.domain, e.opset = fields[(e.where, e.op)]
 
 
 def refused(site: Site, code: str, reason: str, ways_out=()) -> Finding:
