@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -49,8 +50,10 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(readable=False))  # qlin says why, per file
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]),
-              default="text", show_default=True, help="Report format.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "jsonl", "sarif", "github"]),
+              default="text", show_default=True,
+              help="Report format (jsonl: one JSON object per file, written as each file is checked, "
+                   "then a summary line).")
 @click.option("--select", multiple=True, metavar="CODES",
               help="Only these rule codes or prefixes (comma-separated, e.g. QL4,QL501).")
 @click.option("--ignore", multiple=True, metavar="CODES",
@@ -74,6 +77,9 @@ def main() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
               help="Check files in N worker processes [default: every core]; the output is "
                    "the same as in one process, in the same order.")
+@click.option("--shard", default=None, metavar="K/N",
+              help="Check only shard K (1 to N) of N: every N-th file of the files found, sorted by "
+                   "path (the N shards together check every file once).")
 @click.option("--no-config", is_flag=True, help="Ignore qlin.toml and [tool.qlin] in pyproject.toml.")
 @click.option("--target", "targets", multiple=True, metavar="NAMES",
               help="Also check that these runtimes run the model and compute what the spec says "
@@ -97,7 +103,7 @@ def main() -> None:
               help="The results cache folder [default: QLIN_CACHE_DIR, else .qlin_cache in the "
                    "working folder].")
 def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, output_file,
-          fix, diff, jobs, no_config, targets, exclude, extend_exclude, respect_gitignore,
+          fix, diff, jobs, shard, no_config, targets, exclude, extend_exclude, respect_gitignore,
           force_exclude, show_all, no_cache, cache_dir):
     """Check every Q/DQ node of the models at PATHS (files or folders of *.onnx; default:
     the working directory). Folder walks leave out --exclude globs and what .gitignore
@@ -113,10 +119,11 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     from .check.result import summarize
     from .progress import track
 
-    if statistics and fmt in ("sarif", "github"):
+    if statistics and fmt in ("sarif", "github", "jsonl"):
         raise click.UsageError(f"--statistics gives text or json, not {fmt}")
-    if diff and fmt in ("sarif", "github"):
+    if diff and fmt in ("sarif", "github", "jsonl"):
         raise click.UsageError(f"--diff gives text or json, not {fmt}")
+    part = _shard(shard) if shard is not None else None
     cli_select, cli_ignore = _codes(select), _codes(ignore)
     _validate_codes(cli_select + cli_ignore)
     cli_targets = _target_names(targets) if targets else None
@@ -126,6 +133,10 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
                   force_exclude)
     finder = _finder(no_config)
     files = _files(paths or (".",), finder, flags)
+    if part is not None:
+        from .discover import shard as shard_of
+
+        files = shard_of(files, *part)
     configs = _configs(files, finder, no_config)
     results = []
     failures = 0
@@ -136,26 +147,54 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     store = None if fresh else _results_cache(cache_dir)
     checked = _checked(work, jobs, store)
     fixes = []
-    for r, cfg in track(zip(checked, configs, strict=True), len(files), "Checking models",
-                        enabled=not quiet):
-        if (fix or diff) and r.error is None:
-            fixes.append(_fix(r, cfg, cli_select, cli_ignore, write=not diff))
-        if r.error is not None:
-            output.error_at(r.path, r.error)
-        failures += failing(summarize([r]), fail_on or cfg.fail_on)
-        results.append(r)
+    stream = fmt == "jsonl"  # each file's line written as it is checked, then the summary line
+    with output.report_to(output_file) if stream else contextlib.nullcontext():
+        for r, cfg in track(zip(checked, configs, strict=True), len(files), "Checking models",
+                            enabled=not quiet):
+            if (fix or diff) and r.error is None:
+                fixes.append(_fix(r, cfg, cli_select, cli_ignore, write=not diff))
+            if r.error is not None:
+                output.error_at(r.path, r.error)
+            failures += failing(summarize([r]), fail_on or cfg.fail_on)
+            results.append(r)
+            if stream:
+                _line(r)
+        summary = summarize(results)
+        if fix:
+            summary["fixed"] = sum(len(f.fixed) for f in fixes)
+        if stream:
+            _line(summary)
     if diff:
         with output.report_to(output_file):
             _print_diff(fixes) if fmt != "json" else _print_diff_json(fixes)
         sys.exit(EXIT_FINDINGS if any(f.fixed for f in fixes) else EXIT_OK)
-    summary = summarize(results)
-    if fix:
-        summary["fixed"] = sum(len(f.fixed) for f in fixes)
-    with output.report_to(output_file):
-        _report(results, summary, fmt, quiet=quiet, statistics=statistics, frames=frames, show_all=show_all)
+    if not stream:
+        with output.report_to(output_file):
+            _report(results, summary, fmt, quiet=quiet, statistics=statistics, frames=frames,
+                    show_all=show_all)
     if any(r.error is not None for r in results) or any(f.error is not None for f in fixes):
         sys.exit(EXIT_BAD_INPUT)
     sys.exit(EXIT_OK if exit_zero or not failures else EXIT_FINDINGS)
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """--shard K/N as (K, N), or exit 2 with one line saying what is wrong."""
+    from . import output
+    from .discover import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ValueError as e:
+        output.error(f"--shard: {e}")
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def _line(item) -> None:
+    """One line of --format jsonl (a file's result, or the summary), flushed at once."""
+    from .report.json_report import file_line, summary_line
+
+    click.echo(summary_line(item) if isinstance(item, dict) else file_line(item))
+    sys.stdout.flush()
 
 
 def _globs(values: tuple[str, ...]) -> tuple[str, ...]:

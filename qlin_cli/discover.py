@@ -170,3 +170,28 @@ def _walk_folder(top: str, discovery: Discovery | None) -> list[tuple[str, str |
                 inside.append((path, None))
         stack.extend(reversed(subfolders))
     return inside
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``K/N`` (``--shard``): shard K, counted from 1, of N; ValueError saying what is wrong."""
+    import re
+
+    got = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", text)
+    if got is None:
+        raise ValueError(f"{text!r} is not K/N: give two whole numbers, shard K of N, e.g. 1/4")
+    k_, n_ = int(got.group(1)), int(got.group(2))
+    if n_ < 1:
+        raise ValueError(f"{text!r}: N, the number of shards, is at least 1")
+    if not 1 <= k_ <= n_:
+        raise ValueError(f"{text!r}: K counts from 1 to N ({n_}), e.g. 1/{n_}")
+    return k_, n_
+
+
+def shard(found: list[tuple[str, str | None]], k: int, n: int) -> list[tuple[str, str | None]]:
+    """The part of ``found`` (``walk``'s answer) that shard ``k`` of ``n`` checks: the items
+    at ranks k-1, k-1+n, k-1+2n, ... of the list sorted by path, kept in walk order. Every
+    item is in exactly one of the n shards, and the shards differ in size by at most one;
+    given the same files, the same command gives the same shard on any machine."""
+    ranked = sorted(range(len(found)), key=lambda i: (found[i][0], i))
+    mine = {i for rank, i in enumerate(ranked) if rank % n == k - 1}
+    return [item for i, item in enumerate(found) if i in mine]
