@@ -46,3 +46,44 @@ def build(folder: str, pairs: int = 10_000, weight_bytes: int = 3 * 2**30) -> st
     with open(os.path.join(folder, "weights.bin"), "wb") as f:
         f.truncate(pairs * per)
     return path
+
+
+def build_chain(path: str, nodes: int, width: int = 32, seed: int = 0) -> str:
+    """Write a QDQ chain of about ``nodes`` nodes with inline weights to ``path``: blocks of
+    DequantizeLinear(int8 weight, per-channel) -> MatMul -> QuantizeLinear -> DequantizeLinear
+    (uint8 activation, per-tensor), opset 21, every scale drawn at random as a quantizer's
+    calibration gives them (so no two blocks have equal scales). Returns ``path``."""
+    rng = np.random.default_rng(seed)
+    out, inits = [], []
+    x = "x"
+    for b in range((nodes + 3) // 4):
+        w = f"w{b}"
+        inits.append(numpy_helper.from_array(rng.integers(-127, 127, (width, width)).astype(np.int8), w))
+        inits.append(numpy_helper.from_array(rng.uniform(0.001, 0.01, width).astype(np.float32), f"{w}_s"))
+        inits.append(numpy_helper.from_array(np.zeros(width, np.int8), f"{w}_z"))
+        inits.append(numpy_helper.from_array(np.float32(rng.uniform(0.01, 0.1)), f"a{b}_s"))
+        inits.append(numpy_helper.from_array(np.uint8(rng.integers(100, 156)), f"a{b}_z"))
+        out += [
+            helper.make_node("DequantizeLinear", [w, f"{w}_s", f"{w}_z"], [f"{w}_f"], name=f"dqw{b}", axis=1),
+            helper.make_node("MatMul", [x, f"{w}_f"], [f"m{b}"], name=f"mm{b}"),
+            helper.make_node("QuantizeLinear", [f"m{b}", f"a{b}_s", f"a{b}_z"], [f"q{b}"], name=f"q{b}"),
+            helper.make_node("DequantizeLinear", [f"q{b}", f"a{b}_s", f"a{b}_z"], [f"d{b}"], name=f"dq{b}"),
+        ]
+        x = f"d{b}"
+    graph = helper.make_graph(out, "chain",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, width])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+    return path
+
+
+if __name__ == "__main__":  # python bench/big_model.py FOLDER: the models bench_check_sizes.py reads
+    import sys
+
+    folder = sys.argv[1]
+    for n in (3_000, 15_000, 50_000):
+        build_chain(os.path.join(folder, f"chain{n // 1000}k.onnx"), n)
+    build(os.path.join(folder, "pairs10k"), pairs=10_000, weight_bytes=3 * 2**30)
