@@ -1,8 +1,9 @@
 """Check one model file: load it, reach every quantization node, run the rules.
 
 Node rules run on the facts of each node of a known op (with a cache of clean
-verdicts keyed on the facts); model rules then run once on the ``ModelView`` the
-walk filled (every body, its nodes, the facts already read).
+verdicts keyed on the facts but for the constants' values); model rules then run
+once on the ``ModelView`` the walk filled (every body, its nodes, the facts already
+read).
 """
 
 from __future__ import annotations
@@ -25,42 +26,40 @@ from .diagnostic import Diagnostic, node_frame
 from .result import FileResult, summarize  # noqa: F401 (their home before check/result.py)
 from .suppress import Suppression
 
-# Facts (by content) that raised nothing under a set of node rules, across the models of
-# one process: a folder of variants, or the API called again, checks each node shape once.
-# A rule's verdict on a node is a function of its facts (what the per-model cache rests on
-# too); a key with a constant known by identity only is never kept here.
+# Shapes of facts (``NodeFacts.shape_key``: all but names, location and values) on which
+# the node rules that read no value raised nothing, across the models of one process: a
+# folder of variants, or the API called again, checks each node shape once. Such a rule's
+# verdict on a node is a function of that key (tests/test_rules_values.py); the rules that
+# read values are asked about every node (``Rule.clean_values``), never kept here.
 _CLEAN_ANYWHERE: dict[tuple, None] = {}
 _CLEAN_LIMIT = 4096
 
 
 class _Clean:
-    """Which nodes' facts raised nothing: in this model (by the identity ``same_as``
-    gives), and in any model of the process under the same node rules (by content)."""
+    """Which shapes of facts raised nothing under the node rules that read no value: in this
+    model (by the identity ``ModelView.shape_of`` gives), and in any model of the process
+    under the same rules (by key)."""
 
     def __init__(self, node_rules: list):
         self.here: set[int] = set()
         self.signature = tuple(r.code for r in node_rules)
 
-    def known(self, first: NodeFacts) -> bool:
-        if id(first) in self.here:
+    def known(self, shape: NodeFacts) -> bool:
+        if id(shape) in self.here:
             return True
-        key = first.content_key()
-        if key is not None and (self.signature, key) in _CLEAN_ANYWHERE:
-            self.here.add(id(first))
+        if (self.signature, shape.shape_key()) in _CLEAN_ANYWHERE:
+            self.here.add(id(shape))
             return True
         return False
 
-    def add(self, first: NodeFacts) -> None:
-        self.here.add(id(first))
-        key = first.content_key()
-        if key is None:
-            return
+    def add(self, shape: NodeFacts) -> None:
+        self.here.add(id(shape))
         if len(_CLEAN_ANYWHERE) >= _CLEAN_LIMIT:
             try:  # the oldest goes (threads may race here: losing an entry is harmless)
                 del _CLEAN_ANYWHERE[next(iter(_CLEAN_ANYWHERE))]
             except (KeyError, StopIteration, RuntimeError):
                 pass
-        _CLEAN_ANYWHERE[(self.signature, key)] = None
+        _CLEAN_ANYWHERE[(self.signature, shape.shape_key())] = None
 
 
 def check_model(
@@ -78,8 +77,12 @@ def check_analysis(
     """Every finding of the selected rules on every known quantization node, then of the
     model rules on the whole analysis.
 
-    ``cache``: a node whose facts equal those of a node that raised nothing is not
-    checked again (facts leave names out, so the verdict is the same). ``stats``, if
+    ``cache``: a node whose facts equal, but for the constants' values, those of a node
+    that raised nothing is not checked again by the rules that read no value (facts leave
+    names out, so the verdict is the same); the rules that read values ask whether they
+    can find anything on that shape once (``Rule.wants_values``), then look at all their
+    nodes' values together (``Rule.clean_values``) and check only the nodes that look
+    wrong. Without ``cache`` every rule checks every node. ``stats``, if
     given, gets ``nodes``: how many quantization nodes were checked. ``frames``: each
     finding on a node carries the node's view (``Finding.frame``); without, none does
     (what only a terminal shows is not built for JSON or a file). ``suppression``: what
@@ -90,9 +93,13 @@ def check_analysis(
     active = [r for r in rule_registry.all_rules() if keep.runs(r.code)]
     node_rules = [r for r in active if not isinstance(r, ModelRule)]
     model_rules = [r for r in active if isinstance(r, ModelRule)]
-    by_family: dict[object, list] = {}  # the node rules that apply to a family (None: no schema)
+    # the node rules that apply to a family (None: no schema): (those that read no value,
+    # those that do)
+    by_family: dict[object, tuple[list, list]] = {}
     found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
-    clean = _Clean(node_rules)
+    clean = _Clean([r for r in node_rules if not r.reads_values])
+    wanted: dict[int, list] = {}  # id(shape) -> the rules that read values that want its nodes'
+    later: dict[object, list] = {}  # a rule that reads values -> [(order, index, facts)] to ask
     checked = 0
     for order, body in enumerate(a.bodies):
         scope = body.scope
@@ -107,19 +114,39 @@ def check_analysis(
             if facts is None:
                 facts = body.facts[index] = read_facts(node, index, scope, a.base_dir, op)
             checked += 1
-            first = a.same_as(body, index, facts)
-            if cache and clean.known(first):
-                continue
-            before = len(found)
             family = None if facts.spec is None else facts.spec.family
             rules = by_family.get(family)
             if rules is None:  # Rule.applies_to reads the schema's family alone: asked once per family
-                rules = by_family[family] = [r for r in node_rules if r.applies_to(facts)]
-            for rule in rules:
-                for v in rule.violations(facts):
-                    found.append(((order, index, rule.code), diagnostic(rule, v, facts, frames)))
-            if len(found) == before:
-                clean.add(first)
+                applying = [r for r in node_rules if r.applies_to(facts)]
+                rules = by_family[family] = ([r for r in applying if not r.reads_values],
+                                             [r for r in applying if r.reads_values])
+            blind, valued = rules
+            if not cache:  # every rule on every node
+                for rule in blind + valued:
+                    for v in rule.violations(facts):
+                        found.append(((order, index, rule.code), diagnostic(rule, v, facts, frames)))
+                continue
+            shape = a.shape_of(facts)  # the first node read with these facts but for values
+            if blind and not clean.known(shape):
+                before = len(found)
+                for rule in blind:
+                    for v in rule.violations(facts):
+                        found.append(((order, index, rule.code), diagnostic(rule, v, facts, frames)))
+                if len(found) == before:
+                    clean.add(shape)
+            if valued:
+                want = wanted.get(id(shape))
+                if want is None:  # asked once per shape: which rules can find anything here
+                    want = wanted[id(shape)] = [r for r in valued if r.wants_values(shape)]
+                for rule in want:
+                    later.setdefault(rule, []).append((order, index, facts))
+    for rule, nodes in later.items():  # each rule that reads values looks at all its nodes at once
+        known = rule.clean_values([f for _, _, f in nodes]) or ()
+        for k, (order, index, facts) in enumerate(nodes):
+            if k < len(known) and known[k]:
+                continue
+            for v in rule.violations(facts):
+                found.append(((order, index, rule.code), diagnostic(rule, v, facts, frames)))
     for rule in model_rules:
         for v in rule.check_model(a):
             found.append(((*a.order(v.at.graph, v.at.index), rule.code), placed(rule, v)))

@@ -28,6 +28,11 @@ from .graphs import label_of, node_label, node_named
 from .tensors import UnsafeData, read_value
 
 SMALL = 4096  # bytes: constants up to this size are compared by content
+PLAIN_MAX_BYTES = 2**20  # larger constants are read one by one (``Const.array``)
+# numpy's own integer and float element types, read from inline raw data as they are
+# (``Const.plain``), little-endian
+_PLAIN = {d.proto: np.dtype(d.numpy).newbyteorder("<") for d in dtypes.BY_NAME.values()
+          if np.dtype(d.numpy).char in np.typecodes["AllInteger"] + "efd"}
 
 
 class Location(NamedTuple):  # a tuple: built for every node, at a tuple's cost
@@ -84,6 +89,33 @@ class Const:
     def __hash__(self) -> int:
         return hash(self._key)
 
+    def plain(self) -> tuple[np.dtype, bytes] | None:
+        """(dtype, bytes) when the value ``array`` gives is exactly ``np.frombuffer`` of those
+        bytes (inline raw data of a byte-aligned type, as many bytes as the dims need, no
+        negative dim): what a rule reading many constants at once can read them as. None
+        otherwise (ask ``array``)."""
+        if self._external:
+            return None
+        t = self._tensor
+        dt = _PLAIN.get(t.data_type)
+        if dt is None:
+            return None
+        key = self._key
+        raw = key[2] if key[0] not in ("tensor", "proto") else None
+        dims = key[1] if raw is not None else t.dims[:]
+        if raw is None:
+            if t.ByteSize() > PLAIN_MAX_BYTES:
+                return None
+            raw = t.raw_data
+        if not raw or any(d < 0 for d in dims):
+            return None
+        count = 1
+        for d in dims:
+            count *= d
+        if count * dt.itemsize != len(raw) or t.data_location != onnx.TensorProto.DEFAULT:
+            return None
+        return dt, raw
+
     def array(self) -> np.ndarray | None:
         """The value, or None when it cannot be read safely (the engine refuses such files)."""
         key = id(self._tensor)
@@ -104,6 +136,9 @@ class ArrayConst(Const):
         self._array = array
         self._key = ("array", id(array))
         self._external = False
+
+    def plain(self) -> None:
+        return None
 
     def array(self) -> np.ndarray | None:
         return self._array
@@ -167,6 +202,14 @@ class NodeFacts:
         if h is None:
             h = self.__dict__["_hash"] = hash(tuple(getattr(self, name) for name in _COMPARED))
         return h
+
+    def shape_key(self) -> tuple:
+        """The compared fields but the constants' values: everything a rule that reads no
+        value (``Rule.reads_values`` False) can decide on, so that its verdict on one node
+        is its verdict on every node with this key, in this model or another (names,
+        location and values are left out; nothing in it is known by identity only)."""
+        return (self.op, self.domain, self.opset, self.imported, self.spec, self.in_typed,
+                self.out_typed, self.attr_items)
 
     def content_key(self) -> tuple | None:
         """What the compared fields say, with each constant as its content, when that says

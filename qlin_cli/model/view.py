@@ -131,6 +131,7 @@ class ModelView:
         self._by_path: dict[str, BodyView] = {}
         self._memo: dict = {}
         self._firsts: dict[NodeFacts, NodeFacts] = {}  # facts -> the first equal facts read
+        self._shapes: dict[tuple, NodeFacts] = {}  # shape key -> the first facts read with it
 
     def same_as(self, body: BodyView, index: int, f: NodeFacts) -> NodeFacts:
         """The first facts read in this view equal to ``f``, the node's own: nodes whose facts
@@ -140,6 +141,11 @@ class ModelView:
         if c is None:
             c = body.same[index] = self._firsts.setdefault(f, f)
         return c
+
+    def shape_of(self, f: NodeFacts) -> NodeFacts:
+        """The first facts read in this view with ``f``'s shape key (``NodeFacts.shape_key``:
+        equal but perhaps for the constants' values), ``f`` itself when it is the first."""
+        return self._shapes.setdefault(f.shape_key(), f)
 
     def memo(self, key, compute):
         """``compute()`` once per view: what several rules derive alike (a map of the

@@ -107,10 +107,28 @@ class Rule:
     # of these families. Rules that read no schema (needs_spec False) run on every op.
     families: frozenset[str] = frozenset({schema.LINEAR_QUANTIZE, schema.LINEAR_DEQUANTIZE})
 
+    # Whether ``check`` reads a constant's value (``NodeFacts.value`` or ``values``). The
+    # engine asks a rule that reads none once per distinct ``NodeFacts.shape_key`` (every
+    # compared field but the values): its verdict on one node is that on all of them.
+    # tests/test_rules_values.py holds every rule that says False to it.
+    reads_values: bool = False
+
     def applies_to(self, facts) -> bool:
         if facts.spec is None:
             return not self.needs_spec
         return facts.spec.family in self.families
+
+    def wants_values(self, n) -> bool:
+        """(A rule that reads values) Whether ``check`` can report anything on a node with
+        ``n``'s shape key: False only when it cannot, whatever the values. Read from the
+        fields ``shape_key`` covers alone; asked once per shape key."""
+        return True
+
+    def clean_values(self, nodes: list) -> list[bool] | None:
+        """(A rule that reads values) For many nodes at once, True where ``check`` is known
+        to report nothing on the node (a look at all their values together, cheaper than
+        one per node); None, or False for a node: ``check`` it."""
+        return None
 
     def check(self, n) -> Iterable[Violation | str]:  # pragma: no cover - interface
         """Yield one Violation (or a plain message) per problem found on NodeFacts ``n``."""
@@ -146,6 +164,38 @@ class FamilyRule(Rule):
     """A node rule of the op families other than linear Q/DQ."""
 
     families = schema.OTHER_FAMILIES
+
+
+def finite_non_zero(consts: list) -> list[bool]:
+    """For each constant (``model.facts.Const``, or None), True when its value is known to
+    hold only finite non-zero numbers: the float constants whose bytes numpy reads as they
+    are (``Const.plain``) are looked at together, in one array per type. False: not known
+    so (another kind of constant, or a bad value)."""
+    import numpy as np
+
+    out = [False] * len(consts)
+    parts: dict = {}  # dtype -> ([indices into out], [bytes])
+    for k, c in enumerate(consts):
+        if c is None:
+            continue
+        p = c.plain()
+        if p is None or p[0].kind != "f":
+            continue
+        slots, raws = parts.setdefault(p[0], ([], []))
+        slots.append(k)
+        raws.append(p[1])
+    for dt, (slots, raws) in parts.items():
+        data = np.frombuffer(b"".join(raws), dt)
+        bad = ~(np.isfinite(data) & (data != 0))
+        if not bad.any():
+            for k in slots:
+                out[k] = True
+            continue
+        sizes = np.fromiter((len(r) for r in raws), np.int64, len(raws)) // dt.itemsize
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))  # every part has a value
+        for k, b in zip(slots, np.logical_or.reduceat(bad, starts).tolist(), strict=True):
+            out[k] = not b
+    return out
 
 
 def first_ai_onnx(kind: str, pred) -> int | None:

@@ -29,12 +29,16 @@ class FloatZeroPoint(Rule):
     name = "float-zero-point"
     severity = WARNING
     summary = "Non-zero zero point for a float8/float6/float4 quantization."
+    reads_values = True
+
+    def wants_values(self, n):
+        qt = n.quant_type
+        return qt is not None and dtypes.is_low_precision_float(qt) and n.present_at(n.zero_point_index)
 
     def check(self, n):
-        qt = n.quant_type
-        zp = n.zero_point_index
-        if qt is None or not dtypes.is_low_precision_float(qt) or not n.present_at(zp):
+        if not self.wants_values(n):
             return
+        qt, zp = n.quant_type, n.zero_point_index
         value = n.value(zp)
         if value is None:
             return

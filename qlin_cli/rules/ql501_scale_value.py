@@ -1,6 +1,6 @@
 import numpy as np
 
-from .base import Rule
+from .base import Rule, finite_non_zero
 
 
 class ScaleValue(Rule):
@@ -30,6 +30,13 @@ class ScaleValue(Rule):
     code = "QL501"
     name = "scale-value"
     summary = "A known scale value is zero, NaN or infinite."
+    reads_values = True
+
+    def clean_values(self, nodes):
+        # a node whose scale is not a known constant has nothing to report (``check``)
+        consts = [n.values[n.scale_index] if n.scale_index < len(n.values) else None for n in nodes]
+        good = finite_non_zero(consts)
+        return [g or c is None for g, c in zip(good, consts, strict=True)]
 
     def check(self, n):
         si = n.scale_index

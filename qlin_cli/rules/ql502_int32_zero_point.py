@@ -27,11 +27,15 @@ class Int32ZeroPoint(Rule):
     name = "int32-zero-point"
     severity = WARNING
     summary = "Non-zero zero point when dequantizing int32."
+    reads_values = True
+
+    def wants_values(self, n):
+        return n.spec.kind == "dequantize" and n.in_type(0) == "int32" and n.present_at(n.zero_point_index)
 
     def check(self, n):
-        zi = n.zero_point_index
-        if n.spec.kind != "dequantize" or n.in_type(0) != "int32" or not n.present_at(zi):
+        if not self.wants_values(n):
             return
+        zi = n.zero_point_index
         zp = n.value(zi)
         if zp is None or not np.any(zp != 0):
             return

@@ -1,7 +1,7 @@
 import numpy as np
 
 from .. import schema
-from .base import FamilyRule
+from .base import FamilyRule, finite_non_zero
 
 
 class GroupScaleValue(FamilyRule):
@@ -30,6 +30,22 @@ class GroupScaleValue(FamilyRule):
     code = "QL503"
     name = "group-scale-value"
     summary = "A known scale of a QLinear, integer or n-bit op is zero, NaN or infinite."
+    reads_values = True
+
+    def clean_values(self, nodes):
+        # one verdict per scale input of every node; a node is clean when all of its are
+        # (a scale that is not a known constant has nothing to report: ``check``)
+        consts, owner = [], []
+        for k, n in enumerate(nodes):
+            for i, p in enumerate(n.spec.inputs):
+                if p.role == schema.SCALE and i < len(n.values) and n.values[i] is not None:
+                    consts.append(n.values[i])
+                    owner.append(k)
+        out = [True] * len(nodes)
+        for k, good in zip(owner, finite_non_zero(consts), strict=True):
+            if not good:
+                out[k] = False
+        return out
 
     def check(self, n):
         for i, p in enumerate(n.spec.inputs):
