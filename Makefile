@@ -46,7 +46,13 @@ test: $(STAMP)
 remeasure: $(STAMP)
 	$(BIN)/python -m pytest -q -m remeasure -p no:randomly -p no:xdist
 
-bench: $(STAMP)
+# the `hub` extra (Dask) for bench/bench_hub.py only: make test and make demo never install it
+HUB_STAMP := $(VENV)/.hub-stamp
+$(HUB_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,hub]'
+	touch $(HUB_STAMP)
+
+bench: $(HUB_STAMP)
 	@for f in bench/bench_*.py; do echo "== $$f"; QLIN_MATRIX=full $(BIN)/python $$f || exit 1; done
 	@echo "== the full target matrix against onnxruntime and openvino"
 	$(BIN)/python -m pytest -q -m targets_full
