@@ -61,8 +61,10 @@ fuzz: $(STAMP)
 	QLIN_FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest -m fuzz -p no:randomly
 	QLIN_VALIDITY_BASES=all $(BIN)/python -m pytest -q -p no:randomly tests/test_validity_differential.py
 
+# ruff, and mypy --strict on the public API and a caller of it (tests/test_api_types.py; seconds)
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	QLIN_MYPY=1 $(BIN)/python -m pytest -q -p no:xdist -p no:randomly tests/test_api_types.py
 
 # Measure a released runtime and write its target data: make target-data RUNTIME=onnxruntime VERSION=1.33.0
 target-data: $(STAMP)

@@ -18,32 +18,42 @@ The command line is built on these: `qlin check` runs ``check_file_with`` on eac
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import onnx
 
-from .check.engine import FileResult, check_analysis, check_file, target_diagnostics
+from .check.engine import check_analysis, check_file, target_diagnostics
+from .check.result import FileResult
 from .check.suppress import Suppression
 from .config import Config, ConfigError, Finder, load_config
 from .errors import QlinError
 from .finding import Finding
 
-# ConversionStopped comes from __getattr__ below
-__all__ = ["Config", "ConversionStopped", "FileResult", "Finding", "QlinError", "check",  # noqa: F822
+if TYPE_CHECKING:  # at run time, read when asked for (__getattr__): `qlin check` does not load convert
+    from .convert.state import Result as Converted
+    from .convert_pipeline import Stop as ConversionStopped
+
+__all__ = ["Config", "ConversionStopped", "FileResult", "Finding", "QlinError", "check",
            "check_file_with", "check_model", "check_paths", "convert", "discover", "inspect", "targets"]
 
+# What the functions take: a path as a string or an os.PathLike; names (codes, targets) as a
+# list or one comma-separated string, as the flags take them
+StrPath = str | os.PathLike[str]
+Names = Sequence[str] | str | None
 
-def __getattr__(name: str):
-    """``ConversionStopped``, read when asked for: `qlin check` does not load convert."""
-    if name == "ConversionStopped":
-        from .convert_pipeline import Stop
+if not TYPE_CHECKING:  # hidden from type checkers, which see the import above (and no other name)
 
-        return Stop
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def __getattr__(name: str) -> type:
+        """``ConversionStopped``, read when asked for: `qlin check` does not load convert."""
+        if name == "ConversionStopped":
+            from .convert_pipeline import Stop
+
+            return Stop
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def check(path: str | os.PathLike, *, select: Sequence[str] | str | None = None,
-          ignore: Sequence[str] | str | None = None, targets: Sequence[str] | str | None = None,
+def check(path: StrPath, *, select: Names = None, ignore: Names = None, targets: Names = None,
           config: bool | Config = True) -> FileResult:
     """Check one model file as `qlin check PATH` does: its findings (``result.findings``),
     the settings of the nearest qlin.toml / [tool.qlin] above it applied (``config=False``
@@ -61,7 +71,7 @@ def check(path: str | os.PathLike, *, select: Sequence[str] | str | None = None,
     return result
 
 
-def discover(paths: Sequence[str | os.PathLike] | str | os.PathLike = (".",), *,
+def discover(paths: Sequence[StrPath] | StrPath = (".",), *,
              exclude: Sequence[str] | None = None,
              extend_exclude: Sequence[str] = (), respect_gitignore: bool | None = None,
              force_exclude: bool | None = None, config: bool = True) -> list[str]:
@@ -85,17 +95,18 @@ def discover(paths: Sequence[str | os.PathLike] | str | os.PathLike = (".",), *,
     return [path for path, problem in found if problem is None]
 
 
-def check_paths(paths: Sequence[str | os.PathLike] | str | os.PathLike = (".",), *,
-                select: Sequence[str] | str | None = None, ignore: Sequence[str] | str | None = None,
-                targets: Sequence[str] | str | None = None, config: bool = True,
-                **discovery) -> list[FileResult]:
-    """Check every model ``discover(paths, **discovery)`` finds, each with its own
+def check_paths(paths: Sequence[StrPath] | StrPath = (".",), *, select: Names = None, ignore: Names = None,
+                targets: Names = None, config: bool = True, exclude: Sequence[str] | None = None,
+                extend_exclude: Sequence[str] = (), respect_gitignore: bool | None = None,
+                force_exclude: bool | None = None) -> list[FileResult]:
+    """Check every model ``discover(paths, exclude=..., ...)`` finds, each with its own
     configuration, as `qlin check PATHS` does (in this process). A file that cannot be
     checked comes back with ``error`` set, so one bad file does not hide the others.
     ``paths``: a list, or one path."""
     select, ignore, targets = _codes(select, "select"), _codes(ignore, "ignore"), _names(targets)
     _known_targets(targets)
-    files = discover(paths, config=config, **discovery)
+    files = discover(paths, config=config, exclude=exclude, extend_exclude=extend_exclude,
+                     respect_gitignore=respect_gitignore, force_exclude=force_exclude)
     finder = _finder(config)
     try:
         return [check_file_with(p, finder.for_file(p), select, ignore, targets) for p in files]
@@ -110,7 +121,8 @@ def _finder(config: bool) -> Finder:
         raise QlinError(".", str(e)) from None
 
 
-def check_file_with(path: str, cfg: Config, select=None, ignore=None, targets=None, *,
+def check_file_with(path: str, cfg: Config, select: Sequence[str] | None = None,
+                    ignore: Sequence[str] | None = None, targets: Sequence[str] | None = None, *,
                     keep_types: bool = False, frames: bool = True) -> FileResult:
     """One file checked with its configuration (``cfg``), flags (``select``, ``ignore``,
     ``targets``, each None when not given) winning; a file that cannot be checked comes
@@ -129,9 +141,8 @@ def suppress(result: FileResult, cfg: Config) -> None:
     result.diagnostics = Suppression(cfg=cfg, path=result.path).kept(result.diagnostics)
 
 
-def check_model(model: onnx.ModelProto, base_dir: str | os.PathLike = ".", *,
-                select: Sequence[str] | str | None = None, ignore: Sequence[str] | str | None = None,
-                targets: Sequence[str] | str | None = None) -> list[Finding]:
+def check_model(model: onnx.ModelProto, base_dir: StrPath = ".", *, select: Names = None,
+                ignore: Names = None, targets: Names = None) -> list[Finding]:
     """The findings of a model in memory (tensors stored outside it are read relative to
     ``base_dir``); no configuration file is read. A TypeError for anything but an
     onnx.ModelProto (a file is ``check``'s)."""
@@ -153,11 +164,11 @@ def check_model(model: onnx.ModelProto, base_dir: str | os.PathLike = ".", *,
     return found
 
 
-def convert(path: str | os.PathLike, *, to_opset: int | None = None, to_domain: str | None = None,
+def convert(path: StrPath, *, to_opset: int | None = None, to_domain: str | None = None,
             target: str | None = None, ir_version: int | None = None, lower: bool = False,
-            verify: bool = True, output: str | os.PathLike | None = None, vendor_axis: int | None = None,
+            verify: bool = True, output: StrPath | None = None, vendor_axis: int | None = None,
             to_format: str | None = None, tolerance: int = 0, weights: str | None = None,
-            to_int8: bool = False):
+            to_int8: bool = False) -> Converted:
     """Convert a model file as `qlin convert` does (convert/pipeline.py) and return the
     result: ``.model`` (the converted ModelProto; None when some node is refused),
     ``.entries``, ``.refused``, ``.resolved`` (the source's errors the conversion is the
@@ -216,7 +227,7 @@ def _arguments(text: str) -> str:
     return text
 
 
-def inspect(path: str | os.PathLike, targets: Sequence[str] | str | None = None) -> dict:
+def inspect(path: StrPath, targets: Names = None) -> dict[str, Any]:
     """The scheme of a model file, as `qlin inspect --format json` gives it."""
     from .inspect_command import describe
 
@@ -230,14 +241,14 @@ def inspect(path: str | os.PathLike, targets: Sequence[str] | str | None = None)
         raise QlinError(os.fspath(path), e.strerror or str(e)) from None
 
 
-def targets() -> list[dict]:
+def targets() -> list[dict[str, Any]]:
     """Each deployment target qlin knows: its limits, types, granularities and sources."""
     from .targets import predict
 
     return predict.capability_matrix()
 
 
-def _split(values: Sequence[str] | str | None, what: str) -> list[str] | None:
+def _split(values: Names, what: str) -> list[str] | None:
     """A list of names from a list or one string (comma-separated, as the flags take them)."""
     if values is None:
         return None
@@ -251,7 +262,7 @@ def _split(values: Sequence[str] | str | None, what: str) -> list[str] | None:
     return out
 
 
-def _codes(values: Sequence[str] | str | None, what: str) -> list[str] | None:
+def _codes(values: Names, what: str) -> list[str] | None:
     """Rule and target codes for ``select`` / ``ignore``, each one qlin knows or a prefix of
     some (QlinError naming the first that is not, as `qlin check --select` exits 2)."""
     from .config import known_prefix
@@ -266,7 +277,7 @@ def _codes(values: Sequence[str] | str | None, what: str) -> list[str] | None:
     return codes
 
 
-def _names(values: Sequence[str] | str | None) -> list[str] | None:
+def _names(values: Names) -> list[str] | None:
     """Target names: a PEP 440 specifier set keeps its commas ("onnxruntime>=1.18,<1.21")."""
     from .targets import registry
 
@@ -274,20 +285,20 @@ def _names(values: Sequence[str] | str | None) -> list[str] | None:
     return None if names is None else registry.split_names(names)
 
 
-def _one_path(path, what: str) -> str:
+def _one_path(path: object, what: str) -> str:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{what} takes the path of a model file, not {type(path).__name__}")
     return os.fspath(path)
 
 
-def _paths(paths) -> list[str]:
+def _paths(paths: Sequence[StrPath] | StrPath) -> list[str]:
     """A list of paths from a list or one path (a string is one path, not its letters)."""
     if isinstance(paths, (str, os.PathLike)):
         return [os.fspath(paths)]
     return [_one_path(p, "paths") for p in paths]
 
 
-def _known_targets(names) -> None:
+def _known_targets(names: Iterable[str] | None) -> None:
     from .targets import registry
 
     for n in names or ():
