@@ -21,6 +21,7 @@ from onnx import helper, numpy_helper
 
 from ... import schema
 from ...schema import ir
+from . import stacked
 
 SAMPLES = 6  # random inputs, besides the edge inputs
 
@@ -76,6 +77,7 @@ def measure_all(cases: list[FormatCase], seed: int = 0) -> list:
     model of thousands of nodes costs a few sessions; a batch that cannot run is measured
     case by case, which names the case at fault."""
     out: list = [None] * len(cases)
+    sessions: dict = {}  # onnxruntime sessions of this call, by structure
     kinds: dict[tuple, list[int]] = {}  # cases the same engines compute, batched together
     for i, c in enumerate(cases):
         source_opset = schema.opset_of(c.opsets_before, schema.AI_ONNX) or c.opset_after
@@ -87,77 +89,211 @@ def measure_all(cases: list[FormatCase], seed: int = 0) -> list:
             got = None
             if len(batch) > 1:
                 try:
-                    got = _measure([cases[i] for i in batch], seed)
+                    got = _measure([cases[i] for i in batch], seed, sessions)
                 except CannotMeasure:
                     pass
             for j, i in enumerate(batch):
-                out[i] = got[j] if got is not None else _one(cases[i], seed)
+                out[i] = got[j] if got is not None else _one(cases[i], seed, sessions)
     return out
 
 
-def _one(case: FormatCase, seed: int):
+def _one(case: FormatCase, seed: int, sessions: dict):
     try:
-        return _measure([case], seed)[0]
+        return _measure([case], seed, sessions)[0]
     except CannotMeasure as e:
         return e
 
 
-def _measure(cases: list[FormatCase], seed: int) -> list[Measured]:
-    case = _joined(cases)
-    feeds = _feeds(case, np.random.default_rng(seed))
-    source = _model(case.before, case.consts, [], case, case.opsets_before)
-    rewrite = _model(case.after, case.consts, case.added, case, case.opsets_after or {"": case.opset_after})
+def _measure(cases: list[FormatCase], seed: int, sessions: dict) -> list[Measured]:
+    batch = _Batch(cases, sessions)
+    feeds = _feeds(batch.inputs, np.random.default_rng(seed))
     ort = _onnxruntime()
+    first = cases[0]
     runs_after = []
     if ort is not None:
-        runs_after.append((f"onnxruntime {ort.__version__}", _run_ort(ort, rewrite, feeds)))
-    if _reference_reads(case.after, case.opset_after):
-        runs_after.append(("onnx.reference", _run_reference(_for_reference(rewrite), feeds)))
+        runs_after.append((f"onnxruntime {ort.__version__}", batch.computed(feeds, "after", ort)))
+    if _reference_reads([n for c in cases for n in c.after], first.opset_after):
+        runs_after.append(("onnx.reference", batch.computed(feeds, "after", None)))
     # what the source computes: for ai.onnx nodes their pages, as onnx.reference computes them
     # (a runtime's kernel may differ from the page: onnxruntime's u8s8 QLinearConv saturates
     # pairs of products on CPUs without VNNI); a vendor node's is its runtime's kernel
-    vendor = [n.domain for n in case.before if schema.normalize_domain(n.domain) != schema.AI_ONNX]
-    source_opset = schema.opset_of(case.opsets_before, schema.AI_ONNX) or case.opset_after
-    if _reference_reads(case.before, source_opset):
-        truth = ("onnx.reference", _run_reference(_for_reference(source), feeds))
+    before = [n for c in cases for n in c.before]
+    vendor = [n.domain for n in before if schema.normalize_domain(n.domain) != schema.AI_ONNX]
+    source_opset = schema.opset_of(first.opsets_before, schema.AI_ONNX) or first.opset_after
+    if _reference_reads(before, source_opset):
+        truth = ("onnx.reference", batch.computed(feeds, "before", None))
     elif ort is not None:
-        truth = (f"onnxruntime {ort.__version__}", _run_ort(ort, source, feeds))
+        truth = (f"onnxruntime {ort.__version__}", batch.computed(feeds, "before", ort))
     else:
         raise CannotMeasure("onnxruntime is not installed, and nothing else computes the "
                             f"{vendor[0] if vendor else 'source'} node to measure against")
     engines = tuple(dict.fromkeys([truth[0]] + [name for name, _ in runs_after]))
-    found = []
-    for k, c in enumerate(cases):  # output k of every run is case k's
-        steps, differ = 0, 0
-        for _, got_after in runs_after:
-            d = [_steps(a[k], b[k], c.float_step) for a, b in zip(truth[1], got_after, strict=True)]
-            steps = max([steps] + [int(x.max(initial=0)) for x in d])
-            differ = max(differ, sum(int((x > 0).sum()) for x in d))
-        found.append(Measured(steps, differ, sum(a[k].size for a in truth[1]), engines))
-    return found
+    steps, differ = _compared(cases, truth[1], [got for _, got in runs_after])
+    return [Measured(steps[k], differ[k], sum(a.size for a in truth[1][k]), engines)
+            for k in range(len(cases))]
 
 
-def _joined(cases: list[FormatCase]) -> FormatCase:
-    """The cases side by side as one model: each case's values renamed apart (a chain's
+def _compared(cases: list[FormatCase], truth: list, afters: list) -> tuple[list[int], list[int]]:
+    """Each case's largest difference between ``truth`` and any of ``afters`` (each a list
+    of each case's outputs), in steps, and the most outputs that differ under one engine;
+    the cases whose outputs have the same shapes and types computed at once."""
+    groups: dict[tuple, list[int]] = {}
+    for k in range(len(cases)):
+        for got in afters:
+            for a, b in zip(truth[k], got[k], strict=True):
+                if a.shape != b.shape:
+                    raise CannotMeasure(f"the rewrite's output has shape {b.shape[1:]}, the node's "
+                                        f"{a.shape[1:]}")
+        sig = tuple((a.shape, a.dtype.str, tuple(got[k][o].dtype.str for got in afters))
+                    for o, a in enumerate(truth[k]))
+        groups.setdefault(sig, []).append(k)
+    steps, differ = [0] * len(cases), [0] * len(cases)
+    for ids in groups.values():
+        step = np.array([cases[k].float_step or 1.0 for k in ids], np.float64)
+        for got in afters:
+            count = np.zeros(len(ids), np.int64)
+            for o in range(len(truth[ids[0]])):
+                a = np.stack([truth[k][o] for k in ids])
+                d = _steps(a, np.stack([got[k][o] for k in ids]), step.reshape((-1,) + (1,) * (a.ndim - 1)))
+                flat = d.reshape(len(ids), -1)
+                for j, m in enumerate(flat.max(axis=1, initial=0).tolist()):
+                    steps[ids[j]] = max(steps[ids[j]], int(m))
+                count += (flat > 0).sum(axis=1)
+            for j, n in enumerate(count.tolist()):
+                differ[ids[j]] = max(differ[ids[j]], n)
+    return steps, differ
+
+
+class _Batch:
+    """The cases of one batch side by side: each case's values renamed apart (a chain's
     case reads the output of the case before it, which here is an input of its own), the
-    constants shared by name, an output per case."""
-    if len(cases) == 1:
-        return cases[0]
-    before, after, inputs, outputs = [], [], {}, []
-    consts = {k: v for c in cases for k, v in c.consts.items()}
-    added = [t for c in cases for t in c.added]
-    fixed = set(consts) | {t.name for t in added} | {""}
-    for k, c in enumerate(cases):
-        def apart(name: str, k=k) -> str:
-            return name if name in fixed else f"{name}@{k}"
-        before += [_renamed(n, apart) for n in c.before]
-        after += [_renamed(n, apart) for n in c.after]
-        inputs.update({apart(x): v for x, v in c.inputs.items()})
-        outputs += [(apart(x), t) for x, t in c.output_list()]
-    first = cases[0]
-    opsets = {k: v for c in cases for k, v in (c.opsets_after or {"": c.opset_after}).items()}
-    return FormatCase(before, after, added, consts, inputs, first.output_type, first.opsets_before,
-                      first.opset_after, None, opsets, outputs)
+    constants shared by name where every case holds the same value there, an output per
+    case. ``computed`` gives each case's outputs, [input, ...] each: the cases of one
+    structure computed at once where stacked.py can (one onnxruntime session per structure,
+    onnx.reference's arithmetic on stacked arrays), the others as one model."""
+
+    def __init__(self, cases: list[FormatCase], sessions: dict):
+        self.cases, self.sessions = cases, sessions  # onnxruntime sessions by structure
+        self.single = len(cases) == 1
+        self.shapes: dict = {}  # side -> _structures(side)
+        held: dict = {}
+        clash: set = set()
+        for c in cases:
+            for name, v in c.consts.items():
+                if name in held and not _same(held[name], v):
+                    clash.add(name)
+                held.setdefault(name, v)
+        self.fixed = (set(held) - clash) | {t.name for c in cases for t in c.added} | {""}
+        self.inputs = {self.apart(x, k): v for k, c in enumerate(cases) for x, v in c.inputs.items()}
+        self.opsets_after = {k: v for c in cases for k, v in (c.opsets_after or {"": c.opset_after}).items()}
+
+    def constant(self, k: int, side: str):
+        """Case ``k``'s constants on ``side`` (the rewrite's added ones after): name -> array or None."""
+        c = self.cases[k]
+        added = {t.name: t for t in c.added} if side == "after" and c.added else {}
+
+        def value(name: str):
+            if name in c.consts:
+                return np.asarray(c.consts[name])
+            return numpy_helper.to_array(added[name]) if name in added else None
+        return value
+
+    def apart(self, name: str, k: int) -> str:
+        return name if self.single or name in self.fixed else f"{name}@{k}"
+
+    def opsets(self, side: str) -> dict:
+        return self.cases[0].opsets_before if side == "before" else self.opsets_after
+
+    def computed(self, feeds: dict, side: str, ort) -> list:
+        out: list = [None] * len(self.cases)
+        rest: list[int] = []
+        for ids, st, names in self._structures(side):
+            got = self._stacked(ids, st, names, feeds, side, ort)
+            if got is None:
+                rest += ids
+                continue
+            for j, k in enumerate(ids):
+                out[k] = [np.broadcast_to(o[:, j], (_ROWS,) + o.shape[2:]) for o in got]
+        if rest:
+            rest.sort()
+            model, outputs = self._model(rest, side)
+            ins = [self.apart(x, k) for k in rest for x in self.cases[k].inputs]
+            runs = [{x: feeds[x][f] for x in ins} for f in range(_ROWS)]
+            got = _run_ort(ort, model, runs) if ort else _run_reference(_for_reference(model), runs)
+            for k, at in zip(rest, outputs, strict=True):
+                out[k] = [np.stack([r[i] for r in got]) for i in at]
+        return out
+
+    def _structures(self, side: str) -> list:
+        """(case indices, structure, each case's value names by slot) per structure;
+        cases without one (or when stacking is off) come as (indices, None, None)."""
+        if side in self.shapes:
+            return self.shapes[side]
+        groups: dict = {}
+        loose = []
+        for k, c in enumerate(self.cases):
+            nodes = getattr(c, side)
+            found = None if not STACKED else stacked.signature(nodes, c.inputs, self.constant(k, side),
+                                                               c.output_list())
+            if found is None:
+                loose.append(k)
+                continue
+            g = groups.get(found[0])
+            if g is None:
+                g = groups[found[0]] = ([], stacked.Structure.of(found[0], nodes), [])
+            g[0].append(k)
+            g[2].append(found[1])
+        self.shapes[side] = [g for g in groups.values()] + ([(loose, None, None)] if loose else [])
+        return self.shapes[side]
+
+    def _stacked(self, ids, st, names, feeds, side, ort):
+        """The outputs of the cases ``ids`` of structure ``st``, [input, case, ...] each, or
+        None where stacked.py does not compute them."""
+        if st is None or (not stacked.computable(st) if ort is None else
+                          len(ids) < stacked.SHARED_MIN or not stacked.shareable(st)):
+            return None
+        values: list = [None] * len(st.kinds)
+        for i, kind in enumerate(st.kinds):
+            if kind[0] == "input":
+                values[i] = np.stack([feeds[self.apart(n[i], k)] for k, n in zip(ids, names, strict=True)], 1)
+            elif kind[0] == "const":
+                values[i] = np.stack([self.constant(k, side)(n[i])
+                                      for k, n in zip(ids, names, strict=True)])[None]
+        try:
+            if ort is None:
+                return stacked.reference(st, values)
+            imports, ir_version = _imports(self.opsets(side), self.cases[0].opset_after)
+            key = (st.key, tuple(sorted(imports.items())))
+            if key not in self.sessions:
+                copies = min(stacked.COPIES, len(ids))
+                self.sessions[key] = stacked.Session(ort, st, copies, imports, ir_version, _options(ort))
+            return self.sessions[key].run(values)
+        except Exception:  # Declined, or what the models will say again, case by case
+            return None
+
+    def _model(self, ids: list[int], side: str) -> tuple:
+        """One model of the cases ``ids`` (their ``side`` nodes), and the indices of each
+        case's outputs among its outputs."""
+        nodes, inputs, outputs, consts, added, at = [], {}, [], {}, [], []
+        for k in ids:
+            c = self.cases[k]
+            nodes += [_renamed(n, lambda x, k=k: self.apart(x, k)) for n in getattr(c, side)]
+            inputs.update({self.apart(x, k): v for x, v in c.inputs.items()})
+            consts.update({self.apart(x, k): v for x, v in c.consts.items()})
+            if side == "after":
+                added += c.added
+            at.append(list(range(len(outputs), len(outputs) + len(c.output_list()))))
+            outputs += [(self.apart(x, k), t) for x, t in c.output_list()]
+        return _model(nodes, consts, added, inputs, outputs, self.opsets(side), self.cases[0].opset_after), at
+
+
+STACKED = True  # cases of one structure computed at once (stacked.py); off: each batch as models
+_ROWS = 3 + SAMPLES  # the inputs each case is measured on
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a is b or (a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes())
 
 
 def _renamed(node: onnx.NodeProto, apart) -> onnx.NodeProto:
@@ -192,44 +328,64 @@ def _for_reference(model: onnx.ModelProto) -> onnx.ModelProto:
     return m
 
 
-def _steps(a: np.ndarray, b: np.ndarray, float_step: float | None) -> np.ndarray:
-    if a.shape != b.shape:
-        raise CannotMeasure(f"the rewrite's output has shape {b.shape}, the node's {a.shape}")
+def _steps(a: np.ndarray, b: np.ndarray, step) -> np.ndarray:
+    """How far apart the outputs ``a`` and ``b`` are, element by element, in steps of the
+    output (codes; ``step`` for float outputs)."""
     if a.dtype.kind in "iu":
         return np.abs(a.astype(np.int64) - b.astype(np.int64))
-    step = float_step or 1.0
     return np.ceil(np.abs(a.astype(np.float64) - b.astype(np.float64)) / step - 1e-9).clip(0)
 
 
-def _feeds(case: FormatCase, rng) -> list[dict[str, np.ndarray]]:
-    edges: list[dict[str, np.ndarray]] = [{}, {}, {}]
-    randoms: list[dict[str, np.ndarray]] = [{} for _ in range(SAMPLES)]
-    for name, (elem, shape) in case.inputs.items():
+def _feeds(inputs: dict, rng) -> dict[str, np.ndarray]:
+    """Each input's values, [input, ...]: every element the type's lowest code, its
+    highest, its middle, then ``SAMPLES`` of random codes (drawn input by input)."""
+    out = {}
+    edges: dict[tuple, tuple] = {}  # (element type, shape) -> (low, high + 1, the three edge inputs)
+    for name, (elem, shape) in inputs.items():
         if not all(isinstance(d, int) and d > 0 for d in shape or ()) or shape is None:
             raise CannotMeasure(f"the shape of input '{name}' is not known")
-        dtype = helper.tensor_dtype_to_np_dtype(elem)
-        if dtype.kind not in "iu":
-            raise CannotMeasure(f"input '{name}' is {dtype.name}, not a quantized integer")
-        info = np.iinfo(dtype)
-        edges[0][name] = np.full(shape, info.min, dtype)
-        edges[1][name] = np.full(shape, info.max, dtype)
-        edges[2][name] = np.full(shape, (int(info.min) + int(info.max) + 1) // 2, dtype)
-        for r in randoms:
-            r[name] = rng.integers(info.min, int(info.max) + 1, size=shape, dtype=np.int64).astype(dtype)
-    return edges + randoms
+        known = edges.get((elem, tuple(shape)))
+        if known is None:
+            dtype = helper.tensor_dtype_to_np_dtype(elem)
+            if dtype.kind not in "iu":
+                raise CannotMeasure(f"input '{name}' is {dtype.name}, not a quantized integer")
+            info = np.iinfo(dtype)
+            low, high = int(info.min), int(info.max)
+            rows = np.empty((_ROWS,) + tuple(shape), dtype)
+            rows[0], rows[1], rows[2] = low, high, (low + high + 1) // 2
+            known = edges[(elem, tuple(shape))] = (low, high + 1, rows)
+        rows = known[2].copy()
+        for r in range(3, _ROWS):
+            rows[r] = rng.integers(known[0], known[1], size=shape, dtype=np.int64)
+        out[name] = rows
+    return out
 
 
-def _model(nodes, consts: dict, added: list, case: FormatCase, opsets: dict) -> onnx.ModelProto:
-    inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()] + list(added)
-    inputs = [helper.make_tensor_value_info(n, e, s) for n, (e, s) in case.inputs.items()]
-    outputs = [helper.make_tensor_value_info(name, elem, None) for name, elem in case.output_list()]
-    graph = helper.make_graph(list(nodes), "measure", inputs, outputs, inits)
-    imports = [helper.make_opsetid(d, v) for d, v in opsets.items()]
+def _imports(opsets: dict, opset_after: int) -> tuple[dict, int]:
+    """The opsets a model imports (ai.onnx at ``opset_after`` where ``opsets`` has none)
+    and its IR version."""
     ai = schema.opset_of(opsets, schema.AI_ONNX)
     if ai is None:
-        ai = case.opset_after
-        imports.append(helper.make_opsetid(schema.AI_ONNX, ai))
-    return helper.make_model(graph, opset_imports=imports, ir_version=ir.ir_for_opset(ai))
+        return {**opsets, schema.AI_ONNX: opset_after}, ir.ir_for_opset(opset_after)
+    return dict(opsets), ir.ir_for_opset(ai)
+
+
+def _model(nodes, consts: dict, added: list, inputs: dict, outputs: list, opsets: dict,
+           opset_after: int) -> onnx.ModelProto:
+    inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()] + list(added)
+    ins = [helper.make_tensor_value_info(n, e, s) for n, (e, s) in inputs.items()]
+    outs = [helper.make_tensor_value_info(name, elem, None) for name, elem in outputs]
+    graph = helper.make_graph(list(nodes), "measure", ins, outs, inits)
+    imports, ir_version = _imports(opsets, opset_after)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in imports.items()],
+                             ir_version=ir_version)
+
+
+def _options(ort):
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.log_severity_level = 4
+    return opts
 
 
 def _onnxruntime():
@@ -241,11 +397,9 @@ def _onnxruntime():
 
 
 def _run_ort(ort, model: onnx.ModelProto, feeds: list[dict]) -> list[np.ndarray]:
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    opts.log_severity_level = 4
     try:
-        session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(model.SerializeToString(), _options(ort),
+                                       providers=["CPUExecutionProvider"])
         return [session.run(None, f) for f in feeds]
     except Exception as e:
         raise CannotMeasure(f"onnxruntime cannot run it: {str(e).strip().splitlines()[-1][:200]}") from None

@@ -1,0 +1,299 @@
+"""Many measuring cases of one structure computed at once (for measure.py).
+
+Cases are of one structure when their nodes are the same ops with the same attributes,
+wired the same way, and their inputs and constants have the same types and shapes: they
+differ only in values. For those:
+
+* onnx.reference's arithmetic for DequantizeLinear, QuantizeLinear, MatMul and
+  QLinearMatMul (onnx 1.23's ``_run`` of each, with numpy 2's type promotion) is computed
+  for every case and every input at once, on arrays whose first two axes are the input
+  (or 1 for a constant) and the case. Each case's own dimensions are aligned on the right,
+  as numpy broadcasts them for the case alone, and every operation is one numpy computes
+  element by element, so each element is what onnx.reference gives the case alone; the
+  float MatMul is run case by case, with the call onnx.reference makes.
+  tests/test_convert_formats_measure.py holds all of it equal to onnx.reference, bit for
+  bit, on random and edge values.
+* onnxruntime runs one session per structure, ``COPIES`` cases side by side, the
+  constants fed as inputs, where only ai.onnx DequantizeLinear and QuantizeLinear read
+  them (with graph optimizations off, those kernels read scales, zero points and codes at
+  run time whether a value is an initializer or an input; a kernel that packs a constant
+  weight, as QLinearMatMul's does, never gets one here).
+
+Anything else raises ``Declined``, and measure.py runs the cases as models, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from onnx import helper
+
+from ... import schema
+
+COPIES = 16  # cases side by side in one onnxruntime session
+SHARED_MIN = 8  # fewer cases of a structure than this: one model of the batch costs less
+NUMPY_2 = int(np.__version__.split(".")[0]) >= 2  # 0-d arrays promote as arrays do (NEP 50)
+_INTEGER_CODES = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
+_DEQUANTIZED = _INTEGER_CODES | {np.dtype(np.int32)}
+
+
+class Declined(Exception):
+    """Not computed here: measure.py runs these cases as models."""
+
+
+@dataclass
+class Structure:
+    key: tuple
+    nodes: list  # (domain, op, attributes {name: value}, input slots (-1: none), output slots)
+    protos: list  # each node's attributes as written
+    kinds: list  # per slot: ("made",) | ("input", element type, shape) | ("const", dtype, shape)
+    outputs: list  # (slot, element type) of each output
+
+    @classmethod
+    def of(cls, key: tuple, nodes: list) -> Structure:
+        wiring, kinds, outputs = key
+        body = [(schema.normalize_domain(n.domain), n.op_type,
+                 {a.name: helper.get_attribute_value(a) for a in n.attribute}, ins, outs)
+                for n, (_, _, _, ins, outs) in zip(nodes, wiring, strict=True)]
+        return cls(key, body, [list(n.attribute) for n in nodes], list(kinds), list(outputs))
+
+
+_MADE = ("made",)
+
+
+def signature(nodes: list, inputs: dict, constant, outputs: list) -> tuple[tuple, list[str]] | None:
+    """The key of the structure of ``nodes`` (``Structure.of`` builds it) and the case's
+    value names by slot; None when a value is neither an input, a constant
+    (``constant(name)``: its array or None) nor made."""
+    slots: dict[str, int] = {}
+    wiring = []
+    for n in nodes:
+        ins = tuple([slots.setdefault(x, len(slots)) if x else -1 for x in n.input])
+        outs = tuple([slots.setdefault(o, len(slots)) for o in n.output])
+        attrs = tuple([a.SerializeToString() for a in n.attribute]) if n.attribute else ()
+        wiring.append((n.domain, n.op_type, attrs, ins, outs))
+    made = {o for n in nodes for o in n.output}
+    kinds: list = []
+    for name in slots:
+        if name in made:
+            kinds.append(_MADE)
+        elif name in inputs:
+            elem, shape = inputs[name]
+            kinds.append(("input", elem, tuple(shape or ())))
+        else:
+            value = constant(name)
+            if value is None:
+                return None
+            kinds.append(("const", value.dtype.str, value.shape))
+    outs = tuple([(slots[name], elem) for name, elem in outputs if name in slots])
+    if len(outs) != len(outputs):
+        return None
+    return (tuple(wiring), tuple(kinds), outs), list(slots)
+
+
+# --- onnx.reference's arithmetic, every case at once -------------------------------------------
+
+
+def reference(st: Structure, values: list) -> list[np.ndarray]:
+    """The outputs onnx.reference computes, [inputs, cases, ...] each; ``values`` holds each
+    input and constant slot's stacked array ([inputs or 1, cases, ...])."""
+    if not NUMPY_2:  # numpy 1 promotes 0-d arrays by their value
+        raise Declined("numpy 1")
+    env = list(values)
+    for domain, op, attrs, ins, outs in st.nodes:
+        kernel = _KERNELS.get((domain, op))
+        if kernel is None or len(outs) != 1 or any(i >= 0 and env[i] is None for i in ins):
+            raise Declined(f"{op} is not computed here")
+        args = [env[i] if i >= 0 else None for i in ins]
+        env[outs[0]] = kernel(attrs, *args)
+    return [env[s] for s, _ in st.outputs]
+
+
+def computable(st: Structure) -> bool:
+    """Whether ``reference`` computes every node of ``st``."""
+    return NUMPY_2 and all((domain, op) in _KERNELS for domain, op, *_ in st.nodes)
+
+
+def _rank(v: np.ndarray) -> int:
+    return v.ndim - 2
+
+
+def _aligned(v: np.ndarray, rank: int) -> np.ndarray:
+    """``v`` with each case's dimensions padded with 1s on the left to ``rank``: how numpy
+    broadcasts the case's own array against one of that rank."""
+    extra = rank - _rank(v)
+    return v.reshape(v.shape[:2] + (1,) * extra + v.shape[2:]) if extra > 0 else v
+
+
+def _per_axis(v: np.ndarray, rank: int, axis: int) -> np.ndarray:
+    """onnx.reference's reshape_input without blocks: a scalar as it is, a one-element
+    vector as its element, a vector along ``axis`` of an input of ``rank``."""
+    if _rank(v) == 0:
+        return _aligned(v, rank)
+    if _rank(v) != 1:
+        raise Declined("a scale or zero point of more than one dimension")
+    if v.shape[2] == 1:
+        return _aligned(v.reshape(v.shape[:2]), rank)
+    if not -rank <= axis < rank:
+        raise Declined("axis out of range")
+    dims = [1] * rank
+    dims[axis] = v.shape[2]
+    return v.reshape(v.shape[:2] + tuple(dims))
+
+
+def _only_axis(attrs: dict) -> int:
+    if set(attrs) - {"axis"}:
+        raise Declined(f"attributes {sorted(attrs)}")
+    return int(attrs.get("axis", 1))
+
+
+def _dequantize(attrs, x, scale, zero=None):
+    axis, rank = _only_axis(attrs), _rank(x)
+    if x.dtype not in _DEQUANTIZED or (zero is not None and zero.dtype != x.dtype):
+        raise Declined("codes of another type")
+    dx = x.astype(np.float32)
+    if zero is not None:
+        dx = dx - _per_axis(zero, rank, axis)
+    return (dx * _per_axis(scale, rank, axis)).astype(scale.dtype)
+
+
+def _quantize(attrs, x, scale, zero=None):
+    axis, rank = _only_axis(attrs), _rank(x)
+    dtype = np.dtype(np.uint8) if zero is None else zero.dtype
+    if dtype not in _INTEGER_CODES:
+        raise Declined("codes of another type")
+    xi = np.rint(x / _per_axis(scale, rank, axis)).astype(np.int32)
+    if zero is not None:
+        xi += _per_axis(zero, rank, axis)
+    info = np.iinfo(dtype)
+    return np.clip(xi, int(info.min), int(info.max)).astype(dtype)
+
+
+def _matmul(attrs, a, b):
+    """numpy's dot (both at most 2-D) or matmul, one case and input at a time, as
+    onnx.reference calls it on that case's arrays."""
+    if attrs or a.dtype != b.dtype or min(_rank(a), _rank(b)) < 2:
+        raise Declined("MatMul of other inputs")
+    plain = _rank(a) <= 2 and _rank(b) <= 2
+    rows, cases = max(a.shape[0], b.shape[0]), a.shape[1]
+    out = None
+    for k in range(cases):
+        wb = None
+        for f in range(rows):
+            x = a[f if a.shape[0] > 1 else 0, k].copy()
+            if wb is None or b.shape[0] > 1:
+                wb = b[f if b.shape[0] > 1 else 0, k].copy()
+            y = np.dot(x, wb) if plain else np.matmul(x, wb)
+            if y.dtype != x.dtype:
+                y = y.astype(x.dtype)
+            if out is None:
+                out = np.empty((rows, cases) + y.shape, y.dtype)
+            out[f, k] = y
+    return out
+
+
+def _fits(inner: np.ndarray, outer: np.ndarray) -> bool:
+    """Whether numpy adds ``inner`` into ``outer`` in place, case by case."""
+    return np.broadcast_shapes(inner.shape[2:], outer.shape[2:]) == outer.shape[2:]
+
+
+def _qlinear_matmul(attrs, a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero):
+    """QLinearMatMul as onnx.reference computes it: int32 (a - a_zero_point) times
+    (b - b_zero_point), times a_scale * b_scale / y_scale (float32) in float64, plus
+    y_zero_point, rounded half to even and saturated."""
+    if attrs or min(_rank(a), _rank(b)) < 2 or a.dtype not in _INTEGER_CODES or b.dtype not in _INTEGER_CODES:
+        raise Declined("QLinearMatMul of other inputs")
+    A, B = a.astype(np.int32), b.astype(np.int32)
+    for v, z in ((A, a_zero), (B, b_zero)):
+        if z is not None:
+            if not _fits(z, v):
+                raise Declined("a zero point that does not fit its input")
+            v -= _aligned(z.astype(np.int32), _rank(v))
+    rank = max(_rank(A), _rank(B))
+    C = np.matmul(_aligned(A, rank), _aligned(B, rank))
+    m_rank = max(_rank(a_scale), _rank(b_scale), _rank(y_scale))
+    m = _aligned(a_scale, m_rank) * _aligned(b_scale, m_rank) / _aligned(y_scale, m_rank)
+    rank = max(_rank(C), _rank(m))
+    D = _aligned(C, rank) * _aligned(m, rank)
+    dtype = a.dtype
+    if y_zero is not None:
+        if not _fits(y_zero, D):
+            raise Declined("a zero point that does not fit the output")
+        D += _aligned(y_zero, _rank(D))
+        dtype = y_zero.dtype
+    info = np.iinfo(dtype)
+    return np.clip(np.rint(D), int(info.min), int(info.max)).astype(dtype)
+
+
+_KERNELS = {("", "DequantizeLinear"): _dequantize, ("", "QuantizeLinear"): _quantize,
+            ("", "MatMul"): _matmul, ("", "QLinearMatMul"): _qlinear_matmul}
+
+
+# --- onnxruntime: one session per structure -----------------------------------------------------
+
+
+def shareable(st: Structure) -> bool:
+    """Whether every constant is read only by ai.onnx DequantizeLinear / QuantizeLinear
+    nodes (and every node is ai.onnx): then it may be fed as an input."""
+    consts = {i for i, k in enumerate(st.kinds) if k[0] == "const"}
+    for domain, op, _, ins, _ in st.nodes:
+        if domain != schema.AI_ONNX:
+            return False
+        if op not in ("DequantizeLinear", "QuantizeLinear") and consts & set(ins):
+            return False
+    return True
+
+
+class Session:
+    """One onnxruntime session of ``copies`` cases of ``st`` side by side, every constant
+    an input."""
+
+    def __init__(self, ort, st: Structure, copies: int, opsets: dict, ir_version: int, session_options):
+        self.st, self.copies = st, copies
+        self.fed = [i for i, k in enumerate(st.kinds) if k[0] != "made"]
+        nodes, inputs, outputs = [], [], []
+        for j in range(copies):
+            for (domain, op, _, ins, outs), protos in zip(st.nodes, st.protos, strict=True):
+                n = helper.make_node(op, [f"v{i}_{j}" if i >= 0 else "" for i in ins],
+                                     [f"v{o}_{j}" for o in outs], domain=domain)
+                n.attribute.extend(protos)
+                nodes.append(n)
+            for i in self.fed:
+                kind = st.kinds[i]
+                elem = kind[1] if kind[0] == "input" else helper.np_dtype_to_tensor_dtype(np.dtype(kind[1]))
+                inputs.append(helper.make_tensor_value_info(f"v{i}_{j}", elem, list(kind[2])))
+            outputs += [helper.make_tensor_value_info(f"v{s}_{j}", elem, None) for s, elem in st.outputs]
+        graph = helper.make_graph(nodes, "measure", inputs, outputs)
+        imports = [helper.make_opsetid(d, v) for d, v in opsets.items()]
+        model = helper.make_model(graph, opset_imports=imports, ir_version=ir_version)
+        self.session = ort.InferenceSession(model.SerializeToString(), session_options,
+                                            providers=["CPUExecutionProvider"])
+
+    def run(self, values: list) -> list[np.ndarray]:
+        """The outputs, [inputs, cases, ...] each, ``values`` as for ``reference``; the
+        values the same for every input (constants) bound once per ``copies`` cases."""
+        rows, cases = max(values[i].shape[0] for i in self.fed), values[self.fed[0]].shape[1]
+        names = [o.name for o in self.session.get_outputs()]
+        width = len(self.st.outputs)
+        out: list = [None] * width
+        for start in range(0, cases, self.copies):
+            ks = [min(start + j, cases - 1) for j in range(self.copies)]  # the last case repeated
+            io = self.session.io_binding()
+            for name in names:
+                io.bind_output(name)
+            for f in range(rows):
+                for j, k in enumerate(ks):
+                    for i in self.fed:
+                        v = values[i]
+                        if v.shape[0] > 1 or f == 0:
+                            io.bind_cpu_input(f"v{i}_{j}", v[f if v.shape[0] > 1 else 0, k, ...])
+                self.session.run_with_iobinding(io)
+                result = io.copy_outputs_to_cpu()
+                for j in range(min(self.copies, cases - start)):
+                    for o in range(width):
+                        y = result[j * width + o]
+                        if out[o] is None:
+                            out[o] = np.empty((rows, cases) + y.shape, y.dtype)
+                        out[o][f, start + j] = y
+        return out
