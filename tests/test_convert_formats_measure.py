@@ -13,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from qlin_cli.convert.formats import measure, stacked
 from qlin_cli.convert.run import Options, convert_model
+from qlin_cli.convert.write import write_model
 
 pytest.importorskip("onnxruntime")
 
@@ -204,3 +205,45 @@ def test_the_matmul_chain_is_measured_without_running_a_model(monkeypatch):
     monkeypatch.setattr(measure, "_run_reference", ran)
     r, entries = _measured(model, "qdq")
     assert len([e for e in entries if e[2]]) == 20, [e.changes for e in r.entries]
+
+
+# MatMul n-bits blocks the corpus does not hold (it has 32 and 128): 16 and 64, 4 and 8
+# bits, with zero points (asymmetric) and without (symmetric)
+NBITS_BLOCKS = [(bits, block, sym) for block in (16, 64) for bits in (4, 8) for sym in (False, True)]
+
+
+@pytest.mark.parametrize("bits, block, sym", NBITS_BLOCKS)
+def test_matmul_nbits_blocks_of_16_and_64_to_qdq_and_back_give_the_same_outputs(bits, block, sym, tmp_path):
+    """onnxruntime's MatMul n-bits quantizer output -> blocked DequantizeLinear + MatMul at
+    opset 21 -> MatMulNBits: each step proven (the weights as written read back against
+    onnx.reference), and onnxruntime (ops as written) gives the source's outputs bit for bit
+    at each step."""
+    import corpus
+
+    pytest.importorskip("onnx_ir")  # the quantizer imports it
+    weight = {(4, True): "QInt4", (4, False): "QUInt4", (8, True): "QInt8", (8, False): "QUInt8"}[bits, sym]
+    name = f"transformer_nbits{bits}_b{block}_{'sym' if sym else 'asym'}_op21"
+    cfg = corpus.Config(name, "transformer", 21, "MatMulNBitsQuantizer", "QOperator", None, weight,
+                        f"blocked-{block}", {"bits": bits, "block_size": block, "is_symmetric": sym})
+    path = cfg(tmp_path)
+    source = onnx.load(path)
+    made = [n for n in source.graph.node if n.op_type == "MatMulNBits"]
+    attrs = [{a.name: a.i for a in n.attribute} for n in made]
+    assert len(made) == 3 and all(a["bits"] == bits and a["block_size"] == block for a in attrs)
+    assert all((len(n.input) > 3 and bool(n.input[3])) == (not sym) for n in made)  # zero points
+    there = convert_model(source, str(tmp_path), Options(21, to_format="qdq"))
+    assert there.model is not None, [x.detail for x in there.refused]
+    mid = str(tmp_path / "qdq.onnx")
+    write_model(there.model, str(tmp_path), mid)
+    back = convert_model(onnx.load(mid), str(tmp_path), Options(21, to_format="qoperator"))
+    for r in (there, back):
+        done = [e for e in r.entries if e.action == "reformatted"]
+        assert len(done) == 3 and all(e.verified for e in done), [e.changes for e in r.entries]
+    dqs = [n for n in there.model.graph.node if n.op_type == "DequantizeLinear"]
+    assert "MatMulNBits" not in {n.op_type for n in there.model.graph.node}
+    assert len(dqs) == 3 and all({a.name: a.i for a in n.attribute}["block_size"] == block for n in dqs)
+    assert [n.op_type for n in back.model.graph.node].count("MatMulNBits") == 3
+    out = str(tmp_path / "back.onnx")
+    write_model(back.model, str(tmp_path), out)
+    runs = [corpus.run(p, cfg.model, optimize=False) for p in (path, mid, out)]
+    assert all(a.tobytes() == b.tobytes() for run in runs[1:] for a, b in zip(runs[0], run, strict=True))

@@ -31,13 +31,14 @@ class PlanFormat:
         if ctx.opts.to_format != "qdq":
             return result
         planned = []
+        read: dict = {}  # constants read, by scope and name: the scales and zero points nodes share, once
         for site in ctx.sites:
             if _plan_nbits(site, ctx, result):
                 continue
             form = form_of(site.node.domain, site.node.op_type)
             if form is None:
                 continue
-            look = _lookups(site, ctx)
+            look = _lookups(site, ctx, read)
             try:
                 built = to_qdq(site.node, form, ctx.opts.to_opset, look)
             except NoForm as e:
@@ -86,9 +87,18 @@ def _fill_shapes(ctx: Context, planned: list) -> None:
                 case.inputs[name] = (case.inputs[name][0] or elem, shape)
 
 
-def _lookups(site, ctx: Context) -> Lookups:
-    return Lookups(constants(site, ctx.base_dir), lambda n: site.scope.find_type(n) if n else None,
-                   ctx.namer)
+def _lookups(site, ctx: Context, read: dict | None = None) -> Lookups:
+    const = constants(site, ctx.base_dir)
+    if read is not None:
+        own = const
+
+        def const(name: str):
+            key = (id(site.scope), name)
+            if key not in read:
+                read[key] = own(name)
+            return read[key]
+
+    return Lookups(const, lambda n: site.scope.find_type(n) if n else None, ctx.namer)
 
 
 def _written_type(node, built, look: Lookups) -> int:
