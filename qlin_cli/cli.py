@@ -119,10 +119,9 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     from .check.result import summarize
     from .progress import track
 
-    if statistics and fmt in ("sarif", "github", "jsonl"):
-        raise click.UsageError(f"--statistics gives text or json, not {fmt}")
-    if diff and fmt in ("sarif", "github", "jsonl"):
-        raise click.UsageError(f"--diff gives text or json, not {fmt}")
+    for flag, given in (("--statistics", statistics), ("--diff", diff)):
+        if given and fmt in ("sarif", "github", "jsonl"):
+            raise click.UsageError(f"{flag} gives text or json, not {fmt}")
     part = _shard(shard) if shard is not None else None
     cli_select, cli_ignore = _codes(select), _codes(ignore)
     _validate_codes(cli_select + cli_ignore)
@@ -131,22 +130,12 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
 
     flags = Flags(_globs(exclude) if exclude else None, _globs(extend_exclude), respect_gitignore,
                   force_exclude)
-    finder = _finder(no_config)
-    files = _files(paths or (".",), finder, flags)
-    if part is not None:
-        from .discover import shard as shard_of
-
-        files = shard_of(files, *part)
-    configs = _configs(files, finder, no_config)
-    results = []
-    failures = 0
+    files, configs = _selected(paths or (".",), no_config, flags, part)
+    results, fixes, failures = [], [], 0
     frames = fmt == "text" and not (statistics or quiet or output_file or diff) and _terminal()
     work = [(path, problem, cfg, cli_select, cli_ignore, cli_targets, fix or diff, frames)
             for (path, problem), cfg in zip(files, configs, strict=True)]
-    fresh = no_cache or fix or diff or os.environ.get("QLIN_NO_CACHE")
-    store = None if fresh else _results_cache(cache_dir)
-    checked = _checked(work, jobs, store)
-    fixes = []
+    checked = _checked(work, jobs, _results_cache(cache_dir, fresh=no_cache or fix or diff))
     stream = fmt == "jsonl"  # each file's line written as it is checked, then the summary line
     with output.report_to(output_file) if stream else contextlib.nullcontext():
         for r, cfg in track(zip(checked, configs, strict=True), len(files), "Checking models",
@@ -159,9 +148,7 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
             results.append(r)
             if stream:
                 _line(r)
-        summary = summarize(results)
-        if fix:
-            summary["fixed"] = sum(len(f.fixed) for f in fixes)
+        summary = summarize(results) | ({"fixed": sum(len(f.fixed) for f in fixes)} if fix else {})
         if stream:
             _line(summary)
     if diff:
@@ -175,6 +162,17 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     if any(r.error is not None for r in results) or any(f.error is not None for f in fixes):
         sys.exit(EXIT_BAD_INPUT)
     sys.exit(EXIT_OK if exit_zero or not failures else EXIT_FINDINGS)
+
+
+def _selected(paths, no_config: bool, flags, part: tuple[int, int] | None) -> tuple[list, list]:
+    """The files to check (with --shard K/N, shard K's) and the configuration of each."""
+    finder = _finder(no_config)
+    files = _files(paths, finder, flags)
+    if part is not None:
+        from .discover import shard
+
+        files = shard(files, *part)
+    return files, _configs(files, finder, no_config)
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -312,7 +310,11 @@ def _print_diff_json(outcomes) -> None:
     click.echo(json.dumps(unicode_tree(doc), indent=2))
 
 
-def _results_cache(cache_dir):
+def _results_cache(cache_dir, *, fresh: bool):
+    """The results cache, or None when every file is checked afresh (--no-cache, QLIN_NO_CACHE,
+    --fix, --diff)."""
+    if fresh or os.environ.get("QLIN_NO_CACHE"):
+        return None
     from .cache import ResultsCache, folder
 
     return ResultsCache(folder(cache_dir))
