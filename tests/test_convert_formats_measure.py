@@ -131,6 +131,24 @@ def test_what_the_stacked_arithmetic_does_not_compute_it_declines():
                             np.ones((1, 1, 2), np.float32))
 
 
+def test_the_inputs_are_the_codes_drawn_input_by_input_and_sample_by_sample():
+    """measure._feeds draws the random codes of consecutive inputs of one type in one call:
+    the codes one call per input and sample gives (what the measurement drew before), in the
+    same order, for every type and for a type that comes back after another."""
+    types = [U8, U8, I8, TensorProto.UINT16, TensorProto.INT16, U8, TensorProto.INT32, U8]
+    shapes = [(1, 16), (3,), (2, 2, 5), (4,), (1, 7), (16, 16), (3, 3), (1,)]
+    inputs = {f"x{i}": (t, s) for i, (t, s) in enumerate(zip(types, shapes, strict=True))}
+    got = measure._feeds(inputs, np.random.default_rng(7))
+    rng = np.random.default_rng(7)
+    for name, (elem, shape) in inputs.items():
+        info = np.iinfo(helper.tensor_dtype_to_np_dtype(elem))
+        edges = [info.min, info.max, (int(info.min) + int(info.max) + 1) // 2]
+        want = [np.full(shape, e, info.dtype) for e in edges] + [
+            rng.integers(info.min, int(info.max) + 1, size=shape, dtype=np.int64).astype(info.dtype)
+            for _ in range(measure.SAMPLES)]
+        assert got[name].dtype == info.dtype and got[name].tobytes() == np.stack(want).tobytes(), name
+
+
 def _chain(tmp_seed: int = 0) -> onnx.ModelProto:
     """x -> QuantizeLinear -> 10 QLinearMatMul with per-tensor weights, 10 with per-column
     weights (each its own scales and zero points) -> 8 QLinearConv of one shape ->

@@ -207,67 +207,72 @@ class _Batch:
     def computed(self, feeds: dict, side: str, ort) -> list:
         out: list = [None] * len(self.cases)
         rest: list[int] = []
-        for ids, st, names in self._structures(side):
-            got = self._stacked(ids, st, names, feeds, side, ort)
+        for g in self._structures(side):
+            got = self._stacked(g, feeds, side, ort)
             if got is None:
-                rest += ids
+                rest += g.ids
                 continue
-            for j, k in enumerate(ids):
+            for j, k in enumerate(g.ids):
                 out[k] = [np.broadcast_to(o[:, j], (_ROWS,) + o.shape[2:]) for o in got]
-        if rest:
-            rest.sort()
-            model, outputs = self._model(rest, side)
-            ins = [self.apart(x, k) for k in rest for x in self.cases[k].inputs]
+        rest.sort()
+        # onnxruntime's session costs more than linearly in a model's inputs and outputs
+        size = MODEL_CASES if ort else max(len(rest), 1)
+        for start in range(0, len(rest), size):
+            ids = rest[start:start + size]
+            model, outputs = self._model(ids, side)
+            ins = [self.apart(x, k) for k in ids for x in self.cases[k].inputs]
             runs = [{x: feeds[x][f] for x in ins} for f in range(_ROWS)]
             got = _run_ort(ort, model, runs) if ort else _run_reference(_for_reference(model), runs)
-            for k, at in zip(rest, outputs, strict=True):
+            for k, at in zip(ids, outputs, strict=True):
                 out[k] = [np.stack([r[i] for r in got]) for i in at]
         return out
 
     def _structures(self, side: str) -> list:
-        """(case indices, structure, each case's value names by slot) per structure;
-        cases without one (or when stacking is off) come as (indices, None, None)."""
+        """The cases by structure (``_Group``); cases without one (or all, when stacking is
+        off) in a group of their own without a structure."""
         if side in self.shapes:
             return self.shapes[side]
         groups: dict = {}
-        loose = []
+        loose = _Group(None)
         for k, c in enumerate(self.cases):
-            nodes = getattr(c, side)
-            found = None if not STACKED else stacked.signature(nodes, c.inputs, self.constant(k, side),
-                                                               c.output_list())
+            nodes, const = getattr(c, side), self.constant(k, side)
+            found = stacked.signature(nodes, c.inputs, const, c.output_list()) if STACKED else None
             if found is None:
-                loose.append(k)
+                loose.ids.append(k)
                 continue
             g = groups.get(found[0])
             if g is None:
-                g = groups[found[0]] = ([], stacked.Structure.of(found[0], nodes), [])
-            g[0].append(k)
-            g[2].append(found[1])
-        self.shapes[side] = [g for g in groups.values()] + ([(loose, None, None)] if loose else [])
+                g = groups[found[0]] = _Group(stacked.Structure.of(found[0], nodes))
+            g.ids.append(k)
+            g.names.append(found[1])
+            g.consts.append(const)
+        self.shapes[side] = list(groups.values()) + ([loose] if loose.ids else [])
         return self.shapes[side]
 
-    def _stacked(self, ids, st, names, feeds, side, ort):
-        """The outputs of the cases ``ids`` of structure ``st``, [input, case, ...] each, or
-        None where stacked.py does not compute them."""
+    def _stacked(self, g: _Group, feeds: dict, side: str, ort):
+        """The outputs of the cases of ``g``, [input, case, ...] each, or None where
+        stacked.py does not compute them."""
+        st = g.st
         if st is None or (not stacked.computable(st) if ort is None else
-                          len(ids) < stacked.SHARED_MIN or not stacked.shareable(st)):
+                          len(g.ids) < stacked.SHARED_MIN or not stacked.shareable(st)):
             return None
-        values: list = [None] * len(st.kinds)
-        for i, kind in enumerate(st.kinds):
-            if kind[0] == "input":
-                values[i] = np.stack([feeds[self.apart(n[i], k)] for k, n in zip(ids, names, strict=True)], 1)
-            elif kind[0] == "const":
-                values[i] = np.stack([self.constant(k, side)(n[i])
-                                      for k, n in zip(ids, names, strict=True)])[None]
+        if g.values is None:
+            g.values = [None] * len(st.kinds)
+            for i, kind in enumerate(st.kinds):
+                if kind[0] == "input":
+                    names = [self.apart(n[i], k) for k, n in zip(g.ids, g.names, strict=True)]
+                    g.values[i] = np.stack([feeds[x] for x in names], 1)
+                elif kind[0] == "const":
+                    g.values[i] = np.stack([c(n[i]) for c, n in zip(g.consts, g.names, strict=True)])[None]
         try:
             if ort is None:
-                return stacked.reference(st, values)
+                return stacked.reference(st, g.values)
             imports, ir_version = _imports(self.opsets(side), self.cases[0].opset_after)
             key = (st.key, tuple(sorted(imports.items())))
             if key not in self.sessions:
-                copies = min(stacked.COPIES, len(ids))
+                copies = min(stacked.COPIES, len(g.ids))
                 self.sessions[key] = stacked.Session(ort, st, copies, imports, ir_version, _options(ort))
-            return self.sessions[key].run(values)
+            return self.sessions[key].run(g.values)
         except Exception:  # Declined, or what the models will say again, case by case
             return None
 
@@ -287,6 +292,15 @@ class _Batch:
         return _model(nodes, consts, added, inputs, outputs, self.opsets(side), self.cases[0].opset_after), at
 
 
+class _Group:
+    """Cases of one structure (``st``; None: cases run as models), each case's value names
+    by slot and its constants, and the slots' stacked values once computed."""
+
+    def __init__(self, st):
+        self.st, self.ids, self.names, self.consts, self.values = st, [], [], [], None
+
+
+MODEL_CASES = 64  # cases in one model onnxruntime runs
 STACKED = True  # cases of one structure computed at once (stacked.py); off: each batch as models
 _ROWS = 3 + SAMPLES  # the inputs each case is measured on
 
@@ -338,26 +352,35 @@ def _steps(a: np.ndarray, b: np.ndarray, step) -> np.ndarray:
 
 def _feeds(inputs: dict, rng) -> dict[str, np.ndarray]:
     """Each input's values, [input, ...]: every element the type's lowest code, its
-    highest, its middle, then ``SAMPLES`` of random codes (drawn input by input)."""
-    out = {}
-    edges: dict[tuple, tuple] = {}  # (element type, shape) -> (low, high + 1, the three edge inputs)
+    highest, its middle, then ``SAMPLES`` of random codes, drawn input by input. numpy's
+    Generator draws each bounded int64 from the generator's own state, so the draws of
+    consecutive inputs of one type are taken in one call: the same codes in the same order
+    (tests/test_convert_formats_measure.py holds it)."""
+    out, runs = {}, []  # runs: consecutive inputs of one type, [(low, high + 1, [names])]
+    edges: dict[tuple, np.ndarray] = {}  # (element type, shape) -> the three edge inputs
     for name, (elem, shape) in inputs.items():
         if not all(isinstance(d, int) and d > 0 for d in shape or ()) or shape is None:
             raise CannotMeasure(f"the shape of input '{name}' is not known")
-        known = edges.get((elem, tuple(shape)))
-        if known is None:
+        rows = edges.get((elem, tuple(shape)))
+        if rows is None:
             dtype = helper.tensor_dtype_to_np_dtype(elem)
             if dtype.kind not in "iu":
                 raise CannotMeasure(f"input '{name}' is {dtype.name}, not a quantized integer")
             info = np.iinfo(dtype)
-            low, high = int(info.min), int(info.max)
-            rows = np.empty((_ROWS,) + tuple(shape), dtype)
-            rows[0], rows[1], rows[2] = low, high, (low + high + 1) // 2
-            known = edges[(elem, tuple(shape))] = (low, high + 1, rows)
-        rows = known[2].copy()
-        for r in range(3, _ROWS):
-            rows[r] = rng.integers(known[0], known[1], size=shape, dtype=np.int64)
-        out[name] = rows
+            rows = edges[(elem, tuple(shape))] = np.empty((_ROWS,) + tuple(shape), dtype)
+            rows[0], rows[1], rows[2] = info.min, info.max, (int(info.min) + int(info.max) + 1) // 2
+        out[name] = rows.copy()
+        bounds = (int(np.iinfo(rows.dtype).min), int(np.iinfo(rows.dtype).max) + 1)
+        if not runs or runs[-1][:2] != bounds:
+            runs.append((*bounds, []))
+        runs[-1][2].append(name)
+    for low, high, names in runs:
+        codes = rng.integers(low, high, size=sum(out[n][3:].size for n in names), dtype=np.int64)
+        at = 0
+        for n in names:
+            part = out[n][3:]
+            part[...] = codes[at:at + part.size].reshape(part.shape)
+            at += part.size
     return out
 
 
