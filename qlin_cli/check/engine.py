@@ -18,7 +18,7 @@ from ..gc_pause import paused_collection
 from ..model.analysis import Analysis, analyze
 from ..model.facts import NodeFacts, op_in_scope, read_facts
 from ..model.graphs import label_of, reading
-from ..model.load import load_model
+from ..model.load import load_model_bytes
 from ..model.safety import validate_model_files
 from ..model.view import short_title
 from ..rules.base import ModelRule, Violation
@@ -213,7 +213,9 @@ def check_file(path: str, select=None, ignore=None, targets=None, *, keep_types:
 def _check_file(path: str, keep: Suppression, targets, keep_types: bool, frames: bool) -> FileResult:
     result = FileResult(path)
     try:
-        model = load_model(path, weights=False)  # checking never reads values above 64 MiB
+        # checking never reads values above 64 MiB; the file's bytes, when the model was parsed
+        # from them whole, go to shape inference as they are
+        model, data = load_model_bytes(path, weights=False)
         base_dir = os.path.dirname(os.path.abspath(path))
         stats: dict = {}
         with reading(model):  # nothing below changes the model
@@ -221,7 +223,8 @@ def _check_file(path: str, keep: Suppression, targets, keep_types: bool, frames:
             locations: set = set()
             validate_model_files(model, base_dir, path, unreadable, locations)
             result.data_files = tuple(sorted(os.path.join(base_dir, x) for x in locations))
-            a = analyze(model, base_dir)
+            a = analyze(model, base_dir, serialized=data)
+            del data
             a.external_problems = tuple(unreadable)
             result.diagnostics = check_analysis(a, stats=stats, frames=frames, suppression=keep)
             if targets:

@@ -73,18 +73,20 @@ class Analysis(ModelView):
 
 
 def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
-            types: dict | None = None) -> Analysis:
+            types: dict | None = None, serialized: bytes | None = None) -> Analysis:
     """The analysis of ``model`` (tensors outside it are read relative to ``base_dir``).
     ``infer=False``: no shape inference (types are what the model declares, propagated);
     ``types``: inference's types as an earlier analysis of the same model found them
-    (``Analysis.inferred``), taken instead of inferring again."""
+    (``Analysis.inferred``), taken instead of inferring again; ``serialized``: the bytes
+    ``model`` was parsed from (``load.load_model_bytes``), which inference then reads
+    rather than the model serialized again."""
     a = Analysis(model, base_dir)
     a.inferred = types
     with reading(model):  # nothing below changes the model (the twins are put back)
         foreign = _imports_beyond_ai_onnx(model)
         marks, whole = True, False
         if infer and types is None and any(True for _ in all_nodes(model)):
-            marks, whole = _infer(a, foreign)
+            marks, whole = _infer(a, foreign, serialized)
         for scope, owner, nodes in walk_bodies(model, a.inferred):
             if not nodes:  # a body without nodes has no place in the view (rules meet it via graphs())
                 continue
@@ -99,7 +101,7 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
     return a
 
 
-def _infer(a: Analysis, foreign: bool) -> tuple[bool, bool]:
+def _infer(a: Analysis, foreign: bool, serialized: bytes | None = None) -> tuple[bool, bool]:
     """Run inference for ``a`` (vendor Q/DQ as twins when the model imports a domain other
     than ai.onnx). Returns (whether a node may hold a qlin:ignore mark, whether inference
     typed the model whole: every op is ai.onnx's and strict inference found no error, so
@@ -108,7 +110,7 @@ def _infer(a: Analysis, foreign: bool) -> tuple[bool, bool]:
         with vendor_twins(a.model):
             light, skeleton = inference_bytes(a.model)
     else:
-        light, skeleton = inference_bytes(a.model)
+        light, skeleton = inference_bytes(a.model, serialized)
     if light is None:
         return True, False
     marks = IGNORE_KEY.encode() in light  # inference's copy keeps every node's metadata

@@ -33,6 +33,13 @@ class Body:
     # indices of the nodes that have attributes (as ``within`` yields it; None before):
     # passes that look into attributes skip the other nodes without touching them again
     attributed: tuple[int, ...] | None = None
+    # the AttributeProto types its nodes' attributes have (None: not known), so that a pass
+    # looking for one kind (tensors, sparse tensors) skips a body that has none
+    attr_types: frozenset[int] | None = None
+
+    def may_hold(self, *types: int) -> bool:
+        """Whether a node of the body may have an attribute of one of ``types``."""
+        return self.attr_types is None or not self.attr_types.isdisjoint(types)
 
     @property
     def is_function(self) -> bool:
@@ -90,19 +97,22 @@ def roots(model: onnx.ModelProto) -> list[Body]:
     return found
 
 
-_reading = threading.local()  # .memo: (the model being read, its bodies or None)
+# .memo: [the model being read, its bodies or None, {id(owner): (owner, its nodes),
+# ("init", id(graph)): (graph, its initializers)}]
+_reading = threading.local()
 
 
 @contextmanager
 def reading(model: onnx.ModelProto):
     """A block in which the caller does not change ``model``: ``bodies(model)`` scans its
     nodes for subgraphs once, however many passes ask (check's safety checks, walk and
-    model rules each did)."""
+    model rules each did), and ``nodes_of`` / ``initializers_of`` read a body's nodes and
+    initializers from protobuf once (each read makes a Python object per element)."""
     before = getattr(_reading, "memo", None)
     if before is not None and before[0] is model:
         yield
         return
-    _reading.memo = (model, None)
+    _reading.memo = [model, None, {}]
     try:
         yield
     finally:
@@ -114,9 +124,37 @@ def bodies(model: onnx.ModelProto) -> Iterator[Body]:
     memo = getattr(_reading, "memo", None)
     if memo is not None and memo[0] is model:
         if memo[1] is None:
-            memo = _reading.memo = (model, [b for root in roots(model) for b in within(root)])
+            memo[1] = [b for root in roots(model) for b in within(root)]
         return iter(memo[1])
     return (b for root in roots(model) for b in within(root))
+
+
+def nodes_of(owner) -> list[onnx.NodeProto]:
+    """The nodes of a graph or function, as a list (read once inside ``reading``; do not
+    change it)."""
+    return _kept(owner, id(owner), "node")
+
+
+def initializers_of(graph: onnx.GraphProto) -> list[onnx.TensorProto]:
+    """The initializers of a graph, as a list (read once inside ``reading``; do not change
+    it)."""
+    return _kept(graph, ("init", id(graph)), "initializer")
+
+
+def _kept(owner, key, field: str) -> list:
+    return kept(owner, key, lambda: list(getattr(owner, field)))
+
+
+def kept(owner, key, compute):
+    """``compute()``, once per ``key`` inside ``reading`` (``owner``: the message it is
+    about, which the memo keeps alive, so that its id is not another's); every time outside."""
+    memo = getattr(_reading, "memo", None)
+    if memo is None:
+        return compute()
+    found = memo[2].get(key)
+    if found is None or found[0] is not owner:  # (the id of an object gone: not this one)
+        found = memo[2][key] = (owner, compute())
+    return found[1]
 
 
 def within(root: Body) -> Iterator[Body]:
@@ -126,16 +164,19 @@ def within(root: Body) -> Iterator[Body]:
         body = stack.pop()
         owners = []  # (index, node) of the nodes that hold a subgraph
         attributed = []
-        for i, node in enumerate(body.owner.node):
+        kinds: set[int] = set()
+        for i, node in enumerate(nodes_of(body.owner)):
             if node.attribute:
                 attributed.append(i)
-                if any(a.type in _GRAPH_KINDS for a in node.attribute):
+                types = {a.type for a in node.attribute}
+                kinds |= types
+                if not types.isdisjoint(_GRAPH_KINDS):
                     owners.append((i, node))
         children = []
         for (i, node), label in zip(owners, _owner_labels(owners), strict=True):
             children.extend(Body(f"{body.path}/{sub}", g, body.path)
                             for sub, g in subgraphs(node, i, label))
-        yield Body(body.path, body.owner, body.parent, tuple(attributed))
+        yield Body(body.path, body.owner, body.parent, tuple(attributed), frozenset(kinds))
         stack.extend(reversed(children))
 
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import onnx
 from onnx import AttributeProto
 
 from ..schema import dtypes
-from .graphs import MAIN, bodies
-from .safety import all_tensors
-from .tensors import nbytes
+from .graphs import MAIN, bodies, nodes_of
+from .safety import attribute_tensors, sparse_tensors
+from .tensors import census, nbytes
 from .walk import scope_types, type_of_bytes
 
 # Tensors whose data is at most this size keep it in the copy shape inference sees (the
@@ -53,6 +54,13 @@ def run_inference(model: onnx.ModelProto, light: bytes | None = None, *,
     # the copy has the model's bodies: when the model has no subgraph, neither has the copy
     # (and looking for them would visit every node again)
     only_main = [b.path for b in bodies(model) if not b.is_function] == [MAIN]
+    try:
+        return _run(light, only_main, strict)
+    finally:
+        give_back(len(light))
+
+
+def _run(light: bytes, only_main: bool, strict: bool) -> tuple[dict | None, tuple[str, ...]]:
     errors: tuple[str, ...] = ()
     if strict:
         try:
@@ -65,6 +73,30 @@ def run_inference(model: onnx.ModelProto, light: bytes | None = None, *,
         return read_inferred(_infer(light), only_main), errors
     except Exception:  # inference is a help, not a requirement
         return None, errors
+
+
+GIVE_BACK_ABOVE = 4 * 2**20  # bytes of model: below, what inference frees is not worth a call
+_trim = None  # glibc's malloc_trim, False where there is none
+
+
+def give_back(size: int) -> None:
+    """After inference of ``size`` bytes of model: hand the memory it freed back to the
+    system. glibc keeps freed heap pages, and the objects a check builds next come from
+    pages of their own (Python's allocator maps its own), so the process's peak was
+    inference's and the check's together (1.3x the memory on 50,000 nodes); a no-op
+    below GIVE_BACK_ABOVE or without glibc."""
+    global _trim
+    if size < GIVE_BACK_ABOVE:
+        return
+    if _trim is None:
+        try:
+            import ctypes
+
+            _trim = ctypes.CDLL(None).malloc_trim
+        except (OSError, AttributeError):
+            _trim = False
+    if _trim:
+        _trim(0)
 
 
 ERRORS_HEADER = "Inference error(s): "
@@ -93,11 +125,13 @@ def inference_input(model: onnx.ModelProto) -> bytes | None:
     return inference_bytes(model)[0]
 
 
-def inference_bytes(model: onnx.ModelProto) -> tuple[bytes | None, bool]:
-    """(``inference_input``'s bytes, whether they are the skeleton rather than the model)."""
+def inference_bytes(model: onnx.ModelProto, serialized: bytes | None = None) -> tuple[bytes | None, bool]:
+    """(``inference_input``'s bytes, whether they are the skeleton rather than the model).
+    ``serialized``: bytes ``model`` was parsed from (the file), given when the model goes
+    as it is, rather than serialized again."""
     try:
         if _same_as_skeleton(model):
-            return model.SerializeToString(), False
+            return (model.SerializeToString() if serialized is None else serialized), False
         return skeleton(model).SerializeToString(), True
     except Exception:  # inference is a help, not a requirement
         return None, False
@@ -178,15 +212,35 @@ def _keeps_data(t: onnx.TensorProto) -> bool:
     return need is not None and need <= KEEP_DATA_BYTES
 
 
+_BITS = {proto: d.bits for proto, d in dtypes.BY_PROTO.items()}
+
+
 def _same_as_skeleton(model: onnx.ModelProto) -> bool:
     """Whether the skeleton would drop nothing but external references: every tensor
     that can carry data (``safety.all_tensors``) is external or kept whole, and no
-    attribute holds a sparse tensor."""
-    if not all(t.data_location == onnx.TensorProto.EXTERNAL or _keeps_data(t)
-               for t in all_tensors(model)):
+    attribute holds a sparse tensor. (``_keeps_data`` of each tensor, its size read from
+    a few dims at once: a large model has tens of thousands of tensors.)"""
+    external, limit = onnx.TensorProto.EXTERNAL, KEEP_DATA_BYTES * 8
+    found = list(bodies(model))
+    for b in found:
+        g = b.owner
+        if not isinstance(g, onnx.GraphProto):
+            continue
+        c = census(g)
+        outside = set(c.external)
+        for i, (data_type, dims) in enumerate(c.typed):
+            bits = _BITS.get(data_type)
+            if bits is None or len(dims) > 8 or (dims and min(dims) < 0) or math.prod(dims) * bits > limit:
+                # no fixed width (never kept whole, nor is such a scalar); many dims or negative
+                # ones (counted as nbytes counts them); or more than KEEP_DATA_BYTES
+                if i not in outside and not _keeps_data(c.tensors[i]):
+                    return False
+        if not all(t.data_location == external or _keeps_data(t) for t in sparse_tensors(g)):
+            return False
+    if not all(t.data_location == external or _keeps_data(t) for t in attribute_tensors(found)):
         return False
-    return not any(a.type in _SPARSE for b in bodies(model) for i in b.attributed
-                   for a in b.owner.node[i].attribute)
+    return not any(a.type in _SPARSE for b in bodies(model) if b.attributed and b.may_hold(*_SPARSE)
+                   for node in (nodes_of(b.owner),) for i in b.attributed for a in node[i].attribute)
 
 
 def _light_tensor(src: onnx.TensorProto, dst: onnx.TensorProto) -> None:

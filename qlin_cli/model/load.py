@@ -55,6 +55,13 @@ def load_model(path: str, *, weights: bool = True) -> onnx.ModelProto:
 
     Raises QlinError for anything that is not a readable ONNX model.
     """
+    return load_model_bytes(path, weights=weights)[0]
+
+
+def load_model_bytes(path: str, *, weights: bool = True) -> tuple[onnx.ModelProto, bytes | None]:
+    """``load_model``, and the file's bytes when the model was parsed from them whole (a
+    file of at most PIECES_ABOVE bytes), else None: the model serialized, for a caller
+    that would serialize it (shape inference), without serializing it again."""
     if not os.path.lexists(path):
         raise QlinError(path, "no such file")
     if os.path.isdir(path):
@@ -78,7 +85,7 @@ def load_model(path: str, *, weights: bool = True) -> onnx.ModelProto:
         )
     strings = Strings()
     try:
-        model = _parse_file(path, size, weights, strings)
+        model, data = _parse_file(path, size, weights, strings)
     except OSError as e:
         raise QlinError(path, f"cannot read: {e.strerror or e}") from None
     if strings.bad or strings.unknown:
@@ -92,26 +99,31 @@ def load_model(path: str, *, weights: bool = True) -> onnx.ModelProto:
         raise QlinError(path, "not an ONNX model: no graph in the file")
     if model.ir_version <= 0:
         raise QlinError(path, "not an ONNX model: ir_version is missing")
-    return model
+    return model, data
 
 
 def _parse_file(path: str, size: int, weights: bool = True,
-                strings: Strings | None = None) -> onnx.ModelProto:
-    """The parsed model; ``strings`` (if given) sees every byte parsed (model/utf8.py)."""
+                strings: Strings | None = None) -> tuple[onnx.ModelProto, bytes | None]:
+    """The parsed model, and the bytes it was parsed from whole (None: parsed in pieces);
+    ``strings`` (if given) sees every byte parsed (model/utf8.py)."""
     strings = strings or Strings()
     with open(path, "rb", buffering=0) as f:
         if size > PIECES_ABOVE:
             model = onnx.ModelProto()
             try:
                 _parse_in_pieces(f, size, model, weights, strings)
-                return model
+                return model, None
             except (_Unexpected, DecodeError, RuntimeWarning, ValueError, RecursionError, IndexError):
                 del model  # the whole parse below gives the verdict
                 strings.reset()
-        data = _read_exactly(f, 0, size, bytearray(size))
-    model = _parse_whole(path, data)
-    strings.see(data)
-    return model
+        f.seek(0)
+        data = f.read(size)  # one read, as bytes (what shape inference takes), on a regular file
+        if len(data) != size:
+            data = bytes(_read_exactly(f, 0, size, bytearray(size)))
+    # the strings first: the verifying parse's copy is gone before the model is parsed, so
+    # a file parsed whole (below PIECES_ABOVE) is verified whole at no cost to the peak
+    strings.see(data, PIECES_ABOVE)
+    return _parse_whole(path, data), data
 
 
 def _parse_whole(path: str, data) -> onnx.ModelProto:

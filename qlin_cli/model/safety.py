@@ -9,8 +9,8 @@ from onnx import AttributeProto
 
 from ..errors import QlinError
 from ..schema import normalize_domain
-from .graphs import bodies
-from .tensors import UnsafeData, check_external, external_info, is_external
+from .graphs import bodies, initializers_of, nodes_of
+from .tensors import UnsafeData, census, check_external, external_info, is_external
 
 
 def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
@@ -19,12 +19,38 @@ def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
     for b in found:
         g = b.owner
         if isinstance(g, onnx.GraphProto):
-            yield from g.initializer
-            for sp in g.sparse_initializer:
-                yield sp.values
-                yield sp.indices
+            yield from initializers_of(g)
+            yield from sparse_tensors(g)
+    yield from attribute_tensors(found)
+
+
+def external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """The tensors of ``all_tensors`` stored outside the file, in its order (a graph's
+    initializers as its ``census`` found them)."""
+    found = list(bodies(model))
     for b in found:
-        nodes = b.owner.node
+        g = b.owner
+        if isinstance(g, onnx.GraphProto):
+            c = census(g)
+            for i in c.external:
+                yield c.tensors[i]
+            yield from (t for t in sparse_tensors(g) if is_external(t))
+    yield from (t for t in attribute_tensors(found) if is_external(t))
+
+
+def sparse_tensors(g: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+    """The values and indices of a graph's sparse initializers."""
+    for sp in g.sparse_initializer:
+        yield sp.values
+        yield sp.indices
+
+
+def attribute_tensors(found: list) -> Iterator[onnx.TensorProto]:
+    """The tensors the nodes of the bodies ``found`` hold in TENSOR and TENSORS attributes."""
+    for b in found:
+        if not (b.attributed and b.may_hold(AttributeProto.TENSOR, AttributeProto.TENSORS)):
+            continue
+        nodes = nodes_of(b.owner)
         for i in b.attributed:
             for a in nodes[i].attribute:
                 if a.type == AttributeProto.TENSOR:
@@ -112,9 +138,7 @@ def validate_model_files(model: onnx.ModelProto, base_dir: str, path: str,
         )
     count = 0
     cache: dict = {}
-    for tensor in all_tensors(model):
-        if not is_external(tensor):
-            continue
+    for tensor in external_tensors(model):
         count += 1
         if locations is not None:
             locations.add(external_info(tensor).get("location", ""))

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import NamedTuple
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
 from ..schema import dtypes
+from .graphs import initializers_of, kept
 
 # Tensors larger than this are not read for value checks.
 MAX_VALUE_BYTES = 64 * 2**20
@@ -25,6 +27,27 @@ COUNT_CAP = 2**64
 
 class UnsafeData(ValueError):
     """External data that qlin refuses to read; the message says why."""
+
+
+class Census(NamedTuple):
+    """A graph's initializers, each field read from protobuf once (model/graphs.py
+    ``reading``): the safety checks, the skeleton decision, the scopes and the tensor
+    rules of a large model each read every initializer otherwise."""
+
+    tensors: list  # the initializers, in order
+    names: list[str]
+    typed: list[tuple[int, tuple]]  # (data type, dims) of each
+    external: list[int]  # the indices of those stored outside the file
+
+
+def census(graph: onnx.GraphProto) -> Census:
+    """The ``Census`` of a graph's initializers (once per graph inside ``reading``)."""
+    def compute():
+        tensors = initializers_of(graph)
+        ext = onnx.TensorProto.EXTERNAL
+        return Census(tensors, [t.name for t in tensors], [(t.data_type, tuple(t.dims[:])) for t in tensors],
+                      [i for i, t in enumerate(tensors) if t.data_location == ext])
+    return kept(graph, ("census", id(graph)), compute)
 
 
 def external_info(tensor: onnx.TensorProto) -> dict[str, str]:

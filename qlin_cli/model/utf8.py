@@ -9,7 +9,8 @@ copy of onnx.proto's messages declared with UTF-8 verification on (protobuf edit
 parsing; the copy is thrown away at once.
 
 Where that copy cannot be built (a protobuf without editions), or a piece is larger
-than STRICT_MAX_BYTES, ``Strings.unknown`` is set and the loader falls back to the walk
+than STRICT_MAX_BYTES (a file parsed whole: than the loader's PIECES_ABOVE, verified
+before the model is parsed), ``Strings.unknown`` is set and the loader falls back to the walk
 (``load.invalid_string``).
 """
 
@@ -77,11 +78,13 @@ class Strings:
         self.unknown = self.cls is None  # no verdict: walk the model instead
         self.bad = False
 
-    def see(self, data) -> None:
-        """Parse ``data`` (a serialized ModelProto, or a piece of one) with verified strings."""
+    def see(self, data, limit: int | None = None) -> None:
+        """Parse ``data`` (a serialized ModelProto, or a piece of one) with verified strings;
+        ``limit``: the most bytes to parse (default STRICT_MAX_BYTES), above which the
+        verdict is left to the walk."""
         if self.unknown or self.bad:
             return
-        if len(data) > STRICT_MAX_BYTES:
+        if len(data) > (STRICT_MAX_BYTES if limit is None else limit):
             self.unknown = True
             return
         try:

@@ -53,6 +53,11 @@ class BodyView:
     # index -> the first facts read in the view that equal the node's (ModelView.same_as)
     same: dict[int, NodeFacts] = field(default_factory=dict)
     found_attributed: tuple[int, ...] | None = None  # graphs.Body.attributed, where known
+    found_attr_types: frozenset[int] | None = None  # graphs.Body.attr_types, where known
+
+    def may_hold(self, *types: int) -> bool:
+        """Whether a node of the body may have an attribute of one of ``types``."""
+        return self.found_attr_types is None or not self.found_attr_types.isdisjoint(types)
 
     @property
     def is_function(self) -> bool:
@@ -196,9 +201,11 @@ class ModelView:
                 continue
             seen = have.get(b.path)
             if seen is None:
-                extra.append(BodyView(b.path, b.owner, None, None, found_attributed=b.attributed))
+                extra.append(BodyView(b.path, b.owner, None, None, found_attributed=b.attributed,
+                                      found_attr_types=b.attr_types))
             elif seen.owner is b.owner:
                 seen.found_attributed = b.attributed
+                seen.found_attr_types = b.attr_types
         return [b for b in self.bodies if not b.is_function] + extra
 
     def facts(self, body: BodyView, index: int) -> NodeFacts | None:

@@ -16,7 +16,7 @@ import onnx
 from onnx import AttributeProto, helper
 
 from ..schema import normalize_domain
-from .graphs import MAIN, Body, bodies, function_path, within
+from .graphs import MAIN, Body, bodies, function_path, nodes_of, within
 from .specialize import (
     body_types,
     call_signature,
@@ -25,6 +25,7 @@ from .specialize import (
     function_key,
     needs_inference,
 )
+from .tensors import census
 
 Owner = "onnx.GraphProto | onnx.FunctionProto"
 
@@ -165,14 +166,20 @@ def _fill(scope: Scope, nodes) -> None:
 
 
 def graph_scope(
-    graph: onnx.GraphProto, path: str, opsets, parent: Scope | None, extra: dict | None = None
+    graph: onnx.GraphProto, path: str, opsets, parent: Scope | None, extra: dict | None = None,
+    attributed: tuple[int, ...] | None = None,
 ) -> Scope:
+    """The scope of a graph body; ``extra``: inference's types (``scope_types``);
+    ``attributed``: the indices of its nodes that have attributes, where known (only they
+    can be Constants that give a value)."""
     scope = Scope(path, opsets, parent, owner=graph)
+    c = census(graph)
     values = scope.values
-    for init in graph.initializer:
-        values[init.name] = init
+    values.update(zip(c.names, c.tensors, strict=True))
     scope.initializers = len(values)
-    _fill(scope, graph.node)
+    # each initializer's type as the census read it (what ``own_type`` would enter)
+    scope.types.update(zip(c.names, c.typed, strict=True))
+    _fill(scope, nodes_of(graph) if attributed is None else [nodes_of(graph)[i] for i in attributed])
     scope.declare_infos(graph.input)
     scope.declare_infos(graph.value_info)
     scope.declare_infos(graph.output)
@@ -240,7 +247,7 @@ class _Walk:
                 break  # the functions' roots come last: ``functions`` walks them per call signature
             parent = self.scopes.get(body.parent) if body.parent else None
             scope = graph_scope(body.owner, body.path, parent.opsets if parent else opsets,
-                                parent, extra_types)
+                                parent, extra_types, body.attributed)
             yield self._entered(scope, body)
 
     def functions(self):
@@ -279,13 +286,13 @@ class _Walk:
                 scope = function_scope(fn, path, types)
             else:
                 parent = self.scopes[body.parent]
-                scope = graph_scope(body.owner, body.path, parent.opsets, parent, None)
+                scope = graph_scope(body.owner, body.path, parent.opsets, parent, None, body.attributed)
             yield self._entered(scope, body)
 
     def _entered(self, scope: Scope, body: Body):
         """(scope, owner, nodes) of a body, its scope kept and its calls noted."""
         self.scopes[body.path] = scope
-        nodes = list(body.owner.node)
+        nodes = nodes_of(body.owner)
         if self.local:
             for node in nodes:
                 key = function_key(node.domain, node.op_type, node.overload)

@@ -1,3 +1,4 @@
+from ..model.graphs import initializers_of, nodes_of
 from ..schema import dtypes, ir
 from .base import Fix, ModelRule, SetIrVersion, Violation
 
@@ -94,13 +95,13 @@ def _mentions(body, types: set[int]) -> bool:
     """Whether a graph body stores or declares a tensor of one of ``types`` (element type
     numbers): one pass over the type numbers only."""
     g = body.owner
-    if not types.isdisjoint({t.data_type for t in g.initializer}):
+    if not types.isdisjoint({t.data_type for t in initializers_of(g)}):
         return True
     if any(st.values.data_type in types for st in g.sparse_initializer):
         return True
     if not types.isdisjoint({vi.type.tensor_type.elem_type for vi in (*g.input, *g.output, *g.value_info)}):
         return True
-    nodes = body.owner.node
+    nodes = nodes_of(body.owner)
     return any(a.HasField("t") or len(a.tensors) for i in body.attributed for a in nodes[i].attribute)
 
 
