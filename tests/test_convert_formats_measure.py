@@ -197,12 +197,14 @@ def _measured(model: onnx.ModelProto, to_format: str):
 def test_the_measurement_is_the_same_computed_at_once_or_as_models(monkeypatch):
     """Both ways (QOperator -> QDQ and back), every node's measurement (bound, outputs
     that differ, outputs, engines) is the same whether the cases of one structure are
-    computed at once or each batch is run as models (onnx.reference, onnxruntime), and the
-    stacked way runs no model where it computes everything."""
+    computed at once (in one piece or case by case) or each batch is run as models
+    (onnx.reference, onnxruntime)."""
     model = _chain()
     there, stacked_there = _measured(model, "qdq")
     back, stacked_back = _measured(there.model, "qoperator")
     assert len([e for e in stacked_there if e[2]]) == 28 and len([e for e in stacked_back if e[2]]) == 28
+    monkeypatch.setattr(measure, "STACK_BYTES", 1)  # one case at a time
+    assert _measured(model, "qdq")[1] == stacked_there
     monkeypatch.setattr(measure, "STACKED", False)
     assert _measured(model, "qdq")[1] == stacked_there
     assert _measured(there.model, "qoperator")[1] == stacked_back

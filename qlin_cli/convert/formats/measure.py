@@ -148,20 +148,33 @@ def _compared(cases: list[FormatCase], truth: list, afters: list) -> tuple[list[
                     for o, a in enumerate(truth[k]))
         groups.setdefault(sig, []).append(k)
     steps, differ = [0] * len(cases), [0] * len(cases)
-    for ids in groups.values():
-        step = np.array([cases[k].float_step or 1.0 for k in ids], np.float64)
-        for got in afters:
-            count = np.zeros(len(ids), np.int64)
-            for o in range(len(truth[ids[0]])):
-                a = np.stack([truth[k][o] for k in ids])
-                d = _steps(a, np.stack([got[k][o] for k in ids]), step.reshape((-1,) + (1,) * (a.ndim - 1)))
-                flat = d.reshape(len(ids), -1)
-                for j, m in enumerate(flat.max(axis=1, initial=0).tolist()):
-                    steps[ids[j]] = max(steps[ids[j]], int(m))
-                count += (flat > 0).sum(axis=1)
-            for j, n in enumerate(count.tolist()):
-                differ[ids[j]] = max(differ[ids[j]], n)
+    for group in groups.values():
+        per_case = 32 * sum(a.size for a in truth[group[0]])  # int64 / float64 copies, and their difference
+        for ids in _chunks(group, per_case):
+            _compare(cases, ids, truth, afters, steps, differ)
     return steps, differ
+
+
+def _chunks(ids: list, per_case: int) -> list[list]:
+    """``ids`` in runs of at most STACK_BYTES of ``per_case`` bytes each (at least one)."""
+    size = max(1, STACK_BYTES // max(per_case, 1))
+    return [ids[i:i + size] for i in range(0, len(ids), size)]
+
+
+def _compare(cases, ids: list[int], truth: list, afters: list, steps: list, differ: list) -> None:
+    """``_compared`` of the cases ``ids``, whose outputs have the same shapes and types."""
+    step = np.array([cases[k].float_step or 1.0 for k in ids], np.float64)
+    for got in afters:
+        count = np.zeros(len(ids), np.int64)
+        for o in range(len(truth[ids[0]])):
+            a = np.stack([truth[k][o] for k in ids])
+            d = _steps(a, np.stack([got[k][o] for k in ids]), step.reshape((-1,) + (1,) * (a.ndim - 1)))
+            flat = d.reshape(len(ids), -1)
+            for j, m in enumerate(flat.max(axis=1, initial=0).tolist()):
+                steps[ids[j]] = max(steps[ids[j]], int(m))
+            count += (flat > 0).sum(axis=1)
+        for j, n in enumerate(count.tolist()):
+            differ[ids[j]] = max(differ[ids[j]], n)
 
 
 class _Batch:
@@ -212,8 +225,8 @@ class _Batch:
             if got is None:
                 rest += g.ids
                 continue
-            for j, k in enumerate(g.ids):
-                out[k] = [np.broadcast_to(o[:, j], (_ROWS,) + o.shape[2:]) for o in got]
+            for k, outputs in zip(g.ids, got, strict=True):
+                out[k] = outputs
         rest.sort()
         # onnxruntime's session costs more than linearly in a model's inputs and outputs
         size = MODEL_CASES if ort else max(len(rest), 1)
@@ -249,32 +262,45 @@ class _Batch:
         self.shapes[side] = list(groups.values()) + ([loose] if loose.ids else [])
         return self.shapes[side]
 
-    def _stacked(self, g: _Group, feeds: dict, side: str, ort):
-        """The outputs of the cases of ``g``, [input, case, ...] each, or None where
+    def _stacked(self, g: _Group, feeds: dict, side: str, ort) -> list | None:
+        """Each case's outputs of ``g`` ([input, ...] each), computed at once, or None where
         stacked.py does not compute them."""
         st = g.st
         if st is None or (not stacked.computable(st) if ort is None else
                           len(g.ids) < stacked.SHARED_MIN or not stacked.shareable(st)):
             return None
         if g.values is None:
-            g.values = [None] * len(st.kinds)
-            for i, kind in enumerate(st.kinds):
-                if kind[0] == "input":
-                    names = [self.apart(n[i], k) for k, n in zip(g.ids, g.names, strict=True)]
-                    g.values[i] = np.stack([feeds[x] for x in names], 1)
-                elif kind[0] == "const":
-                    g.values[i] = np.stack([c(n[i]) for c, n in zip(g.consts, g.names, strict=True)])[None]
+            g.values = [self._values(g, feeds, at) for at in _chunks(list(range(len(g.ids))), g.bytes())]
+        out: list = []
         try:
-            if ort is None:
-                return stacked.reference(st, g.values)
-            imports, ir_version = _imports(self.opsets(side), self.cases[0].opset_after)
-            key = (st.key, tuple(sorted(imports.items())))
-            if key not in self.sessions:
-                copies = min(stacked.COPIES, len(g.ids))
-                self.sessions[key] = stacked.Session(ort, st, copies, imports, ir_version, _options(ort))
-            return self.sessions[key].run(g.values)
+            for values in g.values:
+                if ort is None:
+                    got = stacked.reference(st, values)
+                else:
+                    got = self._session(g, side, ort).run(values)
+                out += [[np.broadcast_to(o[:, j], (_ROWS,) + o.shape[2:]) for o in got]
+                        for j in range(got[0].shape[1])]
         except Exception:  # Declined, or what the models will say again, case by case
             return None
+        return out
+
+    def _values(self, g: _Group, feeds: dict, at: list[int]) -> list:
+        """The stacked value of each input and constant slot of the cases ``at`` of ``g``."""
+        values: list = [None] * len(g.st.kinds)
+        for i, kind in enumerate(g.st.kinds):
+            if kind[0] == "input":
+                values[i] = np.stack([feeds[self.apart(g.names[j][i], g.ids[j])] for j in at], 1)
+            elif kind[0] == "const":
+                values[i] = np.stack([g.consts[j](g.names[j][i]) for j in at])[None]
+        return values
+
+    def _session(self, g: _Group, side: str, ort) -> stacked.Session:
+        imports, ir_version = _imports(self.opsets(side), self.cases[0].opset_after)
+        key = (g.st.key, tuple(sorted(imports.items())))
+        if key not in self.sessions:
+            copies = min(stacked.COPIES, len(g.ids))
+            self.sessions[key] = stacked.Session(ort, g.st, copies, imports, ir_version, _options(ort))
+        return self.sessions[key]
 
     def _model(self, ids: list[int], side: str) -> tuple:
         """One model of the cases ``ids`` (their ``side`` nodes), and the indices of each
@@ -299,7 +325,14 @@ class _Group:
     def __init__(self, st):
         self.st, self.ids, self.names, self.consts, self.values = st, [], [], [], None
 
+    def bytes(self) -> int:
+        """What stacking one case may take: its inputs and constants for every input of the
+        measurement, counted at 16 bytes an element (float64 results and their copies)."""
+        fed = [k for k in self.st.kinds if k[0] != "made"]
+        return 16 * _ROWS * sum(int(np.prod(k[2], dtype=np.int64)) for k in fed)
 
+
+STACK_BYTES = 1 << 26  # what the cases stacked at once may take (measure.py and stacked.py)
 MODEL_CASES = 64  # cases in one model onnxruntime runs
 STACKED = True  # cases of one structure computed at once (stacked.py); off: each batch as models
 _ROWS = 3 + SAMPLES  # the inputs each case is measured on
