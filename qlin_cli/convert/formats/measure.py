@@ -1,14 +1,18 @@
 """What a format rewrite computes against the node it replaces.
 
-The node and its rewrite are each written as a model of their own (the node's constant
-inputs as initializers) and run on the same inputs: random codes over the whole range of
-each quantized input's type, and edge inputs (every element the type's lowest code, its
-highest, the zero point). The node runs in onnxruntime (graph optimizations off: the op
-as written), and, for an ai.onnx node, in onnx.reference too; the rewrite in both. The
-bound is the largest difference between an output of the node and the rewrite's, in
-quantization steps of the output (codes; for QGemm's float output, steps of
-a_scale * b_scale * alpha), over every pair of engines: a measurement on these inputs,
-not a proof for all inputs.
+The node and its rewrite are each computed on the same inputs: random codes over the whole
+range of each quantized input's type, and edge inputs (every element the type's lowest
+code, its highest, the zero point), the node's constant inputs as they are. The node runs
+in onnxruntime (graph optimizations off: the op as written), and, for an ai.onnx node, in
+onnx.reference too; the rewrite in both. The bound is the largest difference between an
+output of the node and the rewrite's, in quantization steps of the output (codes; for
+QGemm's float output, steps of a_scale * b_scale * alpha), over every pair of engines: a
+measurement on these inputs, not a proof for all inputs.
+
+The cases of a batch are computed side by side: those of one structure (the same ops,
+attributes, wiring, types and shapes) at once by stacked.py (onnx.reference's arithmetic on
+stacked arrays, one onnxruntime session per structure), the others as one model of the
+batch (values renamed apart, constants as initializers) per engine.
 """
 
 from __future__ import annotations
@@ -67,14 +71,14 @@ class CannotMeasure(Exception):
     pass
 
 
-BATCH = 512  # cases measured in one pair of models (one onnxruntime session each, not one per case)
+BATCH = 512  # cases measured together (their random inputs drawn from one generator)
 
 
 def measure_all(cases: list[FormatCase], seed: int = 0) -> list:
     """What each case's rewrite computes against its source (a Measured, or the
-    CannotMeasure saying why), in batches:
-    the cases of a batch are run side by side as one model before and one after, so that a
-    model of thousands of nodes costs a few sessions; a batch that cannot run is measured
+    CannotMeasure saying why), in batches of cases the same engines compute: the inputs of a
+    batch are drawn together, its cases computed side by side (``_Batch``), so that a model
+    of thousands of nodes costs a few sessions; a batch that cannot be measured is measured
     case by case, which names the case at fault."""
     out: list = [None] * len(cases)
     sessions: dict = {}  # onnxruntime sessions of this call, by structure

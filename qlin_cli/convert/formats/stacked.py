@@ -9,8 +9,9 @@ differ only in values. For those:
   for every case and every input at once, on arrays whose first two axes are the input
   (or 1 for a constant) and the case. Each case's own dimensions are aligned on the right,
   as numpy broadcasts them for the case alone, and every operation is one numpy computes
-  element by element, so each element is what onnx.reference gives the case alone; the
-  float MatMul is run case by case, with the call onnx.reference makes.
+  element by element or an int32 matrix product (exact in any order), so each element is
+  what onnx.reference gives the case alone; the float MatMul, whose sums depend on the
+  order of the BLAS kernel, is run case by case, with the call onnx.reference makes.
   tests/test_convert_formats_measure.py holds all of it equal to onnx.reference, bit for
   bit, on random and edge values.
 * onnxruntime runs one session per structure, ``COPIES`` cases side by side, the
