@@ -101,20 +101,32 @@ def check_analysis(
     wanted: dict[int, list] = {}  # id(shape) -> the rules that read values that want its nodes'
     later: dict[object, list] = {}  # a rule that reads values -> [(order, index, facts)] to ask
     checked = 0
+    shapes, here = a.shapes, clean.here  # ModelView.shape_of and _Clean.known, without a call per node
     for order, body in enumerate(a.bodies):
         scope = body.scope
         ops = scope.ops
+        # what the model rules read of every node (BodyView.kinds, .io), read here with the rest
+        kinds: list = []
+        io: list = []
+        one: dict = {}  # each kind once: a body has few
+        families: dict = {}  # ModelView.of_family's map
         for index, node in enumerate(body.nodes):
-            op = ops.get((node.domain, node.op_type), False)  # op_in_scope's cache, read
-            if op is False:  # here without a call per node
+            kind = (node.domain, node.op_type)
+            kinds.append(one.setdefault(kind, kind))
+            op = ops.get(kind, False)  # op_in_scope's cache, read here without a call per node
+            if op is False:
                 op = op_in_scope(scope, node.domain, node.op_type)
             if op is None:
+                io.append((tuple(node.input[:]), tuple(node.output[:])))
                 continue
             facts = body.facts.get(index)
             if facts is None:
                 facts = body.facts[index] = read_facts(node, index, scope, a.base_dir, op)
+            io.append((facts.inputs, facts.outputs))
             checked += 1
             family = None if facts.spec is None else facts.spec.family
+            if family is not None and facts.outputs and facts.outputs[0]:
+                families.setdefault(family, {}).setdefault(facts.outputs[0], (index, facts))
             rules = by_family.get(family)
             if rules is None:  # Rule.applies_to reads the schema's family alone: asked once per family
                 applying = [r for r in node_rules if r.applies_to(facts)]
@@ -126,8 +138,8 @@ def check_analysis(
                     for v in rule.violations(facts):
                         found.append(((order, index, rule.code), diagnostic(rule, v, facts, frames)))
                 continue
-            shape = a.shape_of(facts)  # the first node read with these facts but for values
-            if blind and not clean.known(shape):
+            shape = shapes.setdefault(facts.shape_key(), facts)  # the first node read with these
+            if blind and id(shape) not in here and not clean.known(shape):  # facts but for values
                 before = len(found)
                 for rule in blind:
                     for v in rule.violations(facts):
@@ -140,6 +152,8 @@ def check_analysis(
                     want = wanted[id(shape)] = [r for r in valued if r.wants_values(shape)]
                 for rule in want:
                     later.setdefault(rule, []).append((order, index, facts))
+        body.keep(kinds, io)
+        a.keep_families(body, families)
     for rule, nodes in later.items():  # each rule that reads values looks at all its nodes at once
         known = rule.clean_values([f for _, _, f in nodes]) or ()
         for k, (order, index, facts) in enumerate(nodes):

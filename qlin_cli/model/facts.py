@@ -59,10 +59,11 @@ class Const:
     are the same tensor (large ones).
     """
 
-    __slots__ = ("_tensor", "_base_dir", "_cache", "_key", "_external")
+    __slots__ = ("_tensor", "_base_dir", "_cache", "_key", "_external", "_plain")
 
     def __init__(self, tensor: onnx.TensorProto, base_dir: str, cache: dict):
         self._tensor, self._base_dir, self._cache = tensor, base_dir, cache
+        self._plain = False  # not worked out yet
         self._external = tensor.data_location == onnx.TensorProto.EXTERNAL
         raw = tensor.raw_data  # read once: each read copies the bytes out of protobuf
         if raw and len(raw) <= SMALL:
@@ -93,7 +94,13 @@ class Const:
         """(dtype, bytes) when the value ``array`` gives is exactly ``np.frombuffer`` of those
         bytes (inline raw data of a byte-aligned type, as many bytes as the dims need, no
         negative dim): what a rule reading many constants at once can read them as. None
-        otherwise (ask ``array``)."""
+        otherwise (ask ``array``). Worked out once."""
+        found = self._plain
+        if found is False:
+            found = self._plain = self._find_plain()
+        return found
+
+    def _find_plain(self) -> tuple[np.dtype, bytes] | None:
         if self._external:
             return None
         t = self._tensor
@@ -405,6 +412,7 @@ class OpInScope(NamedTuple):
     imported: bool
     spec: OpSpec | None
     const_at: tuple[int, ...]  # input positions of the scale and zero point roles
+    op_type: str = ""  # as the node spells it (one string for all the nodes of the scope)
 
 
 def op_in_scope(scope, domain: str, op_type: str) -> OpInScope | None:
@@ -420,7 +428,7 @@ def op_in_scope(scope, domain: str, op_type: str) -> OpInScope | None:
             spec = _spec_for(d, op_type, opset, opset is not None)
             at = () if spec is None else tuple(
                 i for i, p in enumerate(spec.inputs) if p.role in _CONST_ROLES)
-            found = OpInScope(d, opset, opset is not None, spec, at)
+            found = OpInScope(d, opset, opset is not None, spec, at, op_type)
         scope.ops[key] = found
     return found
 
@@ -438,7 +446,7 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
             if op is None:
                 d = schema.normalize_domain(node.domain)
                 opset = schema.opset_of(scope.opsets, d)
-                op = scope.ops[key] = OpInScope(d, opset, opset is not None, None, ())
+                op = scope.ops[key] = OpInScope(d, opset, opset is not None, None, (), node.op_type)
     inputs = tuple(node.input[:])  # a slice first: twice as fast as tuple() on protobuf's list
     outputs = tuple(node.output[:])
     if scope.parent is None:  # the usual scope: one dict look-up per name, no call
@@ -464,7 +472,7 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
     # Positional, in the order of NodeFacts' fields (keywords cost 8% of this function);
     # tests/test_architecture.py holds every field to what it must be.
     return NodeFacts(
-        node.op_type, op.domain, op.opset, op.imported, op.spec, found, out_found,
+        op.op_type, op.domain, op.opset, op.imported, op.spec, found, out_found,
         tuple([_attr_item(a) for a in attrs]) if len(attrs) else (),  # attr_items
         tuple(values), inputs, outputs,
         Location(scope.path, index, node.name, scope.is_function),

@@ -77,6 +77,12 @@ class BodyView:
         return [(f.inputs, f.outputs) if (f := get(i)) is not None else
                 (tuple(n.input[:]), tuple(n.output[:])) for i, n in enumerate(self.nodes)]
 
+    def keep(self, kinds: list, io: list) -> None:
+        """``kinds`` and ``io`` as a pass over every node (the check engine's) read them."""
+        self.__dict__.setdefault("kinds", kinds)
+        self.__dict__.setdefault("io", io)
+
+
     @cached_property
     def attributed(self) -> tuple[int, ...]:
         """Indices of the owner's nodes that have attributes."""
@@ -136,7 +142,7 @@ class ModelView:
         self._by_path: dict[str, BodyView] = {}
         self._memo: dict = {}
         self._firsts: dict[NodeFacts, NodeFacts] = {}  # facts -> the first equal facts read
-        self._shapes: dict[tuple, NodeFacts] = {}  # shape key -> the first facts read with it
+        self.shapes: dict[tuple, NodeFacts] = {}  # shape key -> the first facts read with it
 
     def same_as(self, body: BodyView, index: int, f: NodeFacts) -> NodeFacts:
         """The first facts read in this view equal to ``f``, the node's own: nodes whose facts
@@ -150,7 +156,7 @@ class ModelView:
     def shape_of(self, f: NodeFacts) -> NodeFacts:
         """The first facts read in this view with ``f``'s shape key (``NodeFacts.shape_key``:
         equal but perhaps for the constants' values), ``f`` itself when it is the first."""
-        return self._shapes.setdefault(f.shape_key(), f)
+        return self.shapes.setdefault(f.shape_key(), f)
 
     def memo(self, key, compute):
         """``compute()`` once per view: what several rules derive alike (a map of the
@@ -158,6 +164,12 @@ class ModelView:
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]
+
+    def keep_families(self, body: BodyView, found: dict) -> None:
+        """``of_family``'s map of ``body`` as a pass over its nodes in order (the check
+        engine's) found it: family -> {first output name: (index, facts)} of the nodes with a
+        schema, every node of the body read."""
+        self._memo.setdefault(("families", body.path), found)
 
     def of_family(self, body: BodyView, family: str) -> dict[str, tuple[int, NodeFacts]]:
         """First output name -> (index, facts) of the body's nodes of one family, in node

@@ -173,29 +173,27 @@ def finite_non_zero(consts: list) -> list[bool]:
     so (another kind of constant, or a bad value)."""
     import numpy as np
 
-    out = [False] * len(consts)
-    parts: dict = {}  # dtype -> ([indices into out], [bytes])
-    for k, c in enumerate(consts):
-        if c is None:
-            continue
+    distinct = {id(c): c for c in consts if c is not None}  # a Q and its DQ share theirs
+    parts: dict = {}  # dtype -> ([ids], [bytes])
+    for key, c in distinct.items():
         p = c.plain()
         if p is None or p[0].kind != "f":
             continue
-        slots, raws = parts.setdefault(p[0], ([], []))
-        slots.append(k)
+        ids, raws = parts.setdefault(p[0], ([], []))
+        ids.append(key)
         raws.append(p[1])
-    for dt, (slots, raws) in parts.items():
+    good: set[int] = set()
+    for dt, (ids, raws) in parts.items():
         data = np.frombuffer(b"".join(raws), dt)
         bad = ~(np.isfinite(data) & (data != 0))
         if not bad.any():
-            for k in slots:
-                out[k] = True
+            good.update(ids)
             continue
         sizes = np.fromiter((len(r) for r in raws), np.int64, len(raws)) // dt.itemsize
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))  # every part has a value
-        for k, b in zip(slots, np.logical_or.reduceat(bad, starts).tolist(), strict=True):
-            out[k] = not b
-    return out
+        good.update(k for k, b in zip(ids, np.logical_or.reduceat(bad, starts).tolist(), strict=True)
+                    if not b)
+    return [c is not None and id(c) in good for c in consts]
 
 
 def first_ai_onnx(kind: str, pred) -> int | None:

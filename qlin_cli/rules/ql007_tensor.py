@@ -1,6 +1,8 @@
+from itertools import pairwise
+
 import onnx
 
-from ..model.tensors import MAX_VALUE_BYTES, nbytes
+from ..model.tensors import MAX_VALUE_BYTES, census, nbytes
 from .base import ModelRule, Violation
 from .base_validity import all_valid, check_sparse, check_tensor
 
@@ -54,19 +56,34 @@ class TensorInvalid(ModelRule):
                     yield Violation(why, at=view.site(body.path, name, f"sparse initializer {name!r}"))
 
 
-SMALL = 1 << 16  # tensors up to this size go to onnx's check together, in one call
+SMALL = 1 << 16  # tensors up to this size go to onnx's check together, a batch per call
+BATCH = 4 << 20  # bytes of small tensors per call: each is copied twice on its way to onnx
 
 
 def _suspects(g, ir: int) -> list:
-    """The inline initializers worth a look of their own: every small one when the small
-    ones together fail onnx's check (they seldom do), and each large one that is not plainly
+    """The inline initializers worth a look of their own: every small one of a batch that
+    together fails onnx's check (they seldom do), and each large one that is not plainly
     right (raw data of its exact size and no other value field), which is read without
-    copying the whole graph's weights again."""
-    small, large = [], []
-    for t in g.initializer:
-        if t.data_location != onnx.TensorProto.EXTERNAL:
-            (small if t.ByteSize() <= SMALL else large).append(t)
-    found = [] if all_valid(small, ir) else small
+    copying the whole graph's weights again. (Batches, not all small ones at once: each
+    is copied into the check's graph and serialized for onnx, several times the weights
+    of a large model held at once.)"""
+    c = census(g)
+    outside = set(c.external)
+    small, large, batches, size = [], [], [0], 0
+    for i, t in enumerate(c.tensors):
+        if i in outside:
+            continue
+        n = t.ByteSize()
+        if n > SMALL:
+            large.append(t)
+            continue
+        if size + n > BATCH:
+            batches.append(len(small))
+            size = 0
+        small.append(t)
+        size += n
+    batches.append(len(small))
+    found = [t for a, b in pairwise(batches) if not all_valid(small[a:b], ir) for t in small[a:b]]
     return found + [t for t in large if not _plainly_right(t)]
 
 

@@ -34,7 +34,14 @@ class ScaleValue(Rule):
 
     def clean_values(self, nodes):
         # a node whose scale is not a known constant has nothing to report (``check``)
-        consts = [n.values[n.scale_index] if n.scale_index < len(n.values) else None for n in nodes]
+        at: dict = {}  # schema -> its scale's position (``scale_index``), asked once per schema
+        consts = []
+        for n in nodes:
+            si = at.get(n.spec, -1)
+            if si == -1:
+                si = at[n.spec] = n.scale_index
+            values = n.values
+            consts.append(values[si] if si is not None and si < len(values) else None)
         good = finite_non_zero(consts)
         return [g or c is None for g, c in zip(good, consts, strict=True)]
 
