@@ -442,9 +442,13 @@ def _model(nodes, consts: dict, added: list, inputs: dict, outputs: list, opsets
 
 
 def _options(ort):
+    """Graph optimizations off (the ops as written); idle worker threads wait without
+    spinning (the same threads compute the same values; a measurement runs thousands of
+    small sessions' runs, after each of which a spinning thread takes a core)."""
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     opts.log_severity_level = 4
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return opts
 
 
