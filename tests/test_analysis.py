@@ -205,3 +205,26 @@ def test_errors_that_are_not_the_models():
               "(op_type:MatMul, node name: mm): Incompatible dimensions")
     assert own_errors(errors, skeleton=True) == errors[3:]
     assert own_errors(errors, skeleton=False) == errors[2:]
+
+
+def test_a_vendor_dequantize_whose_twin_cannot_take_its_scale_is_typed_by_its_own_schema():
+    """com.microsoft DequantizeLinear takes a float16 scale and gives float16
+    (ContribOperators.md: T2 float or float16, y: T2); its ai.onnx twin at opset 13 takes a
+    float scale alone and says float, which made QL202 call the float16 output wrong."""
+    def model(scale_type):
+        nodes = [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], domain="com.microsoft")]
+        inits = [helper.make_tensor("q", TensorProto.INT8, [4], [1, 2, 3, 4]),
+                 helper.make_tensor("s", scale_type, [], [0.5]),
+                 helper.make_tensor("z", TensorProto.INT8, [], [0])]
+        graph = helper.make_graph(nodes, "g", [], [onnx.ValueInfoProto(name="y")], initializer=inits)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                       helper.make_opsetid("com.microsoft", 1)])
+
+    for scale_type, out in ((TensorProto.FLOAT16, "float16"), (TensorProto.FLOAT, "float")):
+        a = analyze(model(scale_type), ".")
+        (body, index, _), = a.nodes()
+        assert a.any_facts(body, index).out_type == out
+    from qlin_cli.check.engine import check_model
+
+    found = [d.code for d in check_model(model(TensorProto.FLOAT16), ".")]
+    assert "QL202" not in found, found

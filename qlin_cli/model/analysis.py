@@ -172,12 +172,19 @@ def vendor_twins(model: onnx.ModelProto):
     """While inside, every vendor-domain linear Q/DQ node of ``model`` stands as its
     ai.onnx twin (its name marked with TWIN_MARK)."""
     changed = []
+    ai = schema.AI_ONNX
+    opset = next((o.version for o in model.opset_import if schema.normalize_domain(o.domain) == ai), None)
+    declared = None  # the main graph's initializer types, read when a twin's scale type is asked
     for n in all_nodes(model):
         d = schema.normalize_domain(n.domain)
         if d == schema.AI_ONNX or not schema.is_known_op(d, n.op_type):
             continue
         spec = schema.versions(d, n.op_type)[-1]
         if schema.is_linear(spec):
+            if declared is None:
+                declared = {t.name: t.data_type for t in model.graph.initializer}
+            if not _twin_takes_scale(spec, opset, n, declared):
+                continue
             changed.append((n, n.domain, n.op_type, n.name))
             n.domain, n.op_type = "", schema.op_for(schema.AI_ONNX, spec.kind)
             n.name = TWIN_MARK + n.name
@@ -186,6 +193,22 @@ def vendor_twins(model: onnx.ModelProto):
     finally:
         for n, domain, op, name in changed:
             n.domain, n.op_type, n.name = domain, op, name
+
+
+def _twin_takes_scale(spec, opset: int | None, node: onnx.NodeProto, declared: dict[str, int]) -> bool:
+    """Whether the ai.onnx twin of a vendor Q/DQ, at the model's ai.onnx opset, takes the type
+    the node's scale is stored in: com.microsoft DequantizeLinear takes a float16 scale
+    (and gives float16) where ai.onnx DequantizeLinear-13 takes float alone and says float,
+    so inference would type the output float. Such a node is left out of inference; the
+    propagation types its output from its own schema. True where the type is not known."""
+    from ..schema import dtypes
+
+    if opset is None or len(node.input) < 2 or node.input[1] not in declared:
+        return True
+    twin = schema.lookup(schema.AI_ONNX, schema.op_for(schema.AI_ONNX, spec.kind), opset)
+    if twin is None:
+        return True
+    return dtypes.name_of(declared[node.input[1]]) in twin.allowed(twin.inputs[1])
 
 
 __all__ = ["Analysis", "IGNORE_KEY", "analyze", "node_ignores", "vendor_twins"]
