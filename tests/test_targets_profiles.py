@@ -59,8 +59,9 @@ def test_every_code_is_documented_like_a_rule():
         for section in ("What it checks", "Why is this bad?", "Example", "Fix"):
             assert f"## {section}" in doc, (c.code, section)
         # QT4xx: the runtime computes something else (a warning); QT100: judged by older data;
-        # QT206: runs on some measured CPUs only
+        # QT206: runs on some measured CPUs only; QT207 (an info): the kind was not measured
         assert (c.severity == "warning") == (c.code.startswith("QT4") or c.code in ("QT100", "QT206")), c.code
+        assert (c.severity == "info") == (c.code == "QT207"), c.code
     assert len({c.name for c in all_codes}) == len(all_codes)
     with pytest.raises(KeyError):
         codes.get("QT999")
@@ -100,7 +101,7 @@ def test_codes_with_their_logic_are_the_codes_the_targets_run_by_code():
     from qlin_cli.code import Code
 
     own = {c.code for c in codes.all_codes() if c.check is not Code.check}
-    assert own == _coded() == {"QT308", "QT309", *(f"QT4{i:02}" for i in range(1, 12))}
+    assert own == _coded() == {"QT207", "QT308", "QT309", *(f"QT4{i:02}" for i in range(1, 12))}
     # each reads the targets' facts: a target without them gets nothing, on sites each of
     # which another target reports under that code
     from test_targets_divergence import F16_S, F16_X, _pair, f16_matmul_block, quantize

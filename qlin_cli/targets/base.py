@@ -188,8 +188,12 @@ class Float8Quantize:
 
     types: tuple[str, ...]  # the float8 output types it concerns
     saturate_0_only: bool  # only nodes with saturate=0
-    what: str  # what happens instead ("{q}": the node's type), as the rules' release measured it
+    what: str  # what happens instead ("{q}": the node's type)
     fix: str
+    # what a release's float8 probe says where ``what`` describes it (a release whose probe
+    # says something else is reported in its probe's words); None: ``what`` is documented,
+    # not measured (a target without probes)
+    said: str | None = None
 
 
 @dataclass(frozen=True)
@@ -265,6 +269,9 @@ class Target:
         return list(self.node_findings(site))
 
     probes_arithmetic = False  # ``arithmetic`` answers from the release's probes
+    # the release's probe outcomes (probe_table.ProbeTable) where the target is a measured
+    # release: QT207 says where a node's kind is not among them
+    probe_data = None
 
     def arithmetic(self, what: str, site: NodeSite) -> Outcome | None:
         """What this target's QuantizeLinear (``site``) computes, as the probes of ``what``
@@ -273,12 +280,6 @@ class Target:
         nothing is measured. Read by QT401, QT402, QT403, QT407, and through ``rounding`` by
         QT405 and QT411; ``what`` may also be probe_keys.DEQUANTIZE, PAIR (QT406), MISSING_AXIS
         (QT404) or FLOAT16_CASTS (QT409)."""
-        return None
-
-    def rules_arithmetic(self, what: str, site: NodeSite) -> Outcome | None:
-        """``arithmetic`` as the release the target's hand-written descriptions were measured
-        on answers it (QT403 uses a description only where this release's probe says the
-        same); None where nothing is measured."""
         return None
 
     def division(self, site: NodeSite) -> str | None:

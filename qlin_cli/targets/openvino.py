@@ -43,6 +43,7 @@ class OpenVinoCpu(Target):
     def __init__(self, table: probe_table.ProbeTable | None = None, name: str = "openvino",
                  aliases: tuple[str, ...] | None = None):
         self.table = table or probe_table.load(RUNTIME, probe_table.default_version(RUNTIME))
+        self.probe_data = self.table
         self.name = name
         if aliases is not None:
             self.aliases = aliases
@@ -70,7 +71,7 @@ class OpenVinoCpu(Target):
     blocked_scale = base.BlockedScale(True, "the conversion of the node fails")  # 1 off the axis repeats
     float8_quantize = base.Float8Quantize(
         tuple(sorted(dtypes.SATURATE_APPLIES)), False, "conversion to {q} " + probe_keys.THROUGH_FLOAT16,
-        "validate float8 outputs on openvino")
+        "validate float8 outputs on openvino", said=probe_keys.THROUGH_FLOAT16)
     unreadable_types = UNREADABLE
     float16_why = ("openvino computes float16 values in float32 (its CPU plugin converts them): next to "
                    "{ops}")
@@ -220,6 +221,8 @@ class OpenVinoCpu(Target):
         key = site.node_key
         mine = self.table.outcome(key)
         errors = any(x.severity == "error" for x in found)
+        if not errors:
+            found += base.coded(self, ("QT207",), site)
         yield from found
         if mine is None or errors:
             return
@@ -324,9 +327,6 @@ class OpenVinoCpu(Target):
 
     def arithmetic(self, what, site):
         return probe_table.arithmetic(self.table, what, site)
-
-    def rules_arithmetic(self, what, site):
-        return probe_table.arithmetic(probe_table.maybe_load(RUNTIME, RULES_VERSION), what, site)
 
     def float16_in_float32(self, op, domain, opset, f=None):
         """Every float16 value: the CPU plugin converts float16 to float32 and computes in

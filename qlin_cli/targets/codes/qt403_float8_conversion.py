@@ -28,8 +28,9 @@ class Float8Conversion(Code):
     boundaries, beyond the range and NaN), whose outcome names openvino's conversion
     where a release gives exactly its codes, and the first code that differs otherwise:
     onnxruntime 1.24 to 1.32, openvino 2026.1 to 2026.4 (earlier releases refuse the
-    node). A release whose probe differs otherwise than the release a description was
-    measured on (the target's RULES_VERSION) is reported in the probe's words. TensorRT
+    node). A target's description of what it does instead holds where the release's own
+    probe gives the outcome the description explains (``Float8Quantize.said``); a release
+    whose probe gives another is reported in the probe's words. TensorRT
     documents FP8 outputs clamped to [-448, 448], so `saturate=0` is not honoured.
 
     ## Example
@@ -49,7 +50,7 @@ class Float8Conversion(Code):
 
     @staticmethod
     def check(target, site):
-        from .. import nodes, probe_keys
+        from .. import nodes
 
         f = site.facts
         fact = target.float8_quantize
@@ -64,10 +65,7 @@ class Float8Conversion(Code):
             said = None if found is None else found.differs
             if said is None:
                 return
-            measured = target.rules_arithmetic(probe, site)  # where ``fact.what`` was measured
-            if said == probe_keys.THROUGH_FLOAT16:
-                what = f"conversion to {q} {said}"
-            elif measured is None or measured.differs != said:
+            if said != fact.said:  # the release does something the description does not say
                 what = (f"conversion to {q} differs from the spec ({said}; measured by the release's "
                         "float8 probe)")
         elif q not in fact.types or (fact.saturate_0_only and saturate != 0):
