@@ -61,13 +61,16 @@ class Const:
 
     __slots__ = ("_tensor", "_base_dir", "_cache", "_key", "_external", "_plain")
 
-    def __init__(self, tensor: onnx.TensorProto, base_dir: str, cache: dict):
+    def __init__(self, tensor: onnx.TensorProto, base_dir: str, cache: dict, typed: tuple | None = None):
+        """``typed``: the tensor's (data type, dims) where the caller has them read."""
         self._tensor, self._base_dir, self._cache = tensor, base_dir, cache
         self._plain = False  # not worked out yet
         self._external = tensor.data_location == onnx.TensorProto.EXTERNAL
         raw = tensor.raw_data  # read once: each read copies the bytes out of protobuf
         if raw and len(raw) <= SMALL:
-            self._key = (tensor.data_type, tuple(tensor.dims[:]), raw)  # [:]: twice as fast
+            if typed is None:
+                typed = (tensor.data_type, tuple(tensor.dims[:]))  # [:]: twice as fast
+            self._key = (typed[0], typed[1], raw)
         elif not raw and tensor.ByteSize() <= SMALL:  # values in typed fields: equal without the name
             unnamed = onnx.TensorProto()
             unnamed.CopyFrom(tensor)
@@ -401,7 +404,8 @@ _CONST_ROLES = (schema.SCALE, schema.ZERO_POINT)
 
 
 
-_COMPARED = tuple(f.name for f in fields(NodeFacts) if f.compare)  # what __eq__ and __hash__ read
+_COMPARED = tuple(f.name for f in fields(NodeFacts) if f.compare)
+_tuple_new = tuple.__new__  # what __eq__ and __hash__ read
 
 
 class OpInScope(NamedTuple):
@@ -464,9 +468,9 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
         if name:
             c = consts.get(name)
             if c is None:
-                tensor = scope.find_value(name)
+                tensor, typed = scope.find_const(name)
                 if tensor is not None:
-                    c = consts[name] = Const(tensor, base_dir, scope.read_cache)
+                    c = consts[name] = Const(tensor, base_dir, scope.read_cache, typed)
             values[i] = c
     attrs = node.attribute
     # Positional, in the order of NodeFacts' fields (keywords cost 8% of this function);
@@ -475,8 +479,8 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
         op.op_type, op.domain, op.opset, op.imported, op.spec, found, out_found,
         tuple([_attr_item(a) for a in attrs]) if len(attrs) else (),  # attr_items
         tuple(values), inputs, outputs,
-        Location(scope.path, index, node.name, scope.is_function),
-    )
+        _tuple_new(Location, (scope.path, index, node.name, scope.is_function)),  # Location(...) without
+    )                                                                              # its Python __new__
 
 
 def _proto_of(a: np.ndarray) -> int:

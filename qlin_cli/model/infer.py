@@ -227,13 +227,18 @@ def _same_as_skeleton(model: onnx.ModelProto) -> bool:
         if not isinstance(g, onnx.GraphProto):
             continue
         c = census(g)
-        outside = set(c.external)
-        for i, (data_type, dims) in enumerate(c.typed):
+        doubtful = set()  # each distinct (type, dims) once: most tensors share a few
+        for typed in set(c.typed):
+            data_type, dims = typed
             bits = _BITS.get(data_type)
             if bits is None or len(dims) > 8 or (dims and min(dims) < 0) or math.prod(dims) * bits > limit:
                 # no fixed width (never kept whole, nor is such a scalar); many dims or negative
                 # ones (counted as nbytes counts them); or more than KEEP_DATA_BYTES
-                if i not in outside and not _keeps_data(c.tensors[i]):
+                doubtful.add(typed)
+        if doubtful:
+            outside = set(c.external)
+            for i, typed in enumerate(c.typed):
+                if typed in doubtful and i not in outside and not _keeps_data(c.tensors[i]):
                     return False
         if not all(t.data_location == external or _keeps_data(t) for t in sparse_tensors(g)):
             return False

@@ -36,7 +36,7 @@ class Census(NamedTuple):
 
     tensors: list  # the initializers, in order
     names: list[str]
-    typed: list[tuple[int, tuple]]  # (data type, dims) of each
+    typed: list[tuple[int, tuple]]  # (data type, dims) of each, one tuple per distinct value
     external: list[int]  # the indices of those stored outside the file
 
 
@@ -45,7 +45,9 @@ def census(graph: onnx.GraphProto) -> Census:
     def compute():
         tensors = initializers_of(graph)
         ext = onnx.TensorProto.EXTERNAL
-        return Census(tensors, [t.name for t in tensors], [(t.data_type, tuple(t.dims[:])) for t in tensors],
+        one: dict = {}  # most initializers share a few types and shapes: one tuple for each
+        typed = [one.setdefault(k, k) for k in [(t.data_type, tuple(t.dims[:])) for t in tensors]]
+        return Census(tensors, [t.name for t in tensors], typed,
                       [i for i, t in enumerate(tensors) if t.data_location == ext])
     return kept(graph, ("census", id(graph)), compute)
 

@@ -40,9 +40,12 @@ class Scope:
     values: dict[str, onnx.TensorProto] = field(default_factory=dict)
     # name -> (elem_type, shape): initializers and constants first, then what the scope
     # declares and what inference adds, each kept only where it says more (``_better``).
-    # An initializer's own type is entered when first needed (``own_type``): reading
-    # the dims of every initializer of a large model costs more than all lookups.
+    # A graph scope enters its initializers' types as the census read them; any other
+    # tensor's is entered when first needed (``own_type``).
     types: dict[str, tuple[int, Shape | None]] = field(default_factory=dict)
+    # name -> (elem_type, dims) of the initializer ``values`` holds under that name, as the
+    # census read it (not for a Constant that took the name)
+    own_typed: dict[str, tuple[int, Shape]] = field(default_factory=dict)
     is_function: bool = False
     read_cache: dict = field(default_factory=dict)  # id(tensor) -> value read by a rule
     ops: dict = field(default_factory=dict)  # (domain, op_type) -> model.facts.op_in_scope's answer
@@ -80,6 +83,16 @@ class Scope:
         """``declare`` every ValueInfoProto of ``infos``."""
         for vi in infos:
             self.declare(vi.name, _shape_of(vi.type))
+
+    def find_const(self, name: str) -> tuple[onnx.TensorProto | None, tuple | None]:
+        """(``find_value``'s tensor, its (elem_type, dims) when an initializer's census has them)."""
+        s = self
+        while s is not None:
+            v = s.values.get(name)
+            if v is not None:
+                return v, s.own_typed.get(name)
+            s = s.parent
+        return None, None
 
     def find_value(self, name: str) -> onnx.TensorProto | None:
         s = self
@@ -162,6 +175,7 @@ def _fill(scope: Scope, nodes) -> None:
                 name = node.output[0]
                 scope.own_type(name)  # enter an initializer's type first: it wins
                 scope.values[name] = t
+                scope.own_typed.pop(name, None)
                 scope.types.setdefault(name, (t.data_type, tuple(t.dims)))
 
 
@@ -178,8 +192,10 @@ def graph_scope(
     values.update(zip(c.names, c.tensors, strict=True))
     scope.initializers = len(values)
     # each initializer's type as the census read it (what ``own_type`` would enter)
-    scope.types.update(zip(c.names, c.typed, strict=True))
-    _fill(scope, nodes_of(graph) if attributed is None else [nodes_of(graph)[i] for i in attributed])
+    scope.own_typed.update(zip(c.names, c.typed, strict=True))
+    scope.types.update(scope.own_typed)
+    nodes = nodes_of(graph)
+    _fill(scope, nodes if attributed is None else [nodes[i] for i in attributed])
     scope.declare_infos(graph.input)
     scope.declare_infos(graph.value_info)
     scope.declare_infos(graph.output)

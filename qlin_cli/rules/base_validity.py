@@ -11,6 +11,8 @@ definition before use, outputs produced, unique names) are made here, on the ana
 from __future__ import annotations
 
 import functools
+from collections import Counter
+from itertools import chain
 
 import onnx
 from onnx import AttributeProto, checker
@@ -118,8 +120,7 @@ def defined_in(view, body) -> frozenset[str]:
     inputs and node outputs)."""
     def compute():
         names = set(body.defined)
-        for _, outs in body.io:
-            names.update(outs)
+        names.update(chain.from_iterable([outs for _, outs in body.io]))  # at C speed, not per node
         names.discard("")
         return frozenset(names)
     return view.memo(("defined in", body.path), compute)
@@ -146,12 +147,9 @@ def visible_outer(view, body) -> frozenset[str]:
 def produced(view, body) -> dict[str, int]:
     """How many nodes of a body produce each name."""
     def compute():
-        counts: dict[str, int] = {}
-        for _, outs in body.io:
-            for name in outs:
-                if name:
-                    counts[name] = counts.get(name, 0) + 1
-        return counts
+        counts = Counter(chain.from_iterable([outs for _, outs in body.io]))  # counted in C
+        counts.pop("", None)
+        return dict(counts)
     return view.memo(("produced", body.path), compute)
 
 
@@ -166,9 +164,7 @@ def redefinitions(view, body) -> frozenset[str]:
 def undefined(view, body) -> frozenset[str]:
     """The names a body's nodes read that nothing in its scope defines."""
     def compute():
-        used = set()
-        for ins, _ in body.io:
-            used.update(ins)
+        used = set(chain.from_iterable([ins for ins, _ in body.io]))  # at C speed, not per node
         used.discard("")
         return frozenset(used - defined_in(view, body) - outer_names(view, body))
     return view.memo(("undefined", body.path), compute)

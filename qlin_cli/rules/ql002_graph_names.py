@@ -1,5 +1,6 @@
 from collections import Counter
 
+from ..model.tensors import census
 from .base import ModelRule, Violation
 
 
@@ -50,7 +51,7 @@ class GraphNames(ModelRule):
 
 def _initializers(view, body, inputs: set, ir: int):
     g = body.owner
-    names = [t.name for t in g.initializer] + [s.values.name for s in g.sparse_initializer]
+    names = census(g).names + [s.values.name for s in g.sparse_initializer]
     counts = Counter(names)
     if len(counts) == len(names) and "" not in counts:
         return  # every name once, none empty: the usual case, without a look at each

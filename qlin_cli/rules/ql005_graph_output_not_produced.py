@@ -1,4 +1,5 @@
 from .base import ModelRule, Violation
+from .base_validity import defined_in
 
 
 class GraphOutputNotProduced(ModelRule):
@@ -31,10 +32,13 @@ class GraphOutputNotProduced(ModelRule):
     def check_model(self, view):
         for body in view.graphs():
             g = body.owner
-            defined = set(body.defined)
-            for _, outs in body.io:
-                defined.update(outs)
+            defined = defined_in(view, body)  # (without "", which an absent output is)
             for vi in g.output:
-                if vi.name not in defined:
+                if vi.name not in defined and not (vi.name == "" and _empty_defined(body)):
                     yield Violation(f"graph output {vi.name!r} is produced by no node of the graph",
                                     at=view.site(body.path, vi.name, f"output {vi.name!r} of {body.path}"))
+
+
+def _empty_defined(body) -> bool:
+    """Whether the name "" is an input, initializer or node output of the body."""
+    return "" in body.defined or any("" in outs for _, outs in body.io)

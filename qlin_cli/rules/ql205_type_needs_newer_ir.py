@@ -1,4 +1,5 @@
-from ..model.graphs import initializers_of, nodes_of
+from ..model.graphs import nodes_of
+from ..model.tensors import census
 from ..schema import dtypes, ir
 from .base import Fix, ModelRule, SetIrVersion, Violation
 
@@ -95,7 +96,7 @@ def _mentions(body, types: set[int]) -> bool:
     """Whether a graph body stores or declares a tensor of one of ``types`` (element type
     numbers): one pass over the type numbers only."""
     g = body.owner
-    if not types.isdisjoint({t.data_type for t in initializers_of(g)}):
+    if not types.isdisjoint({data_type for data_type, _ in set(census(g).typed)}):
         return True
     if any(st.values.data_type in types for st in g.sparse_initializer):
         return True
