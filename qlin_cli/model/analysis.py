@@ -33,6 +33,7 @@ from .facts import NodeFacts, read_facts
 from .graphs import all_nodes, node_label, reading
 from .infer import inference_bytes, run_inference
 from .propagate import fill, fill_ranks
+from .tensors import initializers_pass
 from .view import BodyView, ModelView
 from .walk import walk_bodies
 
@@ -54,6 +55,10 @@ class Analysis(ModelView):
         # (tensor name, what is wrong) of each external tensor that cannot be read
         # (model/safety.validate_model_files; set by the check, which reports them)
         self.external_problems: tuple[tuple[str, str], ...] = ()
+        # onnx's check of a tensor accepts every initializer of the main graph (asked from
+        # the file's bytes at once, ``analyze(check_initializers=True)``; False: not asked, or
+        # not so). QL007 then has nothing to look at there.
+        self.initializers_pass = False
 
     def nodes(self) -> Iterator[tuple[BodyView, int, onnx.NodeProto]]:
         """(body, index, node) of every node, in walk order."""
@@ -73,13 +78,16 @@ class Analysis(ModelView):
 
 
 def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
-            types: dict | None = None, serialized: bytes | None = None) -> Analysis:
+            types: dict | None = None, serialized: bytes | None = None,
+            check_initializers: bool = False) -> Analysis:
     """The analysis of ``model`` (tensors outside it are read relative to ``base_dir``).
     ``infer=False``: no shape inference (types are what the model declares, propagated);
     ``types``: inference's types as an earlier analysis of the same model found them
     (``Analysis.inferred``), taken instead of inferring again; ``serialized``: the bytes
     ``model`` was parsed from (``load.load_model_bytes``), which inference then reads
-    rather than the model serialized again."""
+    rather than the model serialized again; ``check_initializers``: with ``serialized``,
+    ask onnx about the main graph's initializers from them (``Analysis.initializers_pass``),
+    after inference and before the walk, when the least is held in memory."""
     a = Analysis(model, base_dir)
     a.inferred = types
     with reading(model):  # nothing below changes the model (the twins are put back)
@@ -87,6 +95,8 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
         marks, whole = True, False
         if infer and types is None and any(True for _ in all_nodes(model)):
             marks, whole = _infer(a, foreign, serialized)
+        if check_initializers and serialized is not None:
+            a.initializers_pass = initializers_pass(serialized, model.ir_version)
         for scope, owner, nodes in walk_bodies(model, a.inferred):
             if not nodes:  # a body without nodes has no place in the view (rules meet it via graphs())
                 continue

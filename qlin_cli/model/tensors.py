@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -50,6 +51,54 @@ def census(graph: onnx.GraphProto) -> Census:
         return Census(tensors, [t.name for t in tensors], typed,
                       [i for i, t in enumerate(tensors) if t.data_location == ext])
     return kept(graph, ("census", id(graph)), compute)
+
+
+@cache
+def _initializers_class():
+    """A message class that reads a serialized ModelProto as its main graph's name and
+    initializers, each initializer as its bytes (field numbers from onnx.proto); every
+    other field is unknown to it. None where it cannot be built."""
+    try:
+        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+        fdp = descriptor_pb2.FileDescriptorProto(name="qlin_initializers.proto", package="qlin_initializers",
+                                                 syntax="proto2")
+        f = descriptor_pb2.FieldDescriptorProto
+        graph = fdp.message_type.add(name="Graph")
+        graph.field.add(name="name", number=2, type=f.TYPE_BYTES, label=f.LABEL_OPTIONAL)
+        graph.field.add(name="initializer", number=5, type=f.TYPE_BYTES, label=f.LABEL_REPEATED)
+        model = fdp.message_type.add(name="Model")
+        model.field.add(name="graph", number=7, type=f.TYPE_MESSAGE, label=f.LABEL_OPTIONAL,
+                        type_name=".qlin_initializers.Graph")
+        pool = descriptor_pool.DescriptorPool()
+        pool.Add(fdp)
+        return message_factory.GetMessageClass(pool.FindMessageTypeByName("qlin_initializers.Model"))
+    except Exception:
+        return None
+
+
+def initializers_pass(serialized: bytes, ir_version: int) -> bool:
+    """Whether onnx's check of a tensor (``checker.check_tensor``, at ``ir_version``) accepts
+    every initializer of the main graph of the serialized model: the initializers stand as
+    those of an otherwise empty graph, taken from the bytes as they are (no Python object
+    per tensor, no copy of each into a message) and checked in one call. False when onnx
+    finds something, or when it cannot be asked this way (then each tensor is looked at)."""
+    cls = _initializers_class()
+    if cls is None or not 4 <= ir_version < 2**31:  # (below IR 4 an initializer must be an input too)
+        return False
+    try:
+        from onnx import checker
+
+        graph = cls.FromString(serialized).graph
+        graph.DiscardUnknownFields()
+        graph.name = b"initializers"
+        ctx = checker.C.CheckerContext()
+        ctx.ir_version = ir_version
+        ctx.opset_imports = {"": 1}
+        checker.C.check_graph(graph.SerializeToString(), ctx, checker.C.LexicalScopeContext())
+    except Exception:
+        return False
+    return True
 
 
 def external_info(tensor: onnx.TensorProto) -> dict[str, str]:
