@@ -33,6 +33,9 @@ import functools
 import os
 from dataclasses import dataclass, field
 
+from . import toml_fast
+from .gc_pause import paused_collection
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -64,28 +67,25 @@ class Config:
     respect_gitignore: bool = True
     force_exclude: bool = False
 
-    def _globs(self, key: str, table: dict[str, list[str]], suffix: str = "") -> tuple:
-        """(globs.GlobSet of the patterns of ``table``, each with ``suffix``, and each
-        pattern's codes), made once per key: a configuration of 100,000 patterns is compared
-        with a text by the few that can match it, not through 100,000 regular expressions."""
+    def _globs(self, key: str, table: dict[str, list[str]], strip: bool = False) -> tuple:
+        """(globs.GlobSet of the patterns of ``table``, each less its "/"s at the end if
+        ``strip``; the patterns; their codes), made once per key: a configuration of 100,000
+        patterns is compared with a text by the few that can match it, not through 100,000
+        regular expressions."""
         from .globs import GlobSet
 
         if key not in self.__dict__:
-            patterns = (p.rstrip("/") + suffix for p in table) if suffix else table
-            self.__dict__[key] = (GlobSet(patterns), list(table.values()))
+            patterns = list(table)
+            globs = GlobSet([p.rstrip("/") for p in patterns] if strip else patterns)
+            self.__dict__[key] = (globs, patterns, list(table.values()))
         return self.__dict__[key]
 
     def ignored_for_node(self, label: str) -> list[str] | None:
         """Codes per-node-ignores drops for a node (``[]``: every code; None: nothing)."""
         if not self.per_node_ignores:
             return None
-        globs, codes_of = self._globs("_node_globs", self.per_node_ignores)
-        found: list[str] | None = None
-        for i in globs.matching(label):
-            if not codes_of[i]:
-                return []
-            found = (found or []) + codes_of[i]
-        return found
+        globs, _, codes_of = self._globs("_node_globs", self.per_node_ignores)
+        return _joined(codes_of[i] for i in globs.matching(label))
 
     @property
     def root(self) -> str:
@@ -97,15 +97,32 @@ class Config:
         if not self.per_path_ignores:
             return None
         rel = os.path.relpath(os.path.abspath(model_path), self.root).replace(os.sep, "/")
-        # a pattern holds for the path itself, or for a folder above it ("pattern/*")
-        direct, ignored_lists = self._globs("_path_globs", self.per_path_ignores)
-        below, _ = self._globs("_folder_globs", self.per_path_ignores, "/*")
-        codes: list[str] | None = None
-        for i in sorted(set(direct.matching(rel)) | set(below.matching(rel))):
-            if not ignored_lists[i]:
-                return []
-            codes = (codes or []) + ignored_lists[i]
-        return codes
+        # A pattern holds for the path itself, or for a folder above it: "pattern/*" (the
+        # pattern's own "/"s at its end left out) matches the path where the pattern matches
+        # the part before one of the path's "/"s. One set of patterns answers both, but a
+        # pattern that ends in "/" never matches the path itself (it has no "/" at its end).
+        globs, patterns, ignored_lists = self._globs("_path_globs", self.per_path_ignores, strip=True)
+        found = {i for i in globs.matching(rel) if not patterns[i].endswith("/")}
+        cut = rel.find("/")
+        while cut >= 0:
+            found.update(globs.matching(rel[:cut]))
+            cut = rel.find("/", cut + 1)
+        return _joined(ignored_lists[i] for i in sorted(found))
+
+
+def _joined(lists) -> list[str] | None:
+    """The codes of the entries that hold for a text, each once, in order (``[]``: one of
+    them ignores every code; None: there are none). Joined in one list: adding list to list
+    took time quadratic in the number of entries that hold (100,000 patterns matching one
+    node name)."""
+    codes: dict[str, None] = {}
+    held = False
+    for entry in lists:
+        if not entry:
+            return []
+        codes.update(dict.fromkeys(entry))
+        held = True
+    return list(codes) if held else None
 
 
 def _read_toml(path: str) -> dict:
@@ -121,10 +138,18 @@ def _read_toml(path: str) -> dict:
     if _PARSED.get("key") == key:  # the file found is read again to load it: parsed once
         return _PARSED["value"]
     try:
-        value = tomllib.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        # the usual subset of TOML read fast (200,000 lines: 0.3 s, tomllib 3 s); anything
+        # else, invalid TOML included, is tomllib's to read and to report. The collector
+        # waits (gc_pause.py): the values are not cycles, and it walked them all again and
+        # again as they were made.
+        with paused_collection():
+            value = toml_fast.loads(text)
+            if value is None:
+                value = tomllib.loads(text)
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not valid UTF-8 (TOML files are UTF-8)") from None
-    except tomllib.TOMLDecodeError as e:
+    except ValueError as e:  # TOMLDecodeError, or an integer past int()'s 4300 digits
         raise ConfigError(f"{path}: not valid TOML ({_first_line(e)})") from None
     except RecursionError:
         raise ConfigError(f"{path}: arrays or tables nested too deeply to read") from None
@@ -135,8 +160,8 @@ def _read_toml(path: str) -> dict:
 
 
 # The last file parsed, by its path and bytes: finding a configuration reads it, and loading
-# it reads it again (a pyproject.toml of 100,000 entries took 3 s a parse). Callers must not
-# change what it returns.
+# it reads it again (a pyproject.toml of 100,000 entries took tomllib 3 s a parse). Callers
+# must not change what it returns.
 _PARSED: dict = {}
 
 
@@ -227,6 +252,27 @@ class Finder:
         return self._loaded[path]
 
 
+def _code_lists(table: dict, where: str) -> dict[str, list[str]]:
+    """per-path-ignores or per-node-ignores: {glob: codes}. Each different list is checked
+    once, in the order of the file (100,000 entries hold the same few); a bad one is named
+    by its first entry, as when each entry was checked."""
+    lists = list(table.values())
+    try:
+        distinct = dict.fromkeys(map(tuple, lists)) if set(map(type, lists)) <= {list} else None
+    except TypeError:  # an item that cannot be hashed, so not a code
+        distinct = None
+    if distinct is None:  # an entry that is not a list of strings: refused, named
+        return {str(k): _codes(v, f"{where} {_brief(k)}") for k, v in table.items()}
+    for codes in distinct:
+        try:
+            distinct[codes] = _codes(list(codes), where)
+        except ConfigError:
+            first = next(k for k, v in table.items() if tuple(v) == codes)
+            _codes(table[first], f"{where} {_brief(first)}")  # the same error, naming it
+            raise
+    return {str(k): list(distinct[tuple(v)]) for k, v in table.items()}
+
+
 def _codes(value, where: str) -> list[str]:
     """Rule codes or prefixes from the config, each matching a known code."""
     if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
@@ -292,20 +338,22 @@ def _load(path: str) -> Config:
             if not isinstance(table[key], bool):
                 raise ConfigError(f"{path}:{sec} {key} must be true or false, not {_brief(table[key])}")
             setattr(cfg, key.replace("-", "_"), table[key])
+    with paused_collection():
+        _ignores(cfg, table, path, sec)
+    return cfg
+
+
+def _ignores(cfg: Config, table: dict, path: str, sec: str) -> None:
+    """per-path-ignores and per-node-ignores into ``cfg``."""
     ppi = table.get("per-path-ignores", {})
     if not isinstance(ppi, dict):
         raise ConfigError(f"{path}:{sec} per-path-ignores must be a table of glob = [codes]")
-    cfg.per_path_ignores = {
-        str(k): _codes(v, f"{path}: per-path-ignores {_brief(k)}") for k, v in ppi.items()
-    }
+    cfg.per_path_ignores = _code_lists(ppi, f"{path}: per-path-ignores")
     pni = table.get("per-node-ignores", {})
     if not isinstance(pni, dict):
         raise ConfigError(f"{path}:{sec} per-node-ignores must be a table of "
                           f"node-name glob = [codes]")
-    cfg.per_node_ignores = {
-        str(k): _codes(v, f"{path}: per-node-ignores {_brief(k)}") for k, v in pni.items()
-    }
-    return cfg
+    cfg.per_node_ignores = _code_lists(pni, f"{path}: per-node-ignores")
 
 
 def _targets(value, where: str) -> list[str]:
