@@ -323,8 +323,6 @@ def _results_cache(cache_dir, *, fresh: bool):
 def _checked(work: list, jobs, store):
     """Each file's result, in order: from the results cache where it holds one (cache.py),
     else checked (in worker processes when that pays off) and kept in the cache."""
-    from .parallel import default_jobs, ordered_map
-
     kept: list = [None] * len(work)
     keys: list = [None] * len(work)
     if store is not None:
@@ -346,8 +344,14 @@ def _checked(work: list, jobs, store):
         from . import rules
 
         rules.all_rules()  # built once here: forked workers inherit the registry
-    fresh = ordered_map(_check_one, [work[i] for i in missing], jobs or default_jobs(),
-                        [work[i][0] for i in missing if work[i][1] is None], lost=_not_checked)
+    todo = [work[i] for i in missing]
+    if len(todo) <= 1:  # a pool of one never pays: parallel (and multiprocessing) not even imported
+        fresh = map(_check_one, todo)
+    else:
+        from .parallel import default_jobs, ordered_map
+
+        fresh = ordered_map(_check_one, todo, jobs or default_jobs(),
+                            [work[i][0] for i in missing if work[i][1] is None], lost=_not_checked)
     for i, found in enumerate(kept):
         if found is None:
             found = next(fresh)

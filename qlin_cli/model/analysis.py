@@ -33,7 +33,7 @@ from .facts import NodeFacts, read_facts
 from .graphs import all_nodes, node_label, reading
 from .infer import inference_bytes, run_inference
 from .propagate import fill, fill_ranks
-from .tensors import initializers_pass
+from .tensors import census, initializers_pass
 from .view import BodyView, ModelView
 from .walk import walk_bodies
 
@@ -95,7 +95,8 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
         marks, whole = True, False
         if infer and types is None and any(True for _ in all_nodes(model)):
             marks, whole = _infer(a, foreign, serialized)
-        if check_initializers and serialized is not None:
+        if check_initializers and serialized is not None and not census(model.graph).external:
+            # (onnx would look for an external tensor's file from the working folder)
             a.initializers_pass = initializers_pass(serialized, model.ir_version)
         for scope, owner, nodes in walk_bodies(model, a.inferred):
             if not nodes:  # a body without nodes has no place in the view (rules meet it via graphs())

@@ -75,7 +75,7 @@ def _run(light: bytes, only_main: bool, strict: bool) -> tuple[dict | None, tupl
         return None, errors
 
 
-GIVE_BACK_ABOVE = 4 * 2**20  # bytes of model: below, what inference frees is not worth a call
+GIVE_BACK_ABOVE = 2**20  # bytes of model: below, what inference frees is not worth a call
 _trim = None  # glibc's malloc_trim, False where there is none
 
 

@@ -140,10 +140,11 @@ def validate_model_files(model: onnx.ModelProto, base_dir: str, path: str,
     cache: dict = {}
     for tensor in external_tensors(model):
         count += 1
+        info = external_info(tensor)
         if locations is not None:
-            locations.add(external_info(tensor).get("location", ""))
+            locations.add(info.get("location", ""))
         try:
-            check_external(tensor, base_dir, cache)
+            check_external(tensor, base_dir, cache, info)
         except UnsafeData as e:
             if problems is None:
                 raise QlinError(path, f"tensor {tensor.name!r}: {e}") from None

@@ -196,13 +196,15 @@ def _int_field(info: dict[str, str], key: str, location: str) -> int | None:
 
 
 def check_external(
-    tensor: onnx.TensorProto, base_dir: str, cache: dict | None = None
+    tensor: onnx.TensorProto, base_dir: str, cache: dict | None = None, info: dict | None = None
 ) -> tuple[str, int, int]:
     """Validate a tensor's external data; returns (file, offset, bytes to read).
 
-    ``cache`` (location -> (path, size)) saves resolving one data file per tensor.
+    ``cache`` (location -> (path, size)) saves resolving one data file per tensor;
+    ``info``: its ``external_info``, when the caller has read it.
     """
-    info = external_info(tensor)
+    if info is None:
+        info = external_info(tensor)
     location = info.get("location", "")
     dims = tensor.dims[:]
     if dims and min(dims) < 0:
