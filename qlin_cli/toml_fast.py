@@ -40,6 +40,9 @@ _LINE = re.compile(
     + r"(?:\[(" + _WS + "(?:" + _ITEM + _WS + "(?:," + _WS + _ITEM + _WS + ")*(?:," + _WS + r")?)?)\]|"
     + _PLAIN + ")" + _END)
 _ITEMS = re.compile(r'"([^"]*)"')  # the strings of an array _LINE matched
+# The commonest of those, as the README writes it ('"glob" = ["CODE", ...]'), tried first:
+# a simpler expression, a quarter less time (groups: key, the array's inside)
+_USUAL = re.compile(r'"([^"\\' + _CTRL + r']*)" = \[(' + _ITEM + "(?:, " + _ITEM + r")*)\]\n")
 
 _KEY_VALUE = re.compile(_WS + _KEY + _WS + "=" + _WS)
 _KEY_PART = re.compile(_KEY + _WS)
@@ -74,13 +77,19 @@ def _document(src: str) -> dict:
     declared: set[tuple] = set()  # the headers given
     table = root
     pos, size = 0, len(src)
-    line, strings = _LINE.match, _ITEMS.findall
+    usual, line, strings = _USUAL.match, _LINE.match, _ITEMS.findall
     arrays: dict[str, list[str]] = {}  # the inside of an array: its strings (many lines repeat one)
     while pos < size:
-        m = line(src, pos)
+        m = usual(src, pos)
         if m is not None:
-            basic, bare, literal, items, string = m.groups()
-            key = basic if basic is not None else bare if bare is not None else literal
+            key, items = m.groups()
+            string = None
+        else:
+            m = line(src, pos)
+            if m is not None:
+                basic, bare, literal, items, string = m.groups()
+                key = basic if basic is not None else bare if bare is not None else literal
+        if m is not None:
             if key in table:
                 raise _Declined
             if string is not None:

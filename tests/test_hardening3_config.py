@@ -146,6 +146,17 @@ def test_a_set_answers_as_fnmatchcase_with_classes(patterns, text):
     assert GlobSet(patterns).matching(text) == want
 
 
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.text("ab*?[]!", max_size=6), min_size=1, max_size=8),
+       st.lists(st.text("ab[]!", max_size=5), min_size=globs._SCANS + 1, max_size=globs._SCANS + 6))
+def test_a_set_asked_many_times_answers_from_its_table_as_fnmatchcase(patterns, texts):
+    """The first texts are answered by a pass over the prefixes, the later from a table."""
+    held = GlobSet(patterns)
+    for text in texts:
+        assert held.matching(text) == [i for i, p in enumerate(patterns) if fnmatch.fnmatchcase(text, p)]
+    assert held._by_prefix is not None
+
+
 def test_long_classes_read_by_str_calls_answer_as_fnmatchcase():
     bodies = ["a-c" * 40 + "x", "!" + "a-ck" * 30, "b-d" * 30 + "b-a", "a-cc-e" * 20, "-" + "a-c" * 30,
               "a-c" * 30 + "-", "!-" + "a-c" * 30, "a-" + "a-c" * 30, "]-a" + "b-c" * 30]
