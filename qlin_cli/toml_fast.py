@@ -1,10 +1,10 @@
 """A fast reader for the part of TOML that configuration files are written in.
 
 tomllib parses in Python, character by character: a pyproject.toml of 200,000 lines of
-``"glob" = ["CODE"]`` took it 4 s. ``loads`` reads the same lines with one regular
-expression each. It gives exactly what ``tomllib.loads`` gives, or None when the text holds
-anything it does not read, so that the caller asks tomllib and tomllib's answers and errors
-stand. What it reads:
+``"glob" = ["CODE"]`` took it 2.2 s, 8 times what ``loads`` takes, which reads each of the
+same lines with one regular expression. ``loads`` gives exactly what ``tomllib.loads``
+gives, or None when the text holds anything it does not read, so that the caller asks
+tomllib and tomllib's answers and errors stand. What it reads:
 
 * tables ``[a.b]`` (keys bare or quoted, each table declared once, none through a value);
 * ``key = value`` with a bare or quoted key (no dotted keys), each key once per table;
