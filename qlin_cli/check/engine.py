@@ -98,8 +98,8 @@ def check_analysis(
     by_family: dict[object, tuple[list, list]] = {}
     found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
     clean = _Clean([r for r in node_rules if not r.reads_values])
-    wanted: dict[int, list] = {}  # id(shape) -> the rules that read values that want its nodes'
     later: dict[object, list] = {}  # a rule that reads values -> [(order, index, facts)] to ask
+    wanted: dict[int, list] = {}  # id(shape) -> ``later``'s lists of the rules that want its nodes
     checked = 0
     shapes, here = a.shapes, clean.here  # ModelView.shape_of and _Clean.known, without a call per node
     for order, body in enumerate(a.bodies):
@@ -149,9 +149,12 @@ def check_analysis(
             if valued:
                 want = wanted.get(id(shape))
                 if want is None:  # asked once per shape: which rules can find anything here
-                    want = wanted[id(shape)] = [r for r in valued if r.wants_values(shape)]
-                for rule in want:
-                    later.setdefault(rule, []).append((order, index, facts))
+                    want = wanted[id(shape)] = [later.setdefault(r, []) for r in valued
+                                                if r.wants_values(shape)]
+                if want:
+                    entry = (order, index, facts)
+                    for nodes in want:
+                        nodes.append(entry)
         body.keep(kinds, io)
         a.keep_families(body, families)
     for rule, nodes in later.items():  # each rule that reads values looks at all its nodes at once

@@ -455,8 +455,13 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
     outputs = tuple(node.output[:])
     if scope.parent is None:  # the usual scope: one dict look-up per name, no call
         types, own = scope.types, scope.own_type
-        found = tuple([(types.get(n) or own(n) or UNKNOWN) if n else None for n in inputs])
-        out_found = tuple([(types.get(n) or own(n) or UNKNOWN) if n else None for n in outputs])
+        get = types.get
+        found = tuple(map(get, inputs))  # every name typed (the usual node): in C
+        if None in found or "" in inputs:
+            found = tuple([(get(n) or own(n) or UNKNOWN) if n else None for n in inputs])
+        out_found = tuple(map(get, outputs))
+        if None in out_found or "" in outputs:
+            out_found = tuple([(get(n) or own(n) or UNKNOWN) if n else None for n in outputs])
     else:
         find = scope.find_type
         found = tuple([(find(n) or UNKNOWN) if n else None for n in inputs])
