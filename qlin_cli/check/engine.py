@@ -93,23 +93,56 @@ def check_analysis(
     active = [r for r in rule_registry.all_rules() if keep.runs(r.code)]
     node_rules = [r for r in active if not isinstance(r, ModelRule)]
     model_rules = [r for r in active if isinstance(r, ModelRule)]
-    # the node rules that apply to a family (None: no schema): (those that read no value,
-    # those that do)
-    by_family: dict[object, tuple[list, list]] = {}
     found: list[tuple[tuple, Diagnostic]] = []  # (where it sorts, the finding)
-    clean = _Clean([r for r in node_rules if not r.reads_values])
-    later: dict[object, list] = {}  # a rule that reads values -> [(order, index, facts)] to ask
-    wanted: dict[int, list] = {}  # id(shape) -> ``later``'s lists of the rules that want its nodes
-    checked = 0
-    shapes, here = a.shapes, clean.here  # ModelView.shape_of and _Clean.known, without a call per node
-    for order, body in enumerate(a.bodies):
-        scope = body.scope
-        ops = scope.ops
-        # what the model rules read of every node (BodyView.kinds, .io), read here with the rest
+    checked = _NodePass(a, node_rules, cache, frames, found).run()
+    for rule in model_rules:
+        for v in rule.check_model(a):
+            found.append(((*a.order(v.at.graph, v.at.index), rule.code), placed(rule, v)))
+    found.sort(key=lambda item: item[0])  # stable: a rule's findings keep their order
+    if stats is not None:
+        stats["nodes"] = checked
+    kept = keep.kept((d for _, d in found), a.marked)
+    return framed(a, kept) if frames else kept
+
+
+class _NodePass:
+    """The node rules over every node of a known op (``check_analysis``), in one pass that
+    also notes what the model rules read of every node: BodyView.kinds and .io,
+    ModelView.of_family's maps."""
+
+    def __init__(self, a: Analysis, node_rules: list, cache: bool, frames: bool, found: list):
+        self.a, self.node_rules, self.cache, self.frames, self.found = a, node_rules, cache, frames, found
+        # the node rules that apply to a family (None: no schema): (those that read no value,
+        # those that do)
+        self.by_family: dict[object, tuple[list, list]] = {}
+        self.clean = _Clean([r for r in node_rules if not r.reads_values])
+        self.later: dict[object, list] = {}  # a rule that reads values -> [(order, index, facts)]
+        self.wanted: dict[int, list] = {}  # id(shape) -> ``later``'s lists of the rules that want its nodes
+        self.checked = 0
+
+    def run(self) -> int:
+        """Every finding of the node rules (into ``found``); returns how many nodes were read."""
+        for order, body in enumerate(self.a.bodies):
+            self._body(order, body)
+        for rule, nodes in self.later.items():  # each rule that reads values looks at all its nodes at once
+            known = rule.clean_values([f for _, _, f in nodes]) or ()
+            for k, (order, index, facts) in enumerate(nodes):
+                if not (k < len(known) and known[k]):
+                    self._run(rule, order, index, facts)
+        return self.checked
+
+    def _run(self, rule, order: int, index: int, facts: NodeFacts) -> None:
+        for v in rule.violations(facts):
+            self.found.append(((order, index, rule.code), diagnostic(rule, v, facts, self.frames)))
+
+    def _body(self, order: int, body) -> None:
+        a, scope, judge = self.a, body.scope, self._judge
+        ops, known = scope.ops, body.facts
         kinds: list = []
         io: list = []
         one: dict = {}  # each kind once: a body has few
         families: dict = {}  # ModelView.of_family's map
+        read = 0
         for index, node in enumerate(body.nodes):
             kind = (node.domain, node.op_type)
             kinds.append(one.setdefault(kind, kind))
@@ -119,59 +152,49 @@ def check_analysis(
             if op is None:
                 io.append((tuple(node.input[:]), tuple(node.output[:])))
                 continue
-            facts = body.facts.get(index)
+            facts = known.get(index)
             if facts is None:
-                facts = body.facts[index] = read_facts(node, index, scope, a.base_dir, op)
+                facts = known[index] = read_facts(node, index, scope, a.base_dir, op)
             io.append((facts.inputs, facts.outputs))
-            checked += 1
+            read += 1
             family = None if facts.spec is None else facts.spec.family
             if family is not None and facts.outputs and facts.outputs[0]:
                 families.setdefault(family, {}).setdefault(facts.outputs[0], (index, facts))
-            rules = by_family.get(family)
-            if rules is None:  # Rule.applies_to reads the schema's family alone: asked once per family
-                applying = [r for r in node_rules if r.applies_to(facts)]
-                rules = by_family[family] = ([r for r in applying if not r.reads_values],
-                                             [r for r in applying if r.reads_values])
-            blind, valued = rules
-            if not cache:  # every rule on every node
-                for rule in blind + valued:
-                    for v in rule.violations(facts):
-                        found.append(((order, index, rule.code), diagnostic(rule, v, facts, frames)))
-                continue
-            shape = shapes.setdefault(facts.shape_key(), facts)  # the first node read with these
-            if blind and id(shape) not in here and not clean.known(shape):  # facts but for values
-                before = len(found)
-                for rule in blind:
-                    for v in rule.violations(facts):
-                        found.append(((order, index, rule.code), diagnostic(rule, v, facts, frames)))
-                if len(found) == before:
-                    clean.add(shape)
-            if valued:
-                want = wanted.get(id(shape))
-                if want is None:  # asked once per shape: which rules can find anything here
-                    want = wanted[id(shape)] = [later.setdefault(r, []) for r in valued
-                                                if r.wants_values(shape)]
-                if want:
-                    entry = (order, index, facts)
-                    for nodes in want:
-                        nodes.append(entry)
+            judge(order, index, facts, family)
+        self.checked += read
         body.keep(kinds, io)
         a.keep_families(body, families)
-    for rule, nodes in later.items():  # each rule that reads values looks at all its nodes at once
-        known = rule.clean_values([f for _, _, f in nodes]) or ()
-        for k, (order, index, facts) in enumerate(nodes):
-            if k < len(known) and known[k]:
-                continue
-            for v in rule.violations(facts):
-                found.append(((order, index, rule.code), diagnostic(rule, v, facts, frames)))
-    for rule in model_rules:
-        for v in rule.check_model(a):
-            found.append(((*a.order(v.at.graph, v.at.index), rule.code), placed(rule, v)))
-    found.sort(key=lambda item: item[0])  # stable: a rule's findings keep their order
-    if stats is not None:
-        stats["nodes"] = checked
-    kept = keep.kept((d for _, d in found), a.marked)
-    return framed(a, kept) if frames else kept
+
+    def _judge(self, order: int, index: int, facts: NodeFacts, family) -> None:
+        """The node rules on one node: those that read no value once per shape of facts that
+        raised nothing; the nodes those that read values want, noted for them (``run``)."""
+        rules = self.by_family.get(family)
+        if rules is None:  # Rule.applies_to reads the schema's family alone: asked once per family
+            applying = [r for r in self.node_rules if r.applies_to(facts)]
+            rules = self.by_family[family] = ([r for r in applying if not r.reads_values],
+                                              [r for r in applying if r.reads_values])
+        blind, valued = rules
+        if not self.cache:  # every rule on every node
+            for rule in blind + valued:
+                self._run(rule, order, index, facts)
+            return
+        shape = self.a.shapes.setdefault(facts.shape_key(), facts)  # the first node read with these
+        clean = self.clean                                            # facts but for values
+        if blind and id(shape) not in clean.here and not clean.known(shape):
+            before = len(self.found)
+            for rule in blind:
+                self._run(rule, order, index, facts)
+            if len(self.found) == before:
+                clean.add(shape)
+        if valued:
+            want = self.wanted.get(id(shape))
+            if want is None:  # asked once per shape: which rules can find anything here
+                want = self.wanted[id(shape)] = [self.later.setdefault(r, []) for r in valued
+                                                 if r.wants_values(shape)]
+            if want:
+                entry = (order, index, facts)
+                for nodes in want:
+                    nodes.append(entry)
 
 
 def framed(a: Analysis, found: list[Diagnostic]) -> list[Diagnostic]:
