@@ -58,19 +58,39 @@ class Request:
 def run(req: Request, progress=None) -> Result:
     """Convert ``req.path`` as asked; the result is written to ``req.output`` (its
     ``written`` says where). Raises Stop, or QlinError for a file that cannot be read."""
+    from .gc_pause import paused_collection
+
+    # as check does (gc_pause.py): the facts of every node live until the end, and each run
+    # of the cyclic collector walked all of them again
+    with paused_collection():
+        return _run(req, progress)
+
+
+def _run(req: Request, progress) -> Result:
     from .convert import write
-    from .convert.run import convert_model
-    from .model.analysis import analyze
-    from .model.load import load_model
-    from .model.safety import validate_model_files
+    from .model.graphs import reading
+    from .model.load import load_model_bytes
 
     path = req.path
     if req.output and not req.in_place:
         write.check_target(req.output, path, False)
-    proto = load_model(path)
+    proto, data = load_model_bytes(path)
+    held = [data]  # freed once inference has read them
+    del data
+    with reading(proto):  # nothing changes the source: its bodies and nodes are read once
+        return _converted(req, proto, held, progress)
+
+
+def _converted(req: Request, proto, held: list, progress) -> Result:
+    from .convert.run import convert_model
+    from .model.analysis import analyze
+    from .model.safety import validate_model_files
+
+    path = req.path
     base_dir = os.path.dirname(os.path.abspath(path))
     validate_model_files(proto, base_dir, path)
-    a = analyze(proto, base_dir)
+    # the file's bytes go to shape inference as they are (not the model serialized again)
+    a = analyze(proto, base_dir, serialized=held.pop())
     errors, mended = model_errors(a, mended=True)
     to_opset, to_domain, lower = req.to_opset, req.to_domain, req.lower
     if req.target is not None:
@@ -83,7 +103,7 @@ def run(req: Request, progress=None) -> Result:
     opts = Options(to_opset, to_domain, req.ir_version, lower, req.verify, req.vendor_axis,
                    req.to_format, req.tolerance, req.weights, req.to_int8)
     try:
-        result = convert_model(proto, base_dir, opts, progress, source=path, types=a.inferred)
+        result = convert_model(proto, base_dir, opts, progress, source=path, types=a.inferred, analysis=a)
     except QlinError:
         raise
     except Exception:
@@ -94,7 +114,13 @@ def run(req: Request, progress=None) -> Result:
         if errors:
             raise _invalid(path, errors)
         return result
-    after = analyze(result.model, base_dir) if errors or mended or req.target or result.changed else None
+    plain = result.changed and not (errors or mended or req.target)
+    # a plain conversion that replaced no node (its opset imports and IR moved) is held to
+    # the runtimes by the model-level facts, the only ones it changed: the result's nodes
+    # are the source's, and the result is not analysed again
+    model_level = _model_differences(a, result.model) if plain and not result.rewritten else None
+    after = analyze(result.model, base_dir) if (errors or mended or req.target or result.changed) \
+        and model_level is None else None
     if errors:
         if model_errors(after):
             raise _invalid(path, errors)
@@ -104,8 +130,8 @@ def run(req: Request, progress=None) -> Result:
         result.resolved = [*result.resolved, *(d for d in mended if (d.code, d.graph, d.node) not in left)]
     if req.target is not None:
         result.warnings = _hold_against(a, after, req.target, path)
-    elif after is not None:
-        result.warnings = _differences(a, after)
+    elif after is not None or model_level is not None:
+        result.warnings = _differences(a, after) if model_level is None else model_level
         _held_to_the_domains_runtime(result.warnings, req.to_domain, path)
     return _write(result, proto, base_dir, req)
 
@@ -342,6 +368,29 @@ def _differences(a, after) -> list[Finding]:
     out = []
     for name in MEASURED_RUNTIMES:
         source, found = predict.findings_in(a, [name]), predict.findings_in(after, [name])
+        if not any(p.severity == "error" for p in source):
+            out += [p for p in found if p.severity == "error"]
+        out += _new_warnings(source, found)[1]
+    return out
+
+
+def _model_differences(a, model) -> list[Finding] | None:
+    """``_differences`` of a result whose nodes are the source's (``Result.rewritten`` 0):
+    the measured runtimes' model findings (opset imports, IR version, domains) on the source
+    (``a``) and on ``model``. None when one of them says `qlin convert --target` fixes it:
+    its message then depends on the target's plan for the whole model (predict.findings_in),
+    so the result is analysed as any other."""
+    from .targets import predict, registry
+
+    before, now = predict.model_info(a.model, a), predict.model_info(model)
+    out = []
+    for name in MEASURED_RUNTIMES:
+        t = registry.get(name)
+        raw_source, raw_found = list(t.model_findings(before)), list(t.model_findings(now))
+        if any(x.convertible for x in raw_source + raw_found):
+            return None
+        source = [predict._place_model(t, x) for x in raw_source]
+        found = [predict._place_model(t, x) for x in raw_found]
         if not any(p.severity == "error" for p in source):
             out += [p for p in found if p.severity == "error"]
         out += _new_warnings(source, found)[1]

@@ -15,6 +15,7 @@ import onnx
 from .. import schema
 from ..errors import QlinError
 from ..finding import Finding
+from ..model.graphs import bodies
 from ..model.tensors import UnsafeData
 from ..schema import ir
 from .passes import FINISH, PLAN
@@ -27,31 +28,33 @@ __all__ = ["Entry", "Options", "Result", "convert_model"]
 
 def convert_model(model: onnx.ModelProto, base_dir: str, opts: Options,
                   progress: Callable[[int, int], None] | None = None, source: str | None = None,
-                  types: dict | None = None) -> Result:
+                  types: dict | None = None, analysis=None) -> Result:
     """The converted model (None when something is refused) and what happened.
 
     A tensor qlin cannot read raises QlinError naming ``source`` (the model file).
     ``types``: inference's types from the caller's analysis of ``model`` (``Analysis.inferred``),
-    so the conversion does not infer again.
+    so the conversion does not infer again; ``analysis``: that analysis itself
+    (model/analysis.py), which the read pass then takes as it is (no walk of the model again).
     """
     try:
-        return _convert(model, base_dir, opts, progress, types)
+        return _convert(model, base_dir, opts, progress, types, analysis)
     except UnsafeData as e:
         raise QlinError(source or base_dir, str(e)) from None
 
 
 def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
-             progress: Callable[[int, int], None] | None, types: dict | None) -> Result:
+             progress: Callable[[int, int], None] | None, types: dict | None, analysis=None) -> Result:
     if opts.to_domain is not None:  # any spelling of a domain qlin knows
         opts = dataclasses.replace(opts, to_domain=schema.domain_from_name(opts.to_domain) or opts.to_domain)
     newest = ir.newest_opset()
     oldest = schema.oldest_opset()
     if not oldest <= opts.to_opset <= newest:
         raise QlinError("--to-opset", f"{opts.to_opset} is outside {oldest}..{newest}")
-    work = onnx.ModelProto()
-    work.CopyFrom(model)
     opsets_from = {schema.normalize_domain(o.domain): o.version for o in model.opset_import}
-    ctx = Context(work, base_dir, opts, model.ir_version, opsets_from, progress, types)
+    # the planning passes read the source (they change nothing); the finishing passes change
+    # a copy, made only when there is something to finish
+    ctx = Context(model, base_dir, opts, model.ir_version, opsets_from, progress, types)
+    ctx.analysis = analysis if analysis is not None and analysis.model is model else None
     entries_refusals = _run(PLAN, ctx)
     ctx.rewrites = one_per_node(ctx.rewrites)
     entries = [r.entry for r in ctx.rewrites] + _one_each(entries_refusals[0])
@@ -59,10 +62,14 @@ def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
     if entries_refusals[1]:
         return Result(None, entries, entries_refusals[1], opsets_from, {}, model.ir_version,
                       model.ir_version)
+    work = onnx.ModelProto()
+    work.CopyFrom(model)
+    ctx.copies = {id(a.owner): b.owner for a, b in zip(bodies(model), bodies(work), strict=True)}
+    ctx.model = work
     _run(FINISH, ctx)
     opsets_to = {schema.normalize_domain(o.domain): o.version for o in work.opset_import}
     return Result(work, entries, [], opsets_from, opsets_to, model.ir_version, work.ir_version,
-                  changed=ctx.changed)
+                  changed=ctx.changed, rewritten=len(ctx.rewrites) + len(ctx.retyped) + len(ctx.dropped))
 
 
 def _one_each(entries: list[Entry]) -> list[Entry]:

@@ -66,7 +66,9 @@ class PassResult:
 
 @dataclass
 class Context:
-    model: onnx.ModelProto  # the working copy the passes change
+    # the source while the planning passes read it; the working copy the finishing passes
+    # change (run.py makes it once nothing is refused)
+    model: onnx.ModelProto
     base_dir: str
     opts: Options
     source_ir: int
@@ -83,6 +85,9 @@ class Context:
     shifted: set = field(default_factory=set)  # (id(graph), index) of the nodes --to-int8 rewrote
     ensured: set[str] = field(default_factory=set)  # what the passes run so far ensure
     changed: bool = False  # a finishing pass changed the working copy
+    analysis: object | None = None  # the caller's analysis of the source (model/analysis.py), if any
+    # id(a body's owner in the source) -> that body's owner in the working copy
+    copies: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -95,6 +100,9 @@ class Result:
     ir_from: int
     ir_to: int
     changed: bool = False  # the converted model differs from the source (a pass modified it)
+    # nodes the passes replaced (0: the result's nodes are the source's, only its opset
+    # imports and IR version may differ)
+    rewritten: int = 0
     # set by convert/pipeline.py: the source's errors the conversion resolved, a note on
     # the whole conversion ("already runs on openvino as it is"), the file written
     resolved: list = field(default_factory=list)

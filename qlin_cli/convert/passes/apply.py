@@ -22,8 +22,10 @@ class ApplyRewrites:
                 by_owner[key] = []
                 order.append(r.site.owner)
             by_owner[key].append(r)
-        for owner in reversed(order):
-            repl = {r.site.index: r for r in by_owner[id(owner)]}
+        for source in reversed(order):
+            key = id(source)  # the sites, rewrites and marks name the source's bodies
+            owner = ctx.copies[key]  # what is changed: the working copy's
+            repl = {r.site.index: r for r in by_owner[key]}
             rebuilt = []
             for i, n in enumerate(owner.node):
                 if i in repl:
@@ -35,13 +37,13 @@ class ApplyRewrites:
             del owner.node[:]
             owner.node.extend(rebuilt)
             if isinstance(owner, onnx.GraphProto):
-                for r in by_owner[id(owner)]:
+                for r in by_owner[key]:
                     owner.initializer.extend(r.inits)
                 for vi in list(owner.value_info) + list(owner.output):  # --to-int8: the declared type moves
-                    elem = ctx.retyped.get((id(owner), vi.name))
+                    elem = ctx.retyped.get((key, vi.name))
                     if elem is not None and vi.type.HasField("tensor_type"):
                         vi.type.tensor_type.elem_type = elem
-                gone = {name for key, name in ctx.dropped if key == id(owner)}
+                gone = {name for graph, name in ctx.dropped if graph == key}
                 if gone:  # constants a --weights rewrite left unread
                     kept = [t for t in owner.initializer if t.name not in gone]
                     del owner.initializer[:]

@@ -46,8 +46,31 @@ def _zero_point(z: qnode.NewZeroPoint, name: str) -> onnx.TensorProto:
     return numpy_helper.from_array(np.zeros(z.shape, dtypes.BY_NAME[z.type_name].numpy), name)
 
 
-def plan(ctx: Context, site: Site, facts) -> Rewrite | Entry | Finding | None:
+def _kept_key(facts) -> tuple | None:
+    """What the decision to keep a node as it is reads of it: its facts but names, location
+    and constant values (``NodeFacts.shape_key``: the node's types, shapes, attributes and
+    schema, from which ``qnode.read`` builds what retarget and its policies judge), which
+    inputs it has and how many outputs. None when it cannot be a key."""
+    try:
+        key = (facts.shape_key(), tuple(bool(i) for i in facts.inputs), len(facts.outputs))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _kept(site: Site, facts, spec) -> Entry | None:
+    return None if spec is facts.spec else Entry(where(site), op_label(site), "kept", [
+        f"version {facts.spec.since} -> {spec.since}: nothing to rewrite"], verified=False)
+
+
+def plan(ctx: Context, site: Site, facts, memo: dict | None = None) -> Rewrite | Entry | Finding | None:
+    """``memo``: key (``_kept_key``) -> the schema a node of that key is kept at, valid as it
+    is (the decision read no name and no value: nodes of one key are decided once)."""
     node, opts = site.node, ctx.opts
+    key = _kept_key(facts) if memo is not None else None
+    if key is not None and key in memo:
+        return _kept(site, facts, memo[key])
     q = qnode.read(facts)
     w, op = where(site), op_label(site)
     spec = facts.spec
@@ -83,8 +106,9 @@ def plan(ctx: Context, site: Site, facts) -> Rewrite | Entry | Finding | None:
     if not res.changes:
         # same op, domain and attributes: the node is valid at the target as it is, and
         # means the same (retarget checked its types and granularity): nothing to prove
-        return None if res.spec is q.spec else Entry(w, op, "kept", [
-            f"version {q.spec.since} -> {res.spec.since}: nothing to rewrite"], verified=False)
+        if key is not None and res.new_zero_point is None and not q.changes:
+            memo[key] = res.spec
+        return _kept(site, facts, res.spec)
     new = qnode.emit(res, node)
     nodes, inits, added = [new], [], {}
     if res.new_zero_point is not None:
@@ -112,6 +136,7 @@ class PlanQDQ:
 
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()
+        memo: dict = {}
         for site in ctx.sites:
             if not schema.is_known_op(site.node.domain, site.node.op_type) or (
                     id(site.owner), site.index) in ctx.reformatted:
@@ -119,7 +144,7 @@ class PlanQDQ:
             facts = read_facts(site.node, site.index, site.scope, ctx.base_dir)
             if not schema.is_linear(facts.spec):
                 continue
-            got = plan(ctx, site, facts)
+            got = plan(ctx, site, facts, memo)
             if isinstance(got, Finding):
                 result.refusals.append(got)
             elif isinstance(got, Entry):

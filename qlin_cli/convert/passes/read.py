@@ -20,7 +20,7 @@ class ReadModel:
     ensures = ("sites", "names")
 
     def __call__(self, ctx: Context) -> PassResult:
-        a = analyze(ctx.model, ctx.base_dir, types=ctx.types)
+        a = ctx.analysis if ctx.analysis is not None else analyze(ctx.model, ctx.base_dir, types=ctx.types)
         ctx.extra = a.inferred
         ctx.sites = [Site(body.scope, body.owner, index, node) for body, index, node in a.nodes()]
         ctx.namer = Namer(all_names(ctx.model))
