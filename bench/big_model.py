@@ -48,11 +48,12 @@ def build(folder: str, pairs: int = 10_000, weight_bytes: int = 3 * 2**30) -> st
     return path
 
 
-def build_chain(path: str, nodes: int, width: int = 32, seed: int = 0) -> str:
+def build_chain(path: str, nodes: int, width: int = 32, seed: int = 0, opset: int = 21) -> str:
     """Write a QDQ chain of about ``nodes`` nodes with inline weights to ``path``: blocks of
     DequantizeLinear(int8 weight, per-channel) -> MatMul -> QuantizeLinear -> DequantizeLinear
-    (uint8 activation, per-tensor), opset 21, every scale drawn at random as a quantizer's
-    calibration gives them (so no two blocks have equal scales). Returns ``path``."""
+    (uint8 activation, per-tensor), ai.onnx ``opset`` (21; 13 for a conversion to move: IR 7),
+    every scale drawn at random as a quantizer's calibration gives them (so no two blocks have
+    equal scales). Returns ``path``."""
     rng = np.random.default_rng(seed)
     out, inits = [], []
     x = "x"
@@ -73,8 +74,8 @@ def build_chain(path: str, nodes: int, width: int = 32, seed: int = 0) -> str:
     graph = helper.make_graph(out, "chain",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])],
                               [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, width])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10 if opset >= 21 else 7
     with open(path, "wb") as f:
         f.write(model.SerializeToString())
     return path
