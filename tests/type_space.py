@@ -5,8 +5,9 @@ float, every float type at int8, ...). This crosses it: for every ai.onnx versio
 every x type with every scale type the version allows beside it, each with every quantized
 type; every quantized type at every granularity the version has (a scalar scale, a shape-[1]
 scale, per-axis, blocked, and MX-style blocks of 32 with a float8e8m0 scale), with the zero
-point present and absent; and every output_dtype a DequantizeLinear may name. The cases that
-qlin's spec rules reject are left out by the users (``evaluate_case`` skips them).
+point present and absent; and every output_dtype a DequantizeLinear may name. Every case is
+valid by qlin's spec rules (tests/test_type_space.py holds it; the probe generator checks
+each case it makes a probe of).
 
 The probe generator files each case under its key (tools/probe_models.py), so every release
 is measured on every key of the space; ``make remeasure`` holds the installed releases'
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from test_targets_matrix import MS, OPSETS, Case
+from test_targets_matrix import MS, OPSETS, QUARK, Case
 
 from qlin_cli.schema import lookup
 
@@ -35,7 +36,8 @@ def _grans(spec) -> list[str]:
 
 def _case(kind, domain, opset, ft, st, qt, gran, zp="zero", out_dtype=False) -> Case:
     if gran == "mx":
-        return Case(kind, domain, opset, ft, st, qt, "block", 1, 32, zp=zp, shape=(4, 64), out_dtype=out_dtype)
+        return Case(kind, domain, opset, ft, st, qt, "block", 1, 32, zp=zp, shape=(4, 64),
+                    out_dtype=out_dtype)
     if gran == "axis":
         return Case(kind, domain, opset, ft, st, qt, "axis", 1, zp=zp, out_dtype=out_dtype)
     if gran == "block":
@@ -76,11 +78,39 @@ def space() -> list[Case]:
             for qt in sorted(q.quantized_types):
                 add(_case("q", "", opset, "float", "float8e8m0" if mx else "float", qt, gran, zp))
             for qt in sorted(dq.quantized_types):
-                add(_case("dq", "", opset, "float", "float8e8m0" if mx else "float", qt, gran, zp, out_dtype=mx))
+                scale = "float8e8m0" if mx else "float"
+                add(_case("dq", "", opset, "float", scale, qt, gran, zp, out_dtype=mx))
     ms = lookup(MS, "QuantizeLinear", 1)
-    for kind, ft, qt, gran in product(("q", "dq"), sorted(ms.allowed(ms.inputs[0])), sorted(ms.quantized_types),
+    ms_floats, quantized = sorted(ms.allowed(ms.inputs[0])), sorted(ms.quantized_types)
+    for kind, ft, qt, gran in product(("q", "dq"), ms_floats, quantized,
                                       ("tensor", "tensor1", "axis")):
         for opset in (13, 21):
             add(_case(kind, MS, opset, ft, ft, qt, gran))
+    _more(add)
     seen: set = set()
     return [c for c in cases if not (c in seen or seen.add(c))]
+
+
+def _more(add) -> None:
+    """The lines added after the first measurement (appended, so that every key measured
+    before keeps its probe): x and scale types without a zero point, blocks along axis 0,
+    of rank 3 and one block over the whole axis for every quantized type, com.microsoft
+    DequantizeLinear of int32, and com.amd.quark's types."""
+    for opset in OPSETS:
+        q = lookup("", "QuantizeLinear", opset)
+        dq = lookup("", "DequantizeLinear", opset)
+        for ft in sorted(q.allowed(q.inputs[0])):
+            for st in _beside(q, ft):
+                add(_case("q", "", opset, ft, st, "uint8", "tensor", zp="none"))
+        if "blocked" not in q.granularities:
+            continue
+        for spec, kind in ((q, "q"), (dq, "dq")):
+            for qt, zp in product(sorted(spec.quantized_types), ("zero", "none")):
+                add(Case(kind, "", opset, "float", "float", qt, "block", 0, 2, zp=zp))
+                add(Case(kind, "", opset, "float", "float", qt, "block", 1, 8, zp=zp))
+                add(Case(kind, "", opset, "float", "float", qt, "block", 2, 3, zp=zp, shape=(2, 4, 6)))
+    for opset, gran in product((13, 21), ("tensor", "tensor1", "axis")):
+        add(_case("dq", MS, opset, "float", "float", "int32", gran))
+        quark = sorted(lookup(QUARK, "ExtendedQuantizeLinear", 1).quantized_types)
+        for kind, qt in product(("q", "dq"), quark):
+            add(_case(kind, QUARK, opset, "float", "float", qt, gran))

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import venv
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -246,17 +247,35 @@ def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: b
         "probes": len(outcomes),
         "keys": dict(sorted(by_key.items())),
     }
+    import probe_models
+
+    made = probe_models.digests()  # what was measured now, named as the data records it
+    digests = {key: made[key] for key in by_key}
     out = _probe_file(runtime)
+    with _writing(out):  # two measurements of the runtime at once each add their release
+        return _write_probe_data(runtime, version, out, data, digests, check, merge_here, only)
+
+
+@contextmanager
+def _writing(path: Path):
+    """Held while the runtime's data file is read, changed and written back."""
+    import fcntl
+
+    lock = Path(tempfile.gettempdir()) / f"qlin-{path.name}.lock"
+    with open(lock, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _write_probe_data(runtime, version, out, data, digests, check, merge_here, only) -> int:
+    host, measured = data["hosts"][0], data["probes"]
     tables = read_tables(out)
     if only:
         data = _replaced(tables[version], data, only)
     if merge_here and version in tables:
         data = merge(tables[version], data, host)
-    import probe_models
-
-    made = probe_models.digests()  # what was measured now, named as the data records it
-    for key in by_key:
-        data["keys"][key]["digest"] = made[key]
+    for key, digest in digests.items():
+        data["keys"][key]["digest"] = digest
     if check:
         same = tables.get(version) == data
         print(f"{out.name} {version}: {'matches' if same else 'differs from'} {runtime} {version}")
@@ -265,7 +284,7 @@ def _probe_data(runtime: str, version: str, python: Path, folder: Path, check: b
     write_tables(out, runtime, tables)
     failed = sum(1 for e in data["keys"].values() if not e["runs"])
     varies = sum(1 for e in data["keys"].values() if "hosts" in e)
-    print(f"{out.name} {version}: {len(outcomes)} probes, {len(data['keys'])} keys, {failed} refused, "
+    print(f"{out.name} {version}: {measured} probes, {len(data['keys'])} keys, {failed} refused, "
           f"{varies} that differ between CPUs ({len(data['hosts'])} measured)")
     return 0
 
