@@ -115,10 +115,13 @@ def _converted(req: Request, proto, held: list, progress) -> Result:
             raise _invalid(path, errors)
         return result
     plain = result.changed and not (errors or mended or req.target)
-    # a plain conversion that replaced no node (its opset imports and IR moved) is held to
-    # the runtimes by the model-level facts, the only ones it changed: the result's nodes
-    # are the source's, and the result is not analysed again
-    model_level = _model_differences(a, result.model) if plain and not result.rewritten else None
+    # a plain conversion that replaced no node and moved no node to another version of its
+    # op (the IR, or opset imports no op's version follows) is held to the runtimes by the
+    # model-level facts, the only ones it changed: the result's nodes are the source's, and
+    # the result is not analysed again. A node at another version is another kind to a
+    # runtime (int8 Q -> DQ -> Transpose runs in onnxruntime at opset 19, not at 21)
+    same = plain and not result.rewritten and not _versions_moved(proto, result.model)
+    model_level = _model_differences(a, result.model) if same else None
     after = analyze(result.model, base_dir) if (errors or mended or req.target or result.changed) \
         and model_level is None else None
     if errors:
@@ -372,6 +375,36 @@ def _differences(a, after) -> list[Finding]:
             out += [p for p in found if p.severity == "error"]
         out += _new_warnings(source, found)[1]
     return out
+
+
+def _versions_moved(source, model) -> bool:
+    """Whether some op of ``source`` is at another schema version under ``model``'s opset
+    imports (the nodes are the same: only the imports may differ)."""
+    from . import schema
+    from .model.graphs import all_nodes
+
+    def imports(m):
+        return {schema.normalize_domain(o.domain): o.version for o in m.opset_import}
+
+    before, after = imports(source), imports(model)
+    moved = {d for d in set(before) | set(after) if before.get(d) != after.get(d)}
+    if not moved:
+        return False
+    ops = {(schema.normalize_domain(n.domain), n.op_type) for n in all_nodes(source)}
+    return any(_since(d, op, before.get(d)) != _since(d, op, after.get(d)) for d, op in ops if d in moved)
+
+
+def _since(domain: str, op: str, opset: int | None) -> int | None:
+    import onnx
+
+    from . import schema
+
+    if opset is None:
+        return None
+    try:
+        return onnx.defs.get_schema(op, opset, "" if domain == schema.AI_ONNX else domain).since_version
+    except Exception:  # an op onnx does not define (a vendor's): its own domain's version
+        return opset
 
 
 def _model_differences(a, model) -> list[Finding] | None:

@@ -362,7 +362,8 @@ def test_a_quantize_to_a_type_openvino_lacks_that_a_release_still_runs_is_a_warn
     assert [f.code for f in old] == ["QT204"] and "(openvino 2025.3 to 2026.3 run it)" in old[0].message
     with_saturation = _matrix_case(kind="q", domain="", opset=21, float_type="float", scale_type="float",
                                    q_type="float8e4m3fnuz", gran="tensor", axis=None, block=0, zp="none")
-    assert "QT410" not in _codes(with_saturation, "openvino@2026.1")
+    # measured since the spec's type space is probed in every release: 2026.1 runs it too
+    assert _codes(with_saturation, "openvino@2026.1") == ["QT410"]
 
 
 def test_matmul_nbits_zero_points_of_one_block_are_judged_apart():

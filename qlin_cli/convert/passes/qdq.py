@@ -73,16 +73,9 @@ def plan(ctx: Context, site: Site, facts, memo: dict | None = None) -> Rewrite |
         return _kept(site, facts, memo[key])
     q = qnode.read(facts)
     w, op = where(site), op_label(site)
-    spec = facts.spec
-    if (spec.kernel_axis_default is not None and not facts.has("axis")
-            and facts.granularity in (schema.PER_AXIS, schema.BLOCKED)):
-        if opts.vendor_axis is None:
-            return refused(site, "QC101", f"per-axis without axis: {spec.domain_name}'s page says the "
-                                          f"default is {spec.axis_default}, its kernel uses "
-                                          f"{spec.kernel_axis_default}; say which reading applies", [
-                f"--quark-axis {spec.axis_default}", f"--quark-axis {spec.kernel_axis_default}"])
-        q.attrs["axis"] = opts.vendor_axis
-        q.changes.append(f"axis={opts.vendor_axis} from --quark-axis")
+    unread = _vendor_axis(site, facts, q, opts)
+    if unread is not None:
+        return unread
     before_opsets = {schema.normalize_domain(k): v for k, v in site.scope.opsets.items()}
     after = after_opsets(site.scope.opsets, opts.to_opset)
     newest = ir.newest_opset()
@@ -127,6 +120,23 @@ def plan(ctx: Context, site: Site, facts, memo: dict | None = None) -> Rewrite |
             inits.append(zt)
     case = verify.Case(w, q, [node], before_opsets, [new], after, values(), added, facts.in_shape(0))
     return Rewrite(site, nodes, inits, Entry(w, op, "converted", list(res.changes)), case)
+
+
+def _vendor_axis(site: Site, facts, q, opts) -> Finding | None:
+    """A vendor node per axis without ``axis``, whose page and kernel disagree on the
+    default: the axis --quark-axis names, or QC101 asking for it."""
+    spec = facts.spec
+    if (spec.kernel_axis_default is None or facts.has("axis")
+            or facts.granularity not in (schema.PER_AXIS, schema.BLOCKED)):
+        return None
+    if opts.vendor_axis is None:
+        return refused(site, "QC101", f"per-axis without axis: {spec.domain_name}'s page says the "
+                                      f"default is {spec.axis_default}, its kernel uses "
+                                      f"{spec.kernel_axis_default}; say which reading applies", [
+            f"--quark-axis {spec.axis_default}", f"--quark-axis {spec.kernel_axis_default}"])
+    q.attrs["axis"] = opts.vendor_axis
+    q.changes.append(f"axis={opts.vendor_axis} from --quark-axis")
+    return None
 
 
 class PlanQDQ:
