@@ -59,26 +59,38 @@ class Const:
     are the same tensor (large ones).
     """
 
-    __slots__ = ("_tensor", "_base_dir", "_cache", "_key", "_external", "_plain")
+    __slots__ = ("_tensor", "_base_dir", "_cache", "_typed", "_k", "_external", "_plain")
 
     def __init__(self, tensor: onnx.TensorProto, base_dir: str, cache: dict, typed: tuple | None = None):
         """``typed``: the tensor's (data type, dims) where the caller has them read."""
-        self._tensor, self._base_dir, self._cache = tensor, base_dir, cache
-        self._plain = False  # not worked out yet
+        self._tensor, self._base_dir, self._cache, self._typed = tensor, base_dir, cache, typed
+        self._plain = self._k = False  # not worked out yet: most constants are never compared
         self._external = tensor.data_location == onnx.TensorProto.EXTERNAL
+
+    @property
+    def _key(self):
+        """What equality and the hash read: the content of a small tensor, else its identity
+        (worked out on first use)."""
+        key = self._k
+        if key is False:
+            key = self._k = self._find_key()
+        return key
+
+    def _find_key(self) -> tuple:
+        tensor = self._tensor
         raw = tensor.raw_data  # read once: each read copies the bytes out of protobuf
         if raw and len(raw) <= SMALL:
+            typed = self._typed
             if typed is None:
                 typed = (tensor.data_type, tuple(tensor.dims[:]))  # [:]: twice as fast
-            self._key = (typed[0], typed[1], raw)
-        elif not raw and tensor.ByteSize() <= SMALL:  # values in typed fields: equal without the name
+            return (typed[0], typed[1], raw)
+        if not raw and tensor.ByteSize() <= SMALL:  # values in typed fields: equal without the name
             unnamed = onnx.TensorProto()
             unnamed.CopyFrom(tensor)
             unnamed.ClearField("name")
             unnamed.ClearField("doc_string")
-            self._key = ("proto", unnamed.SerializeToString(deterministic=True))
-        else:
-            self._key = ("tensor", id(tensor))
+            return ("proto", unnamed.SerializeToString(deterministic=True))
+        return ("tensor", id(tensor))
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Const) and self._key == other._key
@@ -107,24 +119,20 @@ class Const:
         if self._external:
             return None
         t = self._tensor
-        dt = _PLAIN.get(t.data_type)
-        if dt is None:
-            return None
-        key = self._key
-        raw = key[2] if key[0] not in ("tensor", "proto") else None
-        dims = key[1] if raw is not None else t.dims[:]
-        if raw is None:
-            if t.ByteSize() > PLAIN_MAX_BYTES:
-                return None
-            raw = t.raw_data
-        if not raw or any(d < 0 for d in dims):
+        data_type, dims = self._typed if self._typed is not None else (t.data_type, t.dims[:])
+        dt = _PLAIN.get(data_type)
+        if dt is None or any(d < 0 for d in dims):
             return None
         count = 1
         for d in dims:
             count *= d
-        if count * dt.itemsize != len(raw) or t.data_location != onnx.TensorProto.DEFAULT:
+            if count > PLAIN_MAX_BYTES:  # (also the bound on a product of many dims)
+                return None
+        size = count * dt.itemsize
+        if not size or size > PLAIN_MAX_BYTES or t.data_location != onnx.TensorProto.DEFAULT:
             return None
-        return dt, raw
+        raw = t.raw_data
+        return (dt, raw) if len(raw) == size else None
 
     def array(self) -> np.ndarray | None:
         """The value, or None when it cannot be read safely (the engine refuses such files)."""
@@ -144,7 +152,7 @@ class ArrayConst(Const):
 
     def __init__(self, array: np.ndarray):
         self._array = array
-        self._key = ("array", id(array))
+        self._k = ("array", id(array))
         self._external = False
 
     def plain(self) -> None:
