@@ -10,9 +10,8 @@ release does not load) are the load probes' business and are left out here.
 
 ``make test`` holds every release to a slice of the space (release i takes every 128th case
 from offset 4i, so the 32 releases together cover a quarter of the cases, about 45 each);
-``pytest -m targets_full`` holds each release to all of it; ``make remeasure`` runs the
-whole space in the onnxruntime and openvino installed here and holds the predictions to
-what they do.
+``pytest -m targets_full`` holds each release to all of it, and runs the whole space in the
+onnxruntime and openvino installed here, holding the predictions to what they do.
 """
 
 from __future__ import annotations
@@ -130,11 +129,14 @@ def test_each_release_answers_the_whole_space_from_its_own_data(at, request):
     assert not bad, f"{len(bad)} of {compared}:\n" + "\n".join(bad[:20])
 
 
-@pytest.mark.remeasure
+@pytest.mark.targets_full
 @pytest.mark.parametrize("runtime", RUNTIMES)
-def test_the_installed_runtime_does_what_qlin_predicts_on_the_whole_space(runtime):
-    """`make remeasure`: every spec-valid case run in the installed release, its outcome
-    (refused or ran, and whether the output differs from the spec) held to the prediction."""
+def test_the_installed_runtime_does_what_qlin_predicts_on_the_whole_space(runtime, request):
+    """`pytest -m targets_full`: every case run in the installed release, its outcome
+    (refused or ran, and whether the output differs from the spec) held to the prediction
+    (onnxruntime 1.31.1 on the space before its last 710 keys: 0 disagreements of 4,398)."""
+    if not tm._full_selected(request.config):
+        pytest.skip("the whole space in the installed runtimes runs with `pytest -m targets_full`")
     if runtime not in tm.runtimes():
         pytest.skip(f"{runtime} is not installed")
     bad = []

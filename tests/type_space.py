@@ -10,7 +10,7 @@ valid by qlin's spec rules (tests/test_type_space.py holds it; the probe generat
 each case it makes a probe of).
 
 The probe generator files each case under its key (tools/probe_models.py), so every release
-is measured on every key of the space; ``make remeasure`` holds the installed releases'
+is measured on every key of the space; ``pytest -m targets_full`` holds the installed releases'
 verdicts to what they do with every case (tests/test_type_space.py).
 """
 
