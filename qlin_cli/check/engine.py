@@ -138,6 +138,7 @@ class _NodePass:
     def _body(self, order: int, body) -> None:
         a, scope, judge = self.a, body.scope, self._judge
         ops, known = scope.ops, body.facts
+        attributed = set(body.attributed)  # (as the bodies' walk found them, where it did)
         kinds: list = []
         io: list = []
         one: dict = {}  # each kind once: a body has few
@@ -154,7 +155,7 @@ class _NodePass:
                 continue
             facts = known.get(index)
             if facts is None:
-                facts = known[index] = read_facts(node, index, scope, a.base_dir, op)
+                facts = known[index] = read_facts(node, index, scope, a.base_dir, op, index in attributed)
             io.append((facts.inputs, facts.outputs))
             read += 1
             family = None if facts.spec is None else facts.spec.family

@@ -30,7 +30,7 @@ import onnx
 
 from .. import schema
 from .facts import NodeFacts, read_facts
-from .graphs import all_nodes, node_label, reading
+from .graphs import all_nodes, bodies, node_label, reading
 from .infer import inference_bytes, run_inference
 from .propagate import fill, fill_ranks
 from .tensors import census, initializers_pass
@@ -98,11 +98,15 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
         if check_initializers and serialized is not None and not census(model.graph).external:
             # (onnx would look for an external tensor's file from the working folder)
             a.initializers_pass = initializers_pass(serialized, model.ir_version)
+        found = {b.path: b for b in bodies(model)}  # which nodes have attributes, of what kinds
         for scope, owner, nodes in walk_bodies(model, a.inferred):
             if not nodes:  # a body without nodes has no place in the view (rules meet it via graphs())
                 continue
             body = a.body_of(scope, owner)
             body.nodes.extend(nodes)
+            seen = found.get(scope.path)
+            if seen is not None and seen.owner is owner and body.found_attributed is None:
+                body.found_attributed, body.found_attr_types = seen.attributed, seen.attr_types
             if not whole and _untyped(scope.types, nodes):
                 walked = [(scope, i, n) for i, n in enumerate(nodes)]
                 fill(walked)

@@ -446,10 +446,12 @@ def op_in_scope(scope, domain: str, op_type: str) -> OpInScope | None:
 
 
 def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
-               op: OpInScope | None = None) -> NodeFacts:
+               op: OpInScope | None = None, attributed: bool = True) -> NodeFacts:
     """The facts of one node in a ``model.walk.Scope``; ``op`` is its ``op_in_scope``
-    when the caller has it. (The hot path of `qlin check`: written for speed, every
-    field as the dataclass documents it.)"""
+    when the caller has it; ``attributed=False``: the caller knows the node has no
+    attribute (protobuf makes room for the list when it is asked for it, on every node).
+    (The hot path of `qlin check`: written for speed, every field as the dataclass
+    documents it.)"""
     if op is None:
         op = op_in_scope(scope, node.domain, node.op_type)
         if op is None:  # an op of no family qlin knows: no schema, no constants
@@ -485,7 +487,7 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
                 if tensor is not None:
                     c = consts[name] = Const(tensor, base_dir, scope.read_cache, typed)
             values[i] = c
-    attrs = node.attribute
+    attrs = node.attribute if attributed else ()
     # Positional, in the order of NodeFacts' fields (keywords cost 8% of this function);
     # tests/test_architecture.py holds every field to what it must be.
     return NodeFacts(
