@@ -5,7 +5,8 @@ on inline-weight QDQ chains of 3,000, 15,000 and 50,000 nodes and on 10,000 Q/DQ
 Each command is a fresh process (start-up, imports and teardown included), run ROUNDS times,
 all interleaved (their order turning round by round) so that load from elsewhere on the
 machine falls on each. Prints, per model, the CPU time (user + system, from wait4) of each,
-best and median, qlin's ratio to the checker (best to best, median to median), and the ratio
+best and median, qlin's ratio to the checker (best to best, median to median, and the median
+of each round's ratio, whose two runs are closest in time), and the ratio
 of peak memory (ru_maxrss of each child: this parent stays small, so what Linux carries
 across fork and exec is below either peak). Results cache off (--no-cache).
 
@@ -50,8 +51,9 @@ def run(argv: list[str], cwd: str, env: dict) -> tuple[float, float]:
 
 def line(label: str, c: list[float], q: list[float], pc: list[float], pq: list[float]) -> str:
     mc, mq = statistics.median(c), statistics.median(q)
+    rounds = statistics.median(b / a for a, b in zip(c, q, strict=True))  # runs close in time
     return (f"{label:34}{min(c):>7.2f}/{mc:<6.2f}{min(q):>7.2f}/{mq:<6.2f}"
-            f"{min(q) / min(c):>7.2f}x/{mq / mc:.2f}x"
+            f"{min(q) / min(c):>7.2f}x/{mq / mc:.2f}x{rounds:>8.2f}x"
             f"{statistics.median(pc):>8.0f}/{statistics.median(pq):<5.0f}"
             f"{statistics.median(pq) / statistics.median(pc):>6.2f}x")
 
@@ -61,9 +63,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         # built in a child: this process never imports onnx, so it stays small
         subprocess.run([sys.executable, os.path.join(HERE, "big_model.py"), tmp], check=True, env=ENV)
-        print(f"{'model':34}{'checker cpu s':>14}{'qlin cpu s':>14}{'qlin/checker':>14}"
+        print(f"{'model':34}{'checker cpu s':>14}{'qlin cpu s':>14}{'qlin/checker':>14}{'rounds':>9}"
               f"{'peak MiB':>14}{'ratio':>7}")
-        print(f"{'':34}{'best / median':>14}{'best / median':>14}{'best / median':>14}"
+        print(f"{'':34}{'best / median':>14}{'best / median':>14}{'best / median':>14}{'median':>9}"
               f"{'chk / qlin':>14}")
         for name in names:
             path = os.path.join(tmp, MODELS[name])
