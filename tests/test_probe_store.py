@@ -4,6 +4,7 @@ adding a release adds lines only where it differs."""
 
 from __future__ import annotations
 
+import gzip
 import json
 
 from qlin_cli.targets import data_files, probe_store, probe_table, releases, versions
@@ -157,7 +158,29 @@ def test_the_releases_are_read_from_the_head_of_each_file_as_the_whole_file_give
     names = [probe_store.file_name("onnxruntime"), probe_store.file_name("openvino"),
              kernel_store.file_name("onnxruntime")]
     for name in names:
-        whole = json.loads((data / name).read_text(encoding="utf-8"))
+        whole = json.loads(gzip.decompress((data / (name + data_files.GZ)).read_bytes()))
         assert data_files.releases(name) == tuple(whole["releases"]) and len(whole["releases"]) >= 15
     assert data_files.releases("no_such_probes.json") is None
     assert probe_store.releases("no_such_runtime") == ()
+
+
+def test_the_target_data_takes_at_most_a_megabyte_stored_as_its_text_gives_it(tmp_path):
+    """Every data file is stored gzip-compressed (data_files.write), all of them together at
+    most 1 MB (5.9 MB as plain text); the stored bytes are what ``write`` makes of the
+    file's text, with no time or name in them, so the same data is the same file."""
+    from importlib import resources
+
+    from qlin_cli.targets import data_files
+
+    stored = sorted(p for p in resources.files("qlin_cli.targets.data").iterdir()
+                    if p.name.endswith(".json" + data_files.GZ))
+    assert len(stored) == 3
+    assert sum(len(p.read_bytes()) for p in stored) <= 1_000_000
+    for p in stored:
+        text = gzip.decompress(p.read_bytes()).decode("utf-8")
+        again = tmp_path / p.name.removesuffix(data_files.GZ)
+        data_files.write(again, text)
+        assert (tmp_path / p.name).read_bytes() == p.read_bytes()
+        assert data_files.load(again) == json.loads(text)
+        assert text.count("\n") > 2_000  # one line per release, range and row: diffs read as changes
+    assert data_files.load(tmp_path / "none.json") is None

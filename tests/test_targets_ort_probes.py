@@ -1,5 +1,5 @@
 """onnxruntime at each release, beside its kernel registry: what the release did with every
-probe model (qlin_cli/targets/data/onnxruntime_probes.json, written by
+probe model (qlin_cli/targets/data/onnxruntime_probes.json.gz, written by
 tools/gen_target_data.py from the release installed in a throwaway venv). Kernels that exist
 and still refuse a case are QT205; a hand-written check measured on 1.31.1 gives way where
 a release ran every probe of the node's kind."""

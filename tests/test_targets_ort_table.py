@@ -17,7 +17,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from qlin_cli.targets import kernel_store, ort_table, releases
+from qlin_cli.targets import data_files, kernel_store, ort_table, releases
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -60,7 +60,7 @@ def test_bundled_json_matches_regenerated_table():
 
 
 def test_bundled_json_is_small_and_plain(table):
-    raw = (ROOT / "qlin_cli" / "targets" / "data" / kernel_store.file_name("onnxruntime")).read_bytes()
+    raw = data_files.raw(kernel_store.file_name("onnxruntime"))
     assert len(raw) < 1_000_000  # every release: each registration once, with the releases that have it
     data = kernel_store.table("onnxruntime", table.version, json.loads(raw))
     assert data["source"] == "python tools/gen_ort_kernels.py"

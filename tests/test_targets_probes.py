@@ -108,7 +108,7 @@ def test_versions_matrix_for_openvino_as_text_and_json():
 
 def test_sources_name_the_data_file_of_the_version_judged():
     t = registry.get("openvino@2025.0")
-    assert any("openvino_probes.json, release 2025.0" in s.where for s in t.sources)
+    assert any("openvino_probes.json.gz, release 2025.0" in s.where for s in t.sources)
 
 
 def _matrix_case(**fields):

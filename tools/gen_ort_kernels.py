@@ -6,7 +6,7 @@ Usage (from the repository root)::
     python tools/gen_ort_kernels.py --stdout          # print it
 
 tools/gen_target_data.py runs it in a throwaway venv and folds the table into
-qlin_cli/targets/data/onnxruntime_kernels.json (qlin_cli/targets/kernel_store.py), which
+qlin_cli/targets/data/onnxruntime_kernels.json.gz (qlin_cli/targets/kernel_store.py), which
 holds every measured release.
 
 Everything in the table comes from the onnxruntime installed in the running

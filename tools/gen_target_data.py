@@ -13,11 +13,11 @@ The version is installed from PyPI into a throwaway virtual environment (deleted
 beside the onnx this project pins, and ``tools/gen_ort_kernels.py`` runs inside it: the
 kernel registry of that version, the schema versions it knows, and the newest ai.onnx opset
 and IR version it loads and runs (measured with probe models, not read from documents).
-The kernel table goes to ``qlin_cli/targets/data/onnxruntime_kernels.json``, where every
+The kernel table goes to ``qlin_cli/targets/data/onnxruntime_kernels.json.gz``, where every
 release's registrations are stored once each with the releases that have them
 (qlin_cli/targets/kernel_store.py), one per line so that a diff reads as what changed; the
 probe outcomes of every release of a runtime go to one file,
-``<runtime>_probes.json``, each fact stored once with the range of releases it holds for
+``<runtime>_probes.json.gz``, each fact stored once with the range of releases it holds for
 (qlin_cli/targets/probe_store.py); ``qlin_cli/targets/versions.py`` reads them and names each version a target
 (``onnxruntime@1.20``).
 """
@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]
 
-from qlin_cli.targets import probe_store  # noqa: E402
+from qlin_cli.targets import data_files, probe_store  # noqa: E402
 
 PINNED = ROOT / "constraints.txt"
 
@@ -96,15 +96,13 @@ def _kernels(version: str, table_file: Path, check: bool) -> int:
     """Fold the release's kernel table (written by tools/gen_ort_kernels.py) into the store of
     every release (qlin_cli/targets/kernel_store.py), or with ``check`` compare it with the
     release's table there."""
-    import os
-
     import gen_ort_kernels
 
     from qlin_cli.targets import kernel_store, releases
 
     table = json.loads(table_file.read_text(encoding="utf-8"))
     path = ROOT / "qlin_cli" / "targets" / "data" / kernel_store.file_name("onnxruntime")
-    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    data = data_files.load(path)
     have = {} if data is None else {v: kernel_store.table("onnxruntime", v, data) for v in data["releases"]}
     if check:
         same = have.get(version) == table
@@ -112,10 +110,7 @@ def _kernels(version: str, table_file: Path, check: bool) -> int:
         return 0 if same else 1
     have[version] = table
     keys = {"kernels": gen_ort_kernels.kernel_sort_key, "schemas": kernel_store.row_text}
-    part = path.with_name(path.name + ".part")
-    part.write_text(kernel_store.dumps(kernel_store.fold("onnxruntime", have, releases.key, keys)),
-                    encoding="utf-8")
-    os.replace(part, path)
+    data_files.write(path, kernel_store.dumps(kernel_store.fold("onnxruntime", have, releases.key, keys)))
     print(f"{path.name} {version}: {len(table['kernels'])} kernels, {len(table['schemas'])} schemas")
     return 0
 
@@ -306,21 +301,17 @@ def _probe_file(runtime: str) -> Path:
 
 def read_tables(path: Path) -> dict[str, dict]:
     """{release: its outcomes} of a runtime's range file (none when there is no file)."""
-    if not path.exists():
+    data = data_files.load(path)
+    if data is None:
         return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
     return {v: probe_store.version_data(data["runtime"], v, data) for v in data["releases"]}
 
 
 def write_tables(path: Path, runtime: str, tables: dict[str, dict]) -> None:
     """Write the folded data whole, then put it in place (a reader never sees half a file)."""
-    import os
-
     from qlin_cli.targets import releases
 
-    part = path.with_name(path.name + ".part")
-    part.write_text(probe_store.dumps(probe_store.fold(runtime, tables, releases.key)), encoding="utf-8")
-    os.replace(part, path)
+    data_files.write(path, probe_store.dumps(probe_store.fold(runtime, tables, releases.key)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,5 @@
 """The kernel registries of every measured onnxruntime release, in one file
-(qlin_cli/targets/data/onnxruntime_kernels.json), each registration and schema stored once
+(qlin_cli/targets/data/onnxruntime_kernels.json.gz), each registration and schema stored once
 with the releases that have it.
 
     {"format": 1, "runtime": "onnxruntime",

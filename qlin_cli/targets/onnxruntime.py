@@ -119,7 +119,7 @@ class OnnxRuntimeCpu(Target):
             "CPU kernels: op, domain, versions, type constraints per registration",
             GENERATED,
             f"python tools/gen_target_data.py onnxruntime {table.version} "
-            f"(qlin_cli/targets/data/onnxruntime_kernels.json, release {table.version})",
+            f"(qlin_cli/targets/data/onnxruntime_kernels.json.gz, release {table.version})",
         ),
         Source(
             f"max opset {table.max_opset}, max IR {table.max_ir}",

@@ -104,7 +104,7 @@ class OpenVinoCpu(Target):
             f"which opsets and IR versions load, which quantized nodes of every family are refused "
             f"({self.table.probes} probe models)",
             GENERATED,
-            f"python tools/gen_target_data.py openvino {v} (qlin_cli/targets/data/openvino_probes.json, "
+            f"python tools/gen_target_data.py openvino {v} (qlin_cli/targets/data/openvino_probes.json.gz, "
             f"release {v})",
         ),) + self._rule_sources
 

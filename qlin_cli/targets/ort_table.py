@@ -1,6 +1,6 @@
 """onnxruntime CPU execution provider: which kernels exist, read from a generated table.
 
-The tables live in ``qlin_cli/targets/data/onnxruntime_kernels.json`` (every release in
+The tables live in ``qlin_cli/targets/data/onnxruntime_kernels.json.gz`` (every release in
 one file, targets/kernel_store.py) and are produced by ``python tools/gen_ort_kernels.py``
 from the kernel registry of an installed onnxruntime.  This module only reads JSON; it
 never imports onnxruntime, so a check can target a runtime that is not installed.

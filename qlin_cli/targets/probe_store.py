@@ -1,5 +1,5 @@
 """The probe outcomes of every measured release of a runtime, in one file per runtime
-(qlin_cli/targets/data/<runtime>_probes.json), each fact stored once with the range of
+(qlin_cli/targets/data/<runtime>_probes.json.gz), each fact stored once with the range of
 releases it holds for.
 
     {"format": 3, "runtime": "openvino", "device": "CPU",

@@ -1,5 +1,5 @@
 """What one runtime version did with each probe model, as measured (the data file
-qlin_cli/targets/data/<runtime>_probes.json written by tools/gen_target_data.py, read
+qlin_cli/targets/data/<runtime>_probes.json.gz written by tools/gen_target_data.py, read
 through probe_store.py).
 
 Each key (targets/probe_keys.py) holds how many of its probes ran, how many failed and the

@@ -1,5 +1,5 @@
 """Release numbers of the measured runtimes: how they order, their minor version, which
-releases have data (qlin_cli/targets/data: <runtime>_kernels.json, <runtime>_probes.json), and which
+releases have data (qlin_cli/targets/data: <runtime>_kernels.json.gz, <runtime>_probes.json.gz), and which
 measured release judges the one installed beside qlin."""
 
 from __future__ import annotations

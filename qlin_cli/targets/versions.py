@@ -5,7 +5,7 @@ version it concerns), plain `onnxruntime` (the version installed beside qlin, el
 newest measured; ort_table.default_version).
 
 Each version's facts are its own data (its kernel registry and the opset and IR it loads, in
-qlin_cli/targets/data/onnxruntime_kernels.json; its probe outcomes in <runtime>_probes.json),
+qlin_cli/targets/data/onnxruntime_kernels.json.gz; its probe outcomes in <runtime>_probes.json.gz),
 made by tools/gen_target_data.py from that release installed in a throwaway venv. A version
 newer than the data is judged as the newest known, and says so (QT100)."""
 
