@@ -67,8 +67,10 @@ lint: $(STAMP)
 	QLIN_MYPY=1 $(BIN)/python -m pytest -q -p no:xdist -p no:randomly tests/test_api_types.py
 
 # Measure a released runtime and write its target data: make target-data RUNTIME=onnxruntime VERSION=1.33.0
+# (and records the probe set it was measured on, tests/data/probe_set.json, which make test reads)
 target-data: $(STAMP)
 	$(BIN)/python tools/gen_target_data.py $(RUNTIME) $(VERSION)
+	$(BIN)/python tools/probe_models.py --record
 
 fixtures: $(STAMP)
 	$(BIN)/python fixtures/make_fixtures.py

@@ -7,6 +7,8 @@ from __future__ import annotations
 import gzip
 import json
 
+import pytest
+
 from qlin_cli.targets import data_files, probe_store, probe_table, releases, versions
 
 
@@ -125,26 +127,68 @@ def test_a_digest_is_written_where_it_changes_and_read_in_every_release():
         assert probe_store.version_data("rt", v, data)["keys"] == t["keys"]
 
 
+def _recorded_digests(runtime: str) -> dict[str, set[str]]:
+    """{key: every probe digest a range of the runtime's file records for it}, ranges that
+    end a key (``absent``) left out: one walk of the whole file, every release at once."""
+    found: dict[str, set[str]] = {}
+    for key, ranges in probe_store._read(runtime)["keys"].items():
+        digest = None  # written where it changes: the last one before holds
+        for r in ranges:
+            digest = r.get("digest", digest)
+            if "absent" not in r:
+                found.setdefault(key, set()).add(digest)
+    return found
+
+
 def test_every_release_was_measured_on_todays_probes():
     """The data is held to the probes without running a runtime (`make remeasure` runs
     them): every range records the digest of the probes it was measured on
     (tools/probe_models.py ``digests``), and a probe changed since, or a probe key no
     release has, fails here until its keys are measured again (tools/gen_target_data.py
-    RUNTIME VERSION --only KEY-PREFIX, in each release)."""
+    RUNTIME VERSION --missing, in each release). Today's probes are known without making
+    them while the files they are made from are those tests/data/probe_set.json was
+    recorded from (``python tools/probe_models.py --record``); otherwise they are made."""
     import probe_models
-    from probe_helpers import all_probes
 
     from qlin_cli.targets import probe_keys
 
-    made = probe_models.digests(all_probes())
-    assert probe_keys.opset_key(21) in made and probe_keys.ir_key(10) in made  # the load probes' keys
+    recorded = json.loads(probe_models.RECORD.read_text(encoding="utf-8"))
+    fresh = recorded["sources"] == probe_models.sources_digest()
     for runtime in ("onnxruntime", "openvino"):
-        for v in probe_store.releases(runtime):
-            keys = probe_store.version_data(runtime, v)["keys"]
-            stale = sorted(k for k, e in keys.items() if k in made and e.get("digest") != made[k])
-            assert not stale, f"{runtime} {v}: {len(stale)} keys measured on other probes, first {stale[0]!r}"
-            # every key of the data is a probe's key (a key a node can have, or a load probe's)
-            assert sorted(set(made) ^ set(keys))[:3] == [], f"{runtime} {v}: keys not measured, or no probe's"
+        found = _recorded_digests(runtime)
+        releases_ = probe_store.releases(runtime)
+        first = {k: r[0]["since"] for k, r in probe_store._read(runtime)["keys"].items()}
+        assert {v for v in first.values()} == {releases_[0]}, f"{runtime}: a key not measured in every release"
+        one = {k: next(iter(d)) for k, d in found.items() if len(d) == 1}
+        if fresh and len(one) == len(found) and probe_models.set_digest(one) == recorded["probes"]:
+            assert len(one) == recorded["keys"]
+            continue  # every key of every release on the probes the record was made of
+        _held_to_probes_made_now(runtime, found)
+    if not fresh:
+        pytest.fail("tests/data/probe_set.json was recorded from other sources; the data was held to "
+                    "the probes made now: run `python tools/probe_models.py --record`")
+    assert probe_keys.opset_key(21) in found and probe_keys.ir_key(10) in found  # the load probes' keys
+
+
+def _held_to_probes_made_now(runtime: str, found: dict[str, set[str]]) -> None:
+    """The slow way, naming what is stale: every probe made, each key's digest compared."""
+    import probe_models
+    from probe_helpers import all_probes
+
+    made = probe_models.digests(all_probes())
+    stale = sorted(k for k, d in found.items() if k in made and d != {made[k]})
+    assert not stale, f"{runtime}: {len(stale)} keys measured on other probes, first {stale[0]!r}"
+    # every key of the data is a probe's key (a key a node can have, or a load probe's)
+    assert sorted(set(made) ^ set(found))[:3] == [], f"{runtime}: keys not measured, or no probe's"
+
+
+@pytest.mark.remeasure
+def test_the_record_of_the_probe_set_is_the_probes_made_now():
+    """`make remeasure`: the record make test reads is today's probes, made."""
+    import probe_models
+    from probe_helpers import all_probes
+
+    assert probe_models.record(all_probes()) == json.loads(probe_models.RECORD.read_text(encoding="utf-8"))
 
 
 def test_the_releases_are_read_from_the_head_of_each_file_as_the_whole_file_gives_them():

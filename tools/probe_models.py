@@ -197,6 +197,59 @@ def digests(made=None) -> dict[str, str]:
     return {key: h.hexdigest() for key, h in by_key.items()}
 
 
+RECORD = ROOT / "tests" / "data" / "probe_set.json"  # record(): what make test holds the data to
+# What the probes are made from: the files whose text, with the versions of onnx, numpy and
+# ml_dtypes, decides every probe's model and feeds (sources_digest)
+SOURCES = ("qlin_cli/schema/*.py", "qlin_cli/model/*.py", "qlin_cli/evaluator/*.py",
+           "qlin_cli/targets/*.py", "tools/probe_*.py", "tests/type_space.py",
+           "tests/test_targets_matrix.py", "tests/recorded_runs.py")
+
+
+def sources_digest() -> str:
+    """A digest of SOURCES' bytes and of the versions that make the probes: unchanged, the
+    probes are the ones ``record`` made."""
+    import hashlib
+    from importlib import metadata
+
+    h = hashlib.blake2b(digest_size=10)
+    for dist in ("onnx", "numpy", "ml_dtypes"):
+        h.update(f"{dist} {metadata.version(dist)}\n".encode())
+    for pattern in SOURCES:
+        for path in sorted(ROOT.glob(pattern)):
+            h.update(f"{path.relative_to(ROOT).as_posix()} {path.stat().st_size}\n".encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def set_digest(keyed: dict[str, str]) -> str:
+    """One digest of {key: probe digest} (``digests``' result, or what a release's data
+    records)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=10)
+    for key in sorted(keyed):
+        h.update(f"{key}\t{keyed[key]}\n".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def record(made=None) -> dict:
+    """What tests/data/probe_set.json holds: the digest of the sources the probes were made
+    from, the number of keys and the digest of every key's probe digest. ``make test`` holds
+    each release's data to it without making the 10,000 probes again (about 10 s) while the
+    sources are unchanged; after an edit of them it makes the probes (and says to run
+    ``python tools/probe_models.py --record``)."""
+    keyed = digests(made)
+    return {"sources": sources_digest(), "keys": len(keyed), "probes": set_digest(keyed)}
+
+
+def write_record(made=None) -> dict:
+    import json
+
+    found = record(made)
+    RECORD.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+    return found
+
+
 # ---- the other families -------------------------------------------------------------------
 def _t(name, value, type_name):
     return numpy_helper.from_array(np.asarray(value).astype(dtypes.BY_NAME[type_name].numpy), name)
@@ -415,3 +468,9 @@ def _relu(opset: int, ir_version: int) -> onnx.ModelProto:
                               [helper.make_tensor_value_info("x", 1, (4,))],
                               [helper.make_tensor_value_info("y", 1, (4,))])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--record"]:
+        sys.exit("usage: python tools/probe_models.py --record  (writes tests/data/probe_set.json)")
+    print(write_record())
