@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cache
+from itertools import product
 
 import numpy as np
 import onnx
@@ -61,11 +62,23 @@ GRANULARITIES = ((schema.PER_TENSOR, "tensor"), (schema.PER_AXIS, "axis"), (sche
 # first value that differs, which an outcome names, stays where it was before they came)
 FLOAT8_X = (15.499925, 37.998543, -45.989754, 465.0, 480.0, 490.0, 500.0, 1.0, -2.0, 60000.0, 100000.0,
             -480.0, 0.3, -0.7, 3.14159, 240.0, 14.999, 29.998, float("nan"), -float("nan"))
+# the scales of the float8 probes (1: the conversion alone): float, and float8e8m0 (MX
+# blocks, from QuantizeLinear-24), which the page divides by in float32 as well
+FLOAT8_SCALES = ("float", "float8e8m0")
 # (x, scale, precision) of the division probes: x and the scale of one narrow type, then,
-# where the schema types them apart and has ``precision``, the other ways to ask for one
+# where the schema types them apart and has ``precision``, the other ways to ask for one: a
+# narrow scale beside x of another type (x converted to the scale's type, then divided in it;
+# openvino 2026.4 divides float16 x by a bfloat16 scale in float32), and ``precision``
 SAME = tuple((t, t, None) for t in probe_keys.DIVIDED)
 APART = (("float", "float16", None), ("float", "bfloat16", None), ("float", "float", "float16"),
-         ("float", "float", "bfloat16"), ("float16", "float16", "float"), ("bfloat16", "bfloat16", "float"))
+         ("float", "float", "bfloat16"), ("float16", "float16", "float"), ("bfloat16", "bfloat16", "float"),
+         ("float16", "bfloat16", None), ("bfloat16", "float16", None), ("int32", "float16", None),
+         ("int32", "bfloat16", None))
+# the outputs an int32 scale's division probes quantize to: its quotient is an integer, which
+# a float8 output shows (an integer output rounds a float quotient to the same integer but
+# near the float32 limits); x / 2 over these x is exact in each float8 type and in float16
+INTEGER_OUTPUTS = ("float8e4m3fn", "float8e5m2")
+HALVES = (7, 5, 1, 3, -7, -5, -1, -3)
 
 
 def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
@@ -82,6 +95,8 @@ def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]
         apart = spec.inputs[0].types != spec.inputs[1].types and "precision" in spec.attributes
         divisions = [(x, s, p) for x, s, p in SAME + (APART if apart else ())
                      if x in x_types and s in scale_types]
+        integer = [(x, s) for x, s in product(sorted(x_types), probe_keys.INTEGER_DIVIDED)
+                   if s in scale_types and (x == s or spec.inputs[0].types != spec.inputs[1].types)]
         for gran in grans:
             for out in OUTPUTS:
                 for what in ("rounding", "negative scale"):
@@ -95,6 +110,17 @@ def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]
                 for saturate in (0, 1):
                     yield _probe(f"float8 {out} saturate={saturate}", spec.domain, opset, "float", "float",
                                  None, gran, out, key_of)
+        # the probes added since (after the others, which keep their order)
+        for gran in grans:
+            for out in (t for t in INTEGER_OUTPUTS if t in spec.quantized_types):
+                for x, scale in integer:
+                    yield _probe("division", spec.domain, opset, x, scale, None, gran, out, key_of)
+        for out in sorted(spec.quantized_types & dtypes.SATURATE_APPLIES):
+            for gran in grans:
+                for saturate in (0, 1):
+                    for scale in (t for t in FLOAT8_SCALES[1:] if t in scale_types):
+                        yield _probe(f"float8 {out} saturate={saturate}", spec.domain, opset, "float",
+                                     scale, None, gran, out, key_of)
     for spec in schema.SPECS:
         if spec.domain == schema.MICROSOFT and schema.is_linear(spec) and "axis" in spec.attributes:
             yield _missing_axis(spec, key_of)
@@ -240,6 +266,14 @@ def _missing_axis(spec, key_of):
 
 def _values(what, x_type, scale_type, precision, out):
     """(x, scale, zero point, {name: the result of what a runtime may do instead})."""
+    if what == "division" and scale_type in probe_keys.INTEGER_DIVIDED:
+        # ties x / 2: the page's int32 quotient rounds them to even integers before the
+        # conversion to float8 (3.5 -> 4), a division in float keeps them (3.5); both exact
+        # (the zero point 0 added: -0.5 rounds to -0, which the page's -0 + 0 makes +0)
+        x = np.resize(np.array(HALVES, np.float32), SHAPE)
+        layout = dtypes.FLOAT_LAYOUTS[out]
+        return x, 2, 0, {f"divides in {t}": encode((q + 0.0).astype(np.float32), layout, saturate=True)
+                         for t, q in (("float", x / 2), (scale_type, np.rint(x / 2)))}
     if what == "rounding":
         x = np.resize(np.array([0.5, 1.5, 2.5, -0.5, -1.5, 3.5, -2.5, 4.5]), SHAPE)
         return x, 1.0, 3, {probe_keys.ADDED_FIRST: np.rint(x + 3),
@@ -312,10 +346,11 @@ def _quantized(x: float, s: float, in_type: str, out: str) -> int:
 
 @cache  # a search of up to two million quotients, asked for the same types by many probes
 def _telling_apart(types: frozenset[str], narrow: str, out: str) -> tuple[float, float]:
-    """x and scale, exact in each of ``types``, whose quotient rounds to different integers
-    of ``out`` in ``narrow`` and in float32 (found by search, smallest x first)."""
-    def exact(v):
-        return all(float(dtypes.BY_NAME[t].numpy.type(v)) == v for t in types)
+    """x and scale, exact in each of ``types`` (int32 asks that of x alone: it is x's type
+    only), whose quotient rounds to different integers of ``out`` in ``narrow`` and in
+    float32 (found by search, smallest x first)."""
+    def exact(v, among=types):
+        return all(float(dtypes.BY_NAME[t].numpy.type(v)) == v for t in among)
 
     for a in range(1, 4096):
         x = a / 16
@@ -323,6 +358,7 @@ def _telling_apart(types: frozenset[str], narrow: str, out: str) -> tuple[float,
             continue
         for b in range(1, 512):
             s = b / 512
-            if exact(s) and x / s < 100 and _quantized(x, s, narrow, out) != _quantized(x, s, "float", out):
+            if (exact(s, types - {"int32"}) and x / s < 100
+                    and _quantized(x, s, narrow, out) != _quantized(x, s, "float", out)):
                 return x, s
     raise LookupError(f"no values tell {narrow} from float32 division for {out}")

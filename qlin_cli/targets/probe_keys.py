@@ -45,6 +45,9 @@ def node_key(f) -> str | None:
 
 
 DIVIDED = ("float16", "bfloat16")  # division types a runtime may widen to float32
+# a division type whose quotient is an integer (the page: "The type of y_scale determines the
+# precision of the division"), which a runtime may do in float32 and keep the fraction of
+INTEGER_DIVIDED = ("int32",)
 # What the probes of a QuantizeLinear's arithmetic measure (tools/probe_quantize.py): how it
 # divides, where it adds the zero point, how it saturates with a negative scale, how it
 # converts to each float8 type ("float8 float8e4m3fn saturate=0")
@@ -72,11 +75,14 @@ def quantize_key_of(what: str, parts: tuple | None) -> str | None:
     """The probe of ``what`` (QUANTIZE_PROBES) for a QuantizeLinear (ai.onnx or com.microsoft)
     of those ``quantize_parts``: the op and its version, x's and the scale's types, the
     granularity and the precision. The output type is in the key only through ``what``
-    ("float8 float8e4m3fn saturate=0"): the other probes quantize to int8 and to uint8, and
-    the kernels divide, round and add before they convert to the output type. Division
-    probes exist only for nodes whose division the page puts in float16 or bfloat16 (the
-    scale's type, or ``precision``'s) or that name a ``precision``. None for any other node."""
-    if parts is None or (what == "division" and parts[6] is None and parts[4] not in DIVIDED):
+    ("float8 float8e4m3fn saturate=0"): the other probes quantize to int8 and to uint8 (but
+    an int32 scale's division probes, to float8), and the kernels divide, round and add
+    before they convert to the output type. Division probes exist only for nodes whose
+    division the page puts in float16 or bfloat16 (the scale's type, or ``precision``'s), in
+    int32 (an int32 scale: its quotient is an integer, which shows in a float8 output) or
+    that name a ``precision``. None for any other node."""
+    if parts is None or (what == "division" and parts[6] is None
+                         and parts[4] not in DIVIDED + INTEGER_DIVIDED):
         return None
     return quantize_probe(what, *parts)
 

@@ -12,18 +12,25 @@ class DivisionInFloat32(Code):
     """
     ## What it checks
     Quantize nodes without a `precision` attribute whose division the spec does in float16
-    or bfloat16 (the scale's type) and the target does in another type (float32).
+    or bfloat16 (the scale's type) and the target does in another type (float32), and
+    quantize nodes with an int32 scale and a float output (float8) whose division the
+    target does in float, not in int32.
 
     ## Why is this bad?
     QuantizeLinear's page: "The type of y_scale determines the precision of the
     division operation between x and y_scale, unless the precision attribute is
     specified." The results differ wherever the two quotients round to different integers:
     x = 78.0625, scale = 0.669921875 (both float16) gives 116.5 in float16 (-> 116)
-    and 116.52 in float32 (-> 117). Which releases divide in float32, and at which op
-    versions, is measured per release by division probes (tools/probe_quantize.py; `qlin
-    targets --versions RUNTIME` shows them): openvino 2024.0 to 2026.4 always; onnxruntime
-    1.30 and 1.31 always, 1.32 at QuantizeLinear-19 and -21, every release for com.microsoft
-    QuantizeLinear.
+    and 116.52 in float32 (-> 117). x of another type is converted to the scale's type
+    first: float16 x 15.6484375 by a bfloat16 scale 0.3359375 gives 46 (15.625 / 0.3359375
+    is 46.5 in bfloat16), 47 in float32. An int32 scale makes the quotient an int32, rounded
+    to the nearest even ("For (x / y_scale), it rounds to the nearest even"), which a float8
+    output keeps: 7 / 2 gives 4 where a division in float gives 3.5 (with an integer output
+    both round to the same integer). Which releases divide in float32, and at which op
+    versions and types, is measured per release by division probes
+    (tools/probe_quantize.py; `qlin targets --versions RUNTIME` shows some): openvino
+    2024.0 to 2026.4 always; onnxruntime 1.30 and 1.31 always, 1.32 at QuantizeLinear-19
+    and -21, every release for com.microsoft QuantizeLinear.
 
     ## Example
     ```
@@ -32,7 +39,8 @@ class DivisionInFloat32(Code):
 
     ## Fix
     Quantize from float32 (x and scale in float) when bit-exact results matter, or
-    accept the difference (at most one step, on values near a rounding boundary).
+    accept the difference (at most one step, on values near a rounding boundary; with an
+    int32 scale and a float8 output, the fraction of every quotient that has one).
     """
 
     code = "QT401"
@@ -48,8 +56,16 @@ class DivisionInFloat32(Code):
         done = target.division(site)  # None: as the page, or not known
         if done is None or nodes.kind(f) != nodes.QUANTIZE or nodes.precision_type(f) is not None:
             return  # with precision, the division is done in its type: QT402 when the target ignores it
-        st = nodes.scale_type(f)
-        if st in probe_keys.DIVIDED and done != st:
+        st, q = nodes.scale_type(f), nodes.quant_type(f)
+        if st in probe_keys.INTEGER_DIVIDED and done != st and q is not None and not nodes.is_integer(q):
+            shown = "float32" if done == "float" else done
+            yield target.finding(
+                "QT401",
+                f"the division x / y_scale ({nodes.x_type(f)} / {st}) is done in {shown}, not in {st}: the "
+                f"quotient keeps its fraction into {q} (7 / 2 gives 3.5 where the page's {st} quotient is 4)",
+                fix="use a float32 scale (the page then keeps the fraction too) if the results must agree",
+            )
+        elif st in probe_keys.DIVIDED and done != st:
             shown = "float32" if done == "float" else done
             yield target.finding(
                 "QT401",
