@@ -158,7 +158,7 @@ def test_every_release_was_measured_on_todays_probes():
         found = _recorded_digests(runtime)
         releases_ = probe_store.releases(runtime)
         first = {k: r[0]["since"] for k, r in probe_store._read(runtime)["keys"].items()}
-        assert {v for v in first.values()} == {releases_[0]}, f"{runtime}: a key not measured in every release"
+        assert set(first.values()) == {releases_[0]}, f"{runtime}: a key not measured in every release"
         one = {k: next(iter(d)) for k, d in found.items() if len(d) == 1}
         if fresh and len(one) == len(found) and probe_models.set_digest(one) == recorded["probes"]:
             assert len(one) == recorded["keys"]

@@ -268,6 +268,16 @@ class Target:
             return []
         return list(self.node_findings(site))
 
+    def errors_for(self, site: NodeSite) -> list[TargetFinding]:
+        """The node's error findings, as ``findings_for`` gives them or without the notes
+        that cost more to work out than the errors themselves (a measured release's "... 1.19
+        and newer run it"): what a conversion plan weighs its candidates by."""
+        return [x for x in self.findings_for(site) if x.severity == "error"]
+
+    def model_errors(self, info: ModelInfo) -> list[TargetFinding]:
+        """``model_findings``' errors, as ``errors_for`` gives a node's."""
+        return [x for x in self.model_findings(info) if x.severity == "error"]
+
     probes_arithmetic = False  # ``arithmetic`` answers from the release's probes
     # the release's probe outcomes (probe_table.ProbeTable) where the target is a measured
     # release: QT207 says where a node's kind is not among them

@@ -533,7 +533,7 @@ def plan_in(a: Analysis, target: str | Target, *, _known=None) -> Plan:
         and s.facts.granularity == schema.PER_AXIS
         for s in all_sites
     )
-    best: tuple[tuple[int, int], list[Finding]] | None = None
+    best: tuple | None = None  # (score, its errors, the candidate)
     tried = 0
     cache: dict = {}  # (target, site as retargeted) -> its error findings
     for opset, domain, lower in _candidates(t, info, has_vendor, types):
@@ -547,7 +547,9 @@ def plan_in(a: Analysis, target: str | Target, *, _known=None) -> Plan:
             return Plan(t.name, True, Choice(opset, name, need, lower, tuple(lowered), notes), [], tried)
         score = (len(blocking), sum(p.convertible for p in blocking))
         if best is None or score < best[0]:
-            best = (score, blocking)
+            best = (score, blocking, (opset, domain, lower))
+    if best is not None:  # the closest candidate's errors as findings_for gives them, notes and all
+        best = (best[0], _try(t, info, placed, types, *best[2], {}, noted=True)[0])
     return Plan(t.name, True, None, [_unconvertible(p, t) for p in _refusal(now, best)], tried)
 
 
@@ -581,8 +583,10 @@ def _try(
     domain: str | None,
     lower: bool,
     cache: dict,
+    noted: bool = False,
 ) -> tuple[list[Finding], list[str], int]:
-    """The error findings of one candidate, the nodes it lowers, and the IR it needs."""
+    """The error findings of one candidate, the nodes it lowers, and the IR it needs; the
+    findings as ``Target.errors_for`` gives them, or with ``noted`` as ``findings_for`` does."""
     blocking: list[Finding] = []
     lowered: list[str] = []
     gone: set[int] = set()  # sites lowered to primitive ops
@@ -596,8 +600,12 @@ def _try(
         new_site = moved.get(id(site))
         if new_site is None and nodes.is_linear(f):
             to = domain if domain is not None else f.domain
-            q, written = _written(f, domain, opset)
-            g = None if isinstance(written, Refusal) else _retargeted(f, written, opset)
+            at = ("written", id(site), domain, opset)  # the same for the candidate with --lower
+            if at not in cache:
+                q, written = _written(f, domain, opset)
+                g = None if isinstance(written, Refusal) else _retargeted(f, written, opset)
+                cache[at] = q, written, g
+            q, written, g = cache[at]
             if g is None:
                 if lower and _lowerable(q, f, opset) and t.runs_lowered(nodes.quant_type(f), opset):
                     lowered.append(loc.label)
@@ -616,11 +624,13 @@ def _try(
         key = (t.name, new_site)
         errors = cache.get(key)
         if errors is None:
-            errors = cache[key] = [x for x in t.findings_for(new_site) if x.severity == ERROR]
+            found = t.findings_for(new_site) if noted else t.errors_for(new_site)
+            errors = cache[key] = [x for x in found if x.severity == ERROR]
         blocking += [_place_node(t, f, x, loc) for x in errors]
     need = _ir_needed(info, opset, domains_left, types)
     new_info = dataclasses.replace(info, opsets=need[1], ir_version=need[0])
-    blocking[:0] = [_place_model(t, x) for x in t.model_findings(new_info) if x.severity == ERROR]
+    found = t.model_findings(new_info) if noted else t.model_errors(new_info)
+    blocking[:0] = [_place_model(t, x) for x in found if x.severity == ERROR]
     return blocking, lowered, need[0]
 
 

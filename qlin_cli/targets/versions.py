@@ -177,6 +177,17 @@ class _Versioned:
         for f in self._own_node_findings(site):
             yield self._with_fix_version(f, lambda t: t._own_node_findings(site))
 
+    def errors_for(self, site: NodeSite) -> list[TargetFinding]:
+        """The node's errors without the newer releases that run it (each newer release's
+        checks asked again: a plan tries thousands of candidate sites, and names the
+        releases only for the candidate it reports, predict.plan_in)."""
+        if site.facts.opset is None:
+            return []
+        return [x for x in self._own_node_findings(site) if x.severity == "error"]
+
+    def model_errors(self, info) -> list[TargetFinding]:
+        return [x for x in self._own_model_findings(info) if x.severity == "error"]
+
     def _own_model_findings(self, info):
         """The profile's checks of this release, without this wrapper's notes."""
         return super().model_findings(info)
