@@ -153,7 +153,7 @@ def test_every_release_was_measured_on_todays_probes():
     from qlin_cli.targets import probe_keys
 
     recorded = json.loads(probe_models.RECORD.read_text(encoding="utf-8"))
-    fresh = recorded["sources"] == probe_models.sources_digest()
+    fresh = recorded["sources"] == probe_models.sources_digest(recorded["files"])
     for runtime in ("onnxruntime", "openvino"):
         found = _recorded_digests(runtime)
         releases_ = probe_store.releases(runtime)
@@ -188,7 +188,10 @@ def test_the_record_of_the_probe_set_is_the_probes_made_now():
     import probe_models
     from probe_helpers import all_probes
 
-    assert probe_models.record(all_probes()) == json.loads(probe_models.RECORD.read_text(encoding="utf-8"))
+    recorded = json.loads(probe_models.RECORD.read_text(encoding="utf-8"))
+    keyed = probe_models.digests(all_probes())
+    assert (len(keyed), probe_models.set_digest(keyed)) == (recorded["keys"], recorded["probes"])
+    assert recorded["sources"] == probe_models.sources_digest(recorded["files"])
 
 
 def test_the_releases_are_read_from_the_head_of_each_file_as_the_whole_file_gives_them():

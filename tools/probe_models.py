@@ -198,15 +198,11 @@ def digests(made=None) -> dict[str, str]:
 
 
 RECORD = ROOT / "tests" / "data" / "probe_set.json"  # record(): what make test holds the data to
-# What the probes are made from: the files whose text, with the versions of onnx, numpy and
-# ml_dtypes, decides every probe's model and feeds (sources_digest)
-SOURCES = ("qlin_cli/schema/*.py", "qlin_cli/model/*.py", "qlin_cli/evaluator/*.py",
-           "qlin_cli/targets/*.py", "tools/probe_*.py", "tests/type_space.py",
-           "tests/test_targets_matrix.py", "tests/recorded_runs.py")
 
 
-def sources_digest() -> str:
-    """A digest of SOURCES' bytes and of the versions that make the probes: unchanged, the
+def sources_digest(files: list[str]) -> str:
+    """A digest of ``files`` (paths from the project's root: the sources the probes were
+    made from, ``record``'s) and of the versions of onnx, numpy and ml_dtypes: unchanged, the
     probes are the ones ``record`` made."""
     import hashlib
     from importlib import metadata
@@ -214,11 +210,22 @@ def sources_digest() -> str:
     h = hashlib.blake2b(digest_size=10)
     for dist in ("onnx", "numpy", "ml_dtypes"):
         h.update(f"{dist} {metadata.version(dist)}\n".encode())
-    for pattern in SOURCES:
-        for path in sorted(ROOT.glob(pattern)):
-            h.update(f"{path.relative_to(ROOT).as_posix()} {path.stat().st_size}\n".encode())
-            h.update(path.read_bytes())
+    for name in files:
+        path = ROOT / name
+        body = path.read_bytes() if path.is_file() else b"(none)"
+        h.update(f"{name} {len(body)}\n".encode())
+        h.update(body)
     return h.hexdigest()
+
+
+def _sources() -> list[str]:
+    """The project's files imported so far (after making the probes: what they are made from)."""
+    found = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and Path(path).resolve().is_relative_to(ROOT) and ".venv" not in Path(path).parts:
+            found.add(Path(path).resolve().relative_to(ROOT).as_posix())
+    return sorted(found)
 
 
 def set_digest(keyed: dict[str, str]) -> str:
@@ -232,20 +239,22 @@ def set_digest(keyed: dict[str, str]) -> str:
     return h.hexdigest()
 
 
-def record(made=None) -> dict:
-    """What tests/data/probe_set.json holds: the digest of the sources the probes were made
-    from, the number of keys and the digest of every key's probe digest. ``make test`` holds
-    each release's data to it without making the 10,000 probes again (about 10 s) while the
-    sources are unchanged; after an edit of them it makes the probes (and says to run
-    ``python tools/probe_models.py --record``)."""
-    keyed = digests(made)
-    return {"sources": sources_digest(), "keys": len(keyed), "probes": set_digest(keyed)}
+def record() -> dict:
+    """What tests/data/probe_set.json holds: the project's files the probes were made from
+    (every one imported in making them) with their digest, the number of keys and one digest
+    of every key's probe digest. ``make test`` holds each release's data to it without
+    making the 10,000 probes again (about 10 s) while those files are unchanged; after an
+    edit of one it makes the probes (and says to run ``python tools/probe_models.py
+    --record``)."""
+    keyed = digests()
+    files = _sources()
+    return {"files": files, "sources": sources_digest(files), "keys": len(keyed), "probes": set_digest(keyed)}
 
 
-def write_record(made=None) -> dict:
+def write_record() -> dict:
     import json
 
-    found = record(made)
+    found = record()
     RECORD.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
     return found
 
