@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import warnings
 
 import pytest
 
@@ -147,7 +148,8 @@ def test_every_release_was_measured_on_todays_probes():
     release has, fails here until its keys are measured again (tools/gen_target_data.py
     RUNTIME VERSION --missing, in each release). Today's probes are known without making
     them while the files they are made from are those tests/data/probe_set.json was
-    recorded from (``python tools/probe_models.py --record``); otherwise they are made."""
+    recorded from (``python tools/probe_models.py --record``); otherwise they are made, and
+    a warning asks for the record again."""
     import probe_models
 
     from qlin_cli.targets import probe_keys
@@ -164,9 +166,10 @@ def test_every_release_was_measured_on_todays_probes():
             assert len(one) == recorded["keys"]
             continue  # every key of every release on the probes the record was made of
         _held_to_probes_made_now(runtime, found)
-    if not fresh:
-        pytest.fail("tests/data/probe_set.json was recorded from other sources; the data was held to "
-                    "the probes made now: run `python tools/probe_models.py --record`")
+    if not fresh:  # right, but slow: the record is what keeps this test under a second
+        warnings.warn("tests/data/probe_set.json was recorded from other sources, so the data was held "
+                      "to the probes made now (about 10 s): run `python tools/probe_models.py --record`",
+                      stacklevel=1)
     assert probe_keys.opset_key(21) in found and probe_keys.ir_key(10) in found  # the load probes' keys
 
 
