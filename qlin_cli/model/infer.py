@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from functools import cache
 
 import onnx
 from onnx import AttributeProto
@@ -169,32 +168,17 @@ def read_inferred(out: bytes, only_main: bool) -> dict:
     return {MAIN: [(vi.name, type_of_bytes(vi.type)) for vi in (*g.value_info, *g.output)]}
 
 
-@cache
 def _main_types():
     """A message class that reads a serialized ModelProto as its main graph's value_info
     and outputs only (field numbers from onnx.proto), each ValueInfoProto as its name and
     its type's bytes; every other field is kept unread. None where it cannot be built."""
-    try:
-        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from .partial import reader
 
-        fdp = descriptor_pb2.FileDescriptorProto(name="qlin_inferred_types.proto",
-                                                 package="qlin_inferred_types", syntax="proto2")
-        f = descriptor_pb2.FieldDescriptorProto
-        info = fdp.message_type.add(name="ValueInfo")
-        info.field.add(name="name", number=1, type=f.TYPE_STRING, label=f.LABEL_OPTIONAL)
-        info.field.add(name="type", number=2, type=f.TYPE_BYTES, label=f.LABEL_OPTIONAL)
-        graph = fdp.message_type.add(name="Graph")
-        for name, number in (("output", 12), ("value_info", 13)):
-            graph.field.add(name=name, number=number, type=f.TYPE_MESSAGE, label=f.LABEL_REPEATED,
-                            type_name=".qlin_inferred_types.ValueInfo")
-        model = fdp.message_type.add(name="Model")
-        model.field.add(name="graph", number=7, type=f.TYPE_MESSAGE, label=f.LABEL_OPTIONAL,
-                        type_name=".qlin_inferred_types.Graph")
-        pool = descriptor_pool.DescriptorPool()
-        pool.Add(fdp)
-        return message_factory.GetMessageClass(pool.FindMessageTypeByName("qlin_inferred_types.Model"))
-    except Exception:
-        return None
+    return reader("qlin_inferred_types", (
+        ("ValueInfo", (("name", 1, "string", False), ("type", 2, "bytes", False))),
+        ("Graph", (("output", 12, "ValueInfo", True), ("value_info", 13, "ValueInfo", True))),
+        ("Model", (("graph", 7, "Graph", False),)),
+    ))
 
 
 _SIZED = frozenset(dtypes.BY_PROTO)  # element types with a fixed width

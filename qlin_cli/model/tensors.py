@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -53,28 +52,16 @@ def census(graph: onnx.GraphProto) -> Census:
     return kept(graph, ("census", id(graph)), compute)
 
 
-@cache
 def _initializers_class():
     """A message class that reads a serialized ModelProto as its main graph's name and
     initializers, each initializer as its bytes (field numbers from onnx.proto); every
     other field is unknown to it. None where it cannot be built."""
-    try:
-        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from .partial import reader
 
-        fdp = descriptor_pb2.FileDescriptorProto(name="qlin_initializers.proto", package="qlin_initializers",
-                                                 syntax="proto2")
-        f = descriptor_pb2.FieldDescriptorProto
-        graph = fdp.message_type.add(name="Graph")
-        graph.field.add(name="name", number=2, type=f.TYPE_BYTES, label=f.LABEL_OPTIONAL)
-        graph.field.add(name="initializer", number=5, type=f.TYPE_BYTES, label=f.LABEL_REPEATED)
-        model = fdp.message_type.add(name="Model")
-        model.field.add(name="graph", number=7, type=f.TYPE_MESSAGE, label=f.LABEL_OPTIONAL,
-                        type_name=".qlin_initializers.Graph")
-        pool = descriptor_pool.DescriptorPool()
-        pool.Add(fdp)
-        return message_factory.GetMessageClass(pool.FindMessageTypeByName("qlin_initializers.Model"))
-    except Exception:
-        return None
+    return reader("qlin_initializers", (
+        ("Graph", (("name", 2, "bytes", False), ("initializer", 5, "bytes", True))),
+        ("Model", (("graph", 7, "Graph", False),)),
+    ))
 
 
 def initializers_pass(serialized: bytes, ir_version: int) -> bool:
