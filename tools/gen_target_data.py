@@ -57,11 +57,12 @@ def measure(runtime: str, version: str, check: bool, merge_here: bool = False,
         print(f"--only and --missing add to the keys of a measured release, and {runtime} {version} was "
               f"not measured: measure it whole first", file=sys.stderr)
         return 2
-    if missing:  # the keys of today's probes the release has no outcome for
+    if missing:  # the keys of today's probes the release has no outcome for, or one on other probes
         have = read_tables(_probe_file(runtime))[version]["keys"]
         import probe_models
 
-        only = tuple(sorted({k for k, _, _ in probe_models.probes()} - set(have)))
+        made = probe_models.digests()
+        only = tuple(sorted(k for k, d in made.items() if k not in have or have[k].get("digest") != d))
         if not only:
             print(f"{runtime} {version}: every probe key is measured")
             return 0
@@ -327,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
                              "be given again) and replace those keys in the committed data of the release")
     parser.add_argument("--missing", action="store_true",
                         help="run only the probes of keys the release has no outcome for (a key added "
-                             "since it was measured) and add them to its data")
+                             "since it was measured) or one measured on other probes than today's "
+                             "(their digests differ), and add them to its data")
     args = parser.parse_args(argv)
     only = tuple(args.only) if args.only else None
     return measure(args.runtime, args.version, args.check, args.merge, only, args.missing)
