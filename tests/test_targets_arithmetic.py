@@ -50,7 +50,7 @@ def test_each_probe_model_is_valid_by_onnx_checker_and_by_qlin():
     from qlin_cli.check.engine import check_analysis
     from qlin_cli.model.analysis import analyze
 
-    quantizing = ("division ", "rounding ", "negative scale ", "float8 ")
+    quantizing = ("division ", "rounding ", "negative scale ", "float8 ", "near ties ")
     for key, model, _ in (p for p in _all_probes() if p[0].startswith(quantizing)):
         typed = onnx.ModelProto()
         typed.CopyFrom(model)
@@ -644,3 +644,82 @@ def _all_float_scale_twin(key: str) -> np.ndarray:
     scale of 1) mirrors: dividing by 1 in either is the conversion alone."""
     twin = key.replace(",float8e8m0)", ",float)")
     return next(f["expect:spec"] for k, _, f in _all_probes() if k == twin)
+
+
+def _near_ties():
+    return [p for p in _all_probes() if p[0].startswith("near ties ")]
+
+
+def test_the_near_ties_probes_tell_an_offset_in_float32_apart():
+    """Each 16-bit output (int16 with zero point 0, uint16 with 32768) of float32 and int32 x
+    by a float32 scale, at each version and granularity that takes them: the page's result
+    is the float32 quotient rounded half to even plus the zero point (17 / 0.33663276 =
+    50.500137 gives 51), and what adding 32768 in float32 first gives differs in every
+    value (50)."""
+    from qlin_cli.targets import probe_keys
+
+    seen = _near_ties()
+    # int16 and uint16 x tensor / axis / blocked: float x at 21, float and int32 x at 23, 24,
+    # 25 and 28; com.microsoft float x per tensor and per axis
+    assert len(seen) == 6 + 4 * 12 + 4 and len({k for k, _, _ in seen}) == len(seen)
+    assert {k.split(" ")[2] for k, _, _ in seen} == {"int16", "uint16"}
+    assert {k.split("(")[1].split(")")[0] for k, _, _ in seen} == {"float,float", "int32,float"}
+    x = np.resize(np.array(probe_quantize.NEAR_TIES_X, np.float32), probe_quantize.SHAPE)
+    quotient = x / np.float32(probe_quantize.NEAR_TIES_SCALE)  # float32: the scale's type
+    assert quotient[0, 0] == np.float32(50.500137)
+    for key, model, feeds in seen:
+        out = dtypes.name_of(model.graph.initializer[1].data_type)
+        zp = probe_quantize.NEAR_TIES_ZERO_POINTS[out]
+        assert np.array_equal(feeds["expect:spec"], np.rint(quotient) + zp), key
+        other = feeds[f"expect:{probe_keys.OFFSET_FIRST}"]
+        assert (other != feeds["expect:spec"]).all(), key
+        # the sum 32768 + quotient held in float32 (8 fraction bits), rounded to even
+        summed = np.rint((quotient + np.float32(32768)).astype(np.float32)) - 32768
+        assert np.array_equal(other, summed + zp), key
+
+
+def test_the_near_ties_probes_expect_what_onnx_reference_computes():
+    """Where onnx.reference has the op (ai.onnx), its results are the probes' expect:spec."""
+    from onnx.reference import ReferenceEvaluator
+
+    seen = [p for p in _near_ties() if " ai.onnx:" in p[0]]
+    assert len(seen) == 54
+    for key, model, feeds in seen:
+        ref = np.asarray(ReferenceEvaluator(model).run(None, {"x": feeds["x"]})[0]).astype(np.int64)
+        assert np.array_equal(ref, feeds["expect:spec"]), key
+
+
+@pytest.mark.parametrize(("target", "opset", "x_type", "q_type", "zp"), [
+    ("openvino@2026.4", 21, "float", "int16", 0),
+    ("openvino@2026.4", 23, "int32", "int16", 0),
+    ("openvino@2026.4", 25, "float", "uint16", 32768),
+    ("onnxruntime@1.31", 21, "float", "uint16", 0),
+])
+def test_qt412_follows_the_near_ties_probe(monkeypatch, target, opset, x_type, q_type, zp):
+    """QT412 where the release's near-ties probe of the node's kind and output type measured
+    an offset added in float32 before rounding, with the arithmetic in its message; not
+    where it rounds as the page, nor for the other 16-bit type or an 8-bit output."""
+    from qlin_cli.targets import probe_keys
+    from qlin_cli.targets.probe_table import Outcome
+
+    x = np.asarray([17.0, 85.0], np.float32)
+    model = quantize(x, np.float32(0.33663276), np.asarray(zp, dtypes.BY_NAME[q_type].numpy), opset=opset,
+                     x_type=dtypes.BY_NAME[x_type].proto)
+    key = probe_keys.quantize_probe(f"{probe_keys.NEAR_TIES} {q_type}", "ai.onnx", "QuantizeLinear", opset,
+                                    x_type, "float", "per-tensor")
+    entries = registry.get(target).probe_data._keys  # the release's probe table, loaded once
+    monkeypatch.setitem(entries, key, Outcome(0, 2, f"differs: {probe_keys.OFFSET_FIRST}"))
+    found = [f.message for f in predict.findings(model, "", [target]) if f.code == "QT412"]
+    assert len(found) == 1 and q_type in found[0], found
+    assert "17 / 0.33663276 = 50.500137 gives 50 where the page gives 51" in found[0], found
+    other = "uint16" if q_type == "int16" else "int16"
+    twin = quantize(x, np.float32(0.33663276), np.asarray(0, dtypes.BY_NAME[other].numpy), opset=opset,
+                    x_type=dtypes.BY_NAME[x_type].proto)
+    assert "QT412" not in predicted(twin, target)  # its own type's probe is not in the table
+    eight = quantize(x, np.float32(0.33663276), np.int8(0), opset=opset, x_type=dtypes.BY_NAME[x_type].proto)
+    assert "QT412" not in predicted(eight, target)
+    monkeypatch.setitem(entries, key, Outcome(0, 2, "differs: got 52 where the page gives 51"))
+    found = [f.message for f in predict.findings(model, "", [target]) if f.code == "QT412"]
+    assert len(found) == 1 and "got 52 where the page gives 51" in found[0], found
+    monkeypatch.setitem(entries, key, Outcome(2, 0))  # a release rounding as the page
+    assert "QT412" not in predicted(model, target)

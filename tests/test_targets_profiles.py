@@ -101,7 +101,7 @@ def test_codes_with_their_logic_are_the_codes_the_targets_run_by_code():
     from qlin_cli.code import Code
 
     own = {c.code for c in codes.all_codes() if c.check is not Code.check}
-    assert own == _coded() == {"QT207", "QT308", "QT309", *(f"QT4{i:02}" for i in range(1, 12))}
+    assert own == _coded() == {"QT207", "QT308", "QT309", *(f"QT4{i:02}" for i in range(1, 13))}
     # each reads the targets' facts: a target without them gets nothing, on sites each of
     # which another target reports under that code
     from test_targets_divergence import F16_S, F16_X, _pair, f16_matmul_block, quantize

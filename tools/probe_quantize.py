@@ -11,6 +11,12 @@ page's result from what a runtime may compute instead:
   first, or round toward zero);
 - negative scale: a QuantizeLinear with scale -0.1 over values beyond the range, which the
   page saturates;
+- near ties: a QuantizeLinear to int16 and to uint16 (zero points 0 and 32768: 32768 above
+  the low end each) of float32 and int32 x by a float32 scale over quotients 0.00014 to
+  0.0018 from a tie, away from zero (17 / 0.33663276 = 50.500137): the page rounds them to the
+  nearest integer; a runtime that adds 32768 to the quotient in float32 first keeps 8 of
+  its fraction bits and rounds the tie ("near ties int16 ai.onnx:QuantizeLinear-21(float,
+  float) per-tensor"; the others quantize to int8 and uint8, whose sums keep 16 or more);
 - float8: a QuantizeLinear to each float8 type with saturate 0 and 1 over values near
   rounding boundaries, beyond the range and NaN of either sign ("float8 float8e4m3fn
   saturate=0 ..."; the runner compares codes, so a runtime that wrote a NaN of another
@@ -79,6 +85,15 @@ APART = (("float", "float16", None), ("float", "bfloat16", None), ("float", "flo
 # near the float32 limits); x / 2 over these x is exact in each float8 type and in float16
 INTEGER_OUTPUTS = ("float8e4m3fn", "float8e5m2")
 HALVES = (7, 5, 1, 3, -7, -5, -1, -3)
+# the near-ties probes: each 16-bit output with a zero point 32768 above its low end (int16:
+# 0, uint16: 32768), integer x (exact in int32 and float32) whose float32 quotient by
+# NEAR_TIES_SCALE lies within 1/512 of a tie, away from zero (17 / 0.33663276 = 50.500137,
+# 221 / 0.33663276 = 656.50177): the six in -2048..2048 that a float32 sum with 32768 sends
+# the other way (below 32768 the sum keeps 9 fraction bits: -153 and -221 round as the page)
+NEAR_TIES_ZERO_POINTS = {"int16": 0, "uint16": 32768}
+NEAR_TIES_SCALE = 0.33663276
+NEAR_TIES_X = (17, -17, 85, -85, 153, 221)
+NEAR_TIES_TYPES = ("float", "int32")  # x's types probed (by a float32 scale), where the version takes them
 
 
 def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
@@ -121,6 +136,13 @@ def probes(key_of) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]
                     for scale in (t for t in FLOAT8_SCALES[1:] if t in scale_types):
                         yield _probe(f"float8 {out} saturate={saturate}", spec.domain, opset, "float",
                                      scale, None, gran, out, key_of)
+        near = [x for x in NEAR_TIES_TYPES if x in x_types and "float" in scale_types
+                and (x == "float" or spec.inputs[0].types != spec.inputs[1].types)]
+        for gran in grans:
+            for out in (t for t in NEAR_TIES_ZERO_POINTS if t in spec.quantized_types):
+                for x in near:
+                    yield _probe(f"{probe_keys.NEAR_TIES} {out}", spec.domain, opset, x, "float", None, gran,
+                                 out, key_of)
     for spec in schema.SPECS:
         if spec.domain == schema.MICROSOFT and schema.is_linear(spec) and "axis" in spec.attributes:
             yield _missing_axis(spec, key_of)
@@ -280,6 +302,10 @@ def _values(what, x_type, scale_type, precision, out):
                            probe_keys.TOWARD_ZERO: np.trunc(x) + 3}
     if what == "negative scale":
         return np.linspace(-60, 60, SHAPE[0] * SHAPE[1]).reshape(SHAPE), -0.1, 0, {}
+    if what.startswith(probe_keys.NEAR_TIES + " "):
+        x = np.resize(np.array(NEAR_TIES_X, np.float32), SHAPE)
+        zp = NEAR_TIES_ZERO_POINTS[out]
+        return x, NEAR_TIES_SCALE, zp, {probe_keys.OFFSET_FIRST: _offset_first(x, NEAR_TIES_SCALE, zp, out)}
     if what.startswith("float8 "):
         x = np.resize(np.array(FLOAT8_X, np.float32), SHAPE)
         return x, 1.0, 0, {probe_keys.THROUGH_FLOAT16: _through_float16(x, out)}
@@ -319,6 +345,22 @@ def _probe(what, domain, opset, x_type, scale_type, precision, gran, out, key_of
     if what == "division" and not np.array_equal(feeds["expect:spec"], feeds[page]):
         raise AssertionError(f"qlin's evaluator and the division in {precision or scale_type} differ: {node}")
     return key_of(model, what), model, feeds
+
+
+def _offset_first(x: np.ndarray, scale: float, zp: int, out: str) -> np.ndarray:
+    """What openvino's FakeQuantize computes for a QuantizeLinear to ``out`` (measured on
+    2026.4.1 with float32 x: every value of about a million, int16 and uint16, zero points 0,
+    1, 101 and -20000, 0, 30000, 32768 and 65000, three scales, quotients near and away from
+    ties; uint8 too; unsaturated): x * (hi - lo) / (input range) + (zero point - lo) in
+    float32, rounded half to even, + lo, the input range (hi - zp) * scale - (lo - zp) * scale.
+    With zero point - lo = 32768 the sum keeps 8 fraction bits: 17 / 0.33663276 = 50.500137
+    becomes 32818.5, which rounds to even (50 where the page gives 51)."""
+    f32, d = np.float32, dtypes.BY_NAME[out]
+    s = f32(scale)
+    low, high = f32(d.lo - zp) * s, f32(d.hi - zp) * s
+    times = f32(f32(d.hi - d.lo) / f32(high - low))
+    shift = f32(-low * times)
+    return np.rint((np.asarray(x, f32) * times).astype(f32) + shift) + d.lo
 
 
 def _through_float16(x: np.ndarray, out: str) -> np.ndarray:

@@ -431,7 +431,8 @@ class OnnxRuntimeCpu(Target):
                     fix=f"store y_scale as {xt}",
                 )
                 return
-            yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407", "QT411"), site)
+            yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407", "QT411", "QT412"),
+                                  site)
         yield from base.coded(self, ("QT404",), site)
 
 

@@ -50,8 +50,10 @@ DIVIDED = ("float16", "bfloat16")  # division types a runtime may widen to float
 INTEGER_DIVIDED = ("int32",)
 # What the probes of a QuantizeLinear's arithmetic measure (tools/probe_quantize.py): how it
 # divides, where it adds the zero point, how it saturates with a negative scale, how it
-# converts to each float8 type ("float8 float8e4m3fn saturate=0")
-QUANTIZE_PROBES = ("division", "rounding", "negative scale", "float8")
+# converts to each float8 type ("float8 float8e4m3fn saturate=0"), how it rounds quotients near
+# a tie to each 16-bit output ("near ties int16")
+NEAR_TIES = "near ties"
+QUANTIZE_PROBES = ("division", "rounding", "negative scale", "float8", NEAR_TIES)
 
 
 def quantize_parts(f) -> tuple | None:
@@ -75,9 +77,9 @@ def quantize_key_of(what: str, parts: tuple | None) -> str | None:
     """The probe of ``what`` (QUANTIZE_PROBES) for a QuantizeLinear (ai.onnx or com.microsoft)
     of those ``quantize_parts``: the op and its version, x's and the scale's types, the
     granularity and the precision. The output type is in the key only through ``what``
-    ("float8 float8e4m3fn saturate=0"): the other probes quantize to int8 and to uint8 (but
-    an int32 scale's division probes, to float8), and the kernels divide, round and add
-    before they convert to the output type. Division probes exist only for nodes whose
+    ("float8 float8e4m3fn saturate=0", "near ties int16"): the other probes quantize to int8
+    and to uint8 (but an int32 scale's division probes, to float8), and the kernels divide,
+    round and add before they convert to the output type. Division probes exist only for nodes whose
     division the page puts in float16 or bfloat16 (the scale's type, or ``precision``'s), in
     int32 (an int32 scale: its quotient is an integer, which shows in a float8 output) or
     that name a ``precision``. None for any other node."""
@@ -127,6 +129,9 @@ def pair_arithmetic_key(quant_type: str | None, blocked: bool) -> str | None:
 # what a runtime may do instead of the page's rounding (the rounding probes' names for it)
 ADDED_FIRST = "adds the zero point before rounding"
 TOWARD_ZERO = "rounds toward zero"
+# what a runtime may do instead of the page's rounding of a quotient near a tie to a 16-bit
+# output (the near-ties probes' name for it: openvino's FakeQuantize)
+OFFSET_FIRST = "adds 32768 to x / y_scale in float32 before rounding"
 # what a runtime may do instead of the page's conversion to float8 (the float8 probes' name)
 THROUGH_FLOAT16 = "rounds twice (through float16), saturates and turns NaN into the negative largest value"
 FLOAT16_CASTS = "float16 between nodes"  # the probe of two float16 nodes without float16 kernels
