@@ -54,18 +54,22 @@ if not TYPE_CHECKING:  # hidden from type checkers, which see the import above (
 
 
 def check(path: StrPath, *, select: Names = None, ignore: Names = None, targets: Names = None,
-          config: bool | Config = True) -> FileResult:
+          config: bool | Config = True, confirm: bool = False) -> FileResult:
     """Check one model file as `qlin check PATH` does: its findings (``result.findings``),
     the settings of the nearest qlin.toml / [tool.qlin] above it applied (``config=False``
     for none, or a ``Config`` of your own), ``select`` / ``ignore`` / ``targets`` winning
     over them (each a list, or one string of comma-separated names as the flags take).
+    ``confirm=True`` (`--confirm`): each target whose release is the one installed here
+    loads, compiles and runs the model once, and where it and the prediction differ a
+    finding says so (QT208, QT209; QT210 where a target cannot be confirmed).
     Raises QlinError when the file cannot be checked, or a setting is wrong: an unknown
-    code or target, as the command exits 2 on one."""
+    code or target, as the command exits 2 on one, or ``confirm`` without a target."""
     path = _one_path(path, "check")
     select, ignore, targets = _codes(select, "select"), _codes(ignore, "ignore"), _names(targets)
     cfg = _config(path, config)
     _known_targets(targets)
-    result = check_file_with(path, cfg, select, ignore, targets)
+    _confirmable(confirm, targets, [cfg])
+    result = check_file_with(path, cfg, select, ignore, targets, confirm=confirm)
     if result.error is not None:
         raise QlinError(path, result.error)
     return result
@@ -98,18 +102,21 @@ def discover(paths: Sequence[StrPath] | StrPath = (".",), *,
 def check_paths(paths: Sequence[StrPath] | StrPath = (".",), *, select: Names = None, ignore: Names = None,
                 targets: Names = None, config: bool = True, exclude: Sequence[str] | None = None,
                 extend_exclude: Sequence[str] = (), respect_gitignore: bool | None = None,
-                force_exclude: bool | None = None) -> list[FileResult]:
+                force_exclude: bool | None = None, confirm: bool = False) -> list[FileResult]:
     """Check every model ``discover(paths, exclude=..., ...)`` finds, each with its own
     configuration, as `qlin check PATHS` does (in this process). A file that cannot be
     checked comes back with ``error`` set, so one bad file does not hide the others.
-    ``paths``: a list, or one path."""
+    ``paths``: a list, or one path; ``confirm``: as ``check``'s."""
     select, ignore, targets = _codes(select, "select"), _codes(ignore, "ignore"), _names(targets)
     _known_targets(targets)
     files = discover(paths, config=config, exclude=exclude, extend_exclude=extend_exclude,
                      respect_gitignore=respect_gitignore, force_exclude=force_exclude)
     finder = _finder(config)
     try:
-        return [check_file_with(p, finder.for_file(p), select, ignore, targets) for p in files]
+        configs = [finder.for_file(p) for p in files]
+        _confirmable(confirm, targets, configs)
+        return [check_file_with(p, c, select, ignore, targets, confirm=confirm)
+                for p, c in zip(files, configs, strict=True)]
     except ConfigError as e:
         raise QlinError(files[0], str(e)) from None
 
@@ -123,16 +130,30 @@ def _finder(config: bool) -> Finder:
 
 def check_file_with(path: str, cfg: Config, select: Sequence[str] | None = None,
                     ignore: Sequence[str] | None = None, targets: Sequence[str] | None = None, *,
-                    keep_types: bool = False, frames: bool = True) -> FileResult:
+                    keep_types: bool = False, frames: bool = True, confirm: bool = False) -> FileResult:
     """One file checked with its configuration (``cfg``), flags (``select``, ``ignore``,
     ``targets``, each None when not given) winning; a file that cannot be checked comes
     back with ``error`` set. ``frames=False`` leaves out each finding's node view
-    (``Finding.frame``, what the text report shows on a terminal)."""
+    (``Finding.frame``, what the text report shows on a terminal). ``confirm``: the
+    targets' predictions held against the runtimes installed here (targets/confirm.py),
+    compared with the findings the check reports."""
     select_codes = list(select) if select else cfg.select
     ignore_codes = list(ignore) if ignore else cfg.ignore
     target_names = list(targets) if targets is not None else cfg.target
-    return check_file(path, select_codes, ignore_codes, target_names or None, keep_types=keep_types,
-                      frames=frames, config=cfg)
+    result = check_file(path, select_codes, ignore_codes, target_names or None, keep_types=keep_types,
+                        frames=frames, config=cfg)
+    if confirm and target_names and result.error is None:
+        from .targets.confirm import confirm_findings
+
+        found = confirm_findings(path, target_names, result.diagnostics)
+        result.diagnostics += Suppression(select_codes, ignore_codes, cfg, path).kept(found)
+    return result
+
+
+def _confirmable(confirm: bool, targets: Sequence[str] | None, configs: Sequence[Config]) -> None:
+    """``confirm`` needs a target to confirm: named, or in some file's configuration."""
+    if confirm and not targets and not any(c.target for c in configs):
+        raise QlinError("confirm", "it runs the targets' releases: give targets (targets=['onnxruntime'])")
 
 
 def suppress(result: FileResult, cfg: Config) -> None:

@@ -84,6 +84,10 @@ def main() -> None:
 @click.option("--target", "targets", multiple=True, metavar="NAMES",
               help="Also check that these runtimes run the model and compute what the spec says "
                    "(comma-separated; see `qlin targets`).")
+@click.option("--confirm", is_flag=True,
+              help="Load, compile and run each model once in every target whose release is the one "
+                   "installed here (onnxruntime, openvino), and report where it and the prediction "
+                   "differ (QT208, QT209; QT210: not confirmed, and why). Reads no results cache.")
 @click.option("--exclude", multiple=True, metavar="GLOBS",
               help="Leave these out of folder walks, in place of the default list (.git, .venv, "
                    "site-packages, build, dist, ...; comma-separated).")
@@ -103,8 +107,8 @@ def main() -> None:
               help="The results cache folder [default: QLIN_CACHE_DIR, else .qlin_cache in the "
                    "working folder].")
 def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, output_file,
-          fix, diff, jobs, shard, no_config, targets, exclude, extend_exclude, respect_gitignore,
-          force_exclude, show_all, no_cache, cache_dir):
+          fix, diff, jobs, shard, no_config, targets, confirm, exclude, extend_exclude,
+          respect_gitignore, force_exclude, show_all, no_cache, cache_dir):
     """Check every Q/DQ node of the models at PATHS (files or folders of *.onnx; default:
     the working directory). Folder walks leave out --exclude globs and what .gitignore
     ignores.
@@ -131,11 +135,11 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     flags = Flags(_globs(exclude) if exclude else None, _globs(extend_exclude), respect_gitignore,
                   force_exclude)
     files, configs = _selected(paths or (".",), no_config, flags, part)
-    results, fixes, failures = [], [], 0
-    frames = fmt == "text" and not (statistics or quiet or output_file or diff) and _terminal()
-    work = [(path, problem, cfg, cli_select, cli_ignore, cli_targets, fix or diff, frames)
+    _confirmable(confirm, cli_targets, configs)
+    results, fixes, failures, frames = [], [], 0, _frames(fmt, statistics or quiet or output_file or diff)
+    work = [(path, problem, cfg, cli_select, cli_ignore, cli_targets, fix or diff, frames, confirm)
             for (path, problem), cfg in zip(files, configs, strict=True)]
-    checked = _checked(work, jobs, _results_cache(cache_dir, fresh=no_cache or fix or diff))
+    checked = _checked(work, jobs, _results_cache(cache_dir, fresh=no_cache or fix or diff or confirm))
     stream = fmt == "jsonl"  # each file's line written as it is checked, then the summary line
     with output.report_to(output_file) if stream else contextlib.nullcontext():
         for r, cfg in track(zip(checked, configs, strict=True), len(files), "Checking models",
@@ -162,6 +166,17 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, statistics, quiet, out
     if any(r.error is not None for r in results) or any(f.error is not None for f in fixes):
         sys.exit(EXIT_BAD_INPUT)
     sys.exit(EXIT_OK if exit_zero or not failures else EXIT_FINDINGS)
+
+
+def _frames(fmt: str, plain) -> bool:
+    """Whether the text report shows each finding's node (text on a terminal, not ``plain``)."""
+    return fmt == "text" and not plain and _terminal()
+
+
+def _confirmable(confirm: bool, cli_targets, configs) -> None:
+    """--confirm needs a target: named by --target, or in some file's configuration."""
+    if confirm and not cli_targets and not any(cfg.target for cfg in configs):
+        raise click.UsageError("--confirm runs the targets' releases: give --target NAMES")
 
 
 def _selected(paths, no_config: bool, flags, part: tuple[int, int] | None) -> tuple[list, list]:
@@ -312,7 +327,7 @@ def _print_diff_json(outcomes) -> None:
 
 def _results_cache(cache_dir, *, fresh: bool):
     """The results cache, or None when every file is checked afresh (--no-cache, QLIN_NO_CACHE,
-    --fix, --diff)."""
+    --fix, --diff, and --confirm: what the runtimes installed here say is not the file's alone)."""
     if fresh or os.environ.get("QLIN_NO_CACHE"):
         return None
     from .cache import ResultsCache, folder
@@ -329,7 +344,7 @@ def _checked(work: list, jobs, store):
         from .cache import content_digest, settings, stamp
 
         made: dict = {}  # one key per configuration and flags
-        for i, (path, problem, cfg, select, ignore, targets, _, frames) in enumerate(work):
+        for i, (path, problem, cfg, select, ignore, targets, _, frames, _) in enumerate(work):
             if problem is not None:
                 continue
             key = made.get(id(cfg))
@@ -374,11 +389,11 @@ def _check_one(item):
     from .api import check_file_with
     from .check.engine import FileResult
 
-    path, problem, cfg, cli_select, cli_ignore, cli_targets, keep_types, frames = item
+    path, problem, cfg, cli_select, cli_ignore, cli_targets, keep_types, frames, confirm = item
     if problem is not None:
         return FileResult(path, error=problem)
     return check_file_with(path, cfg, cli_select, cli_ignore, cli_targets, keep_types=keep_types,
-                           frames=frames)
+                           frames=frames, confirm=confirm)
 
 
 def _terminal() -> bool:

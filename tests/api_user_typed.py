@@ -12,6 +12,7 @@ import qlin
 
 def run(path: str, model: onnx.ModelProto) -> int:
     result: qlin.FileResult = qlin.check(path, targets=["onnxruntime"], select="QL4")
+    assert_type(qlin.check_paths(["models"], targets="openvino", confirm=True), list[qlin.FileResult])
     findings: list[qlin.Finding] = result.findings
     for f in findings:
         print(f.code, f.severity, f.graph, f.node, f.detail, f.fix)

@@ -14,37 +14,33 @@ tools/probe_quantize.py) runs only when its first output equals that; otherwise 
 "differs: got <value> where the page gives <value>" at the first element that differs; a
 run whose output the Python API cannot hand over is [id, "unread: <the error>"].
 onnxruntime: InferenceSession with default options on the CPU provider, one run; openvino:
-read_model, compile_model on CPU, one inference.
+read_model, compile_model on CPU, one inference: qlin_cli/targets/runner.py runs them (as it
+does for `qlin check --confirm`), loaded by its path, so that a venv without qlin runs it.
 """
 
 import json
+import os
 import re
 import sys
 
 import numpy as np
 
-NUMPY_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13}  # ONNX element types numpy holds as they are
+
+def _runner():
+    """qlin_cli/targets/runner.py, loaded by its path (this file's folder is tools/)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(os.path.dirname(here), "qlin_cli", "targets", "runner.py")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("qlin_runner", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _first_line(exc: Exception) -> str:
-    lines = [s for s in str(exc).splitlines() if s.strip()]
-    return (lines[0] if lines else type(exc).__name__)[:300]
-
-
-def _last_line(exc: Exception) -> str:
-    """openvino's errors open with where they were thrown; the cause is the last line, or
-    the line before the closing "Summary:" of a failed conversion."""
-    lines = [s.strip().lstrip("- ") for s in str(exc).splitlines() if s.strip()]
-    if "Summary:" in lines[1:] and not lines[-1].startswith("No conversion rule"):
-        return lines[lines.index("Summary:") - 1][:300]
-    return (lines[-1] if lines else type(exc).__name__)[:300]
-
-
-def _without_path(text: str, path) -> str:
-    """onnxruntime's load errors name the model file: the data keeps no path of a machine."""
-    import os
-
-    return text.replace(str(path), "PROBE.onnx").replace(os.path.dirname(str(path)), "PROBES")
+runner = _runner()
+NUMPY_TYPES = runner.NUMPY_TYPES  # ONNX element types numpy holds as they are
+_first_line, _last_line = runner.first_line, runner.last_line
 
 
 SOURCE_LINE = re.compile(r"(\.(?:cc|cpp|cxx|c|h|hpp)):\d+")
@@ -92,25 +88,11 @@ def _compared(output, expect) -> str:
 
 
 def run_onnxruntime(path, feeds, types):
-    import onnxruntime as ort
-
     feeds, expect = _split(feeds)
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
     try:
-        session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    except Exception as exc:
-        return "load: " + _first_line(Exception(_without_path(str(exc), path)))
-    try:
-        values = {}
-        for name, array in feeds.items():
-            if types[name] in NUMPY_TYPES:
-                values[name] = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array))
-            else:
-                values[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array, types[name])
-        outputs = session.run_with_ort_values(None, values)
-    except Exception as exc:
-        return "run: " + _first_line(exc)
+        outputs = runner.in_onnxruntime(path, feeds, types, hide_path=True)
+    except runner.Failed as e:
+        return f"{e.stage}: {e.error}"
     try:
         got = outputs[0].numpy() if expect else None
     except Exception as exc:  # a type the Python API cannot hand over (float8e5m2 in 1.31)
@@ -118,28 +100,13 @@ def run_onnxruntime(path, feeds, types):
     return _compared(got, expect)
 
 
-_CORE = []
-
-
 def run_openvino(path, feeds, types):
-    import openvino as ov
-
     feeds, expect = _split(feeds)
-    if not _CORE:
-        _CORE.append(ov.Core())
-    core = _CORE[0]
     try:
-        compiled = core.compile_model(core.read_model(path), "CPU")
-    except Exception as exc:
-        return "load: " + _last_line(exc)
-    try:
-        request = compiled.create_infer_request()
-        for name, array in feeds.items():
-            t = request.get_tensor(name)
-            same_size = t.data.dtype.itemsize == array.dtype.itemsize
-            t.data[...] = array.view(t.data.dtype) if same_size and types[name] not in NUMPY_TYPES else array
-        request.infer()
+        request = runner.in_openvino(path, feeds, types)
         got = request.get_output_tensor(0).data.copy() if expect else None
+    except runner.Failed as e:  # the data says "load" for a model read or compiled in vain
+        return f"{'load' if e.stage == 'compile' else e.stage}: {e.error}"
     except Exception as exc:
         return "run: " + _last_line(exc)
     return _compared(got, expect)
