@@ -107,13 +107,16 @@ def test_a_key_no_probe_has_is_judged_by_the_nearest_coarser_one():
         "op(int4) blocked axis=0 rank=2": {"runs": 0, "fails": 2, "error": "load: no int4"},
         "op(int4) blocked axis=1 rank=2 one block": {"runs": 1, "fails": 0},
         "op(int8) per-tensor": {"runs": 1, "fails": 0}}})
+    from qlin_cli.targets.probe_keys import Key
+
     # one block along axis 0 was not probed: the blocked-along-axis-0 probes judge it
-    assert table.outcome("op(int4) blocked axis=0 rank=2 one block").refused
+    assert table.outcome(Key("op(int4)", ("blocked", "axis=0", "rank=2", "one block"))).refused
     # no probe along axis 2: every blocked probe of the types, summed
-    summed = table.outcome("op(int4) blocked axis=2 rank=3")
+    summed = table.outcome(Key("op(int4)", ("blocked", "axis=2", "rank=3")))
     assert (summed.runs, summed.fails, summed.error) == (1, 2, "load: no int4")
-    assert table.outcome("op(uint4) blocked axis=0 rank=2") is None  # other types: nothing to go by
-    assert table.outcome("op(int8) per-tensor").runs == 1
+    assert table.outcome(Key("op(uint4)", ("blocked", "axis=0", "rank=2"))) is None  # other types: nothing
+    assert table.outcome(Key("op(int8)", ("per-tensor",))).runs == 1
+    assert str(Key("op(int8)", ("per-tensor", "[1]"))) == "op(int8) per-tensor [1]"  # the key's one text
 
 
 def test_a_digest_is_written_where_it_changes_and_read_in_every_release():

@@ -386,11 +386,29 @@ def test_matmul_nbits_zero_points_of_one_block_are_judged_apart():
     assert _errors(two, "openvino@2025.3") == []
 
 
+def _unversioned(chain_key: str) -> tuple[str, str, str, str]:
+    """A chain key's text without the version of its middle op (the scan's own reading)."""
+    head, op, tail = chain_key.split(" -> ")
+    name, _, rest = op.partition("-")
+    return head, name, rest.partition(" ")[2], tail
+
+
+def _typed(text: str):
+    """The typed key (probe_keys.Key / ChainKey) of a key's text: the test's own reading."""
+    if text.count(" -> ") == 2:
+        dq, op, tail = text.split(" -> ")
+        name, _, rest = op.partition("-")
+        since, _, details = rest.partition(" ")
+        return probe_keys.ChainKey(dq, name, int(since), details, tail)
+    head, sep, tail = text.rpartition(") ")
+    return probe_keys.Key(head + ")", tuple(tail.split(" "))) if sep else probe_keys.Key(text)
+
+
 def _scanned_chain(table, key: str):
     """ProbeTable.chain's fallback by a scan of every key (what its index must give)."""
-    mine = probe_table._unversioned(key)
-    alike = [o for k, o in table.keys().items()
-             if k.count(" -> ") == 2 and probe_table._unversioned(k) == mine]
+    mine = _unversioned(key)
+    alike = [o for k, o in sorted(table.keys().items())
+             if k.count(" -> ") == 2 and _unversioned(k) == mine and k != key]
     return probe_table._summed(alike) if alike else None
 
 
@@ -416,10 +434,13 @@ def test_the_fallbacks_for_unprobed_keys_answer_as_a_scan_of_every_key(runtime):
     chains = [k for k in table.keys() if k.count(" -> ") == 2][::25]
     assert len(chains) >= 20
     for key in chains:
-        other = re.sub(r"-> ([A-Za-z]+)-\d+", r"-> \1-999", key, count=1)  # an op version nobody probed
-        assert table.exact(other) is None
+        other = _typed(re.sub(r"-> ([A-Za-z]+)-\d+", r"-> \1-999", key, count=1))  # a version nobody probed
+        assert table.exact(other) is None and str(other.versioned(_typed(key).since)) == key
         assert table.chain(other) == _scanned_chain(table, other) == table.chain(other), other
+        assert table.chain(other.versioned(_typed(key).since)) == table.exact(key)
     nodes = [k for k in table.keys() if ") " in k and " -> " not in k][::40]
     for key in nodes:
-        finer = key + " unprobed-detail"
+        finer = _typed(key + " unprobed-detail")
         assert table.outcome(finer) == _scanned_outcome(table, finer) == table.outcome(finer), finer
+        assert table.outcome(str(finer)) is None  # a key's text alone has no coarser keys
+        assert table.outcome(finer) == _scanned_outcome(table, finer)  # and leaves the typed answer

@@ -27,7 +27,55 @@ PROBED_OPSETS = range(min(s.since for s in schema.SPECS if s.domain == schema.AI
 PROBED_IR = range(OLDEST_IR, onnx.IR_VERSION + 1)
 
 
-def node_key(f) -> str | None:
+class Key(str):
+    """A probe key: its one text form (how the data files name it, and what it is as a
+    ``str``) and its fields: ``head`` (what is probed, the op, its version and the types:
+    "ai.onnx:QuantizeLinear-21(float,float,int8)") and ``details`` (what else decides,
+    most general first: granularity, axis, rank, layout, attributes). A coarser key drops
+    details from the end (``coarser``); nothing reads the text back."""
+
+    head: str
+    details: tuple[str, ...]
+
+    def __new__(cls, head: str, details: tuple[str, ...] = ()):
+        self = super().__new__(cls, " ".join((head, *details)))
+        self.head, self.details = head, details
+        return self
+
+    def coarser(self):
+        """The keys with fewer details, the nearest first (the head alone not among them)."""
+        for n in range(len(self.details) - 1, 0, -1):
+            yield Key(self.head, self.details[:n])
+
+    def __reduce__(self):  # pickled as its text
+        return str, (str(self),)
+
+
+class ChainKey(str):
+    """The key of a chain DQ -> op -> tail (``chain_key``, ``paired_key``,
+    ``transposed_key``): the DQ's node key, the op and the version of it in force, what
+    else the probe names of the op ("with a int8 DQ operand"), and the tail. ``versioned``
+    gives the same chain through another version of the op."""
+
+    dq: str
+    op: str
+    since: int
+    details: str
+    tail: str
+
+    def __new__(cls, dq: str, op: str, since: int, details: str, tail: str):
+        self = super().__new__(cls, f"{dq} -> {op}-{since}{' ' + details if details else ''} -> {tail}")
+        self.dq, self.op, self.since, self.details, self.tail = dq, op, since, details, tail
+        return self
+
+    def versioned(self, since: int) -> ChainKey:
+        return ChainKey(self.dq, self.op, since, self.details, self.tail)
+
+    def __reduce__(self):
+        return str, (str(self),)
+
+
+def node_key(f) -> Key | None:
     """The key of a node (model.facts.NodeFacts); None when qlin knows no schema for it or
     an input type is unknown."""
     if f.spec is None:
@@ -40,8 +88,8 @@ def node_key(f) -> str | None:
             return None
         else:
             types.append(t)
-    return (f"{f.spec.domain_name}:{f.op}-{f.spec.since}({','.join(types)}) "
-            f"{_granularity(f)}{_layout(f)}{_deciding(f)}")
+    return Key(f"{f.spec.domain_name}:{f.op}-{f.spec.since}({','.join(types)})",
+               (*_granularity(f), *_layout(f), *_deciding(f)))
 
 
 DIVIDED = ("float16", "bfloat16")  # division types a runtime may widen to float32
@@ -176,11 +224,13 @@ def missing_axis_probe(op: str, since: int) -> str:
     return f"{MISSING_AXIS} {schema.domain_name(schema.MICROSOFT)}:{op}-{since}"
 
 
-def quantize_probe(what: str, domain_name: str, op: str, since: int, x: str, scale: str, granularity: str,
-                   precision: str | None = None) -> str:
-    """The key of a probe of ``what`` (``quantize_key_of``'s, from its parts)."""
-    asked = f" precision={precision}" if precision is not None else ""
-    return f"{what} {domain_name}:{op}-{since}({x},{scale}) {granularity}{asked}"
+def quantize_probe(what: str, domain_name: str, op: str, since: int, x: str, scale: str,
+                   granularity: str | tuple[str, ...], precision: str | None = None) -> Key:
+    """The key of a probe of ``what`` (``quantize_key_of``'s, from its parts; the
+    granularity as ``_granularity`` gives it, or its text)."""
+    gran = (granularity,) if isinstance(granularity, str) else granularity
+    asked = (f"precision={precision}",) if precision is not None else ()
+    return Key(f"{what} {domain_name}:{op}-{since}({x},{scale})", (*gran, *asked))
 
 
 # Attributes a runtime decides on at load, past the input types: onnxruntime 1.18 loads
@@ -200,8 +250,8 @@ RANKED_SCALES = ("MatMulNBits",)
 TYPE_ATTRIBUTES = ("precision", "output_dtype")  # element types: named, not numbered
 
 
-def _deciding(f) -> str:
-    out = ""
+def _deciding(f) -> tuple[str, ...]:
+    out: tuple[str, ...] = ()
     for name in DECIDING.get(f.op, ()):
         if not f.has(name):
             continue
@@ -213,27 +263,29 @@ def _deciding(f) -> str:
             from ..schema import dtypes
 
             value = dtypes.name_of(value)
-        out += f" {name}={value}"
+        out += (f"{name}={value}",)
     return out
 
 
-def _layout(f) -> str:
+def _layout(f) -> tuple[str, ...]:
     """MatMulNBits: the rank of its scales, and whether one block spans K (openvino 2025.1 and
     2025.2 read 4-bit zero points unpacked: [N * blocks] codes, which packed ones only match
     with one block)."""
     if f.op not in RANKED_SCALES:
-        return ""
-    out = ""
+        return ()
+    out: tuple[str, ...] = ()
     shape = f.scale_shape
     if shape is not None and len(shape) >= 2:
-        out += f" scales rank={len(shape)}"
+        out += (f"scales rank={len(shape)}",)
     k, block = f.attrs.get("K"), f.attrs.get("block_size")
     if isinstance(k, int) and isinstance(block, int) and 0 < k <= block:
-        out += " one block"
+        out += ("one block",)
     return out
 
 
-def _granularity(f) -> str:
+def _granularity(f) -> tuple[str, ...]:
+    """The granularity's details of a key, most general first ("blocked", "axis=1",
+    "rank=2", "one block"; "per-tensor", "[1]")."""
     if schema.is_linear(f.spec):
         gran = f.granularity or schema.PER_TENSOR
         if gran == schema.BLOCKED and f.normalized_axis() is not None:
@@ -241,15 +293,15 @@ def _granularity(f) -> str:
             # and 2025.x refuses one block over the whole axis and blocks of a 3-D tensor
             axis = f.normalized_axis()
             one = f.scale_shape is not None and len(f.scale_shape) > axis and f.scale_shape[axis] == 1
-            return f"{gran} axis={axis} rank={f.x_rank}{' one block' if one else ''}"
-        return f"{gran} [1]" if gran == schema.PER_TENSOR and f.scale_shape == (1,) else gran
+            return (gran, f"axis={axis}", f"rank={f.x_rank}", *(("one block",) if one else ()))
+        return (gran, "[1]") if gran == schema.PER_TENSOR and f.scale_shape == (1,) else (gran,)
     for i, p in enumerate(f.spec.inputs):
         if p.role not in (schema.SCALE, schema.ZERO_POINT) or not f.present_at(i):
             continue
         shape = f.in_shape(i)
         if shape is not None and None not in shape and math.prod(shape) > 1:
-            return PER_CHANNEL
-    return schema.PER_TENSOR
+            return (PER_CHANNEL,)
+    return (schema.PER_TENSOR,)
 
 
 # Float ops probed because a runtime release mishandles them in quantized models: from opset 18
@@ -357,7 +409,7 @@ def chain_key(dq_key: str | None, op: str, opset: int | None, tail: str) -> str 
     since = _since(op, opset) if op in CHAIN_OPS else None
     if dq_key is None or since is None:
         return None
-    return f"{dq_key} -> {op}-{since} -> {tail}"
+    return ChainKey(dq_key, op, since, "", tail)
 
 
 def weight_key(dq_key: str | None, op: str, opset: int | None, slot: int, along_blocks: bool) -> str | None:
@@ -376,7 +428,7 @@ def paired_key(dq_key: str | None, opset: int | None, weight: str | None, tail: 
     since = _since("MatMul", opset)
     if dq_key is None or since is None or weight is None:
         return None
-    return f"{dq_key} -> MatMul-{since} with a {weight} DQ operand -> {tail}"
+    return ChainKey(dq_key, "MatMul", since, f"with a {weight} DQ operand", tail)
 
 
 def transposed_key(dq_key: str | None, opset: int | None) -> str | None:
@@ -386,7 +438,7 @@ def transposed_key(dq_key: str | None, opset: int | None) -> str | None:
     since, matmul = _since("Transpose", opset), _since("MatMul", opset)
     if dq_key is None or since is None or matmul is None:
         return None
-    return f"{dq_key} -> Transpose-{since} -> MatMul-{matmul}"
+    return ChainKey(dq_key, "Transpose", since, "", f"MatMul-{matmul}")
 
 
 def site_chains(site) -> list[tuple[str, str, str | None, str | None]]:

@@ -77,22 +77,20 @@ class ProbeTable:
 
     def outcome(self, key: str | None) -> Outcome | None:
         """The outcome of ``key``; for a key no probe has, that of the nearest coarser key
-        (its trailing details dropped one by one: "blocked axis=0 rank=2 one block", then
-        "blocked axis=0 rank=2" ...), summed over the probed keys it covers."""
+        (a probe_keys.Key's details dropped from the end one by one: "blocked axis=0 rank=2
+        one block", then "blocked axis=0 rank=2" ...), summed over the probed keys it
+        covers. A key given as text only has no coarser keys."""
         if key is None:
             return None
         found = self.exact(key)
-        if found is not None:
+        if found is not None or not isinstance(key, probe_keys.Key):
             return found
-        if key not in self._coarser:
+        if key not in self._coarser:  # (keyed by the text: only typed keys come here)
             self._coarser[key] = self._nearest(key)
         return self._coarser[key]
 
-    def _nearest(self, key: str) -> Outcome | None:
-        head, sep, tail = key.rpartition(") ")
-        words = tail.split(" ") if sep else []
-        for n in range(len(words) - 1, 0, -1):
-            prefix = f"{head}{sep}{' '.join(words[:n])}"
+    def _nearest(self, key: probe_keys.Key) -> Outcome | None:
+        for prefix in key.coarser():
             covered = []
             for k in self._candidates(prefix):
                 if len(k) == len(prefix) or k[len(prefix)] == " ":
@@ -116,18 +114,16 @@ class ProbeTable:
         return found
 
     def chain(self, key: str | None) -> Outcome | None:
-        """The outcome of a chain key (probe_keys.chain_key); for one no probe has, the sum
+        """The outcome of a chain key (probe_keys.ChainKey); for one no probe has, the sum
         over the probed chains that differ from it only in the op's version (a DQ-21 before a
         MaxPool-22 is probed as DQ-21 -> MaxPool-12 at opset 21 and DQ-23 -> MaxPool-22 at 23)."""
         found = self.exact(key)
-        if found is not None or key is None or key.count(" -> ") != 2:
+        if found is not None or not isinstance(key, probe_keys.ChainKey):
             return found
         if key not in self._chains:
-            head, tail = key.partition(" -> ")[0] + " -> ", " -> " + key.rpartition(" -> ")[2]
-            want = _unversioned(key)
-            alike = [self.exact(k) for k in self._candidates(head) if k.endswith(tail)
-                     and k.count(" -> ") == 2 and _unversioned(k) == want]
-            alike = [o for o in alike if o is not None]  # keys of other releases left out
+            others = sorted(key.versioned(v) for v in _versions(key.op) if v != key.since)  # the file's order
+            alike = [self.exact(k) for k in others]
+            alike = [o for o in alike if o is not None]  # keys no probe of this release has left out
             self._chains[key] = _summed(alike) if alike else None
         return self._chains[key]
 
@@ -167,12 +163,12 @@ class ProbeTable:
         return None
 
 
-def _unversioned(chain_key: str) -> tuple[str, str, str, str]:
-    """A chain key without the version of its middle op: (head, op name, the op's details
-    after its version, tail)."""
-    head, op, tail = chain_key.split(" -> ")
-    name, _, rest = op.partition("-")
-    return head, name, rest.partition(" ")[2], tail
+@cache
+def _versions(op: str) -> tuple[int, ...]:
+    """The versions of ai.onnx ``op`` (onnx.defs, through convert.opsteps)."""
+    from ..convert import opsteps
+
+    return tuple(opsteps.history(op))
 
 
 def _summed(outcomes: list[Outcome]) -> Outcome:
