@@ -34,18 +34,28 @@ class Outcome:
         return self.runs == 0 and self.fails > 0
 
     @property
+    def stage(self) -> str:
+        """Where the first failure happened: "load", "run", or "differs" (an arithmetic
+        probe's result other than the page's); "" when none failed."""
+        return _parts(self.error)[0]
+
+    @property
+    def message(self) -> str:
+        """The runtime's own wording of the first failure (or what it computed instead)."""
+        return _parts(self.error)[1]
+
+    @property
     def stage_and_error(self) -> tuple[str, str]:
-        """Where the first failure happened ("load", "run") and the runtime's message."""
-        stage, _, error = self.error.partition(": ")
-        return stage, error
+        """(``stage``, ``message``)."""
+        return _parts(self.error)
 
     @property
     def differs(self) -> str | None:
         """A probe of a QuantizeLinear's arithmetic (tools/probe_quantize.py): what the
         runtime computed where it did not give the page's result ("divides in float", "got
         127 where the page gives -128"); None when it did, or when the probe did not run."""
-        stage, _, rest = self.error.partition(": ")
-        return rest if stage == "differs" else None
+        stage, said = _parts(self.error)
+        return said if stage == "differs" else None
 
     @property
     def divided_in(self) -> str | None:
@@ -56,6 +66,13 @@ class Outcome:
     @property
     def varies_by_cpu(self) -> bool:
         return any(status != "ok" for _, status in self.hosts) and any(s == "ok" for _, s in self.hosts)
+
+
+@cache
+def _parts(error: str) -> tuple[str, str]:
+    """(stage, message) of a stored error ("load: ..."): split once per distinct error."""
+    stage, _, said = error.partition(": ")
+    return stage, said
 
 
 class ProbeTable:
