@@ -53,16 +53,17 @@ def test_every_code_is_documented_like_a_rule():
     all_codes = codes.all_codes()
     assert len(all_codes) >= 20
     for c in all_codes:
-        assert re.fullmatch(r"QT[1-4]\d\d", c.code), c.code
+        assert re.fullmatch(r"QT[1-5]\d\d", c.code), c.code
         assert re.fullmatch(r"[a-z0-9-]+", c.name) and c.summary.endswith(".")
         doc = c.doc()
         for section in ("What it checks", "Why is this bad?", "Example", "Fix"):
             assert f"## {section}" in doc, (c.code, section)
         # QT4xx: the runtime computes something else (a warning); QT100: judged by older data;
         # QT206: runs on some measured CPUs only; QT207 (an info): the kind was not measured;
-        # --confirm's QT209: the runtime ran what qlin said it refuses, QT210 (an info): not confirmed
+        # --confirm's QT209: the runtime ran what qlin said it refuses, QT210 (an info): not confirmed;
+        # QT5xx: the runtime runs the op in float where it could have run it in integers
         warns = ("QT100", "QT206", "QT209")
-        assert (c.severity == "warning") == (c.code.startswith("QT4") or c.code in warns), c.code
+        assert (c.severity == "warning") == (c.code[:3] in ("QT4", "QT5") or c.code in warns), c.code
         assert (c.severity == "info") == (c.code in ("QT207", "QT210")), c.code
     assert len({c.name for c in all_codes}) == len(all_codes)
     with pytest.raises(KeyError):
@@ -103,7 +104,7 @@ def test_codes_with_their_logic_are_the_codes_the_targets_run_by_code():
     from qlin_cli.code import Code
 
     own = {c.code for c in codes.all_codes() if c.check is not Code.check}
-    assert own == _coded() == {"QT207", "QT308", "QT309", *(f"QT4{i:02}" for i in range(1, 13))}
+    assert own == _coded() == {"QT207", "QT308", "QT309", *(f"QT4{i:02}" for i in range(1, 13)), "QT501"}
     # each reads the targets' facts: a target without them gets nothing, on sites each of
     # which another target reports under that code
     from test_targets_divergence import F16_S, F16_X, _pair, f16_matmul_block, quantize
@@ -119,6 +120,7 @@ def test_codes_with_their_logic_are_the_codes_the_targets_run_by_code():
         _matrix_case(kind="q", domain="", opset=21, float_type="float", scale_type="float",  # QT410
                      q_type="float8e4m3fnuz", gran="tensor", axis=None, block=0, zp="none",
                      attrs=(("saturate", 0),)),
+        __import__("probe_fusion").build(__import__("probe_fusion")._spec(after="output")),  # QT501
     ]
     sites = {}
     for model in models:

@@ -148,6 +148,8 @@ class NodeSite:
     # per consumer above, the quantized type of the DequantizeLinear making that consumer's
     # other operand (input 1 when output 0 is its input 0, else input 0), or None
     partners: tuple[str | None, ...] = ()
+    # the key of the QDQ group whose op the node is (targets/fusion.py), None for any other node
+    group: str | None = None
 
     # The probe keys of the node, worked out once whichever target and code asks.
     @cached_property

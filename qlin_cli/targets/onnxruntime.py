@@ -33,7 +33,7 @@ from __future__ import annotations
 from .. import schema
 from ..schema import ir
 from ..schema.ops import INT8S
-from . import base, nodes, ort_table, probe_table
+from . import base, fusion, nodes, ort_table, probe_table
 from .base import GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, TargetFinding
 
 TABLE = ort_table.load(ort_table.default_version())  # the version installed beside qlin, else the newest
@@ -224,6 +224,11 @@ class OnnxRuntimeCpu(Target):
                     convertible=True,
                 )
 
+    @property
+    def fusion_table(self):
+        """The release's measured QDQ fusion (targets/fusion.py; None where it was not measured): QT501."""
+        return fusion.table("onnxruntime", self.table.version)
+
     # ---- one node -----------------------------------------------------------------------
     def node_findings(self, site: NodeSite):
         """The kernel registry's and the hand-written checks' findings, then the probes'
@@ -234,6 +239,8 @@ class OnnxRuntimeCpu(Target):
         kind: where the release ran every one, its error is dropped (1.32 runs a
         QuantizeLinear-23 whose x and scale types differ, which 1.31 fails at run). A kind
         the release was not measured on is said so (QT207)."""
+        if site.group is not None:
+            yield from base.coded(self, ("QT501",), site)
         found, by_kind = [], []
         for finding, kind_only in self._checks(site):
             found.append(finding)

@@ -1,0 +1,78 @@
+"""QT501 runs-in-float. Read from the release's measured QDQ fusion (targets/fusion.py,
+tools/probe_fusion.py): onnxruntime releases with fusion data, ``fusion_table``."""
+
+from __future__ import annotations
+
+from ...code import Code
+from ...severity import WARNING
+
+
+class RunsInFloat(Code):
+    """
+    ## What it checks
+    Whether the runtime release fuses the QDQ group around an op (DequantizeLinear ->
+    Conv / MatMul / Gemm / Add / Mul / AveragePool / Concat ... -> QuantizeLinear) into an
+    integer kernel when it loads the model, as measured in that release: every group of
+    tools/probe_fusion.py's matrix (ops x activation and weight types x per tensor / per
+    channel and the axis x symmetric weights x a QuantizeLinear after the op or not x a
+    Relu / Clip before it x shared DequantizeLinear or initializer x blocked MatMul
+    weights) was loaded with the release's default session options (ORT_ENABLE_ALL) and
+    its optimized graph (`optimized_model_filepath`) read back. The group's key
+    (qlin_cli/targets/fusion.py) holds the facts that decide; a group whose key the
+    release fuses is silent, one whose key it leaves as it is gets this warning with the
+    nearest measured group that it fuses.
+
+    ## Why is this bad?
+    The model loads and its results are right, but the op runs in float between the
+    Q/DQ nodes, which then only add work: the "quantized" model can be slower than the
+    float one. onnxruntime's CPU provider fuses a group only when it has the shape its
+    selectors want (onnxruntime/core/optimizer/qdq_transformer/selectors_actions/
+    qdq_selector_action_transformer.cc and qdq_selectors.cc; `is_int8_allowed`,
+    `session.qdqisint8allowed` in include/onnxruntime/core/session/
+    onnxruntime_session_options_config_keys.h). Measured in 1.31.1 on x86_64: a Conv
+    needs a QuantizeLinear after it (uint8 or int8 activations); a MatMul with int8
+    activations and a QuantizeLinear after it stays float, without one it becomes
+    MatMulIntegerToFloat; 16-bit and 4-bit (non-blocked) groups stay float; a blocked
+    int4 / uint4 weight along axis 0 becomes MatMulNBits only when its
+    DequantizeLinear and initializer are the MatMul's alone. The measurement, not the
+    source, decides what qlin says.
+
+    ## Example
+    ```
+    x(uint8) -> DequantizeLinear -> Conv(w: DequantizeLinear of int8) -> Sigmoid
+    # onnxruntime 1.31.1 (x86_64): runs in float; with a QuantizeLinear after the Conv
+    # it is fused into QLinearConv
+    ```
+
+    ## Fix
+    Give the group what the nearest fused group has (the message names it): a
+    QuantizeLinear after the op, uint8 activations for MatMul on x86, 8-bit weights, per-channel
+    weights on the output-channel axis, a weight DequantizeLinear of its own. Or accept
+    the float op (its results are the same), or quantize the op's neighbours instead.
+    """
+
+    code = "QT501"
+    name = "runs-in-float"
+    severity = WARNING
+    summary = "The release does not fuse the op's QDQ group: the op runs in float between its Q/DQ nodes."
+
+    @staticmethod
+    def check(target, site):
+        from .. import fusion
+
+        table = getattr(target, "fusion_table", None)
+        key = site.group
+        if table is None or key is None or table.outcome(key) != fusion.FLOAT:
+            return
+        machine = table.machine
+        where = f" on {machine}" if machine else ""
+        fact = (f"this {site.facts.op}'s QDQ group ({key}) is not fused by {table.runtime} {table.version}"
+                f"{where} (measured): the {site.facts.op} runs in float between its Q/DQ nodes")
+        near = table.reason(key)
+        if near is None:
+            fix = "no group of this op that differs in one or two facts is fused in this release"
+        else:
+            diff, into = near
+            fact += f"; it is {into} with {diff}"
+            fix = "change the group so"
+        yield target.finding("QT501", fact, fix=fix)

@@ -1,0 +1,321 @@
+"""Which QDQ groups a runtime release fuses into an integer kernel, read from a model's node
+facts and looked up in the release's measured outcomes (``onnxruntime_fusion.json.gz``,
+written by tools/probe_fusion.py).
+
+A *group* is an op of ``GROUP_OPS`` of which at least one input is the output of a
+DequantizeLinear, with what follows it: onnxruntime's QDQ transformer
+(onnxruntime/core/optimizer/qdq_transformer/selectors_actions/qdq_selector_action_transformer.cc)
+replaces such a group by a QLinear op (QLinearConv, QLinearMatMul, com.microsoft QGemm,
+QLinearAdd ...), MatMulIntegerToFloat or MatMulNBits, or drops the Q/DQ around an op that
+moves data only (MaxPool, Transpose, Reshape), or leaves it: then the float op runs between
+the Q/DQ nodes.
+
+``group(a, body, index)`` gives the group's facts (``Group``), whose text is the key of the
+measured outcome: the op, per input what makes it (``float`` where no DequantizeLinear does;
+else the quantized type, its granularity and axis, block size, symmetric weights, a constant
+x, a DequantizeLinear or initializer shared with other nodes) and what reads the output (a
+QuantizeLinear, a Relu or Clip then a QuantizeLinear, or float ops). Only facts that decide
+a fusion are in it; tools/probe_fusion.py measures groups differing in each, and fails where
+two groups of one key had different outcomes.
+
+``FusionTable`` is one release's outcomes: ``outcome(key)`` ("fused into QLinearConv",
+"runs on the quantized tensor", "float"), and ``reason(key)``: the measured groups of the
+same op, differing from the key in one fact only, that the release fuses (the way out).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from .. import schema
+from . import data_files, nodes
+
+FILE = "onnxruntime_fusion.json"  # qlin_cli/targets/data/FILE.gz
+FLOAT = "float"  # the outcome of a group left as it is: the float op runs between the Q/DQ
+DROPPED = "runs on the quantized tensor"  # the Q/DQ around a data-movement op removed
+FUSED = "fused into "  # the prefix of a fusion's outcome ("fused into QLinearConv")
+
+# ops whose QDQ group onnxruntime's CPU provider may rewrite (qdq_selector_action_transformer.cc:
+# ConvQDQRules, MatMulQDQRules, GemmQDQRules, BinaryOpQDQRules, UnaryOpQDQRules,
+# VariadicOpQDQRules, DropQDQNodesRules)
+GROUP_OPS = frozenset({
+    "Conv", "MatMul", "Gemm", "Add", "Mul", "AveragePool", "GlobalAveragePool", "Sigmoid",
+    "LeakyRelu", "Softmax", "Concat", "MaxPool", "Transpose", "Reshape",
+})
+# ops whose Q/DQ are dropped only when the Q and the DQ quantize alike (DropQDQNodesSelector):
+# their key says whether they do
+SAME_PARAMS = frozenset({"MaxPool", "Transpose", "Reshape"})
+FOLLOW_ONS = ("Relu", "Clip")  # removed between an op and its Q (ReluQuantFusion, ClipQuantFusion)
+INPUT_NAMES = {
+    "Conv": ("x", "w", "bias"), "MatMul": ("A", "B"), "Gemm": ("A", "B", "C"),
+    "Add": ("A", "B"), "Mul": ("A", "B"),
+}
+
+
+@dataclass(frozen=True)
+class Slot:
+    """What makes one input of a group's op."""
+
+    type: str  # the DequantizeLinear's quantized type, or "float" (no DequantizeLinear)
+    gran: str = ""  # "tensor", "channel", "blocked"
+    axis: int | None = None  # per channel and blocked: the axis (non-negative)
+    block: int | None = None
+    sym: bool = False  # a constant x with every zero point 0 (or none)
+    const: bool = False  # the DequantizeLinear's x is an initializer or a Constant's
+    shared: str = ""  # "dq": its output is read by other nodes too; "init": its x is
+
+    @property
+    def text(self) -> str:
+        if self.type == FLOAT:
+            return FLOAT
+        out = [self.type, self.gran]
+        if self.axis is not None:
+            out.append(f"axis={self.axis}")
+        if self.block is not None:
+            out.append(f"block={self.block}")
+        if self.const:
+            out.append("sym const" if self.sym else "const")
+        if self.shared:
+            out.append(f"shared-{self.shared}")
+        return " ".join(out)
+
+    def to_json(self) -> list:
+        return [self.type, self.gran, self.axis, self.block, self.sym, self.const, self.shared]
+
+
+@dataclass(frozen=True)
+class Group:
+    """One QDQ group's deciding facts; ``text`` is its key."""
+
+    op: str  # the op type ("Gemm transB=1" where B is transposed)
+    inputs: tuple[Slot, ...]
+    after: str  # "Q uint8", "Q uint8 same", "Relu Q uint8 low", "Clip Q int8", "float"
+
+    @property
+    def text(self) -> str:
+        return f"{self.op}({', '.join(s.text for s in self.inputs)}) -> {self.after}"
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "in": [s.to_json() for s in self.inputs], "after": self.after}
+
+    @staticmethod
+    def from_json(data: dict) -> Group:
+        return Group(data["op"], tuple(Slot(*s) for s in data["in"]), data["after"])
+
+    def distance(self, other: Group) -> int:
+        """How many facts differ: per input each field of its slot, and the words of what reads
+        the output."""
+        n = sum(x != y for a, b in zip(self.inputs, other.inputs, strict=False)
+                for x, y in zip(a.to_json(), b.to_json(), strict=True))
+        return n + len(set(self.after.split()) ^ set(other.after.split()))
+
+    def differences(self, other: Group) -> list[str]:
+        """What ``other`` has otherwise, one phrase per input or output that differs."""
+        if other.op != self.op or len(other.inputs) != len(self.inputs):
+            return ["another op"]
+        names = INPUT_NAMES.get(self.op.split()[0], ())
+        out = []
+        for i, (a, b) in enumerate(zip(self.inputs, other.inputs, strict=True)):
+            if a != b:
+                name = names[i] if i < len(names) else f"input {i}"
+                out.append(f"{name} '{b.text}' instead of '{a.text}'")
+        if self.after != other.after:
+            out.append(f"the output read by '{other.after}' instead of '{self.after}'")
+        return out
+
+
+def group(a, body, index: int) -> Group | None:
+    """The QDQ group of node ``index`` of ``body`` (an analysis' BodyView): None where the
+    node is not an ai.onnx op of GROUP_OPS or no input of it is a DequantizeLinear's output."""
+    domain, op = body.kinds[index]
+    if op not in GROUP_OPS or schema.normalize_domain(domain) != schema.AI_ONNX:
+        return None
+    ins, outs = body.io[index]
+    producers, consumers, kinds = body.producers, body.consumers, body.kinds
+    scope = body.scope
+    find_value = scope.find_value if scope is not None else (lambda name: None)
+    slots, first = [], None
+    for name in ins:
+        j = producers.get(name) if name else None
+        if j is None or kinds[j][1] != "DequantizeLinear":
+            slots.append(Slot(FLOAT))
+            continue
+        f = a.facts(body, j)
+        if f is None or not nodes.is_linear(f):
+            slots.append(Slot(FLOAT))
+            continue
+        first = first or f
+        slots.append(_slot(f, body, j, producers, consumers, find_value))
+    if first is None:
+        return None
+    if op == "Gemm" and a.any_facts(body, index).attrs.get("transB", 0):
+        op += " transB=1"  # which axis of B holds the output channels
+    return Group(op, tuple(slots), _after(a, body, op, outs, first))
+
+
+def _slot(f, body, j, producers, consumers, find_value) -> Slot:
+    x = f.inputs[0] if f.inputs else ""
+    const = bool(x) and producers.get(x) is None and find_value(x) is not None
+    if not const and x and producers.get(x) is not None and body.kinds[producers[x]][1] == "Constant":
+        const = True
+    gran = {schema.PER_TENSOR: "tensor", schema.PER_AXIS: "channel", schema.BLOCKED: "blocked"}.get(
+        f.granularity, str(f.granularity))
+    axis = f.normalized_axis() if gran != "tensor" else None
+    block = f.block_size if gran == "blocked" else None
+    sym = False
+    if const:
+        zp = nodes.zero_point_values(f)
+        sym = zp is not None and not zp.any()
+    y = f.outputs[0] if f.outputs else ""
+    shared = ""
+    if len(consumers.get(y, ())) > 1:
+        shared = "dq"
+    elif x and len(consumers.get(x, ())) > 1:
+        shared = "init" if const else ""
+    return Slot(nodes.quant_type(f) or "?", gran, axis, block, sym, const, shared)
+
+
+def _after(a, body, op: str, outs: tuple, first) -> str:
+    """What reads the op's output 0: a QuantizeLinear ("Q TYPE", with " same" for an op of
+    SAME_PARAMS whose Q has the scale and zero point of its first DQ), a Relu / Clip read by a
+    QuantizeLinear alone ("Relu Q TYPE", " low" where the Q's zero point is its type's lowest
+    value), a graph output ("output"), or anything else ("float")."""
+    y = outs[0] if outs else ""
+    readers = body.consumers.get(y, ()) if y else ()
+    if not readers and body.path == "main" and y in {o.name for o in a.model.graph.output}:
+        return "output"
+    if len(readers) != 1:
+        return FLOAT
+    j = readers[0][0]
+    via = body.kinds[j][1]
+    if via in FOLLOW_ONS:
+        then = body.io[j][1]
+        more = body.consumers.get(then[0], ()) if then and then[0] else ()
+        if len(more) != 1:
+            return FLOAT
+        q = _quantize(a, body, more[0][0])
+        if q is None:
+            return FLOAT
+        t = nodes.quant_type(q)
+        low = _zero_point_is_lowest(q, t) if via == "Relu" else _clip_covers(body, j, q, t)
+        return f"{via} Q {t}" + (" low" if low else "")
+    q = _quantize(a, body, j)
+    if q is None:
+        return FLOAT
+    same = op in SAME_PARAMS and _same_params(q, first)
+    return f"Q {nodes.quant_type(q)}" + (" same" if same else "")
+
+
+def _quantize(a, body, j):
+    if body.kinds[j][1] != "QuantizeLinear":
+        return None
+    f = a.facts(body, j)
+    return f if f is not None and nodes.is_linear(f) else None
+
+
+def _zero_point_is_lowest(q, t) -> bool:
+    zp = nodes.zero_point_values(q)
+    low = {"int8": -128, "uint8": 0, "int16": -32768, "uint16": 0, "int4": -8, "uint4": 0}.get(t)
+    return zp is not None and low is not None and zp.size == 1 and zp[0] == low
+
+
+def _clip_covers(body, j: int, q, t) -> bool:
+    """Whether the Clip (node ``j``) lets through every value the Q after it can write: its
+    minimum at most, its maximum at least, the Q's range (then the Q's saturation clips)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    s, zp = nodes.scale_values(q), nodes.zero_point_values(q)
+    rng = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "uint16": (0, 65535)}.get(t)
+    if s is None or zp is None or s.size != 1 or zp.size != 1 or rng is None:
+        return False
+    ins = body.io[j][0]
+    scope = body.scope
+    bounds = []
+    for k, default in ((1, -np.inf), (2, np.inf)):
+        name = ins[k] if k < len(ins) else ""
+        if not name:
+            bounds.append(default)
+            continue
+        v = scope.find_value(name) if scope is not None else None
+        if v is None:
+            return False
+        bounds.append(float(numpy_helper.to_array(v).reshape(-1)[0]))
+    lo, hi = ((rng[0] - zp[0]) * s[0], (rng[1] - zp[0]) * s[0])
+    tol = 1e-5 * max(abs(lo), abs(hi))  # the scale is float32: 255 * (6 / 255) is not 6 exactly
+    return bounds[0] <= lo + tol and bounds[1] >= hi - tol
+
+
+def _same_params(q, dq) -> bool:
+    s1, s2 = nodes.scale_values(q), nodes.scale_values(dq)
+    z1, z2 = nodes.zero_point_values(q), nodes.zero_point_values(dq)
+    if s1 is None or s2 is None or z1 is None or z2 is None:
+        return False
+    return s1.shape == s2.shape and z1.shape == z2.shape and (s1 == s2).all() and (z1 == z2).all()
+
+
+class FusionTable:
+    """One release's measured outcomes: {key: outcome} and each key's ``Group``."""
+
+    def __init__(self, runtime: str, version: str, outcomes: dict[str, str], groups: dict[str, Group],
+                 command: str = "", machine: str = ""):
+        self.runtime, self.version, self.command, self.machine = runtime, version, command, machine
+        self.outcomes, self.groups = outcomes, groups
+
+    def outcome(self, key: str | None) -> str | None:
+        return None if key is None else self.outcomes.get(key)
+
+    def reason(self, key: str) -> tuple[str, str] | None:
+        """(what the nearest measured group the release fuses has otherwise, what it becomes):
+        among the groups of the same op that differ from ``key`` in at most two of its inputs
+        and output, the one the release fuses that differs in the fewest facts
+        (``Group.distance``); None where none is measured."""
+        mine = self.groups.get(key)
+        if mine is None:
+            return None
+        best = None
+        for other_key, other in self.groups.items():
+            done = self.outcomes[other_key]
+            if other.op != mine.op or done == FLOAT or len(other.inputs) != len(mine.inputs):
+                continue
+            diff = mine.differences(other)
+            if not diff or len(diff) > 2:
+                continue
+            rank = (mine.distance(other), other_key)
+            if best is None or rank < best[0]:
+                best = (rank, " and ".join(diff), done)
+        return None if best is None else (best[1], best[2])
+
+
+@cache
+def table(runtime: str, version: str) -> FusionTable | None:
+    """The release's measured outcomes (None where the release was not measured)."""
+    if runtime != "onnxruntime":
+        return None
+    data = data_files.read(FILE)
+    if data is None or version not in data.get("releases", {}):
+        return None
+    outcomes, groups = {}, {}
+    for key, entry in data["groups"].items():
+        done = entry.get("outcomes", {}).get(version)
+        if done is not None:
+            outcomes[key] = done
+            groups[key] = Group.from_json(entry["group"])
+    release = data["releases"][version]
+    return FusionTable(runtime, version, outcomes, groups, release.get("command", ""),
+                       release.get("machine", ""))
+
+
+def dumps(releases: dict, entries: dict) -> str:
+    """The data file's text: the releases, then one line per key (sorted)."""
+    import json
+
+    lines = ['{', '"format": 1,', '"runtime": "onnxruntime",', '"releases": {']
+    rel = [f"{json.dumps(v)}: {json.dumps(r, sort_keys=True)}" for v, r in releases.items()]
+    lines.append(",\n".join(rel))
+    lines += ['},', '"groups": {']
+    rows = [f"{json.dumps(k)}: {json.dumps(entries[k], sort_keys=True)}" for k in sorted(entries)]
+    lines.append(",\n".join(rows))
+    lines += ['}', '}']
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,525 @@
+"""Measure which QDQ groups onnxruntime's CPU provider fuses at its default optimization level.
+
+    python tools/probe_fusion.py                      # the onnxruntime installed here
+    python tools/probe_fusion.py --python VENV/bin/python   # the one of another venv
+    python tools/probe_fusion.py --check              # compare with the data, write nothing
+
+Every group of ``matrix()`` (DequantizeLinear -> op -> QuantizeLinear and its variants: op,
+activation and weight types, per tensor / per channel and the axis, symmetric weights, a
+QuantizeLinear after the op or not, a Relu / Clip before it, a DequantizeLinear or an
+initializer shared by two groups, a bias, a blocked weight of MatMul) is written as a model;
+the runtime loads each with default SessionOptions (graph_optimization_level is
+ORT_ENABLE_ALL by default) and ``optimized_model_filepath`` set, so it saves the graph it
+runs; what the group's op became there is its outcome: "fused into QLinearConv" (any
+QLinear*, QGemm, MatMulIntegerToFloat, DynamicQuantizeMatMul, MatMulNBits, MatMulInteger,
+ConvInteger), "runs on the quantized tensor" (the Q/DQ around MaxPool, Transpose, Reshape
+dropped), or "float". Each group's key is qlin's own reading of the model
+(qlin_cli/targets/fusion.py ``group``), so the data answers what the reader asks; two groups of
+one key with different outcomes are reported (the key misses a deciding fact) and nothing
+is written.
+
+The runtime runs in a child process (``--inside FOLDER``, which imports only onnxruntime:
+it runs in a throwaway venv of another release as it is); a crash is recorded as the
+group's outcome and the run goes on with the next group. The result goes to
+qlin_cli/targets/data/onnxruntime_fusion.json.gz (``fusion.dumps``), per key the outcome of
+each measured release, with the command that made it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+INTEGER_OPS = ("QGemm", "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "MatMulNBits", "MatMulInteger",
+               "ConvInteger", "QAttention")
+
+LAYOUT = ("Transpose", "ReorderInput", "ReorderOutput")  # what the provider puts around a kernel
+
+
+# ---- inside the runtime's venv: onnxruntime alone ---------------------------------------------
+def inside(folder: str) -> None:
+    """Load each case of ``folder`` (cases.json: the ids in order) with default session options
+    and ``optimized_model_filepath`` = <id>.opt.onnx; append [id, "ok" | "load: error"] to
+    results.jsonl, skipping ids already there."""
+    import platform
+
+    import onnxruntime as ort
+
+    with open(os.path.join(folder, "version.txt"), "w", encoding="utf-8") as f:
+        f.write(f"{ort.__version__} {platform.machine()}")
+    with open(os.path.join(folder, "cases.json"), encoding="utf-8") as f:
+        order = json.load(f)
+    done = _done(folder)
+    with open(os.path.join(folder, "results.jsonl"), "a", encoding="utf-8") as out:
+        for case in order:
+            if case in done:
+                continue
+            out.write(json.dumps([case, "start"]) + "\n")  # a crash ends here: the parent sees it
+            out.flush()
+            options = ort.SessionOptions()  # graph_optimization_level: its default
+            options.log_severity_level = 4
+            options.optimized_model_filepath = os.path.join(folder, f"{case}.opt.onnx")
+            try:
+                ort.InferenceSession(os.path.join(folder, f"{case}.onnx"), options,
+                                     providers=["CPUExecutionProvider"])
+                said = "ok"
+            except Exception as exc:  # the runtime refused the model
+                lines = [s for s in str(exc).splitlines() if s.strip()]
+                said = "load: " + (lines[0] if lines else type(exc).__name__)[:300]
+            out.write(json.dumps([case, said]) + "\n")
+            out.flush()
+
+
+def _done(folder: str) -> dict:
+    try:
+        with open(os.path.join(folder, "results.jsonl"), encoding="utf-8") as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return {}
+    return {case: said for case, said in rows if said != "start"}
+
+
+def run_all(python: str, folder: str) -> tuple[str, dict]:
+    """(the release, {id: "ok" | "load: ..." | "crash: ..."}) of every case, with ``python``; a
+    case that kills the process is recorded as a crash and the next process goes on after it."""
+    with open(os.path.join(folder, "cases.json"), encoding="utf-8") as f:
+        order = json.load(f)
+    while True:
+        ended = subprocess.run([python, os.path.abspath(__file__), "--inside", folder],
+                               capture_output=True, text=True)
+        done = _done(folder)
+        left = [c for c in order if c not in done]
+        if ended.returncode == 0 or not left:
+            break
+        with open(os.path.join(folder, "results.jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps([left[0], f"crash: exit status {ended.returncode}"]) + "\n")
+    with open(os.path.join(folder, "version.txt"), encoding="utf-8") as f:
+        return f.read().strip(), done  # "1.31.1 x86_64": the release and the machine
+
+
+# ---- the models (qlin's venv: onnx) --------------------------------------------------------
+ACT = ("uint8", "int8", "uint16", "int16")
+WEIGHTS = ("int8", "uint8", "int16", "uint16", "int4", "uint4")
+ZERO = {"uint8": 128, "int8": 0, "uint16": 32768, "int16": 0, "uint4": 8, "int4": 0}
+LOW = {"uint8": 0, "int8": -128, "uint16": 0, "int16": -32768}
+
+
+def _spec(base: dict | None = None, **kw) -> dict:
+    out = {"op": "Conv", "act": "uint8", "w": "int8", "gran": "tensor", "axis": None, "sym": True,
+            "after": "q", "bias": "dq", "shared": "", "opset": 21, "block": None, "b": "const"}
+    out.update(base or {})
+    out.update(kw)
+    return out
+
+
+def matrix() -> list[dict]:
+    """Every group measured: the deciding facts one at a time around a common base, and the
+    types crossed with the presence of a QuantizeLinear after the op."""
+    out = []
+    weighted = {"Conv": 0, "MatMul": 1, "Gemm": 1}  # the per-channel axis of the output channels
+    for op, axis in weighted.items():
+        for act in ACT:
+            for w in WEIGHTS:
+                for gran in ("tensor", "channel"):
+                    for after in ("q", "output"):
+                        out.append(_spec(op=op, act=act, w=w, gran=gran,
+                                         axis=axis if gran == "channel" else None,
+                                         after=after, bias="dq" if op != "MatMul" else "none"))
+        for act, w in (("uint8", "int8"), ("int8", "int8"), ("uint8", "uint8"), ("uint16", "int8")):
+            b = "dq" if op != "MatMul" else "none"
+            base = {"op": op, "act": act, "w": w, "bias": b}
+            out += [
+                _spec(base, sym=False),
+                _spec(base, gran="channel", axis=1 - axis),
+                _spec(base, gran="channel", axis=axis, sym=False),
+                _spec(base, after="float"),
+                _spec(base, after="relu"),
+                _spec(base, after="relu_low"),
+                _spec(base, after="clip"),
+                _spec(base, after="clip_low"),
+                _spec(base, shared="dq"),
+                _spec(base, shared="init"),
+                _spec(base, shared="act"),
+                _spec(base, shared="dq", after="output"),
+                _spec(base, opset=13) if w in ("int8", "uint8") and act in ("uint8", "int8") else None,
+                _spec(base, after="output", opset=13) if act in ("uint8", "int8") else None,
+            ]
+            if op != "MatMul":
+                out += [_spec(base, bias="none"), _spec(base, bias="float"),
+                        _spec(base, bias="none", after="output")]
+            if op == "MatMul":
+                out += [_spec(base, b="act"), _spec(base, b="act", after="output")]
+    for act, w in (("uint8", "int8"), ("uint8", "uint8"), ("int8", "int8"), ("uint16", "int8")):
+        for gran, axis in (("tensor", None), ("channel", 0), ("channel", 1)):
+            for after in ("q", "output"):
+                out.append(_spec(op="Gemm", act=act, w=w, gran=gran, axis=axis, after=after, transB=1))
+    # blocked weights of MatMul (DQMatMulToMatMulNBits)
+    for w in ("int4", "uint4", "int8", "uint8"):
+        for block in (16, 32, 128):
+            for axis in (0, 1):
+                for sym in (True, False):
+                    out.append(_spec(op="MatMul", act="float", w=w, gran="blocked", axis=axis, block=block,
+                                     sym=sym, after="output", bias="none"))
+        for shared in ("dq", "init"):
+            out.append(_spec(op="MatMul", act="float", w=w, gran="blocked", axis=0, block=32, after="output",
+                             bias="none", shared=shared))
+        for act, after in (("uint8", "output"), ("uint8", "q"), ("float", "float")):
+            out.append(_spec(op="MatMul", act=act, w=w, gran="blocked", axis=0, block=32, after=after,
+                             bias="none"))
+    for op in ("Add", "Mul"):
+        for act in ACT:
+            for after in ("q", "output", "float"):
+                out.append(_spec(op=op, act=act, after=after, b="act"))
+        out += [_spec(op=op, act="uint8", b="mixed"), _spec(op=op, act="uint8", b="const"),
+                _spec(op=op, act="int8", b="const"), _spec(op=op, act="uint8", b="act", shared="act"),
+                _spec(op=op, act="uint8", b="act", opset=13), _spec(op=op, act="uint8", b="float")]
+    for op in ("AveragePool", "GlobalAveragePool", "Sigmoid", "LeakyRelu", "Softmax", "Concat"):
+        for act in ACT:
+            for after in ("q", "output"):
+                out.append(_spec(op=op, act=act, after=after))
+        out += [_spec(op=op, act="uint8", opset=13), _spec(op=op, act="uint8", after="q_other_type"),
+                _spec(op=op, act="uint8", shared="act")]
+    for op in ("MaxPool", "Transpose", "Reshape"):
+        for act in ACT + ("int4", "uint4"):
+            for after in ("q_same", "q", "output"):
+                out.append(_spec(op=op, act=act, after=after))
+        out += [_spec(op=op, act="uint8", after="q_same", opset=13),
+                _spec(op=op, act="uint8", after="q_same", shared="act")]
+    seen, unique = set(), []
+    for s in out:
+        if s is None:
+            continue
+        text = json.dumps(s, sort_keys=True)
+        if text not in seen:
+            seen.add(text)
+            unique.append(s)
+    return unique
+
+
+def build(s: dict):
+    """The model of one spec (``matrix``): one group, or two that share what ``shared`` says."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    TP = {"uint8": TensorProto.UINT8, "int8": TensorProto.INT8, "uint16": TensorProto.UINT16,
+          "int16": TensorProto.INT16, "int4": TensorProto.INT4, "uint4": TensorProto.UINT4,
+          "int32": TensorProto.INT32, "float": TensorProto.FLOAT}
+    op, act, w = s["op"], s["act"], s["w"]
+    nodes, inits, inputs, outputs = [], [], [], []
+    names = iter(range(10_000))
+
+    def new(prefix):
+        return f"{prefix}{next(names)}"
+
+    def const(value, type_name, shape):
+        name = new("c")
+        value = np.broadcast_to(np.asarray(value), shape).reshape(-1).tolist() if shape else [value]
+        inits.append(helper.make_tensor(name, TP[type_name], list(shape), value))
+        return name
+
+    def dq(x, t, scale, zp, axis=None, block=None, scale_shape=()):
+        y = new("dq")
+        ins = [x, const(scale, "float", scale_shape)]
+        if zp is not None:
+            ins.append(const(zp, t, scale_shape))
+        attrs = {}
+        if axis is not None:
+            attrs["axis"] = axis
+        if block is not None:
+            attrs["block_size"] = block
+        nodes.append(helper.make_node("DequantizeLinear", ins, [y], name=y, **attrs))
+        return y
+
+    def q(x, t, scale=0.05, zp=None):
+        y = new("q")
+        zp = ZERO.get(t, 0) if zp is None else zp
+        ins = [x, const(scale, "float", ()), const(zp, t, ())]
+        nodes.append(helper.make_node("QuantizeLinear", ins, [y], name=y))
+        return y
+
+    def graph_input(shape):
+        name = new("in")
+        inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(shape)))
+        return name
+
+    def activation(shape, t, x=None):
+        x = x or graph_input(shape)
+        if t == "float":
+            return x
+        return dq(q(x, t), t, 0.05, ZERO.get(t, 0))
+
+    shapes = {"Conv": ((1, 8, 6, 6), (8, 8, 3, 3)), "MatMul": ((1, 4, 32), (32, 16)),
+              "Gemm": ((4, 32), (32, 16))}
+    blocked = s["gran"] == "blocked"
+    if blocked:
+        shapes["MatMul"] = ((1, 4, 128), (128, 64))
+    if s.get("transB"):
+        shapes["Gemm"] = ((4, 32), (16, 32))
+
+    def weight_init():
+        shape = shapes[op][1]
+        rng = np.random.default_rng(7)
+        lo, hi = {"int8": (-127, 127), "uint8": (0, 255), "int16": (-300, 300), "uint16": (0, 600),
+                  "int4": (-7, 7), "uint4": (0, 15)}[w]
+        data = rng.integers(lo, hi + 1, size=shape)
+        name = new("w")
+        inits.append(helper.make_tensor(name, TP[w], list(shape), data.reshape(-1).tolist()))
+        return name
+
+    def weight_dq(x):
+        shape = shapes[op][1]
+        zp = (0 if w.startswith("int") else ZERO[w]) if s["sym"] else 3
+        if w.startswith("u") and s["sym"]:
+            zp = 0  # symmetric: zero point 0 whatever the type
+        if s["gran"] == "tensor":
+            return dq(x, w, 0.01, zp)
+        a = s["axis"]
+        if s["gran"] == "channel":
+            return dq(x, w, 0.01, zp, axis=a, scale_shape=(shape[a],))
+        b = s["block"]
+        sshape = tuple(-(-d // b) if i == a else d for i, d in enumerate(shape))
+        return dq(x, w, 0.01, zp, axis=a, block=b, scale_shape=sshape)
+
+    def tail(y, out_shape):
+        after = s["after"]
+        if after == "output":
+            outputs.append(helper.make_tensor_value_info(y, TensorProto.FLOAT, None))
+            return
+        if after == "float":
+            z = new("sig")
+            nodes.append(helper.make_node("Sigmoid", [y], [z], name=z))
+            outputs.append(helper.make_tensor_value_info(z, TensorProto.FLOAT, None))
+            return
+        t = act if act != "float" else "uint8"
+        if after in ("relu", "relu_low", "clip", "clip_low"):
+            z = new("relu")
+            if after.startswith("clip"):
+                bounds = [const(0.0, "float", ()), const(6.0, "float", ())]
+                nodes.append(helper.make_node("Clip", [y, *bounds], [z], name=z))
+            else:
+                nodes.append(helper.make_node("Relu", [y], [z], name=z))
+            y = z
+        zp = LOW.get(t) if after in ("relu_low", "clip_low") else None
+        if after == "clip_low":  # the Q's range is the Clip's, 0 .. 6
+            scale = 6.0 / (2 ** (8 if t.endswith("8") else 16) - 1)
+        elif after == "q_same":
+            scale, zp = 0.05, ZERO.get(t, 0)
+        elif after == "q_other_type":
+            t = "int8" if t == "uint8" else "uint8"
+            scale = 0.1
+        else:
+            scale = 0.1
+        qy = q(y, t, scale, zp)
+        out = dq(qy, t, scale, ZERO.get(t, 0) if zp is None else zp)
+        outputs.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, None))
+
+    count = 2 if s["shared"] else 1
+    x_in = graph_input(shapes.get(op, ((1, 8, 4, 4),))[0])
+    shared_act = activation(None, act, x_in) if s["shared"] == "act" else None
+    w_init = weight_init() if op in shapes and s["shared"] in ("init", "dq") else None
+    w_dq = weight_dq(w_init) if op in shapes and s["shared"] == "dq" else None
+    for _ in range(count):
+        a_in = shared_act or activation(None, act, x_in)
+        if op in shapes:
+            if op == "MatMul" and s["b"] == "act":
+                b_in = activation(shapes[op][1], act)
+            else:
+                b_in = w_dq or weight_dq(w_init if s["shared"] == "init" else weight_init())
+            ins = [a_in, b_in]
+            n_out = shapes[op][1][0] if op == "Conv" or s.get("transB") else shapes[op][1][1]
+            if s["bias"] == "dq":
+                if s["gran"] == "channel":  # the bias quantized as the weights are: x_scale * w_scale
+                    ins.append(dq(const(5, "int32", (n_out,)), "int32", 0.0005, None, axis=0,
+                                  scale_shape=(n_out,)))
+                else:
+                    ins.append(dq(const(5, "int32", (n_out,)), "int32", 0.0005, None))
+            elif s["bias"] == "float":
+                ins.append(const(0.1, "float", (n_out,)))
+            attrs = {"pads": [1, 1, 1, 1]} if op == "Conv" else {}
+            if op == "Gemm" and s.get("transB"):
+                attrs = {"transB": 1}
+        elif op in ("Add", "Mul", "Concat"):
+            b = s["b"] if op != "Concat" else "act"
+            if b == "act":
+                b_in = activation((1, 8, 4, 4), act)
+            elif b == "mixed":
+                b_in = activation((1, 8, 4, 4), "int8" if act == "uint8" else "uint8")
+            elif b == "float":
+                b_in = graph_input((1, 8, 4, 4))
+            else:
+                b_in = dq(const(3, act, (1, 8, 4, 4)), act, 0.02, ZERO.get(act, 0))
+            ins, attrs = [a_in, b_in], ({"axis": 1} if op == "Concat" else {})
+        else:
+            ins, attrs = [a_in], {}
+            if op in ("AveragePool", "MaxPool"):
+                attrs = {"kernel_shape": [2, 2]}
+            elif op == "Transpose":
+                attrs = {"perm": [0, 2, 3, 1]}
+            elif op == "Reshape":
+                name = new("shape")
+                inits.append(numpy_helper.from_array(np.array([1, 8, 16], np.int64), name))
+                ins.append(name)
+        y = new("y")
+        nodes.append(helper.make_node(op, ins, [y], name=f"group_{y}", **attrs))
+        tail(y, None)
+    graph = helper.make_graph(nodes, "group", inputs, outputs, inits)
+    opset = s["opset"]
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              ir_version=10 if opset >= 21 else 7)
+    return onnx.shape_inference.infer_shapes(model)
+
+
+def group_ops(model) -> list[tuple[str, str]]:
+    """(node name, key) of each QDQ group of ``model``, as qlin reads it (targets/fusion.py)."""
+    from qlin_cli.model.analysis import analyze
+    from qlin_cli.targets import fusion
+
+    a = analyze(model, ".")
+    out = []
+    for body in a.bodies:
+        for i, n in enumerate(body.nodes):
+            g = fusion.group(a, body, i)
+            if g is not None:
+                out.append((n.name, g))
+    return out
+
+
+def outcome_of(original, optimized, name: str) -> str:
+    """What the node ``name`` of ``original`` became in ``optimized`` (the graph onnxruntime
+    saved): "fused into OP" (an integer op makes its output, its follow-on's or its Q's),
+    "runs on the quantized tensor" (the same data-movement op, reading no DequantizeLinear), or
+    "float"."""
+    from qlin_cli.targets import fusion
+
+    node = next(n for n in original.graph.node if n.name == name)
+    readers = {}
+    for n in original.graph.node:
+        for x in n.input:
+            readers.setdefault(x, []).append(n)
+    chain = [node.output[0]]
+    nxt = readers.get(node.output[0], [])
+    while len(nxt) == 1 and nxt[0].op_type in (*fusion.FOLLOW_ONS, "QuantizeLinear") and len(chain) < 3:
+        chain.append(nxt[0].output[0])
+        if nxt[0].op_type == "QuantizeLinear":
+            break
+        nxt = readers.get(nxt[0].output[0], [])
+    chain.append(node.name)  # a fused node's output is named after the node it replaces
+    made = {o: n for n in optimized.graph.node for o in n.output}
+    for name_out in chain:
+        n = made.get(name_out)
+        # through the layout nodes the CPU provider adds (NHWC QLinearConv, NCHWc Conv)
+        while n is not None and n.op_type in LAYOUT and n.op_type != node.op_type:
+            n = made.get(n.input[0])
+        if n is None:
+            continue
+        if n.op_type.startswith("QLinear") or n.op_type in INTEGER_OPS:
+            return fusion.FUSED + n.op_type + (f" ({n.domain})" if n.domain not in ("", "ai.onnx") else "")
+        if n.op_type.endswith(node.op_type) and node.op_type in fusion.SAME_PARAMS:  # NhwcMaxPool too
+            dqs = {m.output[0] for m in optimized.graph.node if m.op_type == "DequantizeLinear"}
+            return fusion.FLOAT if n.input[0] in dqs else fusion.DROPPED
+        if n.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            continue
+        return fusion.FLOAT
+    # a node the layout transformer remade: its name, or outputs named "<name>_token_N"
+    n = next((m for m in optimized.graph.node if m.name == node.name
+              or any(o.startswith(f"{node.name}_token_") for o in m.output)), None)
+    if n is not None and n.op_type.endswith(node.op_type) and node.op_type in fusion.SAME_PARAMS:
+        dqs = {m.output[0] for m in optimized.graph.node if m.op_type == "DequantizeLinear"}
+        return fusion.FLOAT if n.input[0] in dqs else fusion.DROPPED
+    return fusion.FLOAT
+
+
+def measure(python: str, folder: str) -> tuple[str, dict, list]:
+    """("RELEASE MACHINE", {key: (outcome, Group)}, conflicts) of every group of ``matrix()``."""
+    import onnx
+
+    specs = matrix()
+    ids, models = [], {}
+    for i, s in enumerate(specs):
+        model = build(s)
+        cid = f"g{i}"
+        onnx.save(model, os.path.join(folder, f"{cid}.onnx"))
+        ids.append(cid)
+        models[cid] = model
+    with open(os.path.join(folder, "cases.json"), "w", encoding="utf-8") as f:
+        json.dump(ids, f)
+    release, said = run_all(python, folder)
+    found: dict = {}
+    conflicts = []
+    for cid in ids:
+        result = said.get(cid, "crash: no result")
+        groups = group_ops(models[cid])
+        if result == "ok":
+            opt = onnx.load(os.path.join(folder, f"{cid}.opt.onnx"), load_external_data=False)
+        for name, g in groups:
+            done = outcome_of(models[cid], opt, name) if result == "ok" else result
+            key = g.text
+            have = found.get(key)
+            if have is not None and have[0] != done:
+                conflicts.append((key, have[0], done, cid))
+            found.setdefault(key, (done, g))
+    return release, found, conflicts
+
+
+def main(argv=None) -> int:
+    import argparse
+    import tempfile
+    from pathlib import Path
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--inside", help=argparse.SUPPRESS)
+    p.add_argument("--python", default=sys.executable, help="the python whose onnxruntime is measured")
+    p.add_argument("--check", action="store_true", help="compare with the data file, write nothing")
+    args = p.parse_args(argv)
+    if args.inside:
+        inside(args.inside)
+        return 0
+    root = Path(__file__).resolve().parents[1]
+    sys.path[:0] = [str(root)]
+    from qlin_cli.targets import data_files, fusion
+
+    with tempfile.TemporaryDirectory(prefix="qlin-fusion-") as tmp:
+        release, found, conflicts = measure(args.python, tmp)
+    version, machine = release.split()
+    for key, a, b, cid in conflicts:
+        print(f"conflict: {key}: {a} / {b} ({cid})", file=sys.stderr)
+    counts: dict = {}
+    for done, _ in found.values():
+        counts[done] = counts.get(done, 0) + 1
+    print(f"onnxruntime {version} ({machine}): {len(matrix())} groups, {len(found)} keys: "
+          + ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+    path = root / "qlin_cli" / "targets" / "data" / fusion.FILE
+    data = data_files.load(path) or {"releases": {}, "groups": {}}
+    if args.check:
+        have = {k: e["outcomes"].get(version) for k, e in data["groups"].items() if version in e["outcomes"]}
+        now = {k: d for k, (d, _) in found.items()}
+        same = have == now
+        print(f"{fusion.FILE}: {'matches' if same else 'differs from'} onnxruntime {version}")
+        return 0 if same and not conflicts else 1
+    if conflicts:
+        print("not written: the key misses a deciding fact", file=sys.stderr)
+        return 1
+    releases = dict(data["releases"])
+    other = " --python VENV/bin/python" if args.python != sys.executable else ""
+    releases[version] = {"command": "python tools/probe_fusion.py" + other,
+                         "groups": len(matrix()), "keys": len(found), "machine": machine,
+                         "how": "InferenceSession on the CPU provider, default SessionOptions "
+                                "(ORT_ENABLE_ALL), optimized_model_filepath read back"}
+    entries = {}
+    for key, e in data["groups"].items():
+        outcomes = {v: d for v, d in e["outcomes"].items() if v != version}
+        if outcomes:
+            entries[key] = {"group": e["group"], "outcomes": outcomes}
+    for key, (done, g) in found.items():
+        entry = entries.setdefault(key, {"group": g.to_json(), "outcomes": {}})
+        entry["outcomes"][version] = done
+    data_files.write(path, fusion.dumps(releases, entries))
+    print(f"wrote {path.name}.gz")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
