@@ -227,7 +227,7 @@ def test_the_target_data_takes_at_most_a_megabyte_stored_as_its_text_gives_it(tm
 
     stored = sorted(p for p in resources.files("qlin_cli.targets.data").iterdir()
                     if p.name.endswith(".json" + data_files.GZ))
-    assert len(stored) == 3
+    assert len(stored) >= 3  # probes of each runtime, kernels (and fusion groups)
     assert sum(len(p.read_bytes()) for p in stored) <= 1_000_000
     for p in stored:
         text = gzip.decompress(p.read_bytes()).decode("utf-8")
