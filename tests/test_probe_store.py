@@ -235,5 +235,5 @@ def test_the_target_data_takes_at_most_a_megabyte_stored_as_its_text_gives_it(tm
         data_files.write(again, text)
         assert (tmp_path / p.name).read_bytes() == p.read_bytes()
         assert data_files.load(again) == json.loads(text)
-        assert text.count("\n") > 2_000  # one line per release, range and row: diffs read as changes
+        assert text.count("\n") > 500  # one line per release, range and row: diffs read as changes
     assert data_files.load(tmp_path / "none.json") is None
