@@ -216,10 +216,10 @@ class OpenVinoCpu(Target):
         """The rules' findings, then the probes': a node whose every probe this version
         refused gets QT205 unless a rule already says why, and so does a node of a kind
         this version failed some probes of, for a reason no rule decides from the node's
-        own values (``explained``). A rule's error that the node's kind alone decides
-        (KIND_DECIDED) gives way where the release ran every probe of the kind (2026.1 runs
-        a QuantizeLinear to float4e2m1 that 2026.4 refuses). Every answer is the judged
-        release's own: no other release's outcome is read."""
+        own values (``explained``; the node's own kind only). A rule's error that the
+        node's kind alone decides (KIND_DECIDED) gives way where the release ran every probe
+        of the kind (2026.1 runs a QuantizeLinear to float4e2m1 that 2026.4 refuses). Every
+        answer is the judged release's own: no other release's outcome is read."""
         found = list(self._rules(site))
         key = site.node_key
         exact = self.table.exact(key)
@@ -245,9 +245,12 @@ class OpenVinoCpu(Target):
             yield self.finding("QT206", f"openvino {v} ran this kind on some CPUs only ({seen})",
                                fix="test on the deployment CPU, or use uint8 activations or a QDQ graph")
             return
-        if mine.fails and explained(mine.error) is None:
+        if mine is exact and mine.fails and explained(mine.error) is None:
             # the probes of a kind differ in what its key leaves out (shapes, block sizes,
-            # values); a failure no rule decides from the node's own values may be this node's
+            # values); a failure no rule decides from the node's own values may be this node's.
+            # (A kind not measured is judged by its nearest measured kinds summed, QT207: their
+            # split failures are other kinds' - other output types, say - and only a refusal
+            # of every one of them speaks for the node.)
             fact = (f"{mine.fails} of {mine.runs + mine.fails} probes of this kind failed in openvino {v} "
                     f"at {stage}: {error}")
             yield self.finding("QT205", fact, convertible=linear)
