@@ -405,11 +405,18 @@ def _typed(text: str):
 
 
 def _scanned_chain(table, key: str):
-    """ProbeTable.chain's fallback by a scan of every key (what its index must give)."""
+    """ProbeTable.chain's fallback by a scan of every chain key (what its index must give)."""
     mine = _unversioned(key)
-    alike = [o for k, o in sorted(table.keys().items())
-             if k.count(" -> ") == 2 and _unversioned(k) == mine and k != key]
+    alike = [o for k, o in _chains_of(table) if _unversioned(k) == mine and k != key]
     return probe_table._summed(alike) if alike else None
+
+
+def _chains_of(table) -> list:
+    """(key, outcome) of every chain key of the table, in the file's order (listed once)."""
+    found = getattr(table, "_test_chains", None)
+    if found is None:
+        found = table._test_chains = [(k, o) for k, o in sorted(table.keys().items()) if k.count(" -> ") == 2]
+    return found
 
 
 def _scanned_outcome(table, key: str):
