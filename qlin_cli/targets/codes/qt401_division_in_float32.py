@@ -57,19 +57,17 @@ class DivisionInFloat32(Code):
         if done is None or nodes.kind(f) != nodes.QUANTIZE or nodes.precision_type(f) is not None:
             return  # with precision, the division is done in its type: QT402 when the target ignores it
         st, q = nodes.scale_type(f), nodes.quant_type(f)
-        if st in probe_keys.INTEGER_DIVIDED and done != st and q is not None and not nodes.is_integer(q):
+        if st in probe_keys.INTEGER_DIVIDED and q is not None and not nodes.is_integer(q):
+            what = (f"the quotient keeps its fraction into {q} (7 / 2 gives 3.5 where the page's {st} "
+                    f"quotient is 4)")
+            fix = "use a float32 scale (the page then keeps the fraction too) if the results must agree"
+        elif st in probe_keys.DIVIDED:
+            what = "results differ on values near a rounding boundary"
+            fix = "quantize from float32 if bit-exact results matter"
+        else:
+            return
+        if done != st:
             shown = "float32" if done == "float" else done
-            yield target.finding(
-                "QT401",
-                f"the division x / y_scale ({nodes.x_type(f)} / {st}) is done in {shown}, not in {st}: the "
-                f"quotient keeps its fraction into {q} (7 / 2 gives 3.5 where the page's {st} quotient is 4)",
-                fix="use a float32 scale (the page then keeps the fraction too) if the results must agree",
-            )
-        elif st in probe_keys.DIVIDED and done != st:
-            shown = "float32" if done == "float" else done
-            yield target.finding(
-                "QT401",
-                f"the division x / y_scale ({nodes.x_type(f)} / {st}) is done in {shown}, not in {st}: "
-                f"results differ on values near a rounding boundary",
-                fix="quantize from float32 if bit-exact results matter",
-            )
+            said = f"the division x / y_scale ({nodes.x_type(f)} / {st}) is done in {shown}, not in {st}"
+            said += f": {what}"
+            yield target.finding("QT401", said, fix=fix)
