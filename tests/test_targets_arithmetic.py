@@ -245,7 +245,7 @@ def test_the_installed_openvino_converts_to_float8_as_the_probes_name_it(tmp_pat
         got = probe_runner.run_openvino(str(path), feeds, {"x": TensorProto.FLOAT})
         assert got == f"differs: {probe_keys.THROUGH_FLOAT16}", (key, got)
         ran += 1
-    assert ran == 68
+    assert ran >= 68  # float scales (68) and, since 2026-11-28, float8e8m0 scales
 
 
 def _float8(q: str, saturate: int):
