@@ -138,8 +138,10 @@ class ProbeTable:
         if found is not None or not isinstance(key, probe_keys.ChainKey):
             return found
         if key not in self._chains:
-            others = sorted(key.versioned(v) for v in _versions(key.op) if v != key.since)  # the file's order
-            alike = [self.exact(k) for k in others]
+            # the same chain through each other version of the op: one run of the file's
+            # keys (they start alike), matched by text
+            others = {str(key.versioned(v)) for v in _versions(key.op) if v != key.since}
+            alike = [self.exact(k) for k in self._candidates(f"{key.dq} -> {key.op}-") if k in others]
             alike = [o for o in alike if o is not None]  # keys no probe of this release has left out
             self._chains[key] = _summed(alike) if alike else None
         return self._chains[key]
