@@ -90,14 +90,32 @@ def test_every_code_is_emitted_and_every_emitted_code_exists():
 
 
 def _coded() -> set[str]:
-    """Every code a target module hands to ``base.coded`` (whose module holds the logic)."""
+    """Every code a target module hands to ``base.coded`` (whose module holds the logic):
+    named in the call, or every code that declares it judges a QuantizeLinear's arithmetic
+    (``base.arithmetic_codes()``)."""
+    from qlin_cli.targets import base
+
     out = set()
     for path in (ROOT / "qlin_cli" / "targets").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and "coded" in (getattr(node.func, "id", ""),
                                                           getattr(node.func, "attr", "")):
-                out |= {e.value for e in node.args[1].elts}
+                given = node.args[1]
+                named = isinstance(given, ast.Tuple)
+                out |= {e.value for e in given.elts} if named else set(base.arithmetic_codes())
     return out
+
+
+def test_a_code_of_quantize_arithmetic_is_run_by_declaring_it():
+    """A new QT4xx code of a QuantizeLinear's arithmetic is its module: declaring ``judges``
+    puts it in what onnxruntime and openvino run on each QuantizeLinear, in code order."""
+    from qlin_cli.code import QUANTIZE_ARITHMETIC
+    from qlin_cli.targets import base
+
+    found = base.arithmetic_codes()
+    assert found == tuple(sorted(found)) and {"QT401", "QT412"} <= set(found)
+    assert all(codes.get(c).judges == QUANTIZE_ARITHMETIC for c in found)
+    assert "QT406" not in found  # a DequantizeLinear's: the targets name it where they read it
 
 
 def test_codes_with_their_logic_are_the_codes_the_targets_run_by_code():

@@ -218,6 +218,15 @@ class PairStripping:
     removed: str  # what happens to a pair the release's pair probe finds removed
 
 
+def arithmetic_codes() -> tuple[str, ...]:
+    """The codes judging a QuantizeLinear's arithmetic (``Code.judges``): what a target
+    that probes it runs on each QuantizeLinear, each code deciding from the release's facts."""
+    from ..code import QUANTIZE_ARITHMETIC
+    from . import codes
+
+    return codes.judging(QUANTIZE_ARITHMETIC)
+
+
 def coded(target: Target, codes: Iterable[str], site: NodeSite) -> Iterator[TargetFinding]:
     """The findings of the codes whose modules hold their logic (``Code.check``), in order."""
     for code in codes:

@@ -438,8 +438,7 @@ class OnnxRuntimeCpu(Target):
                     fix=f"store y_scale as {xt}",
                 )
                 return
-            yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407", "QT411", "QT412"),
-                                  site)
+            yield from base.coded(self, base.arithmetic_codes(), site)
         yield from base.coded(self, ("QT404",), site)
 
 

@@ -276,8 +276,7 @@ class OpenVinoCpu(Target):
             return
         yield from base.coded(self, ("QT308", "QT408"), site)
         if nodes.kind(f) == nodes.QUANTIZE:
-            yield from base.coded(self, ("QT402", "QT401", "QT403", "QT405", "QT407", "QT411", "QT412"),
-                                  site)
+            yield from base.coded(self, base.arithmetic_codes(), site)
         else:
             yield from base.coded(self, ("QT406",), site)
         yield from base.coded(self, ("QT404", "QT409"), site)

@@ -12,6 +12,8 @@ docs/targets.md. Nothing here imports onnx: `qlin rules` lists the codes without
 
 from __future__ import annotations
 
+from functools import cache
+
 from ...code import Code, Table
 
 _TABLE = Table(__path__, __name__, "qt")
@@ -19,4 +21,14 @@ all_codes = _TABLE.all_codes
 get = _TABLE.get
 find = _TABLE.find
 
-__all__ = ["Code", "all_codes", "find", "get"]
+
+
+@cache
+def judging(what: str) -> tuple[str, ...]:
+    """The codes whose module declares it judges ``what`` (``Code.judges``), in code order:
+    a new QT4xx code of a QuantizeLinear's arithmetic is one module, which every target
+    probing that arithmetic then runs."""
+    return tuple(c.code for c in all_codes() if c.judges == what)
+
+
+__all__ = ["Code", "all_codes", "find", "get", "judging"]

@@ -4,7 +4,7 @@ report it."""
 
 from __future__ import annotations
 
-from ...code import Code
+from ...code import QUANTIZE_ARITHMETIC, Code
 from ...severity import WARNING
 
 
@@ -46,6 +46,7 @@ class DivisionInFloat32(Code):
     code = "QT401"
     name = "division-in-float32"
     severity = WARNING
+    judges = QUANTIZE_ARITHMETIC  # every target that probes a QuantizeLinear's arithmetic runs it
     summary = "The target divides in float32 where the spec divides in float16/bfloat16."
 
     @staticmethod

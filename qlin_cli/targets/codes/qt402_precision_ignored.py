@@ -4,7 +4,7 @@ report it."""
 
 from __future__ import annotations
 
-from ...code import Code
+from ...code import QUANTIZE_ARITHMETIC, Code
 from ...severity import WARNING
 
 
@@ -35,6 +35,7 @@ class PrecisionIgnored(Code):
     code = "QT402"
     name = "precision-ignored"
     severity = WARNING
+    judges = QUANTIZE_ARITHMETIC  # every target that probes a QuantizeLinear's arithmetic runs it
     summary = "The target ignores the precision attribute."
 
     @staticmethod

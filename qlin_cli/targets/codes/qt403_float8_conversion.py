@@ -5,7 +5,7 @@ lists which targets report it."""
 
 from __future__ import annotations
 
-from ...code import Code
+from ...code import QUANTIZE_ARITHMETIC, Code
 from ...severity import WARNING
 
 
@@ -46,6 +46,7 @@ class Float8Conversion(Code):
     code = "QT403"
     name = "float8-conversion"
     severity = WARNING
+    judges = QUANTIZE_ARITHMETIC  # every target that probes a QuantizeLinear's arithmetic runs it
     summary = "The target converts to float8 differently from the spec."
 
     @staticmethod

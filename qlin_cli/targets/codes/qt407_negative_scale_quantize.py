@@ -4,7 +4,7 @@ docs/targets.md lists which targets report it."""
 
 from __future__ import annotations
 
-from ...code import Code
+from ...code import QUANTIZE_ARITHMETIC, Code
 from ...severity import WARNING
 
 
@@ -35,6 +35,7 @@ class NegativeScaleQuantize(Code):
     code = "QT407"
     name = "negative-scale-quantize"
     severity = WARNING
+    judges = QUANTIZE_ARITHMETIC  # every target that probes a QuantizeLinear's arithmetic runs it
     summary = "The target miscomputes quantize with a negative scale."
 
     @staticmethod

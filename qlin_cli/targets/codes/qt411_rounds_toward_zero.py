@@ -4,7 +4,7 @@ which targets report it."""
 
 from __future__ import annotations
 
-from ...code import Code
+from ...code import QUANTIZE_ARITHMETIC, Code
 from ...severity import WARNING
 
 
@@ -36,6 +36,7 @@ class RoundsTowardZero(Code):
     code = "QT411"
     name = "rounds-toward-zero"
     severity = WARNING
+    judges = QUANTIZE_ARITHMETIC  # every target that probes a QuantizeLinear's arithmetic runs it
     summary = "The target rounds x / y_scale toward zero, not to the nearest even."
 
     @staticmethod

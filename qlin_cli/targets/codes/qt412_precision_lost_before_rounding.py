@@ -4,7 +4,7 @@ lists which targets report it."""
 
 from __future__ import annotations
 
-from ...code import Code
+from ...code import QUANTIZE_ARITHMETIC, Code
 from ...severity import WARNING
 
 
@@ -43,6 +43,7 @@ class PrecisionLostBeforeRounding(Code):
     code = "QT412"
     name = "precision-lost-before-rounding"
     severity = WARNING
+    judges = QUANTIZE_ARITHMETIC  # every target that probes a QuantizeLinear's arithmetic runs it
     summary = "The target adds 32768 to a 16-bit quotient in float32 before rounding it."
 
     @staticmethod
