@@ -19,6 +19,7 @@ import gzip
 import json
 import os
 import re
+import zlib
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
@@ -38,8 +39,8 @@ def raw(file_name: str) -> bytes | None:
     (about 4 ms for the largest); a plain ``file_name`` is read as it is."""
     folder = resources.files(_DATA_PACKAGE)
     packed = folder / (file_name + GZ)
-    if packed.is_file():
-        return gzip.decompress(packed.read_bytes())
+    if packed.is_file():  # (zlib reads the gzip member and checks its CRC in one call)
+        return zlib.decompress(packed.read_bytes(), wbits=31)
     entry = folder / file_name
     return entry.read_bytes() if entry.is_file() else None
 
