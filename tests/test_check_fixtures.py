@@ -111,9 +111,15 @@ MESSAGES = {
     "QL410": ["w_scale 'w_scale' has shape [4]", "w [8, 3, 3, 3]", "a scalar or [8]", "output channel"],
     "QL411": ["B 'B' has shape [32, 2, 16]", "block_size=16", "[32, 4, 8]", "block_size=32"],
     "QL503": ["x_scale 'x_scale' holds 0.0", "non-zero"],
+    "QL504": ["'scale' holds 3e-06", "float16 subnormal (below 6.104e-05)", "6 significant bits of 11",
+              "floor the scale at 6.104e-05"],
+    "QL505": ["channel 1 (axis 0) of constant 'w'", "max |w| 0.0004 / scale 0.004 = 0.1 <= 0.5",
+              "max |w| / 127 = 3.15e-06"],
     "QL601": ["from QuantizeLinear 'q'", "scale 0.04", "used 0.02", "share its initializers"],
     "QL602": ["DequantizeLinear 'dq'", "giving back 'xq'", "remove the pair"],
     "QL603": ["bias 'b'", "scale 0.001 at index 0", "1e-04", "'x' x 'w'"],
+    "QL605": ["bias 'b' holds 2147483647 at index 2", "the int32 limit", "8.59e+04",
+              "raise the weight scale"],
     "QL604": ["constant 'w' (float [4, 3])", "int8", "keep only the DequantizeLinear"],
 }
 # Findings about the model rather than a node: the site they name instead of 'node0'.

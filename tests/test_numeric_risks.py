@@ -1,0 +1,109 @@
+"""The numeric-risk rules (QL504 subnormal-scale, QL505 dead-channel, QL605 bias-overflow):
+each fires on a planted case with its arithmetic in the message, and is silent on every
+quantizer output of the corpus (fixtures/corpus.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import corpus
+import numpy as np
+import pytest
+from onnx import helper, numpy_helper
+from paths import FIXTURES
+
+from qlin_cli.check.engine import check_file, check_model
+
+sys.path.insert(0, FIXTURES)
+from builders import F32, qdq_model, tensor  # noqa: E402
+from family_builders import conv_qdq  # noqa: E402
+
+CODES = {"QL504", "QL505", "QL605"}
+
+
+def _messages(model, code):
+    return [d.message for d in check_model(model, ".") if d.code == code]
+
+
+def test_float32_scale_underflows_where_the_node_computes_in_float16():
+    model = qdq_model(op="DequantizeLinear", x_type="uint8", x_shape=(2, 3), opset=23,
+                      scale=np.array([0.1, 1e-5, 2e-9], F32), zero_point=np.zeros(3),
+                      attrs={"axis": 1, "output_dtype": 10})
+    (m,) = _messages(model, "QL504")
+    assert "holds 1e-05 at index 1 (and 1 more such value), below float16's smallest normal 6.104e-05" in m
+    assert "the subnormal 1.0014e-05 (0.14% off, 8 of 11 bits)" in m
+    model = qdq_model(op="DequantizeLinear", x_type="uint8", opset=23, scale=np.float32(2e-9),
+                      attrs={"output_dtype": 10})
+    assert "the scale becomes 0 (a division by zero)" in _messages(model, "QL504")[0]
+    # the same float32 scales computed in float32 are fine
+    assert not _messages(qdq_model(op="DequantizeLinear", x_type="uint8", scale=np.float32(2e-9)), "QL504")
+
+
+def test_float32_subnormal_scale():
+    (m,) = _messages(qdq_model(scale=np.float32(1e-39)), "QL504")
+    assert "holds 1e-39, a float subnormal (below 1.1755e-38): it keeps 20 significant bits of 24" in m
+
+
+def _float_bias(values, w_scale):
+    model = conv_qdq(w_scale=w_scale)
+    g = model.graph
+    g.node.remove(next(n for n in g.node if n.name == "node0"))
+    bq = next(t for t in g.initializer if t.name == "bq")
+    bq.CopyFrom(numpy_helper.from_array(np.asarray(values, F32), "b"))
+    return model
+
+
+def test_float_bias_beyond_int32_at_input_scale_times_weight_scale():
+    (m,) = _messages(_float_bias([1, 2, 32000, 3], np.full(4, 1e-6, F32)), "QL605")
+    assert "bias 3.2e+04 / (0.02 * 1e-06) = 1.6e+12 > 2^31-1" in m
+    assert "at least |bias| / (0.02 * (2^31-1)) = 0.000745" in m
+    assert not _messages(_float_bias([1, 2, 32000, 3], np.full(4, 1e-3, F32)), "QL605")
+
+
+def _int32_bias(value):
+    model = conv_qdq()
+    bq = next(t for t in model.graph.initializer if t.name == "bq")
+    bq.CopyFrom(tensor("bq", np.array([0, 1, value, 3]), "int32"))
+    return model
+
+
+def test_int32_bias_at_the_limit_or_without_accumulator_headroom():
+    (m,) = _messages(_int32_bias(-(2**31)), "QL605")
+    assert "holds -2147483648 at index 2, the int32 limit" in m
+    # K 3 (weights [4, 3, 1, 1]) x 128 (uint8, zero point 128) x 1 (weights all 1) = 384 of headroom
+    (m,) = _messages(_int32_bias(2**31 - 100), "QL605")
+    assert "|2147483548| + 3 x 128 x 1 = 2147483932 > 2^31-1 = 2147483647" in m
+    assert not _messages(_int32_bias(2**31 - 1000), "QL605")
+
+
+def _dq_weights(scale, rows):
+    node = helper.make_node("DequantizeLinear", ["wq", "s", "zp"], ["y"], name="node0", axis=0)
+    graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("y", 1, (4, 3))],
+                              initializer=[tensor("wq", rows, "int8"), tensor("s", np.asarray(scale, F32)),
+                                           tensor("zp", np.zeros(4), "int8")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_dequantized_channel_of_zero_points_under_an_outlier_scale():
+    rows = np.array([[127, -5, 3], [0, 0, 0], [-127, 9, 1], [50, 127, 0]])
+    (m,) = _messages(_dq_weights([0.01, 0.5, 0.02, 0.01], rows), "QL505")
+    assert "channel 1 (axis 0) of constant 'wq' holds only its zero point 0" in m
+    assert "scale 0.5 is 33.3x the median channel scale 0.015" in m
+    assert "every weight below 0.25 in size rounded to 0" in m
+    # a pruned channel: onnxruntime writes scale 1.0 for an all-zero range; a modest scale is no outlier
+    assert not _messages(_dq_weights([0.01, 1.0, 0.02, 0.01], rows), "QL505")
+    assert not _messages(_dq_weights([0.01, 0.1, 0.02, 0.01], rows), "QL505")
+
+
+@pytest.fixture(scope="module")
+def corpus_paths(tmp_path_factory):
+    return corpus.build(tmp_path_factory.mktemp("numeric_corpus"))
+
+
+def test_silent_on_every_quantizer_output(corpus_paths):
+    assert len(corpus_paths) >= 70
+    found = {name: sorted({d.code for d in check_file(p).diagnostics} & CODES)
+             for name, p in corpus_paths.items()}
+    assert {n: c for n, c in found.items() if c} == {}
+    assert os.path.exists(next(iter(corpus_paths.values())))
