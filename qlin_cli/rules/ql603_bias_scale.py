@@ -43,33 +43,43 @@ class BiasScale(ModelRule):
     summary = "An int32 bias DequantizeLinear whose scale is not input scale x weight scale."
 
     def check_model(self, view):
-        for body in view.bodies:
-            for i, (domain, op) in enumerate(body.kinds):
-                if op not in BIAS_OPS or schema.normalize_domain(domain) != schema.AI_ONNX:
-                    continue
-                node = body.nodes[i]
-                if len(node.input) < 3 or not node.input[2] or not _unit_gemm(node):
-                    continue
-                found = [producer(view, body, node.input[k], schema.LINEAR_DEQUANTIZE) for k in range(3)]
-                if None in found:
-                    continue
-                (_, fx), (_, fw), (jb, fb) = found
-                if fb.in_type(0) != "int32":
-                    continue
-                sx, sw, sb = scale_of(fx), scale_of(fw), scale_of(fb)
-                if sx is None or sw is None or sb is None or sx.size != 1:
-                    continue
-                bad = _mismatch(sx, sw, sb)
-                if bad is None:
-                    continue
-                got, want, at = bad
-                where = f" at index {at}" if at is not None else ""
-                yield Violation(
-                    f"its int32 bias '{node.input[2]}' is dequantized with scale {short_float(got)}{where}, "
-                    f"but input scale x weight scale is {short_float(want)} ('{node.input[0]}' x "
-                    f"'{node.input[1]}'): "
-                    f"quantize the bias with scale input scale x weight scale",
-                    at=view.node_site(body, jb))
+        for body, _, node, fx, fw in biased_ops(view):
+            found = producer(view, body, node.input[2], schema.LINEAR_DEQUANTIZE)
+            if found is None:
+                continue
+            jb, fb = found
+            if fb.in_type(0) != "int32":
+                continue
+            sx, sw, sb = scale_of(fx), scale_of(fw), scale_of(fb)
+            if sx is None or sw is None or sb is None or sx.size != 1:
+                continue
+            bad = _mismatch(sx, sw, sb)
+            if bad is None:
+                continue
+            got, want, at = bad
+            where = f" at index {at}" if at is not None else ""
+            yield Violation(
+                f"its int32 bias '{node.input[2]}' is dequantized with scale {short_float(got)}{where}, "
+                f"but input scale x weight scale is {short_float(want)} ('{node.input[0]}' x "
+                f"'{node.input[1]}'): "
+                f"quantize the bias with scale input scale x weight scale",
+                at=view.node_site(body, jb))
+
+
+def biased_ops(view):
+    """(body, index, node, x's DequantizeLinear facts, w's) of every ai.onnx Conv,
+    ConvTranspose and Gemm (alpha and beta 1) with a bias whose x and w a DequantizeLinear
+    makes: the nodes whose bias should be x scale x w scale (QL603, QL605)."""
+    for body in view.bodies:
+        for i, (domain, op) in enumerate(body.kinds):
+            if op not in BIAS_OPS or schema.normalize_domain(domain) != schema.AI_ONNX:
+                continue
+            node = body.nodes[i]
+            if len(node.input) < 3 or not node.input[2] or not _unit_gemm(node):
+                continue
+            found = [producer(view, body, node.input[k], schema.LINEAR_DEQUANTIZE) for k in range(2)]
+            if None not in found:
+                yield body, i, node, found[0][1], found[1][1]
 
 
 def _unit_gemm(node) -> bool:

@@ -4,7 +4,7 @@ from .. import schema
 from .base import WARNING, ModelRule, Violation
 from .base_numeric import INT32_MAX, INT32_MIN, by_channel, constant_array, g3, int_range
 from .base_qdq import producer, scale_of, zero_point_of
-from .ql603_bias_scale import BIAS_OPS, _unit_gemm
+from .ql603_bias_scale import biased_ops
 
 
 class BiasOverflow(ModelRule):
@@ -52,26 +52,16 @@ class BiasOverflow(ModelRule):
     summary = "A Conv/Gemm bias that leaves int32 at scale input scale x weight scale."
 
     def check_model(self, view):
-        for body in view.bodies:
-            for i, (domain, op) in enumerate(body.kinds):
-                if op not in BIAS_OPS or schema.normalize_domain(domain) != schema.AI_ONNX:
-                    continue
-                node = body.nodes[i]
-                if len(node.input) < 3 or not node.input[2] or not _unit_gemm(node):
-                    continue
-                found = [producer(view, body, node.input[k], schema.LINEAR_DEQUANTIZE) for k in range(2)]
-                if None in found:
-                    continue
-                (_, fx), (_, fw) = found
-                dq_bias = producer(view, body, node.input[2], schema.LINEAR_DEQUANTIZE)
-                if dq_bias is None:
-                    message = _float_bias(view, body, node, fx, fw)
-                    at = i
-                else:
-                    message = _int32_bias(view, body, node, fx, fw, dq_bias[1])
-                    at = dq_bias[0]
-                if message:
-                    yield Violation(message, at=view.node_site(body, at))
+        for body, i, node, fx, fw in biased_ops(view):
+            dq_bias = producer(view, body, node.input[2], schema.LINEAR_DEQUANTIZE)
+            if dq_bias is None:
+                message = _float_bias(view, body, node, fx, fw)
+                at = i
+            else:
+                message = _int32_bias(view, body, node, fx, fw, dq_bias[1])
+                at = dq_bias[0]
+            if message:
+                yield Violation(message, at=view.node_site(body, at))
 
 
 def _attr(node, name: str, default: int) -> int:
