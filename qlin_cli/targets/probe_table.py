@@ -83,7 +83,7 @@ class ProbeTable:
         self.probes: int = int(data["probes"])
         self.hosts: tuple[str, ...] = tuple(data.get("hosts", ()))  # the CPUs measured on
         self._entries: Mapping[str, dict] = data["keys"]  # key -> its entry, made an Outcome when asked
-        self._keys: dict[str, Outcome] = {}
+        self._keys: dict[str, Outcome | None] = {}
         # the answers for keys no probe has, each worked out once (a scan of every key)
         self._coarser: dict[str, Outcome | None] = {}
         self._chains: dict[str, Outcome | None] = {}  # chain() of keys no probe has
@@ -122,13 +122,13 @@ class ProbeTable:
         """The outcome of ``key`` itself (None: no probe has it)."""
         if key is None:
             return None
-        found = self._keys.get(key)
-        if found is None:
+        try:
+            return self._keys[key]
+        except KeyError:  # first asked: a key this release has no probe of is kept as None
             e = self._entries.get(key)
-            if e is not None:
-                found = self._keys[key] = Outcome(e["runs"], e["fails"], e.get("error", ""),
-                                                  _per_cpu(e.get("hosts", {})))
-        return found
+            found = self._keys[key] = None if e is None else Outcome(
+                e["runs"], e["fails"], e.get("error", ""), _per_cpu(e.get("hosts", {})))
+            return found
 
     def chain(self, key: str | None) -> Outcome | None:
         """The outcome of a chain key (probe_keys.ChainKey); for one no probe has, the sum

@@ -1,0 +1,93 @@
+"""The stored form of the target data (targets/data_files.py): a probe file's ``keys`` block
+in runs compressed one by one, indexed in the gzip header; any gzip reader still reads the
+file whole, and a lookup decompresses the one run its key falls in."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from qlin_cli.targets import data_files, probe_store
+
+
+def _text(keys: list[str]) -> str:
+    """A probe-file-shaped text: head fields, releases, a keys block, an errors block."""
+    lines = ['{', '"runtime": "r",', '"releases": {', '"1.0": {"source": "s"}', '},', '"keys": {']
+    for i, k in enumerate(keys):
+        end = "," if i < len(keys) - 1 else ""
+        lines += [f"{json.dumps(k)}: [", f'{{"since": "1.0", "runs": {i}, "fails": 0}}', f"]{end}"]
+    lines += ["},", '"errors": {', '"e1": "a message"', "}", "}"]
+    return "\n".join(lines) + "\n"
+
+
+KEYS = sorted({f"QuantizeLinear-{v} x={t} note=\u00e9{i}" for v in (10, 13, 19, 21, 23)
+               for t in ("float32", "float16") for i in range(60)})
+
+
+@pytest.fixture
+def parts(monkeypatch):
+    monkeypatch.setattr(data_files, "RUN_BYTES", 512)  # many runs of a small text
+    text = _text(KEYS)
+    stored = data_files._members(text.encode())
+    assert gzip.decompress(stored).decode() == text  # the file is its text to any reader
+    return text, data_files._Parts(stored)
+
+
+def test_runs_give_every_key_as_the_whole_parse(parts):
+    text, p = parts
+    whole = json.loads(text)
+    runs = data_files.Runs(p)
+    assert len(p.firsts) > 20 and p.firsts == sorted(p.firsts)
+    assert list(runs) == list(whole["keys"]) and len(runs) == len(KEYS)
+    assert dict(runs.items()) == whole["keys"]
+    for k in KEYS[::7]:
+        assert runs[k] == whole["keys"][k] and k in runs
+
+
+def test_a_lookup_decompresses_one_run(parts, monkeypatch):
+    _, p = parts
+    asked = []
+    run = p.run
+    monkeypatch.setattr(p, "run", lambda i: asked.append(i) or run(i))
+    runs = data_files.Runs(p)
+    assert runs[KEYS[len(KEYS) // 2]][0]["runs"] == len(KEYS) // 2
+    assert len(asked) == 1
+
+
+@pytest.mark.parametrize("missing", ["", "A", "QuantizeLinear-13 x=float32 note=\u00e95 more", "zzz"])
+def test_a_key_not_stored_is_missing(parts, missing):
+    runs = data_files.Runs(parts[1])
+    assert missing not in runs
+    with pytest.raises(KeyError):
+        runs[missing]
+
+
+@pytest.mark.parametrize("prefix", ["", "QuantizeLinear-19", "QuantizeLinear-19 x=float32",
+                                    "QuantizeLinear-3", "zz"])
+def test_keys_from_a_prefix_run_on_across_runs(parts, prefix):
+    runs = data_files.Runs(parts[1])
+    assert list(runs.keys_from(prefix)) == [k for k in KEYS if k >= prefix]
+
+
+def test_head_and_tail_blocks_are_read_from_their_own_members(parts):
+    text, p = parts
+    assert p.run_block == "keys" and b'"releases"' in p.head and b'"keys": {' in p.head
+    assert b'"errors"' in p.tail() and b'"errors"' not in p.head
+    stored = len(p.head) + sum(len(p.run(i)) for i in range(len(p.firsts))) + len(p.tail())
+    assert stored == len(text.encode())
+
+
+def test_the_stored_probe_files_are_in_runs_and_a_release_reads_few_of_them(monkeypatch):
+    for runtime in ("onnxruntime", "openvino"):
+        name = probe_store.file_name(runtime)
+        p = data_files._parts(name)
+        assert p.run_block == "keys" and len(p.firsts) > 50
+        asked: set[int] = set()
+        run = p.run
+        monkeypatch.setattr(p, "run", lambda i, run=run, asked=asked: asked.add(i) or run(i))
+        keys = data_files.Runs(p)
+        some = [k for i, k in enumerate(p.firsts) if i % 10 == 3]
+        assert all(k in keys for k in some)
+        assert asked == {p.firsts.index(k) for k in some}
