@@ -91,3 +91,12 @@ def test_the_stored_probe_files_are_in_runs_and_a_release_reads_few_of_them(monk
         some = [k for i, k in enumerate(p.firsts) if i % 10 == 3]
         assert all(k in keys for k in some)
         assert asked == {p.firsts.index(k) for k in some}
+
+
+def test_an_ops_versions_are_its_history_in_onnx_defs():
+    from qlin_cli.convert import opsteps
+    from qlin_cli.targets import probe_table
+
+    for op in opsteps.ops():
+        assert list(probe_table._versions(op)) == opsteps.history(op), op
+    assert probe_table._versions("NoSuchOp") == ()

@@ -26,7 +26,7 @@ same op, differing from the key in one fact only, that the release fuses (the wa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 from .. import schema
 from . import data_files, nodes
@@ -256,12 +256,17 @@ def _same_params(q, dq) -> bool:
 
 
 class FusionTable:
-    """One release's measured outcomes: {key: outcome} and each key's ``Group``."""
+    """One release's measured outcomes: {key: outcome} and each key's ``Group`` (made from
+    its JSON when ``reason`` first looks for a nearest group: 705 of them took 9 ms)."""
 
-    def __init__(self, runtime: str, version: str, outcomes: dict[str, str], groups: dict[str, Group],
+    def __init__(self, runtime: str, version: str, outcomes: dict[str, str], groups: dict[str, dict],
                  command: str = "", machine: str = ""):
         self.runtime, self.version, self.command, self.machine = runtime, version, command, machine
-        self.outcomes, self.groups = outcomes, groups
+        self.outcomes, self._groups = outcomes, groups
+
+    @cached_property
+    def groups(self) -> dict[str, Group]:
+        return {k: Group.from_json(g) for k, g in self._groups.items()}
 
     def outcome(self, key: str | None) -> str | None:
         return None if key is None else self.outcomes.get(key)
@@ -301,7 +306,7 @@ def table(runtime: str, version: str) -> FusionTable | None:
         done = entry.get("outcomes", {}).get(version)
         if done is not None:
             outcomes[key] = done
-            groups[key] = Group.from_json(entry["group"])
+            groups[key] = entry["group"]
     release = data["releases"][version]
     return FusionTable(runtime, version, outcomes, groups, release.get("command", ""),
                        release.get("machine", ""))
