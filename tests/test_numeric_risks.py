@@ -1,4 +1,5 @@
-"""The numeric-risk rules (QL504 subnormal-scale, QL505 dead-channel, QL605 bias-overflow):
+"""The numeric-risk rules (QL504 subnormal-scale, QL505 dead-channel, QL506
+accumulator-overflow, QL605 bias-overflow):
 each fires on a planted case with its arithmetic in the message, and is silent on every
 quantizer output of the corpus (fixtures/corpus.py)."""
 
@@ -19,7 +20,7 @@ sys.path.insert(0, FIXTURES)
 from builders import F32, qdq_model, tensor  # noqa: E402
 from family_builders import conv_qdq  # noqa: E402
 
-CODES = {"QL504", "QL505", "QL605"}
+CODES = {"QL504", "QL505", "QL506", "QL605"}
 
 
 def _messages(model, code):
@@ -94,6 +95,50 @@ def test_dequantized_channel_of_zero_points_under_an_outlier_scale():
     # a pruned channel: onnxruntime writes scale 1.0 for an all-zero range; a modest scale is no outlier
     assert not _messages(_dq_weights([0.01, 1.0, 0.02, 0.01], rows), "QL505")
     assert not _messages(_dq_weights([0.01, 0.1, 0.02, 0.01], rows), "QL505")
+
+
+def _matmul_integer(k, b_value=255, a_zp=0, b_type="uint8"):
+    """MatMulInteger(a: uint8 [1, k] with zero point ``a_zp``, b: [k, 2] constant, column 0
+    all ``b_value``, column 1 all 1)."""
+    b = np.ones((k, 2))
+    b[:, 0] = b_value
+    node = helper.make_node("MatMulInteger", ["a", "b", "a_zp"], ["y"], name="mm")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", 2, (1, k))],
+                              [helper.make_tensor_value_info("y", 6, (1, 2))],
+                              initializer=[tensor("b", b, b_type), tensor("a_zp", a_zp, "uint8")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_integer_matmul_whose_int32_sum_can_wrap():
+    (m,) = _messages(_matmul_integer(34000), "QL506")
+    assert "can overflow at output 0: max |x_q - x_zp| 255 (uint8, zero point 0) x sum of |w_q - w_zp|" in m
+    assert "over its 34000 weights of 'b' 8670000 = 2.21e+09 > 2^31-1" in m
+    assert not _messages(_matmul_integer(32000), "QL506")  # 255 x 8160000 = 2.08e9 fits
+    assert not _messages(_matmul_integer(34000, a_zp=128), "QL506")  # 128 x 8670000 fits
+
+
+def _qdq_matmul(k, x_type="uint8", op="MatMul", trans_b=False):
+    """DQ(x: ``x_type``) and DQ(w: int8 [k, 1] all -128, zero point 0) -> ``op``."""
+    w = np.full((1, k) if trans_b else (k, 1), -128)
+    nodes = [helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["x"], name="x_dq"),
+             helper.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["w"], name="w_dq"),
+             helper.make_node(op, ["x", "w"], ["y"], name="op", **({"transB": 1} if trans_b else {}))]
+    inits = [tensor("sx", np.float32(0.1)), tensor("zx", 0, x_type), tensor("wq", w, "int8"),
+             tensor("sw", np.float32(0.01)), tensor("zw", 0, "int8")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("xq", 2 if x_type == "uint8" else 5,
+                                                                         (1, k))],
+                              [helper.make_tensor_value_info("y", 1, (1, 1))], initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_an_8_bit_qdq_group_an_integer_kernel_would_run_is_held_to_int32_too():
+    (m,) = _messages(_qdq_matmul(70000), "QL506")
+    assert "255 (uint8, zero point 0) x sum of |w_q - w_zp| over its 70000 weights of 'w' 8960000" in m
+    (m,) = _messages(_qdq_matmul(70000, op="Gemm", trans_b=True), "QL506")
+    assert "over its 70000 weights" in m
+    assert not _messages(_qdq_matmul(60000), "QL506")
+    # 16-bit activations: no integer kernel of QLinearMatMul's types runs the group
+    assert not _messages(_qdq_matmul(70000, x_type="int16"), "QL506")
 
 
 @pytest.fixture(scope="module")

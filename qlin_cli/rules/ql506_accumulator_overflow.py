@@ -1,0 +1,179 @@
+import numpy as np
+
+from .. import schema
+from .base import WARNING, ModelRule, Violation
+from .base_numeric import INT32_MAX, constant_array, g3, int_range
+from .base_qdq import producer, zero_point_of
+
+# The integer ops: (x's input, x's zero point, w's input, w's zero point) by op; a missing
+# zero point is 0
+INTEGER_OPS = {
+    "MatMulInteger": (0, 2, 1, 3),
+    "ConvInteger": (0, 2, 1, 3),
+    "QLinearMatMul": (0, 2, 3, 5),
+    "QLinearConv": (0, 2, 3, 5),
+}
+QDQ_OPS = ("Conv", "MatMul", "Gemm")  # the float ops onnxruntime fuses into the ops above
+EIGHT_BIT = ("int8", "uint8")  # x's types QLinearConv and QLinearMatMul take (T1)
+
+
+class AccumulatorOverflow(ModelRule):
+    """
+    ## What it checks
+    For every MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv, and every
+    Conv, MatMul and Gemm whose input and weight come from DequantizeLinear nodes of
+    8-bit integers (the groups a runtime runs as those integer ops), with constant
+    weights and a single input zero point: that the largest sum one output can
+    reach stays within int32. For output channel c that is
+
+        max |x_q - x_zp| x sum over k of |w_q[k, c] - w_zp[c]|
+
+    with max |x_q - x_zp| the farthest end of x's type from its zero point (255 for
+    uint8 with zero point 0, 128 for int8 with 0): the exact worst case over every
+    input, from the weights themselves (not K x the largest weight).
+
+    ## Why is this bad?
+    "The production MUST never overflow. The accumulation may overflow if and only
+    if in 32 bits." (MatMulInteger, ConvInteger; QLinearMatMul: "Production must
+    never overflow, and accumulation may overflow if and only if in 32 bits.") The
+    spec lets the sum of products wrap in int32: an input that drives the sum past
+    2^31-1 gives a wrong output, in every conforming runtime, silently. QLinearConv
+    adds an int32 bias "quantized using scale = x_scale * w_scale" to that same
+    int32 sum. A DequantizeLinear -> Conv / MatMul / Gemm group of 8-bit types is
+    computed in float by the spec, but onnxruntime runs it as QLinearConv or
+    QLinearMatMul (docs/targets.md, QT501) and then accumulates in int32 too.
+
+    ## Example
+    ```
+    MatMulInteger(a: uint8, zero point 0, b: int8 [40000, 1] all -128)
+    # 255 x 40000 x 128 = 1.31e9 fits; with b [70000, 1]: 2.28e9 > 2^31-1
+    ```
+
+    ## Fix
+    Split the reduction (two MatMuls over halves of K, added in float), or quantize
+    the weights with a larger scale so their values sit farther from the ends of
+    their type; an input zero point in the middle of its type's range halves the
+    largest |x_q - x_zp|.
+    """
+
+    code = "QL506"
+    name = "accumulator-overflow"
+    severity = WARNING
+    summary = "An integer MatMul/Conv (or its 8-bit QDQ group) whose int32 sum can overflow."
+
+    def check_model(self, view):
+        for body in view.bodies:
+            for i, (domain, op) in enumerate(body.kinds):
+                domain = schema.normalize_domain(domain)
+                if domain != schema.AI_ONNX:
+                    continue
+                node = body.nodes[i]
+                if op in INTEGER_OPS:
+                    found = _integer(view, body, i, node)
+                elif op in QDQ_OPS:
+                    found = _qdq(view, body, node)
+                else:
+                    continue
+                message = None if found is None else _message(node, *found)
+                if message:
+                    yield Violation(message, at=view.node_site(body, i))
+
+
+def _integer(view, body, i: int, node):
+    """(x's type, x's zero point, w, w's zero point) of an integer op, None when unknown."""
+    xi, xz, wi, wz = INTEGER_OPS[node.op_type]
+    if len(node.input) <= wi or not node.input[wi]:
+        return None
+    w = constant_array(view, body, node.input[wi])
+    if w is None or w.dtype.kind not in "iu":
+        return None
+    f = view.facts(body, i)
+    zx = _optional(view, body, node, xz)
+    x_type = f.in_type(xi) if f is not None else None
+    if x_type is None and zx is not None and zx.dtype.kind in "iu":
+        x_type = str(zx.dtype)  # (x and its zero point share a type)
+    if x_type is None:
+        return None
+    zw = _optional(view, body, node, wz)
+    zero = np.zeros(1, np.int64)
+    return x_type, (zero if zx is None else zx), w, (zero if zw is None else zw)
+
+
+def _optional(view, body, node, k: int):
+    if len(node.input) <= k or not node.input[k]:
+        return None
+    return constant_array(view, body, node.input[k])
+
+
+def _qdq(view, body, node):
+    """The same for a float op whose x and w come from 8-bit DequantizeLinear nodes."""
+    if node.op_type == "Gemm" and any(a.name == "alpha" and a.f != 1.0 for a in node.attribute):
+        return None
+    found = [producer(view, body, node.input[k], schema.LINEAR_DEQUANTIZE) if len(node.input) > k else None
+             for k in range(2)]
+    if None in found:
+        return None
+    fx, fw = found[0][1], found[1][1]
+    if fx.in_type(0) not in EIGHT_BIT or fw.in_type(0) not in EIGHT_BIT or not fw.present_at(0):
+        return None
+    w = constant_array(view, body, fw.inputs[0])
+    zx, zw = zero_point_of(fx), zero_point_of(fw)
+    if w is None or w.dtype.kind not in "iu" or zx is None or zw is None:
+        return None
+    return fx.in_type(0), zx, w, zw
+
+
+def _sums(node, w: np.ndarray, zw: np.ndarray):
+    """sum over the reduction of |w_q - w_zp| per output, as (sums, K), None when the
+    weight's layout or zero point is not one this rule reads."""
+    w = w.astype(np.int64)
+    zw = np.asarray(zw, np.int64)
+    op = node.op_type
+    if op in ("Conv", "ConvInteger", "QLinearConv"):
+        if w.ndim < 2 or zw.size not in (1, w.shape[0]):
+            return None
+        rows = w.reshape(w.shape[0], -1)
+        d = np.abs(rows - zw.reshape(-1, 1))
+        return d.sum(axis=1), rows.shape[1]
+    if w.ndim < 2:
+        return None
+    if op == "Gemm" and any(a.name == "transB" and a.i for a in node.attribute):
+        w = w.T
+    k, n = w.shape[-2], w.shape[-1]
+    if zw.size == 1:
+        z = zw.reshape(())
+    elif zw.size == n:
+        z = zw.reshape(-1)
+    else:
+        try:
+            z = np.broadcast_to(zw, w.shape)
+        except ValueError:
+            return None
+    d = np.abs(w - z)
+    return d.sum(axis=-2).reshape(-1), k
+
+
+def _message(node, x_type: str, zx, w, zw) -> str | None:
+    rng = int_range(x_type)
+    zx = np.asarray(zx).reshape(-1)
+    if rng is None or zx.size != 1:
+        return None
+    z = int(zx[0])
+    qx = max(z - rng[0], rng[1] - z)
+    found = _sums(node, w, zw)
+    if found is None:
+        return None
+    sums, k = found
+    worst = qx * sums
+    over = worst > INT32_MAX
+    if not over.any():
+        return None
+    c = int(np.argmax(worst))
+    more = int(over.sum()) - 1
+    extra = f" (and {more} more)" if more else ""
+    at = f" at output {c}" if sums.size > 1 else ""
+    weights = node.input[3] if node.op_type.startswith("QLinear") else node.input[1]
+    return (f"its int32 sum of products can overflow{at}{extra}: max |x_q - x_zp| {qx} ({x_type}, zero point "
+            f"{z}) x sum of |w_q - w_zp| over its {k} weights of '{weights}' {int(sums[c])} = "
+            f"{g3(worst[c])} > 2^31-1, and the spec lets the int32 accumulation wrap; split the reduction "
+            f"or quantize the weights at a larger scale")
