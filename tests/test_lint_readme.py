@@ -92,8 +92,10 @@ def test_make_demo_installs_the_run_time_dependencies_only():
     demo = re.search(r"^demo: (\S+)$", makefile, re.M).group(1)
     stamp_var = demo.strip("$()")
     recipe = re.search(rf"^\$\({stamp_var}\):.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
-    pip = re.search(r"^PIP_INSTALL := (.*)$", makefile, re.M).group(1)
-    recipe = recipe.replace("$(PIP_INSTALL)", pip)
-    assert "pip install" in recipe and "[dev]" not in recipe, recipe
+    install = re.search(r"^INSTALL = (.*)$", makefile, re.M).group(1)  # uv, or pip where it cannot be had
+    recipe = re.sub(r"\$\(call INSTALL,([^)]*)\)", lambda m: install.replace("$(1)", m.group(1)), recipe)
+    for var in ("PIP_INSTALL", "UV_INSTALL"):
+        recipe = recipe.replace(f"$({var})", re.search(rf"^{var} := (.*)$", makefile, re.M).group(1))
+    assert "pip install" in recipe and "uv pip install" in recipe and "[dev]" not in recipe, recipe
     assert re.search(r"^test: \$\(STAMP\)$", makefile, re.M)
     assert "'.[dev]'" in re.search(r"^\$\(STAMP\):.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
