@@ -146,6 +146,9 @@ def _target_needs(a, name: str) -> dict:
         "warnings": sum(1 for f in found if f.severity == "warning"),
         "codes": [{"code": c, "severity": s, "count": n} for (c, s), n in sorted(by_code.items())],
         "convert_helps": any(f.convertible for f in found),
+        # the QDQ groups the release fuses into integer kernels, and those it runs in float
+        # (QT501), where its fusion was measured; null elsewhere
+        "groups": predict.groups_in(a, name),
     }
 
 
@@ -196,8 +199,25 @@ def _render(doc: dict) -> None:
         click.echo(line)
     rows = [[n["target"], str(n["errors"]), str(n["warnings"]),
              ", ".join(f"{c['code']} x{c['count']}" for c in n["codes"]) or "runs as is",
-             _helps(n)] for n in doc["targets"]]
-    show(["target", "errors", "warnings", "codes", "qlin convert --target helps"], rows, title="targets")
+             _groups(n.get("groups")), _helps(n)] for n in doc["targets"]]
+    show(["target", "errors", "warnings", "codes", "QDQ groups in integer", "qlin convert --target helps"],
+         rows, title="targets")
+
+
+def _groups(g: dict | None) -> str:
+    """The "QDQ groups in integer" cell: "2 of 7 (float: Conv x3, MatMul x2)", or - where
+    the release's fusion was not measured or the model has no group."""
+    if not g:
+        return "-"
+    total = g["integer"] + g["float"] + g["not_measured"]
+    if not total:
+        return "-"
+    cell = f"{g['integer']} of {total}"
+    if g["float_ops"]:
+        cell += " (float: " + ", ".join(f"{op} x{n}" for op, n in g["float_ops"].items()) + ")"
+    if g["not_measured"]:
+        cell += f", {g['not_measured']} not measured"
+    return cell
 
 
 def _helps(row: dict) -> str:

@@ -329,6 +329,32 @@ def findings_in(a: Analysis, targets: str | Sequence[str]) -> list[Finding]:
     return out
 
 
+def groups_in(a: Analysis, target: str | Target) -> dict | None:
+    """How the judged release runs the model's QDQ groups (a DequantizeLinear -> op ->
+    QuantizeLinear around each op, targets/fusion.py), from its measured fusion:
+    {"integer": n, "float": n, "not_measured": n, "float_ops": {op: n}}, each group
+    counted once; None where the release's fusion was not measured (QT501's source)."""
+    from . import fusion
+
+    t = _targets([target])[0]
+    table = getattr(t, "fusion_table", None)
+    if table is None:
+        return None
+    counts = {"integer": 0, "float": 0, "not_measured": 0}
+    float_ops: dict[str, int] = {}
+    seen: set[int] = set()
+    for site, _ in _read(a)[1]:
+        if site.group is None or id(site) in seen:
+            continue
+        seen.add(id(site))
+        done = table.outcome(site.group)
+        kind = "not_measured" if done is None else "float" if done == fusion.FLOAT else "integer"
+        counts[kind] += 1
+        if kind == "float":
+            float_ops[site.facts.op] = float_ops.get(site.facts.op, 0) + 1
+    return {**counts, "float_ops": dict(sorted(float_ops.items()))}
+
+
 def _read(a: Analysis) -> tuple[ModelInfo, list[tuple[NodeSite, Location]]]:
     """The model's info and (site, location) of every node, read once per analysis whichever
     target asks."""
