@@ -44,7 +44,8 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
 @click.option("--weights", type=click.Choice(WEIGHTS), default=None,
               help="fold: a QuantizeLinear of constant float weights becomes the quantized initializer "
                    "it computes (QL604's fix); unfold: a DequantizeLinear of constant weights becomes "
-                   "the float initializer it computes (both exact); strip: unfold, and every Q -> DQ "
+                   "the float initializer it computes (both exact; unfold-bias: only int32 ones, the "
+                   "biases); strip: unfold, and every Q -> DQ "
                    "pair removed (the float model, to compare against; not equivalent).")
 @click.option("--to-int8", "to_int8", is_flag=True,
               help="uint8 Q/DQ tensors become int8 with every zero point moved down by 128 (exact: "

@@ -161,7 +161,7 @@ def _targeted(req: Request, proto, base_dir: str, a, errors: list, mended: list,
     try:
         plan = _plan(a, path, req.target)
     except Stop:
-        if not (_has_qoperator(a) or _has_uint8(a)):
+        if not (_has_qoperator(a) or _has_uint8(a) or _has_int32_dequantize(a)):
             raise
         return _through_forms(req, proto, base_dir, a, errors, progress)
     if plan.needed:
@@ -187,8 +187,10 @@ def _has_qoperator(a) -> bool:
 def _through_forms(req: Request, proto, base_dir: str, a, errors: list, progress) -> Result:
     """A target that runs no conversion of the model as it is may run another form of it:
     the QDQ form of its QOperator nodes (measured, within ``req.tolerance``; at opset 13
-    where per-channel weights need it), then int8 for its uint8 Q/DQ tensors (exact), each
-    only where the target's plan still fails; then the target's plan. Stop names what still
+    where per-channel weights need it), then int8 for its uint8 Q/DQ tensors (exact), then
+    float biases for its DequantizeLinear nodes of constant int32 (exact: the values they
+    compute, for a runtime that quantizes no int32), each only where the target's plan still
+    fails; then the target's plan. Stop names what still
     blocks, as `qlin check --target` names it on the last form."""
     from .model.analysis import analyze
 
@@ -205,6 +207,12 @@ def _through_forms(req: Request, proto, base_dir: str, a, errors: list, progress
         shifted = _stage(req, base_dir, model, progress, {"to_int8": True}, "its uint8 tensors cannot move")
         done = _joined(done, shifted)
         model, analysis, steps = shifted.model, analyze(shifted.model, base_dir), steps + ["int8"]
+        plan = _plan_or_none(analysis, req.target)
+    if plan is None and _has_int32_dequantize(analysis):
+        unfolded = _stage(req, base_dir, model, progress, {"weights": "unfold-bias"},
+                          "its int32 biases cannot be computed once")
+        done = _joined(done, unfolded)
+        model, analysis, steps = unfolded.model, analyze(unfolded.model, base_dir), steps + ["float biases"]
         plan = _plan_or_none(analysis, req.target)
     if plan is None:
         named = [p for p in _target_findings(analysis, req.target) if p.severity == "error"]
@@ -270,11 +278,26 @@ def _has_uint8(a) -> bool:
         if not (is_op(node, "QuantizeLinear") or is_op(node, "DequantizeLinear")):
             continue
         zp = node.input[2] if len(node.input) > 2 else ""
-        if not zp:
+        if not zp and is_op(node, "QuantizeLinear"):
             return True  # no zero point: uint8, the pages' default
-        t = body.scope.find_type(zp)
+        t = body.scope.find_type(zp or node.input[0])  # a DequantizeLinear's x has its type
         if t is not None and t[0] == TensorProto.UINT8:
             return True
+    return False
+
+
+def _has_int32_dequantize(a) -> bool:
+    """Whether an ai.onnx DequantizeLinear reads a constant int32 tensor (a bias)."""
+    from onnx import TensorProto
+
+    from .convert.formats.to_qoperator import is_op
+
+    for body, _, node in a.nodes():
+        x = node.input[0] if node.input else ""
+        if is_op(node, "DequantizeLinear") and x and body.scope.find_value(x) is not None:
+            t = body.scope.find_type(x)
+            if t is not None and t[0] == TensorProto.INT32:
+                return True
     return False
 
 

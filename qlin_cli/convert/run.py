@@ -15,7 +15,7 @@ import onnx
 from .. import schema
 from ..errors import QlinError
 from ..finding import Finding
-from ..model.graphs import bodies
+from ..model.graphs import bodies, changing
 from ..model.tensors import UnsafeData
 from ..schema import ir
 from .passes import FINISH, PLAN
@@ -37,7 +37,8 @@ def convert_model(model: onnx.ModelProto, base_dir: str, opts: Options,
     (model/analysis.py), which the read pass then takes as it is (no walk of the model again).
     """
     try:
-        return _convert(model, base_dir, opts, progress, types, analysis)
+        with changing():  # the working copy changes: nothing of it is kept for the source's readers
+            return _convert(model, base_dir, opts, progress, types, analysis)
     except UnsafeData as e:
         raise QlinError(source or base_dir, str(e)) from None
 

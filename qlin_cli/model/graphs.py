@@ -119,6 +119,19 @@ def reading(model: onnx.ModelProto):
         _reading.memo = before
 
 
+@contextmanager
+def changing():
+    """A block that changes models (a conversion's working copy): nothing read in it is kept,
+    so that an outer ``reading`` block does not hand back a body's nodes as they were before
+    the change (a copy's graph read, then rewritten in place, is the same object)."""
+    before = getattr(_reading, "memo", None)
+    _reading.memo = None
+    try:
+        yield
+    finally:
+        _reading.memo = before
+
+
 def bodies(model: onnx.ModelProto) -> Iterator[Body]:
     """Every body of the model: each root, then its subgraphs depth first."""
     memo = getattr(_reading, "memo", None)

@@ -19,4 +19,4 @@ from __future__ import annotations
 
 # What the command line and the API accept; nothing here imports onnx (the CLI reads them)
 FORMATS = ("qdq", "qoperator")  # --to-format
-WEIGHTS = ("fold", "unfold", "strip")  # --weights (convert/passes/weights.py)
+WEIGHTS = ("fold", "unfold", "unfold-bias", "strip")  # --weights (convert/passes/weights.py)

@@ -5,8 +5,10 @@ fold (QL604's fix): a QuantizeLinear of a constant float weight (its scale and z
 constants too) becomes an initializer holding what it computes, under its output's name;
 the DequantizeLinear after it stays. unfold: a DequantizeLinear of a constant quantized
 weight becomes a float initializer holding what it computes, for tools that need float
-weights. Either way the graph reads, at the same name, the values the node computed (the
-pages define them exactly: "y = saturate((x / y_scale) + y_zero_point)", "y = (x -
+weights; unfold-bias does so only where the constant is int32 (a bias at input scale x
+weight scale: a runtime that quantizes no int32, TensorRT, adds a float bias). Either way
+the graph reads, at the same name, the values the node computed (the pages define them
+exactly: "y = saturate((x / y_scale) + y_zero_point)", "y = (x -
 x_zero_point) * x_scale"), computed by qlin's evaluator and checked bit for bit against
 onnx.reference where it runs the node. The constant the node read goes where nothing else
 reads it. Only in graphs (a function holds no initializers), never a graph output.
@@ -26,7 +28,7 @@ from ..state import Context, Entry, PassResult, Rewrite
 from .common import op_label, where
 
 FAMILY = {"fold": schema.LINEAR_QUANTIZE, "unfold": schema.LINEAR_DEQUANTIZE,
-          "strip": schema.LINEAR_DEQUANTIZE}
+          "unfold-bias": schema.LINEAR_DEQUANTIZE, "strip": schema.LINEAR_DEQUANTIZE}
 
 
 class PlanWeights:
@@ -116,6 +118,8 @@ def _plan(ctx: Context, site, opset: int, mode: str) -> Rewrite | None:
     if any(v is None for x, v in zip(node.input, values, strict=True) if x):
         return None
     if mode == "fold" and np.asarray(values[0]).dtype.kind != "f":
+        return None
+    if mode == "unfold-bias" and np.asarray(values[0]).dtype != np.int32:
         return None
     try:
         computed = run_node(node, opset, values)
