@@ -14,7 +14,9 @@ from onnx import helper, numpy_helper
 from qlin_cli import schema
 from qlin_cli.schema.dtypes import BY_NAME
 
-EXAMPLES = int(os.environ.get("QLIN_FUZZ_EXAMPLES", "200"))
+# make test: 50 examples per test, derandomized (the same 50 every run: about 0.7 s a test
+# against 2.6 s at 200); `make fuzz` runs 5,000 of them random
+EXAMPLES = int(os.environ.get("QLIN_FUZZ_EXAMPLES", "50"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 200,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import onnx
 import pytest
@@ -16,9 +18,18 @@ from qlin_cli.convert.run import Options, convert_model
 OPS = ("QuantizeLinear", "DequantizeLinear")
 
 
+@functools.cache
+def _histories() -> dict[str, tuple[int, ...]]:
+    """Each ai.onnx op's since_versions in onnx.defs (every schema read once, not per op)."""
+    found: dict[str, set[int]] = {}
+    for s in defs.get_all_schemas_with_history():
+        if s.domain == "":
+            found.setdefault(s.name, set()).add(s.since_version)
+    return {op: tuple(sorted(v)) for op, v in found.items()}
+
+
 def _history(op: str) -> list[int]:
-    return sorted({s.since_version for s in defs.get_all_schemas_with_history()
-                   if s.name == op and s.domain == ""})
+    return list(_histories().get(op, ()))
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -21,7 +21,7 @@ each case and quotes the spec) the comparison is arranged so the spec decides:
 * DequantizeLinear: onnx.reference ignores float8 and float4 zero points, so
   they are zero here.
 
-Examples: ``QLIN_FUZZ_EXAMPLES`` (default 200 per test; ``make fuzz`` runs 5000).
+Examples: ``QLIN_FUZZ_EXAMPLES`` (default 50 per test, derandomized; ``make fuzz`` runs 5000).
 """
 
 from __future__ import annotations

@@ -29,20 +29,26 @@ from test_targets_matrix import (
 from qlin_cli.convert.run import convert_model
 from qlin_cli.convert.state import Options
 from qlin_cli.evaluator import evaluate
+from qlin_cli.model.analysis import analyze
 from qlin_cli.targets import nodes, predict
 
 
 def _refused(model, target) -> bool:
-    return any(p.severity == "error" for p in predict.findings(model, "", [target]))
+    return _refused_in(analyze(model, ""), target)
+
+
+def _refused_in(a, target) -> bool:
+    return any(p.severity == "error" for p in predict.findings_in(a, [target]))
 
 
 def check_plan(case: Case, target: str) -> str:
     """'saved', 'no plan' or 'runs' (nothing to do); raises AssertionError on a broken promise."""
     model, feeds = build(case)
-    if not _refused(model, target):
-        assert not predict.plan(model, "", target).needed
+    a = analyze(model, "")  # one analysis for the prediction and the plan
+    if not _refused_in(a, target):
+        assert not predict.plan_in(a, target).needed
         return "runs"
-    p = predict.plan(model, "", target)
+    p = predict.plan_in(a, target)
     assert p.needed
     if p.choice is None:
         assert p.blocking, case.id
@@ -123,8 +129,6 @@ def test_full_matrix_plans(request, target):
 
 
 def _facts_of(model, index: int = 0):
-    from qlin_cli.model.analysis import analyze
-
     a = analyze(model, "")
     body = a.bodies[0]
     return a.any_facts(body, index)

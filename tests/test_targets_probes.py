@@ -407,26 +407,50 @@ def _typed(text: str):
 def _scanned_chain(table, key: str):
     """ProbeTable.chain's fallback by a scan of every chain key (what its index must give)."""
     mine = _unversioned(key)
-    alike = [o for k, o in _chains_of(table) if _unversioned(k) == mine and k != key]
+    alike = [o for k, o in _chains_of(table).get(mine, ()) if k != key]
     return probe_table._summed(alike) if alike else None
 
 
-def _chains_of(table) -> list:
-    """(key, outcome) of every chain key of the table, in the file's order (listed once)."""
+def _chains_of(table) -> dict:
+    """(key, outcome) of every chain key of the table, in sorted order, grouped by the key's
+    unversioned text (the test's one pass over every key, kept on the table)."""
     found = getattr(table, "_test_chains", None)
     if found is None:
-        found = table._test_chains = [(k, o) for k, o in sorted(table.keys().items()) if k.count(" -> ") == 2]
+        found = {}
+        for k, o in sorted(table.keys().items()):
+            if k.count(" -> ") == 2:
+                found.setdefault(_unversioned(k), []).append((k, o))
+        table._test_chains = found
+    return found
+
+
+def _sorted_keys(table) -> tuple[list, list]:
+    """The table's keys sorted, with each key's place in the file's order (listed once)."""
+    found = getattr(table, "_test_sorted", None)
+    if found is None:
+        order = {k: i for i, k in enumerate(table.keys())}
+        texts = sorted(order)
+        found = table._test_sorted = (texts, [order[k] for k in texts])
     return found
 
 
 def _scanned_outcome(table, key: str):
+    """ProbeTable.outcome's fallback: the keys the longest coarser prefix covers, in the
+    file's order (each prefix's keys found by bisection on the sorted keys, not a scan)."""
+    import bisect
+
+    keys = table.keys()
+    texts, places = _sorted_keys(table)
     head, sep, tail = key.rpartition(") ")
     words = tail.split(" ") if sep else []
     for n in range(len(words) - 1, 0, -1):
         prefix = f"{head}{sep}{' '.join(words[:n])}"
-        covered = [o for k, o in table.keys().items() if k == prefix or k.startswith(prefix + " ")]
+        lo = bisect.bisect_left(texts, prefix)
+        hi = bisect.bisect_left(texts, prefix + "\U0010ffff", lo)
+        covered = sorted((places[i], texts[i]) for i in range(lo, hi)
+                         if texts[i] == prefix or texts[i].startswith(prefix + " "))
         if covered:
-            return probe_table._summed(covered)
+            return probe_table._summed([keys[k] for _, k in covered])
     return None
 
 

@@ -442,17 +442,17 @@ def test_every_fixture_model_is_read_by_every_target():
 
     from paths import MODELS
 
+    from qlin_cli.model.analysis import analyze
     from qlin_cli.model.load import load_model
 
     paths = sorted(glob.glob(os.path.join(MODELS, "**", "*.onnx"), recursive=True))
     assert len(paths) >= 50
     seen = set()
     for path in paths:
-        model = load_model(path)
-        base_dir = os.path.dirname(path)
-        seen |= {p.code for p in predict.findings(model, base_dir, registry.names())}
+        a = analyze(load_model(path), os.path.dirname(path))  # one analysis: every target reads it
+        seen |= {p.code for p in predict.findings_in(a, registry.names())}
         for name in registry.names():
-            predict.plan(model, base_dir, name)
+            predict.plan_in(a, name)
     assert {"QT104", "QT202", "QT306"} <= seen
 
 
