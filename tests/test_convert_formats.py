@@ -9,6 +9,7 @@ refuses per-channel QLinearConv and the com.microsoft QLinear ops of the sources
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 
@@ -35,6 +36,19 @@ ANY_BOUND = 255  # every 8-bit difference allowed: what a rewrite measures is wh
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     return corpus.build(tmp_path_factory.mktemp("formats"), QOPERATOR)
+
+
+@functools.cache
+def _converted(path: str, opset: int, **options):
+    """convert_model of a corpus file (QOperator or n-bits to QDQ): several tests start from
+    the same conversion of the same file, made once per process. Nothing reads it to change it."""
+    return convert_model(onnx.load(path), os.path.dirname(path), Options(opset, **options))
+
+
+@functools.cache
+def _source_run(path: str, model: str, optimize: bool) -> tuple:
+    """onnxruntime's outputs of a corpus file (what each conversion of it is held to), once."""
+    return tuple(corpus.run(path, model, optimize=optimize))
 
 
 def _written(model: onnx.ModelProto, base: str, out) -> str:
@@ -79,8 +93,7 @@ def test_the_corpus_writes_most_forms(models):
 def test_qoperator_models_convert_to_qdq_that_the_runtimes_run(name, models, tmp_path):
     path = models[name]
     source = onnx.load(path)
-    r = convert_model(source, os.path.dirname(path), Options(_opset(source), to_format="qdq",
-                                                             tolerance=ANY_BOUND))
+    r = _converted(path, _opset(source), to_format="qdq", tolerance=ANY_BOUND)
     assert r.model is not None, [f"{x.code} {x.detail}" for x in r.refused]
     reformatted = [e for e in r.entries if e.action == "reformatted"]
     assert reformatted and all(e.measured is not None and not e.verified for e in reformatted)
@@ -91,7 +104,7 @@ def test_qoperator_models_convert_to_qdq_that_the_runtimes_run(name, models, tmp
     if "u8s8" not in name:  # only onnxruntime's u8s8 kernels (pairs of products saturate) stray
         assert bound <= 1, [(e.where, e.measured.text()) for e in reformatted]
     for optimize in (False, True):
-        want = corpus.run(path, cfg.model, optimize=optimize)
+        want = _source_run(path, cfg.model, optimize)
         got = corpus.run(out, cfg.model, optimize=optimize)
         # each node's bound is measured on a sample of its inputs: a value of the model's
         # own activations near a rounding tie may add one step
@@ -203,8 +216,7 @@ def test_matmul_nbits_becomes_blocked_dequantize_linear_and_matmul(name, nbits_m
     and onnxruntime (ops as written) gives the source's outputs exactly, but where the
     source asked for accuracy_level 4 (A quantized to int8 inside MatMulNBits)."""
     path = nbits_models[name]
-    source = onnx.load(path)
-    r = convert_model(source, os.path.dirname(path), Options(21, to_format="qdq"))
+    r = _converted(path, 21, to_format="qdq")
     if "nbits2" in name:  # no 2-bit DequantizeLinear type qlin writes
         assert r.model is None and {x.code for x in r.refused} == {"QC202"}
         assert all("bits=2" in x.detail for x in r.refused)
@@ -216,7 +228,7 @@ def test_matmul_nbits_becomes_blocked_dequantize_linear_and_matmul(name, nbits_m
     assert "MatMulNBits" not in ops and "DequantizeLinear" in ops
     out = _written(r.model, os.path.dirname(path), tmp_path / "qdq.onnx")
     cfg = corpus.BY_NAME[name]
-    want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
+    want, got = _source_run(path, cfg.model, False), corpus.run(out, cfg.model, optimize=False)
     if "acc4" in name:
         assert all(np.allclose(a, b, atol=1e-2) for a, b in zip(want, got, strict=True))
     else:
@@ -262,7 +274,7 @@ def test_qoperator_to_qdq_and_back_gives_the_source_again(name, models, tmp_path
     path = models[name]
     source = onnx.load(path)
     opset = _opset(source)
-    there = convert_model(source, os.path.dirname(path), Options(opset, to_format="qdq", tolerance=ANY_BOUND))
+    there = _converted(path, opset, to_format="qdq", tolerance=ANY_BOUND)
     mid = str(tmp_path / "qdq.onnx")
     write_model(there.model, os.path.dirname(path), mid)
     opts = Options(opset, to_format="qoperator", tolerance=ANY_BOUND)
@@ -272,7 +284,7 @@ def test_qoperator_to_qdq_and_back_gives_the_source_again(name, models, tmp_path
         (n.domain, n.op_type) for n in source.graph.node)
     out = _written(back.model, str(tmp_path), tmp_path / "back.onnx")
     cfg = corpus.BY_NAME[name]
-    want, got = corpus.run(path, cfg.model, optimize=False), corpus.run(out, cfg.model, optimize=False)
+    want, got = _source_run(path, cfg.model, False), corpus.run(out, cfg.model, optimize=False)
     assert all(a.tobytes() == b.tobytes() for a, b in zip(want, got, strict=True))
 
 
@@ -307,7 +319,7 @@ def test_matmul_nbits_to_qdq_and_back_gives_the_source_again(name, nbits_models,
     gives the source's outputs at each step, but that accuracy_level 4 (int8 A inside the
     node) is not carried through the QDQ form; there the result gives the QDQ form's."""
     path = nbits_models[name]
-    there = convert_model(onnx.load(path), os.path.dirname(path), Options(21, to_format="qdq"))
+    there = _converted(path, 21, to_format="qdq")
     mid = _written(there.model, os.path.dirname(path), tmp_path / "qdq.onnx")
     back = convert_model(onnx.load(mid), str(tmp_path), Options(21, to_format="qoperator"))
     fused = [e for e in back.entries if e.action == "reformatted"]
@@ -316,7 +328,8 @@ def test_matmul_nbits_to_qdq_and_back_gives_the_source_again(name, nbits_models,
     assert ops.count("MatMulNBits") == 3 and "DequantizeLinear" not in ops  # rewritten for 21)
     out = _written(back.model, str(tmp_path), tmp_path / "back.onnx")
     cfg = corpus.BY_NAME[name]
-    runs = [corpus.run(p, cfg.model, optimize=False) for p in (path, mid, out)]
+    runs = [_source_run(path, cfg.model, False),
+            *(corpus.run(p, cfg.model, optimize=False) for p in (mid, out))]
     same = [all(a.tobytes() == b.tobytes() for a, b in zip(x, y, strict=True)) for x, y in
             ((runs[0], runs[2]), (runs[1], runs[2]))]
     assert same == [("acc4" not in name), True]
