@@ -17,7 +17,7 @@ decompresses the head (releases, 1-2 % of the text) and the runs its keys fall i
 of text each; 45 fixture models checked for onnxruntime read 15 of its 152 runs, 2.9 ms
 with its kernels and fusion files, where decompressing the whole files took 10-16 ms).
 ``gzip -dc`` of the file is its text; stored, the runs cost 0.47 MB for all four files
-(0.31 MB compressed whole).
+(0.31 MB when each file was compressed whole).
 """
 
 from __future__ import annotations
