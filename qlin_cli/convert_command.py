@@ -36,7 +36,8 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
                    "(see `qlin targets`); the result is checked against the target.")
 @click.option("--to-format", "to_format", type=click.Choice(FORMATS), default=None,
               help="qdq: rewrite QOperator nodes (QLinearConv, QLinearMatMul, QGemm, com.microsoft "
-                   "QLinear*) and MatMulNBits into DequantizeLinear -> float op (-> QuantizeLinear); "
+                   "QLinear*), MatMulNBits and GatherBlockQuantized into DequantizeLinear -> float op "
+                   "(-> QuantizeLinear); "
                    "qoperator: fuse QDQ groups into those ops. Measured, not proven (see --tolerance).")
 @click.option("--tolerance", type=click.IntRange(0, None), default=0, show_default=True, metavar="STEPS",
               help="How many quantization steps of its output a --to-format rewrite may differ by, "

@@ -90,3 +90,6 @@ QOPERATOR_OF: dict[str, tuple[str, str]] = {
 # com.microsoft MatMulNBits: packed weights, whose QDQ form is a blocked DequantizeLinear
 # and a MatMul (convert/formats/nbits.py)
 N_BITS_MATMUL = (MICROSOFT, "MatMulNBits")
+# com.microsoft GatherBlockQuantized: a blocked table, whose QDQ form is a blocked
+# DequantizeLinear and a Gather (convert/formats/gather_block.py)
+GATHER_BLOCK_QUANTIZED = (MICROSOFT, "GatherBlockQuantized")

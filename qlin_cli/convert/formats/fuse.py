@@ -14,7 +14,7 @@ from ...schema.qdq_forms import QOPERATOR_OF
 from ..passes.common import op_label, where
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
-from . import nbits
+from . import gather_block, nbits
 from .measure import CannotMeasure, FormatCase, measure_all
 from .to_qoperator import Graph, Unfused, group, is_op
 
@@ -33,9 +33,9 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
         at = {s.index: s for s in sites}
         for site in sites:
             node = site.node
-            if schema.normalize_domain(node.domain) != schema.AI_ONNX or node.op_type not in QOPERATOR_OF:
+            if schema.normalize_domain(node.domain) != schema.AI_ONNX:
                 continue
-            if _plan_nbits(ctx, result, g, site, at):
+            if _plan_nbits(ctx, result, g, site, at) or node.op_type not in QOPERATOR_OF:
                 continue
             got = _group(ctx, result, g, site)
             if got is not None:
@@ -90,11 +90,18 @@ def _decide(ctx: Context, result: PassResult, site, at: dict, fused, m) -> None:
         ctx.reformatted.add((id(other.owner), i))
 
 
+# the float ops of blocked constants with a proven com.microsoft form: (the input the blocked
+# DequantizeLinear feeds, the module that writes the form, what the report calls the constant)
+_BLOCKED = {"MatMul": (1, nbits, "blocked weights"), "Gather": (0, gather_block, "a blocked table")}
+
+
 def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> bool:
-    """A MatMul of blocked weights (a DequantizeLinear with block_size of a constant [K, N]):
-    its MatMulNBits planned, the weights proven; False for any other node."""
+    """A MatMul of blocked weights (a DequantizeLinear with block_size of a constant [K, N]),
+    or a Gather of a blocked table: its MatMulNBits or GatherBlockQuantized planned, the
+    constants proven; False for any other node."""
     node = site.node
-    writer = g.writer.get(node.input[1]) if node.op_type == "MatMul" and len(node.input) > 1 else None
+    slot, form, what = _BLOCKED.get(node.op_type, (None, None, ""))
+    writer = g.writer.get(node.input[slot]) if slot is not None and len(node.input) > slot else None
     dq = None if writer is None else g.nodes[writer]
     if dq is None or not is_op(dq, "DequantizeLinear") or not any(
             a.name == "block_size" and a.i for a in dq.attribute):
@@ -106,19 +113,20 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> b
     try:
         if weight is None or scale is None or (len(dq.input) > 2 and dq.input[2] and zero is None):
             raise nbits.NoForm("its weights, scale or zero point are computed at run time")
-        fused, inits, w = nbits.from_qdq(dq, node, weight, np.asarray(scale), zero, ctx.namer)
+        fused, inits, w = form.from_qdq(dq, node, weight, np.asarray(scale), zero, ctx.namer)
     except nbits.NoForm as e:
         result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {e}"]))
         return True
     source = [t for t in (weight, *(site.scope.find_value(x) for x in dq.input[1:] if x)) if t is not None]
+    case = gather_block.GatherCase(w, dq, source) if form is gather_block else nbits.NBitsCase(w, dq, source)
     entry = Entry(where(site), op_label(site), "reformatted",
-                  [f"MatMul of blocked weights -> MatMulNBits '{fused.name}' (QOperator form)"])
-    ctx.rewrites.append(Rewrite(site, [fused], inits, entry, nbits.NBitsCase(w, dq, source)))
+                  [f"{node.op_type} of {what} -> {fused.op_type} '{fused.name}' (QOperator form)"])
+    ctx.rewrites.append(Rewrite(site, [fused], inits, entry, case))
     ctx.reformatted.add((id(site.owner), site.index))
     if g.only_reader(dq.output[0], site.index):
         other = at[writer]
         ctx.rewrites.append(Rewrite(other, [], [], Entry(where(other), op_label(other), "folded",
-                                                         [f"folded into MatMulNBits '{fused.name}'"])))
+                                                         [f"folded into {fused.op_type} '{fused.name}'"])))
         ctx.reformatted.add((id(other.owner), writer))
     return True
 

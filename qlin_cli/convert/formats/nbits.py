@@ -118,6 +118,10 @@ class NBitsCase:
     def __init__(self, w: dict, dq: onnx.NodeProto, inits: list[onnx.TensorProto]):
         self.w, self.dq, self.inits = w, dq, inits
 
+    def want(self) -> np.ndarray:
+        """The values the DequantizeLinear must compute: the page's weights, [K, N]."""
+        return dequantized(self.w).T
+
     def prove(self) -> str | None:
         from onnx.reference import ReferenceEvaluator
 
@@ -129,7 +133,7 @@ class NBitsCase:
             got = np.ascontiguousarray(ReferenceEvaluator(model).run(None, {})[0])
         except Exception as e:  # an evaluator that cannot run it proves nothing
             return f"onnx.reference cannot run the DequantizeLinear: {str(e).strip()[:200]}"
-        want = np.ascontiguousarray(dequantized(self.w).T)
+        want = np.ascontiguousarray(self.want())
         if got.shape != want.shape or got.dtype != want.dtype:
             return f"onnx.reference gives {got.dtype} {got.shape}, the page {want.dtype} {want.shape}"
         if got.tobytes() != want.tobytes():

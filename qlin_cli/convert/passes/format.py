@@ -9,8 +9,8 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ... import schema
-from ...schema.qdq_forms import N_BITS_MATMUL, form_of
-from ..formats import nbits
+from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED, N_BITS_MATMUL, form_of
+from ..formats import gather_block, nbits
 from ..formats.fuse import plan_qoperator as _plan_qoperator
 from ..formats.measure import FormatCase, observed_shapes
 from ..formats.to_qdq import Lookups, NoForm, to_qdq
@@ -53,20 +53,29 @@ class PlanFormat:
         return result
 
 
+def _nbits(node, opset: int, look: Lookups):
+    built, w = nbits.to_qdq(node, opset, look)
+    return built, nbits.NBitsCase(w, built.nodes[0], built.inits)
+
+
+# the com.microsoft ops of blocked constants whose QDQ form is proven: (built, its proof)
+_BLOCKED = {N_BITS_MATMUL: _nbits, GATHER_BLOCK_QUANTIZED: gather_block.to_qdq}
+
+
 def _plan_nbits(site, ctx: Context, result: PassResult) -> bool:
-    """A com.microsoft MatMulNBits node: its QDQ form planned (or refused); False for
-    any other node."""
+    """A com.microsoft MatMulNBits or GatherBlockQuantized node: its QDQ form planned (or
+    refused); False for any other node."""
     node = site.node
-    if (schema.normalize_domain(node.domain), node.op_type) != N_BITS_MATMUL:
+    make = _BLOCKED.get((schema.normalize_domain(node.domain), node.op_type))
+    if make is None:
         return False
     try:
-        built, w = nbits.to_qdq(node, ctx.opts.to_opset, _lookups(site, ctx))
+        built, case = make(node, ctx.opts.to_opset, _lookups(site, ctx))
     except NoForm as e:
         result.refusals.append(refused(site, "QC202", str(e)))
         return True
     entry = Entry(where(site), op_label(site), "reformatted", built.changes)
-    ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, nbits.NBitsCase(w, built.nodes[0],
-                                                                                      built.inits)))
+    ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case))
     ctx.reformatted.add((id(site.owner), site.index))
     return True
 
