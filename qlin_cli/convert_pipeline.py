@@ -178,10 +178,11 @@ def _targeted(req: Request, proto, base_dir: str, a, errors: list, mended: list,
 def _has_qoperator(a) -> bool:
     """Whether the model has a node with a QDQ form (schema/qdq_forms.py)."""
     from . import schema
-    from .schema.qdq_forms import N_BITS_MATMUL, form_of
+    from .schema.qdq_forms import GATHER_BLOCK_QUANTIZED, N_BITS_MATMUL, form_of
 
+    blocked = (N_BITS_MATMUL, GATHER_BLOCK_QUANTIZED)
     return any(form_of(n.domain, n.op_type) is not None
-               or (schema.normalize_domain(n.domain), n.op_type) == N_BITS_MATMUL for _, _, n in a.nodes())
+               or (schema.normalize_domain(n.domain), n.op_type) in blocked for _, _, n in a.nodes())
 
 
 def _through_forms(req: Request, proto, base_dir: str, a, errors: list, progress) -> Result:

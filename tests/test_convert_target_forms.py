@@ -1,6 +1,7 @@
-"""`convert --target` through float biases (issue 36 point 4): a runtime that quantizes no
-int32 (TensorRT) gets each DequantizeLinear of a constant int32 bias as the float values it
-computes, exactly; and a model going through its QDQ form no longer reads the source's
+"""`convert --target` through the forms a runtime needs (issue 36 point 4): a runtime that
+quantizes no int32 (TensorRT) gets each DequantizeLinear of a constant int32 bias as the
+float values it computes, exactly; a GatherBlockQuantized table goes through its QDQ form
+as MatMulNBits does; and a model going through its QDQ form no longer reads the source's
 nodes for the rewritten copy's (an internal error before)."""
 
 from __future__ import annotations
@@ -76,3 +77,17 @@ def test_a_qoperator_model_through_its_qdq_form_is_judged_on_the_rewritten_nodes
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 1 and "internal error" not in r.output, r.output
     assert "QT306" in r.output  # its zero point, as `check --target tensorrt-10` names it on that form
+
+
+def test_a_gather_block_quantized_table_goes_through_its_qdq_form_for_tensorrt(tmp_path):
+    from onnx import TensorProto
+    from test_convert_gather_block import _one
+
+    src = str(tmp_path / "gbq.onnx")
+    onnx.save(_one(TensorProto.INT4, (32, 64), {"block_size": 16}, zp=False), src)
+    assert _errors(src) == {"QT104"}  # no com.microsoft op in TensorRT's parser
+    out = str(tmp_path / "gbq_trt.onnx")
+    r = CliRunner().invoke(main, ["convert", src, "--target", "tensorrt-10", "-o", out])
+    assert r.exit_code == 0 and "through its QDQ form" in r.output, r.output
+    assert _errors(out) == set()
+    assert [n.op_type for n in onnx.load(out).graph.node] == ["DequantizeLinear", "Gather"]
