@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import glob
 import os
 import subprocess
@@ -19,7 +20,6 @@ from collections import Counter
 
 import onnx
 import pytest
-import source_trees
 from paths import MODELS, ROOT
 
 from qlin_cli import rules
@@ -173,8 +173,16 @@ def _imports(path: str) -> set[str]:
     """Every qlin_cli module a file imports, at any depth (function-level imports too)."""
     name = _module_name(path)
     package = name if path.endswith("__init__.py") else name.rsplit(".", 1)[0]
+    with open(path, encoding="utf-8") as f:
+        return set(_imports_of(f.read(), package))
+
+
+@functools.cache
+def _imports_of(text: str, package: str) -> frozenset[str]:
+    """``_imports`` of a file's text, parsed once per process (three tests read every file's
+    imports); the set is kept, not the tree."""
     found = set()
-    for node in source_trees.nodes(path):
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("qlin_cli"))
         elif isinstance(node, ast.ImportFrom):
@@ -187,7 +195,7 @@ def _imports(path: str) -> set[str]:
             if target.startswith("qlin_cli"):
                 found.add(target)
                 found.update(f"{target}.{a.name}" for a in node.names)
-    return found
+    return frozenset(found)
 
 
 def _unit_graph() -> dict[str, set[str]]:
@@ -265,12 +273,12 @@ POLICY_LITERALS = ("per-tensor", "default")
 def _restated(path: str) -> list[str]:
     """Places outside schema/ that restate a domain fact: vendor domain constants or
     strings in code, the axis-policy constants written out."""
-    nodes = source_trees.nodes(path)
-    docstrings = {id(n.body[0].value) for n in nodes
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                   if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
     found = []
-    for node in nodes:
+    for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in VENDOR_CONSTANTS:
             found.append(f"{node.lineno}: {node.id}")
         elif isinstance(node, ast.Attribute) and node.attr in VENDOR_CONSTANTS:

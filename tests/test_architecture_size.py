@@ -8,7 +8,6 @@ import ast
 import glob
 import os
 
-import source_trees
 from paths import ROOT
 
 MAX_LINES = 60
@@ -21,7 +20,8 @@ def long_functions(folder: str, limit: int) -> list[str]:
     for path in sorted(glob.glob(os.path.join(folder, "**", "*.py"), recursive=True)):
         if path.startswith(KERNELS + os.sep):
             continue
-        for node in source_trees.nodes(path):
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lines = node.end_lineno - node.lineno + 1
                 if lines > limit:
