@@ -1,6 +1,8 @@
 """QT501 (runs in float) against onnxruntime's measured QDQ fusion (targets/fusion.py, written
-by tools/probe_fusion.py): the data answers every group of the matrix from its key, the code
-reads it for the release measured and for no other, and (`make remeasure`) the installed
+by tools/probe_fusion.py): the data holds every release qlin predicts, each answering every
+group of the matrix from its key; the code reads the judged release's own outcomes (1.20
+runs a Conv with a float bias in float, 1.21 fuses it; the opset's range and a MaxPool's Q
+fanning out are facts of the key), and (`make remeasure`) the installed
 release agrees with the data on the whole matrix and on onnxruntime's quantizer outputs
 (fixtures/corpus.py)."""
 
@@ -13,7 +15,7 @@ import onnx
 import probe_fusion
 import pytest
 
-from qlin_cli.targets import fusion, predict
+from qlin_cli.targets import fusion, predict, probe_store
 
 MEASURED = "1.31.1"
 
@@ -30,10 +32,34 @@ def _installed() -> str | None:
 def test_the_data_holds_the_measured_release_without_conflicts():
     table = fusion.table("onnxruntime", MEASURED)
     assert table is not None and table.machine and "probe_fusion.py" in table.command
-    assert len(table.outcomes) >= 700
+    assert len(table.outcomes) >= 900
     done = collections.Counter(table.outcomes.values())
     assert done[fusion.FLOAT] > 400 and done["fused into QLinearConv (com.microsoft)"] > 10
-    assert fusion.table("onnxruntime", "1.30.0") is None and fusion.table("openvino", "2026.4.1") is None
+    assert fusion.table("onnxruntime", "1.30") is None and fusion.table("openvino", "2026.4.1") is None
+
+
+def test_every_release_qlin_predicts_is_measured_on_every_key_of_the_matrix():
+    keys = set(fusion.table("onnxruntime", MEASURED).outcomes)
+    for version in probe_store.releases("onnxruntime"):  # docs/targets.md: 1.18.1 .. 1.32.0
+        table = fusion.table("onnxruntime", version)
+        assert table is not None and table.machine == "x86_64", version
+        assert "--python VENV/bin/python" in table.command or version == MEASURED, version
+        assert set(table.outcomes) == keys, version
+
+
+def test_the_releases_differ_as_measured():
+    def integer(version):
+        table = fusion.table("onnxruntime", version)
+        return sum(o.startswith(fusion.INTEGER) for o in table.outcomes.values())
+
+    # 1.18 reads no int4 / uint4 tensor, 1.19 no QLinearMatMul-21; 1.21 leaves a MatMul or Gemm
+    # with a Relu / Clip before its Q in float; 1.25 makes MatMulNBits of 8-bit blocked
+    # weights, 1.32 of non-blocked ones beside 16-bit activations too
+    assert integer("1.18.1") < integer("1.19.2") < integer("1.20.1") > integer("1.21.1")
+    assert integer("1.24.4") < integer("1.25.1") and integer("1.31.1") < integer("1.32.0")
+    key = "MatMul(float, int4 blocked axis=0 block=32 sym const) -> output"
+    assert fusion.table("onnxruntime", "1.18.1").outcome(key).startswith("load: ")
+    assert fusion.table("onnxruntime", "1.19.2").outcome(key) == "fused into MatMulNBits (com.microsoft)"
 
 
 def test_every_group_of_the_matrix_reads_to_a_measured_key():
@@ -71,8 +97,56 @@ def test_a_blocked_weight_shared_by_two_matmuls_runs_in_float():
     assert _qt501(spec) == []
 
 
-@pytest.mark.parametrize("target", ["onnxruntime@1.30", "onnxruntime@1.32", "openvino", "tensorrt-10"])
-def test_a_release_without_fusion_data_says_nothing(target):
+def test_each_release_answers_from_its_own_measurement():
+    """A Conv with a float bias: 1.18 .. 1.20 leave its group in float, 1.21 on fuse it."""
+    spec = probe_fusion._spec(bias="float")
+    key = "Conv(uint8 tensor, int8 tensor sym const, float) -> Q uint8"
+    assert [g.text for _, g in probe_fusion.group_ops(probe_fusion.build(spec))] == [key]
+    assert fusion.table("onnxruntime", "1.20.1").outcome(key) == fusion.FLOAT
+    assert fusion.table("onnxruntime", "1.21.1").outcome(key) == "fused into QLinearConv (com.microsoft)"
+    for target, release in (("onnxruntime@1.18", "1.18.1"), ("onnxruntime@1.20", "1.20.1")):
+        found = _qt501(spec, target)
+        assert len(found) == 1 and f"is not fused by onnxruntime {release} on x86_64" in found[0].message
+        assert "bias 'int32 tensor sym const' instead of 'float'" in found[0].message
+    for target in ("onnxruntime@1.21", "onnxruntime@1.31", "onnxruntime@1.32", "onnxruntime>=1.21"):
+        assert _qt501(spec, target) == [], target
+    assert len(_qt501(spec, "onnxruntime>=1.18")) == 1  # a range: the releases that leave it in float
+
+
+def test_the_opset_below_21_is_a_fact_of_the_key():
+    """1.18 and 1.19 fuse a MatMul with a Q after it into the model's opset's QLinearMatMul: at
+    opset 21 QLinearMatMul-21, which they have no kernel for (the model fails to load), at
+    opset 13 QLinearMatMul-10; 1.20 on fuse both."""
+    spec = probe_fusion._spec(op="MatMul", bias="none")
+    new, old = (probe_fusion.group_ops(probe_fusion.build(dict(spec, opset=v)))[0][1] for v in (21, 13))
+    assert old.text == new.text + ", opset<21" and fusion.Group.from_json(old.to_json()) == old
+    for version in ("1.18.1", "1.19.2"):
+        table = fusion.table("onnxruntime", version)
+        assert "QLinearMatMul(21)" in table.outcome(new.text), version
+        assert table.outcome(old.text) == "fused into QLinearMatMul", version
+    table = fusion.table("onnxruntime", "1.20.1")
+    assert table.outcome(new.text) == table.outcome(old.text) == "fused into QLinearMatMul"
+
+
+def test_a_maxpool_below_opset_12_or_an_int8_one_whose_q_fans_out_runs_in_float():
+    """Found on onnxruntime's quantizer outputs: the Q/DQ around MaxPool-10 / -11 are kept
+    (DropQDQNodesRules take MaxPool-12), and an int8 MaxPool whose Q's output is read twice
+    keeps them (x86's int8 -> uint8 conversion passes that Q by), in every release."""
+    cases = {(11, "uint8", False): fusion.FLOAT, (13, "uint8", False): fusion.DROPPED,
+             (21, "int8", True): fusion.FLOAT, (21, "uint8", True): fusion.DROPPED}
+    for (opset, act, fan), want in cases.items():
+        spec = probe_fusion._spec(op="MaxPool", act=act, after="q_same", opset=opset, fan=fan)
+        key = probe_fusion.group_ops(probe_fusion.build(spec))[0][1].text
+        assert ("fan-out" in key) == fan and ("opset<12" in key) == (opset == 11), key
+        for version in probe_store.releases("onnxruntime"):
+            assert fusion.table("onnxruntime", version).outcome(key) == want, (key, version)
+    found = _qt501(probe_fusion._spec(op="MaxPool", act="uint8", after="q_same", opset=11))
+    assert len(found) == 1 and "; it runs on the quantized tensor with ai.onnx opset" in found[0].message
+    assert found[0].message.endswith("instead of below 12: change the group so")
+
+
+@pytest.mark.parametrize("target", ["openvino", "tensorrt-10"])
+def test_a_target_without_fusion_data_says_nothing(target):
     assert _qt501(probe_fusion._spec(after="output"), target) == []
 
 

@@ -80,10 +80,10 @@ def test_the_convert_helps_column_says_yes_no_or_nothing_to_help():
     """Each target's row ends yes, no (findings a conversion does not remove) or - (nothing
     to remove), as the JSON's convert_helps says; it was blank for no."""
     model = os.path.join(MODELS, "clean", "blocked_int4.onnx")
-    names = "onnxruntime@1.18,openvino,onnxruntime@1.30,onnxruntime@1.31"
+    names = "onnxruntime@1.18,openvino,tensorrt-10,onnxruntime@1.31"
     code, out, _ = run("--target", names, model)
     rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()}
-    assert code == 0 and rows["onnxruntime@1.18"][-1] == "no" and rows["onnxruntime@1.30"][-1] == "-"
+    assert code == 0 and rows["onnxruntime@1.18"][-1] == "no" and rows["tensorrt-10"][-1] == "-"
     assert rows["onnxruntime@1.31"][-1] == "no"  # QT501: its fusion data says the MatMul runs in float
     doc = json.loads(run("--format", "json", "--target", names, model)[1])
     for t in doc["targets"]:

@@ -7,7 +7,9 @@
 Every group of ``matrix()`` (DequantizeLinear -> op -> QuantizeLinear and its variants: op,
 activation and weight types, per tensor / per channel and the axis, symmetric weights, a
 QuantizeLinear after the op or not, a Relu / Clip before it, a DequantizeLinear or an
-initializer shared by two groups, a bias, a blocked weight of MatMul) is written as a model;
+initializer shared by two groups, a bias, a blocked weight of MatMul, the Q's output of a
+MaxPool / Transpose / Reshape read by two nodes; every 8-bit group at ai.onnx opset 13 and
+21, per tensor at 11 too) is written as a model;
 the runtime loads each with default SessionOptions (graph_optimization_level is
 ORT_ENABLE_ALL by default) and ``optimized_model_filepath`` set, so it saves the graph it
 runs; what the group's op became there is its outcome: "fused into QLinearConv" (any
@@ -187,6 +189,14 @@ def matrix() -> list[dict]:
                 out.append(_spec(op=op, act=act, after=after))
         out += [_spec(op=op, act="uint8", after="q_same", opset=13),
                 _spec(op=op, act="uint8", after="q_same", shared="act")]
+        for act in ("uint8", "int8", "uint16", "int16"):  # the Q's output read by two nodes
+            out += [_spec(op=op, act=act, after=after, fan=True) for after in ("q_same", "q")]
+    # every group valid below opset 21 (8-bit types, no blocked weight) at opset 13 too, and per
+    # tensor at 11: the key says "opset<21", "opset<12" there (fusion.OPSET_SPLITS)
+    eight = ("uint8", "int8", "float")
+    old = [s for s in out if s is not None and s["opset"] == 21 and s["act"] in eight
+           and s["w"] in eight and s["gran"] != "blocked"]
+    out += [_spec(s, opset=13) for s in old] + [_spec(s, opset=11) for s in old if s["gran"] == "tensor"]
     seen, unique = set(), []
     for s in out:
         if s is None:
@@ -314,7 +324,12 @@ def build(s: dict):
             scale = 0.1
         qy = q(y, t, scale, zp)
         out = dq(qy, t, scale, ZERO.get(t, 0) if zp is None else zp)
-        outputs.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, None))
+        for _ in range(2 if s.get("fan") else 0):  # the DQ's output read by two nodes
+            z = new("sig")
+            nodes.append(helper.make_node("Sigmoid", [out], [z], name=z))
+            outputs.append(helper.make_tensor_value_info(z, TensorProto.FLOAT, None))
+        if not s.get("fan"):
+            outputs.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, None))
 
     count = 2 if s["shared"] else 1
     x_in = graph_input(shapes.get(op, ((1, 8, 4, 4),))[0])
@@ -368,7 +383,7 @@ def build(s: dict):
     graph = helper.make_graph(nodes, "group", inputs, outputs, inits)
     opset = s["opset"]
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                              ir_version=10 if opset >= 21 else 7)
+                              ir_version=10 if opset >= 21 else 7 if opset >= 13 else 6)
     return onnx.shape_inference.infer_shapes(model)
 
 
@@ -418,18 +433,30 @@ def outcome_of(original, optimized, name: str) -> str:
         if n.op_type.startswith("QLinear") or n.op_type in INTEGER_OPS:
             return fusion.FUSED + n.op_type + (f" ({n.domain})" if n.domain not in ("", "ai.onnx") else "")
         if n.op_type.endswith(node.op_type) and node.op_type in fusion.SAME_PARAMS:  # NhwcMaxPool too
-            dqs = {m.output[0] for m in optimized.graph.node if m.op_type == "DequantizeLinear"}
-            return fusion.FLOAT if n.input[0] in dqs else fusion.DROPPED
+            return fusion.FLOAT if _reads_dq(optimized, n) else fusion.DROPPED
         if n.op_type in ("QuantizeLinear", "DequantizeLinear"):
             continue
         return fusion.FLOAT
-    # a node the layout transformer remade: its name, or outputs named "<name>_token_N"
+    # a node the layout transformer remade: its name, or outputs named "<name>_token_N"; 1.18
+    # and 1.19 name an NhwcMaxPool after its type: the one such node for the one such op
     n = next((m for m in optimized.graph.node if m.name == node.name
               or any(o.startswith(f"{node.name}_token_") for o in m.output)), None)
+    remade = [m for m in optimized.graph.node if m.op_type.endswith(node.op_type)]
+    if n is None and len(remade) == 1 and [m.op_type for m in original.graph.node].count(node.op_type) == 1:
+        n = remade[0]
     if n is not None and n.op_type.endswith(node.op_type) and node.op_type in fusion.SAME_PARAMS:
-        dqs = {m.output[0] for m in optimized.graph.node if m.op_type == "DequantizeLinear"}
-        return fusion.FLOAT if n.input[0] in dqs else fusion.DROPPED
+        return fusion.FLOAT if _reads_dq(optimized, n) else fusion.DROPPED
     return fusion.FLOAT
+
+
+def _reads_dq(optimized, n) -> bool:
+    """Whether node ``n`` of ``optimized`` reads a DequantizeLinear's output, through the layout
+    nodes (ReorderInput of an NCHWc MaxPool, Transpose of an NHWC one) put before it."""
+    made = {o: m for m in optimized.graph.node for o in m.output}
+    m = made.get(n.input[0])
+    while m is not None and m.op_type in LAYOUT:
+        m = made.get(m.input[0])
+    return m is not None and m.op_type == "DequantizeLinear"
 
 
 def measure(python: str, folder: str) -> tuple[str, dict, list]:

@@ -13,10 +13,15 @@ the Q/DQ nodes.
 ``group(a, body, index)`` gives the group's facts (``Group``), whose text is the key of the
 measured outcome: the op, per input what makes it (``float`` where no DequantizeLinear does;
 else the quantized type, its granularity and axis, block size, symmetric weights, a constant
-x, a DequantizeLinear or initializer shared with other nodes) and what reads the output (a
-QuantizeLinear, a Relu or Clip then a QuantizeLinear, or float ops). Only facts that decide
-a fusion are in it; tools/probe_fusion.py measures groups differing in each, and fails where
-two groups of one key had different outcomes.
+x, a DequantizeLinear or initializer shared with other nodes), what reads the output (a
+QuantizeLinear, a Relu or Clip then a QuantizeLinear, or float ops; for MaxPool, Transpose
+and Reshape whether the Q's output fans out) and, below ai.onnx opset 21, the opset's range
+(``OPSET_SPLITS``: ", opset<21", ", opset<12": the ops take the model's opset, and 1.18 /
+1.19 fuse a MatMul at opset 21 into a QLinearMatMul-21 they have no kernel for, where at
+opset 13 they fuse it into QLinearMatMul-10; the Q/DQ around a MaxPool below 12 are not
+dropped). Only facts that decide a fusion are in it;
+tools/probe_fusion.py measures groups differing in each, and fails where two groups of one
+key had different outcomes.
 
 ``FusionTable`` is one release's outcomes: ``outcome(key)`` ("fused into QLinearConv",
 "runs on the quantized tensor", "float"), and ``reason(key)``: the measured groups of the
@@ -35,6 +40,7 @@ FILE = "onnxruntime_fusion.json"  # qlin_cli/targets/data/FILE.gz
 FLOAT = "float"  # the outcome of a group left as it is: the float op runs between the Q/DQ
 DROPPED = "runs on the quantized tensor"  # the Q/DQ around a data-movement op removed
 FUSED = "fused into "  # the prefix of a fusion's outcome ("fused into QLinearConv")
+INTEGER = (FUSED, DROPPED)  # the outcomes run in integer; else FLOAT, "load: ..." or "crash: ..."
 
 # ops whose QDQ group onnxruntime's CPU provider may rewrite (qdq_selector_action_transformer.cc:
 # ConvQDQRules, MatMulQDQRules, GemmQDQRules, BinaryOpQDQRules, UnaryOpQDQRules,
@@ -46,6 +52,10 @@ GROUP_OPS = frozenset({
 # ops whose Q/DQ are dropped only when the Q and the DQ quantize alike (DropQDQNodesSelector):
 # their key says whether they do
 SAME_PARAMS = frozenset({"MaxPool", "Transpose", "Reshape"})
+# the ai.onnx opsets from which an op of the group is another version that decides: MaxPool-12
+# (DropQDQNodesRules take MaxPool 12 only), QLinearMatMul-21; a key below one says so
+# (", opset<12", ", opset<21"); tools/probe_fusion.py measures 8-bit groups at 11, 13 and 21
+OPSET_SPLITS = (12, 21)
 FOLLOW_ONS = ("Relu", "Clip")  # removed between an op and its Q (ReluQuantFusion, ClipQuantFusion)
 INPUT_NAMES = {
     "Conv": ("x", "w", "bias"), "MatMul": ("A", "B"), "Gemm": ("A", "B", "C"),
@@ -91,24 +101,29 @@ class Group:
     op: str  # the op type ("Gemm transB=1" where B is transposed)
     inputs: tuple[Slot, ...]
     after: str  # "Q uint8", "Q uint8 same", "Relu Q uint8 low", "Clip Q int8", "float"
+    opset: str = ""  # "opset<12", "opset<21" (OPSET_SPLITS), or "" at 21 and above
 
     @property
     def text(self) -> str:
-        return f"{self.op}({', '.join(s.text for s in self.inputs)}) -> {self.after}"
+        out = f"{self.op}({', '.join(s.text for s in self.inputs)}) -> {self.after}"
+        return f"{out}, {self.opset}" if self.opset else out
 
     def to_json(self) -> dict:
-        return {"op": self.op, "in": [s.to_json() for s in self.inputs], "after": self.after}
+        out = {"op": self.op, "in": [s.to_json() for s in self.inputs], "after": self.after}
+        if self.opset:
+            out["opset"] = self.opset
+        return out
 
     @staticmethod
     def from_json(data: dict) -> Group:
-        return Group(data["op"], tuple(Slot(*s) for s in data["in"]), data["after"])
+        return Group(data["op"], tuple(Slot(*s) for s in data["in"]), data["after"], data.get("opset", ""))
 
     def distance(self, other: Group) -> int:
         """How many facts differ: per input each field of its slot, and the words of what reads
         the output."""
         n = sum(x != y for a, b in zip(self.inputs, other.inputs, strict=False)
                 for x, y in zip(a.to_json(), b.to_json(), strict=True))
-        return n + len(set(self.after.split()) ^ set(other.after.split()))
+        return n + len(set(self.after.split()) ^ set(other.after.split())) + (self.opset != other.opset)
 
     def differences(self, other: Group) -> list[str]:
         """What ``other`` has otherwise, one phrase per input or output that differs."""
@@ -122,7 +137,17 @@ class Group:
                 out.append(f"{name} '{b.text}' instead of '{a.text}'")
         if self.after != other.after:
             out.append(f"the output read by '{other.after}' instead of '{self.after}'")
+        if self.opset != other.opset:
+            out.append(f"ai.onnx opset {_opset_words(other.opset)} instead of {_opset_words(self.opset)}")
         return out
+
+
+def _opset_words(bucket: str) -> str:
+    if not bucket:
+        return f"{OPSET_SPLITS[-1]} or above"
+    high = int(bucket.split("<")[1])
+    low = max((v for v in OPSET_SPLITS if v < high), default=None)
+    return f"below {high}" if low is None else f"{low} .. {high - 1}"
 
 
 def group(a, body, index: int) -> Group | None:
@@ -151,7 +176,13 @@ def group(a, body, index: int) -> Group | None:
         return None
     if op == "Gemm" and a.any_facts(body, index).attrs.get("transB", 0):
         op += " transB=1"  # which axis of B holds the output channels
-    return Group(op, tuple(slots), _after(a, body, op, outs, first))
+    opset = schema.opset_of(scope.opsets, schema.AI_ONNX) if scope is not None else None
+    if opset is None:
+        opset = next((o.version for o in a.model.opset_import
+                      if schema.normalize_domain(o.domain) == schema.AI_ONNX), None)
+    below = [v for v in OPSET_SPLITS if opset is not None and opset < v]
+    bucket = f"opset<{below[0]}" if below else ""
+    return Group(op, tuple(slots), _after(a, body, op, outs, first), bucket)
 
 
 def _slot(f, body, j, producers, consumers, find_value) -> Slot:
@@ -204,7 +235,25 @@ def _after(a, body, op: str, outs: tuple, first) -> str:
     if q is None:
         return FLOAT
     same = op in SAME_PARAMS and _same_params(q, first)
-    return f"Q {nodes.quant_type(q)}" + (" same" if same else "")
+    fan = op in SAME_PARAMS and _fans_out(a, body, j)
+    return f"Q {nodes.quant_type(q)}" + (" same" if same else "") + (" fan-out" if fan else "")
+
+
+def _fans_out(a, body, j: int) -> bool:
+    """Whether the QuantizeLinear ``j``'s output is read by more than one node or graph output,
+    through the DequantizeLinear(s) after it: then onnxruntime's int8 -> uint8 conversion of
+    Q/DQ pairs (x86) passes it by and converts the pair before the op, so the Q and DQ around
+    the op no longer quantize alike."""
+    outs = {o.name for o in a.model.graph.output} if body.path == "main" else set()
+    y = body.io[j][1][0] if body.io[j][1] else ""
+    readers = body.consumers.get(y, ())
+    if len(readers) + (y in outs) != 1 or not readers:
+        return len(readers) + (y in outs) > 1
+    k = readers[0][0]
+    if body.kinds[k][1] != "DequantizeLinear":
+        return False
+    z = body.io[k][1][0] if body.io[k][1] else ""
+    return len(body.consumers.get(z, ())) + (z in outs) > 1
 
 
 def _quantize(a, body, j):

@@ -348,7 +348,8 @@ def groups_in(a: Analysis, target: str | Target) -> dict | None:
             continue
         seen.add(id(site))
         done = table.outcome(site.group)
-        kind = "not_measured" if done is None else "float" if done == fusion.FLOAT else "integer"
+        kind = ("float" if done == fusion.FLOAT else "integer" if done and done.startswith(fusion.INTEGER)
+                else "not_measured")  # a load error or crash: the model's errors say it
         counts[kind] += 1
         if kind == "float":
             float_ops[site.facts.op] = float_ops.get(site.facts.op, 0) + 1
