@@ -90,23 +90,7 @@ def table(node: onnx.NodeProto, look: Lookups) -> dict:
         codes, default = data.astype(np.int32), 0
         zero = None if zp is None else zp.astype(np.int32)
     elif elem == TensorProto.UINT8:
-        if ga != 0:
-            raise NoForm(f"gather_axis={attrs['gather_axis']} with uint8 data '{name}': the page gathers "
-                         "uint8 data along axis 0 only")
-        if rank < 2 or qa != rank - 1:
-            raise NoForm(f"quantize_axis={attrs['quantize_axis']} with uint8 data '{name}' of rank {rank}: "
-                         "onnxruntime reads a uint8 table quantized along its last axis only (where the "
-                         "page packs 4-bit codes)")
-        if bits not in (4, 8):
-            raise NoForm(f"bits={bits}: DequantizeLinear has no {bits}-bit type qlin writes (4 and 8 only)")
-        codes = _unpacked(data, bits, data.shape[-1] * 8 // bits)
-        default = 1 << (bits - 1)
-        blocks = -(-codes.shape[-1] // bs)
-        packed = [*data.shape[:-1], -(-blocks * bits // 8)]
-        if zp is not None and list(zp.shape) != packed:
-            raise NoForm(f"its zero points '{node.input[3]}' have shape {list(zp.shape)}, where {blocks} "
-                         f"blocks of {bits}-bit zero points packed in uint8 take {packed}")
-        zero = None if zp is None else _unpacked(zp, bits, blocks)
+        codes, zero, default = _uint8(node, attrs, data, zp, qa, ga)
     else:
         raise NoForm(f"its data '{name}' is {_type(elem)}: qlin writes the QDQ form of int4, uint4 and "
                      "uint8 tables only")
@@ -121,6 +105,28 @@ def table(node: onnx.NodeProto, look: Lookups) -> dict:
         raise NoForm(f"its zero points '{node.input[3]}' have shape {list(zp.shape)}, not the scales' {want}")
     return {"elem": elem, "bits": bits, "block_size": bs, "quantize_axis": qa, "gather_axis": ga,
             "codes": codes, "zero": zero, "scales": scales, "default": zp is None}
+
+
+def _uint8(node: onnx.NodeProto, attrs: dict, data: np.ndarray, zp: np.ndarray | None, qa: int, ga: int):
+    """(codes, zero points or None, the default zero point) of a uint8 table: 4-bit codes
+    unpacked along the last axis, 8-bit ones as they are."""
+    name, rank, bits, bs = node.input[0], data.ndim, attrs["bits"], attrs["block_size"]
+    if ga != 0:
+        raise NoForm(f"gather_axis={attrs['gather_axis']} with uint8 data '{name}': the page gathers "
+                     "uint8 data along axis 0 only")
+    if rank < 2 or qa != rank - 1:
+        raise NoForm(f"quantize_axis={attrs['quantize_axis']} with uint8 data '{name}' of rank {rank}: "
+                     "onnxruntime reads a uint8 table quantized along its last axis only (where the "
+                     "page packs 4-bit codes)")
+    if bits not in (4, 8):
+        raise NoForm(f"bits={bits}: DequantizeLinear has no {bits}-bit type qlin writes (4 and 8 only)")
+    codes = _unpacked(data, bits, data.shape[-1] * 8 // bits)
+    blocks = -(-codes.shape[-1] // bs)
+    packed = [*data.shape[:-1], -(-blocks * bits // 8)]
+    if zp is not None and list(zp.shape) != packed:
+        raise NoForm(f"its zero points '{node.input[3]}' have shape {list(zp.shape)}, where {blocks} "
+                     f"blocks of {bits}-bit zero points packed in uint8 take {packed}")
+    return codes, (None if zp is None else _unpacked(zp, bits, blocks)), 1 << (bits - 1)
 
 
 def _unpacked(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
@@ -196,21 +202,14 @@ class GatherCase(NBitsCase):
 
 # ---- the way back: a Gather of a blocked DequantizeLinear of a constant table ----------------
 
-def from_qdq(dq: onnx.NodeProto, gather: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray,
-             zero: np.ndarray | None, namer) -> tuple[onnx.NodeProto, list, dict]:
-    """The GatherBlockQuantized of ``gather`` reading ``dq``'s blocked table (``weight``,
-    its ``scale`` and ``zero`` point arrays): (node, new initializers, the page's reading of
-    the node as ``table`` gives it, for the proof). An int4 / uint4 table stays where it is
-    (bits 4; the page's default zero point 0 is DequantizeLinear's); a uint8 or int8 table
-    becomes uint8 with bits 8 (int8 codes and zero points shifted by 128, the same
-    differences), its zero point written wherever the page's default, 128, is not it.
-    NoForm when the layout has none."""
+def _layout(dq: onnx.NodeProto, gather: onnx.NodeProto, codes: np.ndarray, scale: np.ndarray):
+    """(block size, quantize axis, gather axis) of a Gather of a blocked DequantizeLinear, each
+    checked against what GatherBlockQuantized takes (NoForm naming the value)."""
     attrs = {a.name: helper.get_attribute_value(a) for a in dq.attribute}
     bs = attrs.get("block_size", 0)
     if not bs or bs < 16 or bs & (bs - 1):
         raise NoForm(f"'{dq.input[0]}' is dequantized in blocks of {bs}, and GatherBlockQuantized takes "
                      "a power of two >= 16")
-    codes = numpy_helper.to_array(weight)
     rank = codes.ndim
     if rank < 1 or scale.ndim != rank:
         raise NoForm(f"its scale '{dq.input[1]}' has rank {scale.ndim}, not the table's {rank}")
@@ -228,6 +227,21 @@ def from_qdq(dq: onnx.NodeProto, gather: onnx.NodeProto, weight: onnx.TensorProt
     if list(scale.shape) != want:
         raise NoForm(f"its scale '{dq.input[1]}' has shape {list(scale.shape)}, where the table "
                      f"{list(codes.shape)} in blocks of {bs} along axis {qa} takes {want}")
+    return bs, qa, ga
+
+
+def from_qdq(dq: onnx.NodeProto, gather: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray,
+             zero: np.ndarray | None, namer) -> tuple[onnx.NodeProto, list, dict]:
+    """The GatherBlockQuantized of ``gather`` reading ``dq``'s blocked table (``weight``,
+    its ``scale`` and ``zero`` point arrays): (node, new initializers, the page's reading of
+    the node as ``table`` gives it, for the proof). An int4 / uint4 table stays where it is
+    (bits 4; the page's default zero point 0 is DequantizeLinear's); a uint8 or int8 table
+    becomes uint8 with bits 8 (int8 codes and zero points shifted by 128, the same
+    differences), its zero point written wherever the page's default, 128, is not it.
+    NoForm when the layout has none."""
+    codes = numpy_helper.to_array(weight)
+    rank = codes.ndim
+    bs, qa, ga = _layout(dq, gather, codes, scale)
     elem = weight.data_type
     inits: list[onnx.TensorProto] = []
     inputs = [dq.input[0], gather.input[1], dq.input[1]]
