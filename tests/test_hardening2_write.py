@@ -66,9 +66,22 @@ import qlin_cli.convert.write as w
 
 def pause():
     open(ready, "w").close()
-    time.sleep(seconds)
+    release = os.environ.get("QLIN_TEST_RELEASE")  # a file another process creates: go on then
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not (release and os.path.exists(release)):
+        time.sleep(0.01)
 
-if hook == "between-renames":  # after the data file is published, before the model is
+if hook == "lock-waiter":  # marks (ready) the first time it finds the folder locked, then waits on
+    import fcntl
+    real_flock = fcntl.flock
+    def flock(fd, op):
+        try:
+            return real_flock(fd, op)
+        except BlockingIOError:
+            open(ready, "w").close()
+            raise
+    fcntl.flock = flock
+elif hook == "between-renames":  # after the data file is published, before the model is
     real, n = os.replace, [0]
     def replace(a, b):
         real(a, b)
@@ -105,9 +118,10 @@ def _default_signals() -> None:
         signal.signal(number, signal.SIG_DFL)
 
 
-def _start(ready, hook, seconds, *args):
+def _start(ready, hook, seconds, *args, release=None):
+    env = _env() if release is None else dict(_env(), QLIN_TEST_RELEASE=str(release))
     return subprocess.Popen([sys.executable, "-c", CHILD, str(ready), hook, str(seconds), *map(str, args)],
-                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=_default_signals)
 
 
@@ -130,17 +144,23 @@ def test_two_writers_of_one_output_never_mix(tmp_path, guard):  # noqa: F811
     guard.watch(tmp_path / "a", tmp_path / "b")
     out = tmp_path / "out" / "o.onnx"
     out.parent.mkdir()
-    first = _start(tmp_path / "ready", "between-renames", 3, "convert", a, "--to-opset", 23, "-o", out)
+    # A holds its pause until B has found the folder locked (B marks "waiting"), so B is
+    # known to have waited; no fixed sleep (A gives up pausing after 60 s)
+    first = _start(tmp_path / "ready", "between-renames", 60, "convert", a, "--to-opset", 23, "-o", out,
+                   release=tmp_path / "waiting")
+    second = None
     try:
         _wait_for(tmp_path / "ready", first)
-        second = subprocess.run([sys.executable, "-m", "qlin_cli", "convert", b, "--to-opset", "23", "-o",
-                                 str(out)], env=_env(), capture_output=True, text=True, timeout=120)
-        assert second.returncode == 0, second.stderr
+        second = _start(tmp_path / "waiting", "lock-waiter", 0, "convert", b, "--to-opset", 23, "-o", out)
+        _, err = second.communicate(timeout=120)
+        assert second.returncode == 0, err
         assert first.wait(timeout=60) == 0, first.communicate()
     finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait()
+        for child in (first, second):
+            if child is not None and child.poll() is None:
+                child.kill()
+                child.wait()
+    assert os.path.exists(tmp_path / "waiting")  # B found the folder locked and waited
     name, weights = _weights_of(str(out))
     expect = {"A": _weights_of(a)[1], "B": _weights_of(b)[1]}
     assert weights == expect[name], f"model of run {name} reads another run's weights"

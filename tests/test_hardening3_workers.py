@@ -85,14 +85,18 @@ def test_workers_die_with_their_parent(folder):
     workers = _children(p.pid, time.monotonic() + 30)
     p.kill()
     p.wait()
-    time.sleep(0.5)
-    alive = []
-    for w in workers:
-        try:
-            with open(f"/proc/{w}/status") as f:
-                state = next(line for line in f if line.startswith("State:"))
-        except FileNotFoundError:
-            continue  # gone
-        if "Z" not in state.split()[1]:  # a zombie has ended; its new parent reaps it
-            alive.append((w, state.strip()))
+    deadline = time.monotonic() + 5  # they go within moments; polled, not a fixed sleep
+    while True:
+        alive = []
+        for w in workers:
+            try:
+                with open(f"/proc/{w}/status") as f:
+                    state = next(line for line in f if line.startswith("State:"))
+            except FileNotFoundError:
+                continue  # gone
+            if "Z" not in state.split()[1]:  # a zombie has ended; its new parent reaps it
+                alive.append((w, state.strip()))
+        if not alive or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
     assert alive == []

@@ -91,7 +91,7 @@ def _kill_mid_write(src, out, phase, ready):
         while not ready.exists():
             assert child.poll() is None, child.communicate()
             assert time.monotonic() < deadline, "the child never reached the write"
-            time.sleep(0.05)
+            time.sleep(0.01)
         os.kill(child.pid, signal.SIGKILL)
         child.wait(timeout=30)
     finally:
