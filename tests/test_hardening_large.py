@@ -37,12 +37,21 @@ print(json.dumps({"exit": r.exit_code, "stdout": r.stdout, "stderr": r.stderr,
 """
 
 
-def _run(*args) -> dict:
+def _start(*args) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=ROOT)
-    p = subprocess.run([sys.executable, "-c", CHILD, *map(str, args)], capture_output=True, text=True,
-                       env=env, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return subprocess.Popen([sys.executable, "-c", CHILD, *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _result(child: subprocess.Popen) -> dict:
+    try:
+        out, err = child.communicate(timeout=300)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def _build(folder, first_bytes: int) -> str:
@@ -74,16 +83,23 @@ def _build(folder, first_bytes: int) -> str:
 def measured(tmp_path_factory):
     """Check and convert a 64 MiB and a 2.5 GiB model, each in its own process."""
     base = tmp_path_factory.mktemp("large")
-    got = {}
+    got, children = {}, []
     for label, first in (("small", 64 * 2**20), ("large", 2 * GiB + GiB // 2)):
         model = _build(base / label, first)
         out = base / label / "out" / "o.onnx"
         out.parent.mkdir()
-        got[label] = {
-            "model": model, "out": out, "first": first,
-            "check": _run("check", "--format", "json", model),
-            "convert": _run("convert", model, "--to-opset", 23, "-o", out),
-        }
+        got[label] = {"model": model, "out": out, "first": first}
+        # the four runs go side by side: each reports its own peak RSS (VmHWM), not the others'
+        children += [(label, "check", _start("check", "--format", "json", model)),
+                     (label, "convert", _start("convert", model, "--to-opset", 23, "-o", out))]
+    try:
+        for label, command, child in children:
+            got[label][command] = _result(child)
+    finally:
+        for _, _, child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
     yield got
     for label in got:  # leave no multi-GiB files behind, even sparse ones
         for p in (got[label]["out"], str(got[label]["out"]) + ".data",
