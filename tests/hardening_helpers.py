@@ -109,6 +109,26 @@ def proc(*args, cwd=None, timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
+def procs(*calls, timeout=120):
+    """Several real qlin processes side by side: each call is (args, cwd); their
+    CompletedProcess results in order (independent runs only: nothing is shared)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    children = [subprocess.Popen([sys.executable, "-m", "qlin_cli", *map(str, args)], cwd=cwd, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for args, cwd in calls]
+    results = []
+    try:
+        for child in children:
+            out, err = child.communicate(timeout=timeout)
+            results.append(subprocess.CompletedProcess(child.args, child.returncode, out, err))
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    return results
+
+
 def assert_bad_input(result, path, *words):
     """Exit 2, one line ``qlin: error: PATH: reason`` on stderr naming ``words``, no traceback."""
     code = getattr(result, "exit_code", getattr(result, "returncode", None))

@@ -9,7 +9,7 @@ import os
 import numpy as np
 import onnx
 import pytest
-from hardening_helpers import cli, external_tensor, fingerprint, guard, proc, save_raw  # noqa: F401
+from hardening_helpers import cli, external_tensor, fingerprint, guard, procs, save_raw  # noqa: F401
 from onnx import TensorProto, helper, numpy_helper
 
 
@@ -98,14 +98,14 @@ def test_convert_is_the_same_from_every_folder(world, monkeypatch):
 
 def test_real_process_from_root_and_from_the_model_folder(world):
     tmp_path, model = world
-    a = proc("check", "--format", "json", model, cwd="/")
-    b = proc("check", "--format", "json", "m.onnx", cwd=os.path.dirname(model))
-    assert a.returncode == b.returncode == 0, (a.stderr, b.stderr)
-    assert _diagnostics(a.stdout) == _diagnostics(b.stdout)
     before = fingerprint(model)
     out = tmp_path / "rel"
     out.mkdir()
-    r = proc("convert", "../models/a/m.onnx", "--to-opset", 23, "-o", "o.onnx", cwd=out)
+    a, b, r = procs((("check", "--format", "json", model), "/"),
+                    (("check", "--format", "json", "m.onnx"), os.path.dirname(model)),
+                    (("convert", "../models/a/m.onnx", "--to-opset", 23, "-o", "o.onnx"), out))
+    assert a.returncode == b.returncode == 0, (a.stderr, b.stderr)
+    assert _diagnostics(a.stdout) == _diagnostics(b.stdout)
     assert r.returncode == 0, r.stderr
     assert (out / "o.onnx").exists() and (out / "o.onnx.data").exists()
     assert fingerprint(model) == before

@@ -8,7 +8,7 @@ import random
 import shutil
 
 import pytest
-from hardening_helpers import assert_bad_input, assert_both_refuse, cli, guard, listing, proc  # noqa: F401
+from hardening_helpers import assert_bad_input, assert_both_refuse, cli, guard, listing, procs  # noqa: F401
 from paths import MODELS
 
 VALID = os.path.join(MODELS, "clean", "per_channel_chain.onnx")
@@ -92,7 +92,10 @@ def test_real_process_stderr_is_one_line(kind, tmp_path, guard):  # noqa: F811
     path, words = _bad(kind, tmp_path)
     if kind == "directory":
         words = []
-    assert_both_refuse(path, *words, opset=21, run=proc)
+    # check and convert --dry-run (what assert_both_refuse runs), as two processes side by side
+    check, convert = procs((("check", path), None), (("convert", path, "--to-opset", 21, "--dry-run"), None))
+    assert_bad_input(check, path, *words)
+    assert_bad_input(convert, path, *words)
 
 
 def test_model_over_protobuf_limit_is_refused_before_reading(tmp_path, guard):  # noqa: F811
