@@ -646,16 +646,28 @@ def _try(
                         "QT202", ERROR, f"at {schema.domain_name(to)} opset {opset} the node cannot be "
                                         f"written: {why}", target=t.name, label=t.label), loc))
                 continue
-        elif new_site is None:
-            g = _other_op(f, opset)
         if new_site is None:
-            new_site = moved[id(site)] = _moved(site, g, moved, gone, opset)
+            # the moved site is the same object for every candidate that writes the node
+            # alike and moves its producer alike (the candidates of one plan share the cache)
+            p = site.producer_site
+            after = None if p is None else "gone" if id(p) in gone else id(moved.get(id(p)))
+            mk = ("moved", id(site), domain if nodes.is_linear(f) else None, opset, after)
+            new_site = cache.get(mk)
+            if new_site is None:
+                if not nodes.is_linear(f):
+                    g = _other_op(f, opset)
+                new_site = cache[mk] = _moved(site, g, moved, gone, opset)
+            moved[id(site)] = new_site
         domains_left.add(new_site.facts.domain)
-        key = (t.name, new_site)
-        errors = cache.get(key)
+        ek = ("errors", id(new_site))  # (a site equal to one asked before shares its errors)
+        errors = cache.get(ek)
         if errors is None:
-            found = t.findings_for(new_site) if noted else t.errors_for(new_site)
-            errors = cache[key] = [x for x in found if x.severity == ERROR]
+            key = (t.name, new_site)
+            errors = cache.get(key)
+            if errors is None:
+                found = t.findings_for(new_site) if noted else t.errors_for(new_site)
+                errors = cache[key] = [x for x in found if x.severity == ERROR]
+            cache[ek] = errors
         blocking += [_place_node(t, f, x, loc) for x in errors]
     need = _ir_needed(info, opset, domains_left, types)
     new_info = dataclasses.replace(info, opsets=need[1], ir_version=need[0])
