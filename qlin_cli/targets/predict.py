@@ -647,33 +647,43 @@ def _try(
                                         f"written: {why}", target=t.name, label=t.label), loc))
                 continue
         if new_site is None:
-            # the moved site is the same object for every candidate that writes the node
-            # alike and moves its producer alike (the candidates of one plan share the cache)
-            p = site.producer_site
-            after = None if p is None else "gone" if id(p) in gone else id(moved.get(id(p)))
-            mk = ("moved", id(site), domain if nodes.is_linear(f) else None, opset, after)
-            new_site = cache.get(mk)
-            if new_site is None:
-                if not nodes.is_linear(f):
-                    g = _other_op(f, opset)
-                new_site = cache[mk] = _moved(site, g, moved, gone, opset)
-            moved[id(site)] = new_site
+            new_site = moved[id(site)] = _moved_once(site, g if nodes.is_linear(f) else None, domain, opset,
+                                                     moved, gone, cache)
         domains_left.add(new_site.facts.domain)
-        ek = ("errors", id(new_site))  # (a site equal to one asked before shares its errors)
-        errors = cache.get(ek)
-        if errors is None:
-            key = (t.name, new_site)
-            errors = cache.get(key)
-            if errors is None:
-                found = t.findings_for(new_site) if noted else t.errors_for(new_site)
-                errors = cache[key] = [x for x in found if x.severity == ERROR]
-            cache[ek] = errors
-        blocking += [_place_node(t, f, x, loc) for x in errors]
+        blocking += [_place_node(t, f, x, loc) for x in _site_errors(t, new_site, noted, cache)]
     need = _ir_needed(info, opset, domains_left, types)
     new_info = dataclasses.replace(info, opsets=need[1], ir_version=need[0])
     found = t.model_findings(new_info) if noted else t.model_errors(new_info)
     blocking[:0] = [_place_model(t, x) for x in found if x.severity == ERROR]
     return blocking, lowered, need[0]
+
+
+def _moved_once(site: NodeSite, g: NodeFacts | None, domain: str | None, opset: int, moved: dict, gone: set,
+                cache: dict) -> NodeSite:
+    """``_moved`` of the site (``g``: a linear node as written, None for another op, moved
+    to ``opset`` here), the same object for every candidate that writes the node alike and
+    moves its producer alike (the candidates of one plan share ``cache``)."""
+    p = site.producer_site
+    after = None if p is None else "gone" if id(p) in gone else id(moved.get(id(p)))
+    key = ("moved", id(site), domain if g is not None else None, opset, after)
+    found = cache.get(key)
+    if found is None:
+        written = _other_op(site.facts, opset) if g is None else g
+        found = cache[key] = _moved(site, written, moved, gone, opset)
+    return found
+
+
+def _site_errors(t: Target, site: NodeSite, noted: bool, cache: dict) -> list[TargetFinding]:
+    """The site's error findings, found by identity first (a site equal to one asked before
+    shares its errors)."""
+    errors = cache.get(("errors", id(site)))
+    if errors is None:
+        errors = cache.get((t.name, site))
+        if errors is None:
+            found = t.findings_for(site) if noted else t.errors_for(site)
+            errors = cache[(t.name, site)] = [x for x in found if x.severity == ERROR]
+        cache[("errors", id(site))] = errors
+    return errors
 
 
 def _moved(site: NodeSite, g: NodeFacts, moved: dict, gone: set, opset: int) -> NodeSite:
