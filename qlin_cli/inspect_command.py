@@ -207,6 +207,8 @@ def _render(doc: dict) -> None:
 def _groups(g: dict | None) -> str:
     """The "QDQ groups in integer" cell: "2 of 7 (float: Conv x3, MatMul x2)", or - where
     the release's fusion was not measured or the model has no group."""
+    from .report.safe import printable  # (op types come from the model)
+
     if not g:
         return "-"
     total = g["integer"] + g["float"] + g["not_measured"]
@@ -214,7 +216,7 @@ def _groups(g: dict | None) -> str:
         return "-"
     cell = f"{g['integer']} of {total}"
     if g["float_ops"]:
-        cell += " (float: " + ", ".join(f"{op} x{n}" for op, n in g["float_ops"].items()) + ")"
+        cell += " (float: " + ", ".join(f"{printable(op)} x{n}" for op, n in g["float_ops"].items()) + ")"
     if g["not_measured"]:
         cell += f", {g['not_measured']} not measured"
     return cell

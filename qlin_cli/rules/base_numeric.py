@@ -38,6 +38,13 @@ def int_range(kind: str | None) -> tuple[int, int] | None:
     return (int(d.lo), int(d.hi)) if d is not None and d.kind == "int" else None
 
 
+def farthest(kind: str | None, zero_point: int) -> int | None:
+    """The largest |x_q - x_zp| a value of integer type ``kind`` can have (the end of its
+    range farther from the zero point), None for another type."""
+    rng = int_range(kind)
+    return None if rng is None else max(zero_point - rng[0], rng[1] - zero_point)
+
+
 def by_channel(a: np.ndarray, axis: int) -> np.ndarray:
     """``a`` as rows, one per index along ``axis``."""
     return np.moveaxis(a, axis, 0).reshape(a.shape[axis], -1)

@@ -1,8 +1,9 @@
 import numpy as np
 
 from .. import schema
+from ..schema.ops import INT8S
 from .base import WARNING, ModelRule, Violation
-from .base_numeric import INT32_MAX, constant_array, g3, int_range
+from .base_numeric import INT32_MAX, by_channel, constant_array, farthest, g3
 from .base_qdq import producer, zero_point_of
 
 # The integer ops: (x's input, x's zero point, w's input, w's zero point) by op; a missing
@@ -14,7 +15,7 @@ INTEGER_OPS = {
     "QLinearConv": (0, 2, 3, 5),
 }
 QDQ_OPS = ("Conv", "MatMul", "Gemm")  # the float ops onnxruntime fuses into the ops above
-EIGHT_BIT = ("int8", "uint8")  # x's types QLinearConv and QLinearMatMul take (T1)
+EIGHT_BIT = INT8S  # x's types QLinearConv and QLinearMatMul take (T1)
 
 
 class AccumulatorOverflow(ModelRule):
@@ -132,7 +133,7 @@ def _sums(node, w: np.ndarray, zw: np.ndarray):
     if op in ("Conv", "ConvInteger", "QLinearConv"):
         if w.ndim < 2 or zw.size not in (1, w.shape[0]):
             return None
-        rows = w.reshape(w.shape[0], -1)
+        rows = by_channel(w, 0)
         d = np.abs(rows - zw.reshape(-1, 1))
         return d.sum(axis=1), rows.shape[1]
     if w.ndim < 2:
@@ -154,12 +155,13 @@ def _sums(node, w: np.ndarray, zw: np.ndarray):
 
 
 def _message(node, x_type: str, zx, w, zw) -> str | None:
-    rng = int_range(x_type)
     zx = np.asarray(zx).reshape(-1)
-    if rng is None or zx.size != 1:
+    if zx.size != 1:
         return None
     z = int(zx[0])
-    qx = max(z - rng[0], rng[1] - z)
+    qx = farthest(x_type, z)
+    if qx is None:
+        return None
     found = _sums(node, w, zw)
     if found is None:
         return None

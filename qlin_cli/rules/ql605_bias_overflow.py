@@ -2,7 +2,7 @@ import numpy as np
 
 from .. import schema
 from .base import WARNING, ModelRule, Violation
-from .base_numeric import INT32_MAX, INT32_MIN, by_channel, constant_array, g3, int_range
+from .base_numeric import INT32_MAX, INT32_MIN, by_channel, constant_array, farthest, g3
 from .base_qdq import producer, scale_of, zero_point_of
 from .ql603_bias_scale import biased_ops
 
@@ -147,18 +147,18 @@ def _int32_bias(view, body, node, fx, fw, fb):
 def _products(view, body, node, fx, fw, channels: int):
     """(K, max |x_q - x_zp|, max |w_q - w_zp| per output channel) of the node's
     accumulator, None when not known."""
-    xr = int_range(fx.in_type(0))
     wq = constant_array(view, body, fw.inputs[0]) if fw.present_at(0) else None
     zx, zw = zero_point_of(fx), zero_point_of(fw)
-    if xr is None or wq is None or wq.dtype.kind not in "iu" or zx is None or zw is None or zx.size != 1:
+    if wq is None or wq.dtype.kind not in "iu" or zx is None or zw is None or zx.size != 1:
+        return None
+    qx = farthest(fx.in_type(0), int(np.asarray(zx).reshape(-1)[0]))
+    if qx is None:
         return None
     axis = _channel_axis(node)
     if wq.ndim < 2 or wq.shape[axis] != channels:
         return None
     if node.op_type == "ConvTranspose" and _attr(node, "group", 1) != 1:
         return None
-    z = int(np.asarray(zx).reshape(-1)[0])
-    qx = max(z - xr[0], xr[1] - z)
     rows = by_channel(wq.astype(np.int64), axis)
     zw = np.asarray(zw, np.int64).reshape(-1)
     if zw.size not in (1, channels):
