@@ -29,12 +29,15 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from ... import schema
 from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED
 from .nbits import BLOCKED_SINCE, NBitsCase, unpack
 from .to_qdq import Built, Lookups, NoForm
 
 # the registered schema's defaults
-DEFAULTS = {"bits": 4, "block_size": 128, "gather_axis": 0, "quantize_axis": 1}
+# the op's attribute defaults, as schema/families/n_bits.py states them (bits 4, block_size
+# 128, gather_axis 0, quantize_axis 1)
+DEFAULTS = schema.lookup(*GATHER_BLOCK_QUANTIZED, 1).attributes
 FOUR_BIT = (TensorProto.INT4, TensorProto.UINT4)
 SCALES = (np.dtype(np.float32), np.dtype(np.float16))
 
