@@ -31,7 +31,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ... import schema
 from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED
-from .nbits import BLOCKED_SINCE, NBitsCase, unpack
+from .nbits import BLOCKED_SINCE, NBitsCase, default_zero_point, unpack
 from .to_qdq import Built, Lookups, NoForm
 
 # the registered schema's defaults
@@ -129,7 +129,7 @@ def _uint8(node: onnx.NodeProto, attrs: dict, data: np.ndarray, zp: np.ndarray |
     if zp is not None and list(zp.shape) != packed:
         raise NoForm(f"its zero points '{node.input[3]}' have shape {list(zp.shape)}, where {blocks} "
                      f"blocks of {bits}-bit zero points packed in uint8 take {packed}")
-    return codes, (None if zp is None else _unpacked(zp, bits, blocks)), 1 << (bits - 1)
+    return codes, (None if zp is None else _unpacked(zp, bits, blocks)), default_zero_point(bits)
 
 
 def _unpacked(packed: np.ndarray, bits: int, count: int) -> np.ndarray:

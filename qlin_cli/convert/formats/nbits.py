@@ -29,6 +29,12 @@ BLOCKED_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
 TYPES = {4: TensorProto.UINT4, 8: TensorProto.UINT8}
 
 
+def default_zero_point(bits: int) -> int:
+    """The zero point of a packed uint8 table that has none: "If zero_points is not provided,
+    default zero point is used: 2^(bits - 1)" (MatMulNBits; GatherBlockQuantized likewise)."""
+    return 1 << (bits - 1)
+
+
 def unpack(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
     """The first ``count`` codes of each row of ``packed`` (uint8, last axis the bytes),
     low bits first."""
@@ -67,7 +73,7 @@ def weights(node: onnx.NodeProto, look: Lookups) -> dict:
             raise NoForm("its zero points are floats: DequantizeLinear takes integer zero points")
         zero = unpack(np.asarray(zp).reshape(n, -1), bits, blocks)
     else:
-        zero = np.full((n, blocks), 1 << (bits - 1), np.uint8)
+        zero = np.full((n, blocks), default_zero_point(bits), np.uint8)
     return {"K": k, "N": n, "bits": bits, "block_size": bs, "codes": codes,
             "scales": np.asarray(scales).reshape(n, blocks), "zero": zero}
 
@@ -194,7 +200,7 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
     inits = [numpy_helper.from_array(packed, names["B"]),
              numpy_helper.from_array(w["scales"], names["scales"])]
     inputs = [matmul.input[0], names["B"], names["scales"]]
-    if np.any(w["zero"] != 1 << (bits - 1)):  # the default zero point needs no input
+    if np.any(w["zero"] != default_zero_point(bits)):  # the default zero point needs no input
         zp = pack(w["zero"], bits, -(-blocks * bits // 8))
         inits.append(numpy_helper.from_array(zp, names["zero_points"]))
         inputs.append(names["zero_points"])
