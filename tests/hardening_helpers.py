@@ -18,6 +18,7 @@ import stat
 import subprocess
 import sys
 
+import fast_process
 import numpy as np
 import onnx
 import pytest
@@ -105,7 +106,7 @@ def cli(*args):
 def proc(*args, cwd=None, timeout=120):
     """qlin as a real process (python -m qlin_cli)."""
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "qlin_cli", *map(str, args)], cwd=cwd, env=env,
+    return fast_process.run([sys.executable, "-m", "qlin_cli", *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -113,7 +114,7 @@ def procs(*calls, timeout=120):
     """Several real qlin processes side by side: each call is (args, cwd); their
     CompletedProcess results in order (independent runs only: nothing is shared)."""
     env = dict(os.environ, PYTHONPATH=ROOT)
-    children = [subprocess.Popen([sys.executable, "-m", "qlin_cli", *map(str, args)], cwd=cwd, env=env,
+    children = [fast_process.Popen([sys.executable, "-m", "qlin_cli", *map(str, args)], cwd=cwd, env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 for args, cwd in calls]
     results = []

@@ -20,6 +20,7 @@ import sys
 import time
 import types
 
+import fast_process
 import numpy as np
 import onnx
 import pytest
@@ -65,7 +66,7 @@ print(json.dumps({"runs": runs, "peak_mib": int(status.split("VmHWM:")[1].split(
 
 def _child(*commands) -> dict:
     env = dict(os.environ, PYTHONPATH=ROOT)
-    p = subprocess.run([sys.executable, "-c", CHILD, json.dumps([[str(a) for a in c] for c in commands])],
+    p = fast_process.run([sys.executable, "-c", CHILD, json.dumps([[str(a) for a in c] for c in commands])],
                        capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -360,7 +361,7 @@ def test_loading_without_weights_for_checking(tmp_path, guard):  # noqa: F811
     got = {}
     # the two loads run side by side: each process reports its own peak (VmHWM), so neither
     # measure includes the other
-    children = {w: subprocess.Popen([sys.executable, "-c", LOAD_CHILD, path, w], stdout=subprocess.PIPE,
+    children = {w: fast_process.Popen([sys.executable, "-c", LOAD_CHILD, path, w], stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True, env=env) for w in ("1", "0")}
     try:
         for weights, child in children.items():

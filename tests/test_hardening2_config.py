@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 
+import fast_process
 import pytest
 from hardening_helpers import assert_bad_input, cli, guard  # noqa: F401
 from paths import MODELS, ROOT
@@ -25,7 +25,7 @@ BROKEN = os.path.join(MODELS, "rules", "QL405-bad.onnx")
 
 def _proc(*args, cwd):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "qlin_cli", *map(str, args)], cwd=cwd, env=env,
+    return fast_process.run([sys.executable, "-m", "qlin_cli", *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 
 

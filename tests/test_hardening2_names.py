@@ -14,9 +14,9 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 
+import fast_process
 import pytest
 from hardening_helpers import (  # noqa: F401
     EVIL,
@@ -94,7 +94,7 @@ def test_text_report_escapes_names(evil):
 def test_text_report_on_a_colour_terminal_carries_no_injected_sequence(evil):
     """rich writes its own colour codes on a terminal; none of the name's may pass."""
     env = dict(os.environ, PYTHONPATH=ROOT, FORCE_COLOR="1", TERM="xterm-256color")
-    p = subprocess.run([sys.executable, "-m", "qlin_cli", "check", evil], capture_output=True, env=env,
+    p = fast_process.run([sys.executable, "-m", "qlin_cli", "check", evil], capture_output=True, env=env,
                        timeout=120)
     out = p.stdout.decode("utf-8")
     assert p.returncode == 1 and "\x1b[" in out  # colours are on
@@ -110,7 +110,7 @@ def test_emoji_codes_in_names_are_shown_as_written(tmp_path, guard, colour):  # 
     env = dict(os.environ, PYTHONPATH=ROOT)
     if colour:
         env.update(FORCE_COLOR="1", TERM="xterm-256color")
-    p = subprocess.run([sys.executable, "-m", "qlin_cli", "check", path], capture_output=True, env=env,
+    p = fast_process.run([sys.executable, "-m", "qlin_cli", "check", path], capture_output=True, env=env,
                        timeout=120)
     out = p.stdout.decode("utf-8")
     assert p.returncode == 1 and ("\x1b[" in out) == colour
@@ -326,7 +326,7 @@ def test_non_utf8_file_names_in_every_format(latin1_names, fmt):
     folder, model, junk = latin1_names
     env = dict(os.environ, PYTHONPATH=ROOT, LC_ALL="C.UTF-8", LANG="C.UTF-8")
     env.pop("PYTHONIOENCODING", None)
-    p = subprocess.run([sys.executable, "-m", "qlin_cli", "check", "--format", fmt, str(folder)],
+    p = fast_process.run([sys.executable, "-m", "qlin_cli", "check", "--format", fmt, str(folder)],
                        capture_output=True, env=env, timeout=120)
     out, err = p.stdout.decode("utf-8"), p.stderr.decode("utf-8")  # strict: valid UTF-8
     assert p.returncode == 2, err  # the junk file could not be checked; the model was
@@ -352,7 +352,7 @@ def test_names_a_narrow_locale_cannot_encode_do_not_crash(tmp_path, guard):  # n
     guard.watch(path)
     env = dict(os.environ, PYTHONPATH=ROOT, PYTHONIOENCODING="ascii")
     for fmt in ("text", "github", "json"):
-        p = subprocess.run([sys.executable, "-m", "qlin_cli", "check", "--format", fmt, path],
+        p = fast_process.run([sys.executable, "-m", "qlin_cli", "check", "--format", fmt, path],
                            capture_output=True, env=env, timeout=120)
         assert p.returncode == 1, p.stderr
         assert b"Traceback" not in p.stderr and p.stderr == b""

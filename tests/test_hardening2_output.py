@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import fast_process
 import pytest
 from hardening_helpers import cli, guard  # noqa: F401
 from paths import MODELS, ROOT
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /
 
 def _run(args, stdout):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "qlin_cli", *map(str, args)], stdout=stdout,
+    return fast_process.run([sys.executable, "-m", "qlin_cli", *map(str, args)], stdout=stdout,
                           stderr=subprocess.PIPE, env=env, timeout=120, text=True)
 
 
@@ -81,7 +82,7 @@ def test_closed_pipe_is_not_an_error(args, status):
     """A reader that went away (`qlin check ... | head -0`, `qlin rules | head -3`): no
     message, and the exit status the command would have had (findings still fail CI)."""
     env = dict(os.environ, PYTHONPATH=ROOT)
-    p = subprocess.Popen([sys.executable, "-m", "qlin_cli", *args],
+    p = fast_process.Popen([sys.executable, "-m", "qlin_cli", *args],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     p.stdout.close()  # before qlin writes its report
     err = p.stderr.read()

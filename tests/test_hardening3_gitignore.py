@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 
+import fast_process
 import pytest
 from paths import MODELS, ROOT
 
@@ -32,7 +32,7 @@ def _repo(tmp_path, ignore: str):
 def _walk(repo) -> tuple[int, list[str], str]:
     env = dict(os.environ, PYTHONPATH=ROOT)
     argv = [sys.executable, "-m", "qlin_cli", "check", "--format", "json", "--no-config", str(repo)]
-    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    p = fast_process.run(argv, capture_output=True, text=True, env=env, timeout=60)
     files = [os.path.relpath(f["path"], repo) for f in json.loads(p.stdout)["files"]] if p.stdout else []
     return p.returncode, sorted(files), p.stderr
 

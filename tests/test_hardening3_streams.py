@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import fast_process
 import pytest
 from paths import MODELS, ROOT
 
@@ -21,7 +22,7 @@ BROKEN = os.path.join(MODELS, "broken", "chain.onnx")
 
 def _closed_stdout(*args):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "qlin_cli", *map(str, args)], stdout=None,
+    return fast_process.run([sys.executable, "-m", "qlin_cli", *map(str, args)], stdout=None,
                           stderr=subprocess.PIPE, env=env, timeout=120, text=True,
                           preexec_fn=lambda: os.close(1))
 
@@ -47,7 +48,7 @@ def test_check_with_an_output_file_needs_no_stdout(tmp_path):
 
 def _check_to(target) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "qlin_cli", "check", BROKEN, "-o", str(target)],
+    return fast_process.run([sys.executable, "-m", "qlin_cli", "check", BROKEN, "-o", str(target)],
                           capture_output=True, env=env, timeout=120, text=True)
 
 

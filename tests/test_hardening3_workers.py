@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+import fast_process
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -61,7 +62,7 @@ def _children(pid: int, deadline: float) -> list[int]:
 
 def _start(folder: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=ROOT, QLIN_NO_CACHE="1")
-    return subprocess.Popen([sys.executable, "-m", "qlin_cli", "check", "-j", "2", folder],
+    return fast_process.Popen([sys.executable, "-m", "qlin_cli", "check", "-j", "2", folder],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import fast_process
 import numpy as np
 import onnx
 import pytest
@@ -39,7 +40,7 @@ print(json.dumps({"exit": r.exit_code, "stdout": r.stdout, "stderr": r.stderr,
 
 def _start(*args) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.Popen([sys.executable, "-c", CHILD, *map(str, args)], stdout=subprocess.PIPE,
+    return fast_process.Popen([sys.executable, "-c", CHILD, *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
 
 

@@ -7,9 +7,9 @@ import json
 import os
 import re
 import stat
-import subprocess
 import sys
 
+import fast_process
 from click.testing import CliRunner
 from paths import MODELS
 
@@ -53,7 +53,7 @@ def test_one_word_per_severity_in_the_summary():
 
 
 def test_plain_text_in_a_pipe():
-    r = subprocess.run([sys.executable, "-m", "qlin_cli", "check", "--no-config",
+    r = fast_process.run([sys.executable, "-m", "qlin_cli", "check", "--no-config",
                         model("rules/QL405-bad.onnx")], capture_output=True, text=True)
     assert r.returncode == 1 and "\x1b" not in r.stdout
     assert LINE.match(r.stdout.splitlines()[0])
