@@ -11,9 +11,10 @@ builds them and ``-m`` / ``-c`` run as the interpreter runs them.
 ``run`` and ``Popen`` take subprocess's arguments. A call a fork cannot stand for goes to
 subprocess unchanged: an argv that is not this interpreter with ``-m qlin_cli`` or ``-c``; an
 environment that differs in what an interpreter reads as it starts (PYTHON*, LC_*, LANG, thread
-counts); preexec_fn or any other Popen option; ``fresh=True`` (tests of start-up time or of what a
-run imports); and every call when QLIN_TEST_FRESH is set (``QLIN_TEST_FRESH=1 make test`` runs
-the suite on fresh interpreters only, to hold the two ways equal).
+counts; PYTHONPATH aside, which the child puts in sys.path); preexec_fn or any other Popen option;
+``fresh=True`` (tests of start-up time or of what a run imports); and every call when
+QLIN_TEST_FRESH is set (``QLIN_TEST_FRESH=1 make test`` runs the suite on fresh interpreters only,
+to hold the two ways equal).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import io
 import json
 import locale
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -35,8 +37,10 @@ from paths import ROOT
 PIPE, STDOUT, DEVNULL = subprocess.PIPE, subprocess.STDOUT, subprocess.DEVNULL
 CompletedProcess, TimeoutExpired = subprocess.CompletedProcess, subprocess.TimeoutExpired
 
-# What the server imports once: what `qlin check` / `convert` / `inspect` runs import (each a
-# try: a module that fails to import is left to the child, which reports it as a fresh run would).
+# What a server imports once: what `qlin check` / `convert` / `inspect` runs import (each a try: a
+# module that fails to import is left to the child, which reports it as a fresh run would). ``-c``
+# code gets a server with the third-party modules only: such code may replace a qlin function
+# before qlin's modules import it by name, as it can in a fresh interpreter.
 PRELOAD = ("numpy", "ml_dtypes", "onnx", "onnx.checker", "onnx.shape_inference", "onnx.numpy_helper",
            "click", "click.testing", "rich.console", "rich.table", "qlin_cli.cli", "qlin_cli.api",
            "qlin_cli.output", "qlin_cli.check.engine", "qlin_cli.rules", "qlin_cli.report.text",
@@ -118,6 +122,13 @@ def _become(conn, fds, job):
         os.dup2(fd, i)
     for fd in set(fds) - {0, 1, 2}:
         os.close(fd)
+    for fd in job["closed"]:
+        os.close(fd)
+    for number in job["default_signals"]:
+        signal.signal(number, signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL)
+    old = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    new = [p for p in job["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[1:1 + len(old)] = new  # the entries an interpreter puts after the script's folder
     os.environ.clear()
     os.environ.update(job["env"])
     if job["cwd"] is not None:
@@ -147,17 +158,33 @@ else:
 """
 
 _START = ("PYTHON", "LC_", "LANG", "OPENBLAS", "OMP_", "MKL_")
-_OPTIONS = {"stdin", "stdout", "stderr", "cwd", "env", "text", "universal_newlines", "encoding", "errors"}
+_OPTIONS = {"stdin", "stdout", "stderr", "cwd", "env", "text", "universal_newlines", "encoding", "errors",
+            "closed", "default_signals"}
 
 
 def _start_env(env) -> dict:
-    return {k: v for k, v in env.items() if k.startswith(_START)}
+    """What an interpreter reads from the environment as it starts (PYTHONPATH only sets sys.path,
+    which the child sets itself)."""
+    return {k: v for k, v in env.items() if k.startswith(_START) and k != "PYTHONPATH"}
+
+
+def _fresh_options(options: dict) -> dict:
+    """``closed`` and ``default_signals`` as subprocess does them: in a preexec_fn."""
+    closed, signals = options.pop("closed", ()), options.pop("default_signals", ())
+    if closed or signals:
+        def preexec():
+            for fd in closed:
+                os.close(fd)
+            for number in signals:
+                signal.signal(number, signal.SIG_DFL)
+        options["preexec_fn"] = preexec
+    return options
 
 
 class _Server:
-    """The fork server of this test process, started when first asked for."""
+    """A fork server of this test process, started when first asked for."""
 
-    def __init__(self):
+    def __init__(self, preload: tuple[str, ...]):
         self.env = dict(os.environ, PYTHONPATH=ROOT)
         self.address = f"\0qlin-tests-{os.getpid()}-{time.monotonic_ns()}"
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -165,7 +192,7 @@ class _Server:
         listener.listen(64)
         life_r, self.life_w = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, "-c", SERVER, str(listener.fileno()), str(life_r), ",".join(PRELOAD)],
+            [sys.executable, "-c", SERVER, str(listener.fileno()), str(life_r), ",".join(preload)],
             pass_fds=(listener.fileno(), life_r), env=self.env, stdin=DEVNULL, stdout=DEVNULL,
             cwd=ROOT)
         listener.close()
@@ -180,16 +207,17 @@ class _Server:
             self.process.kill()
 
 
-_server: _Server | None = None
+_servers: dict[bool, _Server] = {}
 _lock = threading.Lock()
 
 
-def server() -> _Server:
-    global _server
+def server(qlin: bool = True) -> _Server:
+    """The server for ``-m qlin_cli`` runs (qlin imported) or for ``-c`` code (third-party only)."""
     with _lock:
-        if _server is None or _server.process.poll() is not None:
-            _server = _Server()
-        return _server
+        if qlin not in _servers or _servers[qlin].process.poll() is not None:
+            preload = PRELOAD if qlin else tuple(m for m in PRELOAD if not m.startswith("qlin_cli"))
+            _servers[qlin] = _Server(preload)
+        return _servers[qlin]
 
 
 def forkable(args, options: dict, fresh: bool = False) -> bool:
@@ -201,7 +229,7 @@ def forkable(args, options: dict, fresh: bool = False) -> bool:
     if not ((args[1] == "-m" and len(args) > 2 and args[2] == "qlin_cli") or args[1] == "-c"):
         return False
     env = options.get("env")
-    return _start_env(os.environ if env is None else env) == _start_env(server().env)
+    return _start_env(os.environ if env is None else env) == _start_env(server(args[1] == "-m").env)
 
 
 def _recv(sock: socket.socket, n: int) -> bytes:
@@ -225,20 +253,21 @@ class Forked:
     """A run forked from the server, with the part of subprocess.Popen tests use."""
 
     def __init__(self, args, stdin=None, stdout=None, stderr=None, cwd=None, env=None, text=False,
-                 universal_newlines=None, encoding=None, errors=None):
+                 universal_newlines=None, encoding=None, errors=None, closed=(), default_signals=()):
         self.args = list(args)
         self.text = bool(text or universal_newlines or encoding or errors)
         self.encoding, self.errors = encoding, errors
         self.returncode = None
         self.stdin = self.stdout = self.stderr = None
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.connect(server().address)
+        self._sock.connect(server(self.args[1] == "-m").address)
         theirs: list[int] = []
         child = [self._fd(stdin, 0, "stdin", theirs), self._fd(stdout, 1, "stdout", theirs)]
         child.append(child[1] if stderr == STDOUT else self._fd(stderr, 2, "stderr", theirs))
         job = json.dumps({"argv": [str(a) for a in self.args[1:]],
                           "cwd": None if cwd is None else os.fspath(cwd),
-                          "env": dict(os.environ if env is None else env)}).encode()
+                          "env": dict(os.environ if env is None else env), "closed": list(closed),
+                          "default_signals": [int(n) for n in default_signals]}).encode()
         try:
             socket.send_fds(self._sock, [struct.pack("<q", len(job))], child)
             self._sock.sendall(job)
@@ -355,15 +384,19 @@ class Forked:
 
 
 def Popen(args, *, fresh: bool = False, **options):  # noqa: N802 (subprocess's name)
-    """subprocess.Popen, forked from the server where that is the same run."""
-    return Forked(args, **options) if forkable(args, options, fresh) else subprocess.Popen(args, **options)
+    """subprocess.Popen, forked from the server where that is the same run. Two options of its own
+    stand for the preexec_fn a fork cannot take: ``closed`` (descriptors the run starts without) and
+    ``default_signals`` (signals the run starts with at their default, as from a terminal)."""
+    if forkable(args, options, fresh):
+        return Forked(args, **options)
+    return subprocess.Popen(args, **_fresh_options(options))
 
 
 def run(args, *, input=None, capture_output=False, timeout=None, check=False, fresh=False, **options):
     """subprocess.run, forked from the server where that is the same run."""
     if not forkable(args, options, fresh):
         return subprocess.run(args, input=input, capture_output=capture_output, timeout=timeout, check=check,
-                              **options)
+                              **_fresh_options(options))
     if capture_output:
         options["stdout"] = options["stderr"] = PIPE
     if input is not None:

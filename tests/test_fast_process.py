@@ -15,7 +15,8 @@ import fast_process
 import pytest
 from paths import MODELS, ROOT
 
-pytestmark = pytest.mark.skipif(bool(os.environ.get("QLIN_TEST_FRESH")), reason="QLIN_TEST_FRESH: nothing is forked")
+pytestmark = pytest.mark.skipif(bool(os.environ.get("QLIN_TEST_FRESH")),
+                                reason="QLIN_TEST_FRESH: nothing is forked")
 
 BROKEN = os.path.join(MODELS, "rules", "QL405-bad.onnx")
 PY = sys.executable
@@ -94,3 +95,15 @@ def test_what_a_fork_cannot_stand_for_gets_a_fresh_interpreter():
     assert not fast_process.forkable(args, {}, fresh=True)
     assert not fast_process.forkable(["git", "status"], {})
     assert not fast_process.forkable([PY, "-m", "pip"], {})
+
+
+def test_closed_descriptors_default_signals_and_pythonpath_are_as_asked(tmp_path):
+    code = ("import os, signal, sys; print(sys.stdout is None, file=sys.stderr); "
+            "print(signal.getsignal(signal.SIGHUP) == signal.SIG_DFL, "
+            "signal.getsignal(signal.SIGINT) is signal.default_int_handler, "
+            "[p for p in sys.path if p.startswith(sys.argv[1])], file=sys.stderr)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, str(tmp_path)]))
+    fresh, forked = _both([PY, "-c", code, str(tmp_path)], stderr=fast_process.PIPE, text=True, env=env,
+                          closed=(1,), default_signals=(signal.SIGHUP, signal.SIGINT))
+    assert fresh.stderr == f"True\nTrue True ['{tmp_path}']\n", fresh.stderr
+    _same(fresh, forked)

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 
+import fast_process
 import numpy as np
 import onnx
 import pytest
@@ -111,18 +112,14 @@ main(sys.argv[4:])
 """
 
 
-def _default_signals() -> None:
-    """The child starts as from a terminal: a suite run under nohup or in a background job
-    (SIGHUP / SIGINT ignored, which qlin then keeps ignoring) tests the same thing."""
-    for number, _ in SIGNALS.values():
-        signal.signal(number, signal.SIG_DFL)
-
-
 def _start(ready, hook, seconds, *args, release=None):
+    """The child starts with its signals at their default, as from a terminal: a suite run under
+    nohup or in a background job (SIGHUP / SIGINT ignored, which qlin then keeps ignoring) tests the same
+    thing."""
     env = _env() if release is None else dict(_env(), QLIN_TEST_RELEASE=str(release))
-    return subprocess.Popen([sys.executable, "-c", CHILD, str(ready), hook, str(seconds), *map(str, args)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=_default_signals)
+    return fast_process.Popen([sys.executable, "-c", CHILD, str(ready), hook, str(seconds), *map(str, args)],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              default_signals=[number for number, _ in SIGNALS.values()])
 
 
 def _wait_for(path, child, timeout=90):

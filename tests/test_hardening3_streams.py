@@ -24,7 +24,7 @@ def _closed_stdout(*args):
     env = dict(os.environ, PYTHONPATH=ROOT)
     return fast_process.run([sys.executable, "-m", "qlin_cli", *map(str, args)], stdout=None,
                           stderr=subprocess.PIPE, env=env, timeout=120, text=True,
-                          preexec_fn=lambda: os.close(1))
+                            closed=(1,))
 
 
 @pytest.mark.parametrize("args", [

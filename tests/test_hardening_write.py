@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import fast_process
 import numpy as np
 import onnx
 import pytest
@@ -83,7 +84,7 @@ main(sys.argv[3:])
 def _kill_mid_write(src, out, phase, ready):
     """Run `qlin convert src -o out` in a child, SIGKILL it when it reaches ``phase``."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, FIXTURES]))
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(ready), phase, "convert", src,
+    child = fast_process.Popen([sys.executable, "-c", CHILD, str(ready), phase, "convert", src,
                               "--to-opset", "23", "-o", str(out)], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
