@@ -49,6 +49,21 @@ def _value(node: ast.AST):
         raise _Unreadable from None
 
 
+_TREES: dict[tuple[str, int, int], ast.Module] = {}
+
+
+def _tree(entry: str) -> ast.Module:
+    """A module of the rules package parsed, once per process while the file stays as it is (each
+    rule's own read parses the base modules too)."""
+    path = os.path.join(RULES_DIR, entry)
+    st = os.stat(path)
+    key = (entry, st.st_mtime_ns, st.st_size)
+    if key not in _TREES:
+        with open(path, encoding="utf-8") as f:
+            _TREES[key] = ast.parse(f.read(), entry)
+    return _TREES[key]
+
+
 def _classes(prefix: str = "") -> dict[str, tuple[list[str], dict, str | None]]:
     """Every class of the rules package: name -> (base names, class attributes, docstring);
     with ``prefix`` ("ql405_"), of that rule's module and the base modules only."""
@@ -56,9 +71,7 @@ def _classes(prefix: str = "") -> dict[str, tuple[list[str], dict, str | None]]:
     for entry in sorted(os.listdir(RULES_DIR)):
         if not entry.endswith(".py") or (prefix and not entry.startswith((prefix, "base"))):
             continue
-        with open(os.path.join(RULES_DIR, entry), encoding="utf-8") as f:
-            tree = ast.parse(f.read(), entry)
-        for node in tree.body:
+        for node in _tree(entry).body:
             if not isinstance(node, ast.ClassDef):
                 continue
             bases = [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute)
