@@ -19,7 +19,7 @@ from test_targets_matrix import (
     build,
     codes,
     differs,
-    fast_subset,
+    fast_cases,
     input_types,
     matrix,
     runtime_codes,
@@ -54,7 +54,8 @@ def check_plan(case: Case, target: str) -> str:
         assert p.blocking, case.id
         assert not any(b.convertible for b in p.blocking), (case.id, [b.message for b in p.blocking])
         return "no plan"
-    result = convert_model(model, "", Options(**p.choice.options()))
+    # the conversion reads the model's analysis as it is, as `qlin convert --target` hands it over
+    result = convert_model(model, "", Options(**p.choice.options()), types=a.inferred, analysis=a)
     assert result.model is not None, (case.id, p.choice, [r.detail for r in result.refused])
     assert not _refused(result.model, target), (case.id, p.choice)
     assert result.ir_to == p.choice.ir_version, (case.id, p.choice, result.ir_to)
@@ -68,7 +69,7 @@ def check_plan(case: Case, target: str) -> str:
 
 @pytest.fixture(scope="module")
 def subset() -> list[Case]:
-    return fast_subset(matrix())
+    return list(fast_cases())  # chosen once in the process, for test_targets_matrix.py too
 
 
 @pytest.mark.parametrize("target", ["onnxruntime", "openvino"])
@@ -128,8 +129,8 @@ def test_full_matrix_plans(request, target):
     assert outcomes["saved"] >= 50
 
 
-def _facts_of(model, index: int = 0):
-    a = analyze(model, "")
+def _facts_of(model, index: int = 0, a=None):
+    a = a or analyze(model, "")
     body = a.bodies[0]
     return a.any_facts(body, index)
 
@@ -149,7 +150,8 @@ def test_the_plan_reads_each_candidate_node_as_convert_writes_it():
     compared = 0
     for case in cases:
         model, _ = build(case)
-        f = _facts_of(model)
+        a = analyze(model, "")  # read once: every conversion of the model below takes it
+        f = _facts_of(model, a=a)
         if not nodes.is_linear(f):
             continue
         for opset in (13, 19, 21, 23, 25):
@@ -157,7 +159,7 @@ def test_the_plan_reads_each_candidate_node_as_convert_writes_it():
                 q, written = predict._written(f, domain, opset)
                 if isinstance(written, Refusal):
                     continue
-                result = convert_model(model, "", Options(opset, domain))
+                result = convert_model(model, "", Options(opset, domain), types=a.inferred, analysis=a)
                 if result.model is None:
                     continue
                 g = predict._retargeted(f, written, opset)
