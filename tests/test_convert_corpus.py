@@ -20,6 +20,7 @@ import pytest
 
 from qlin_cli.convert.run import Options, convert_model
 from qlin_cli.convert.write import write_model
+from qlin_cli.model.analysis import analyze
 
 pytest.importorskip("onnxruntime")
 
@@ -58,10 +59,12 @@ def test_real_quantizer_output_converts_or_is_refused_for_a_reason(name, models,
     path = models[name]
     cfg = corpus.BY_NAME[name]
     model, targets = _targets(path)
+    # one analysis of the source serves every target (as convert_pipeline gives its own)
+    a = analyze(model, os.path.dirname(path))
     want = corpus.run(path, cfg.model, optimize=False)
     converted = 0
     for to, domain in targets:
-        r = convert_model(model, os.path.dirname(path), Options(to, domain))
+        r = convert_model(model, os.path.dirname(path), Options(to, domain), types=a.inferred, analysis=a)
         if r.model is None:
             odd = [f"{x.where} {x.title}: {x.detail}" for x in r.refused
                    if not INEXPRESSIBLE.search(x.detail)]

@@ -212,6 +212,7 @@ class Block(_Sorted, Mapping):
     def __init__(self, body: bytes, start: int, end: int):
         super().__init__(body, start, end)
         self._parsed: dict[str, object] = {}
+        self._whole: dict[str, object] | None = None  # every entry in the file's order, once walked
 
     def _raw_key(self, at: int) -> bytes:
         return _KEY.match(self._body, at).group()
@@ -239,12 +240,19 @@ class Block(_Sorted, Mapping):
 
     def items(self) -> Iterator[tuple[str, object]]:
         """(key, value) of every entry in the file's order: one walk of the block, no
-        bisecting (a block out of key order too: the releases)."""
+        bisecting (a block out of key order too: the releases); a walk after the first
+        reads the entries it kept."""
+        if self._whole is not None:
+            yield from self._whole.items()
+            return
+        whole = {}
         for key, at in zip(*self._listed(), strict=True):
             found = self._parsed.get(key, self)
             if found is self:
                 found = self._parsed[key] = json.loads(self._text(at)[len(self._raw_key(at)) + 2:])
+            whole[key] = found
             yield key, found
+        self._whole = whole
 
     def keys_from(self, prefix: str) -> Iterator[str]:
         """The keys from the first one at or after ``prefix`` on, in order."""
@@ -265,18 +273,23 @@ class Rows(_Sorted):
     def __init__(self, body: bytes, start: int, end: int, key_of: Callable[[bytes], tuple]):
         super().__init__(body, start, end)
         self._key_of = key_of
+        self._matched: dict = {}  # key -> its rows parsed, once (each release's table asks again)
 
     def _key(self, at: int):
         return self._key_of(self._body[at:self._body.find(b"\n", at, self._end + 1)])
 
     def matching(self, key) -> list:
-        """The rows whose key is ``key``, parsed."""
-        found = []
-        for at in self._from(self._seek(key)):
-            if self._key(at) != key:
-                break
-            found.append(json.loads(self._text(at)))
-        return found
+        """The rows whose key is ``key``, parsed (the same row objects each time: read, not
+        changed)."""
+        found = self._matched.get(key)
+        if found is None:
+            found = []
+            for at in self._from(self._seek(key)):
+                if self._key(at) != key:
+                    break
+                found.append(json.loads(self._text(at)))
+            self._matched[key] = found
+        return list(found)
 
 
 # ---- the stored form: a head, runs of one block's entries, a tail ---------------------

@@ -74,7 +74,7 @@ def version_data(runtime: str, version: str, data: dict | None = None, *, lazy: 
     release = data["releases"][version]
     return {"runtime": data["runtime"], "version": version, "device": data.get("device", "CPU"),
             "source": release["source"], "hosts": release.get("hosts", []), "probes": release["probes"],
-            "keys": keys if lazy else dict(keys)}
+            "keys": keys if lazy else dict(keys.entries())}
 
 
 def error_id(text: str) -> str:
@@ -95,27 +95,44 @@ class ReleaseKeys(Mapping):
 
     def __getitem__(self, key: str) -> dict:
         ranges = self._ranges[key]
-        found = self._in_force(ranges)
-        if found is None:
+        at = self._in_force(ranges)
+        if at is None:
             raise KeyError(key)
-        entry = {k: v for k, v in found.items() if k != "since"}
+        return self._entry(ranges, at)
+
+    def _entry(self, ranges: list[dict], at: int) -> dict:
+        """The entry of the range ``ranges[at]`` (in force at this release)."""
+        entry = dict(ranges[at])
+        del entry["since"]
         if "error" in entry:  # an id (format 3), or the message itself (format 2)
             entry["error"] = self._errors.get(entry["error"], entry["error"])
-        if "digest" not in entry:  # written where it changes: the last one before holds
-            before = ranges[:ranges.index(found)]
-            digest = next((r["digest"] for r in reversed(before) if "digest" in r), None)
+        if at and "digest" not in entry:  # written where it changes: the last one before holds
+            digest = next((r["digest"] for r in reversed(ranges[:at]) if "digest" in r), None)
             if digest is not None:
                 entry["digest"] = digest
         return entry
 
-    def _in_force(self, ranges: list[dict]) -> dict | None:
-        """The range in force at this release (None: not probed there)."""
-        found = None
-        for r in ranges:
-            if r["since"] in self._newer:
+    def _in_force(self, ranges: list[dict]) -> int | None:
+        """Where the range in force at this release is in ``ranges`` (None: not probed there)."""
+        newer, found = self._newer, None
+        for i, r in enumerate(ranges):
+            if r["since"] in newer:
                 break
-            found = r
-        return None if found is None or "absent" in found else found
+            found = i
+        return None if found is None or "absent" in ranges[found] else found
+
+    def entries(self):
+        """(key, entry) of every key of this release, in the file's order: one walk of the
+        ranges (``keys()`` then each key asked for walks them twice)."""
+        newer, entry = self._newer, self._entry
+        for key, ranges in self._ranges.items():  # _in_force, inline: a walk of every key
+            at = None
+            for i, r in enumerate(ranges):
+                if r["since"] in newer:
+                    break
+                at = i
+            if at is not None and "absent" not in ranges[at]:
+                yield key, entry(ranges, at)
 
     def candidates(self, prefix: str = ""):
         """The keys of the file starting with ``prefix``, in order: those of this release and
@@ -129,7 +146,15 @@ class ReleaseKeys(Mapping):
                 return
 
     def __iter__(self):
-        return (k for k, ranges in self._ranges.items() if self._in_force(ranges) is not None)
+        newer = self._newer
+        for k, ranges in self._ranges.items():  # _in_force, inline: a walk of every key
+            found = None
+            for r in ranges:
+                if r["since"] in newer:
+                    break
+                found = r
+            if found is not None and "absent" not in found:
+                yield k
 
     def __len__(self) -> int:
         return sum(1 for _ in self)

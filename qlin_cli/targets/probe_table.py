@@ -68,6 +68,11 @@ class Outcome:
         return any(status != "ok" for _, status in self.hosts) and any(s == "ok" for _, s in self.hosts)
 
 
+def _outcome(entry: dict) -> Outcome:
+    """A key's stored entry as an Outcome."""
+    return Outcome(entry["runs"], entry["fails"], entry.get("error", ""), _per_cpu(entry.get("hosts", {})))
+
+
 @cache
 def _parts(error: str) -> tuple[str, str]:
     """(stage, message) of a stored error ("load: ..."): split once per distinct error."""
@@ -126,8 +131,7 @@ class ProbeTable:
             return self._keys[key]
         except KeyError:  # first asked: a key this release has no probe of is kept as None
             e = self._entries.get(key)
-            found = self._keys[key] = None if e is None else Outcome(
-                e["runs"], e["fails"], e.get("error", ""), _per_cpu(e.get("hosts", {})))
+            found = self._keys[key] = None if e is None else _outcome(e)
             return found
 
     def chain(self, key: str | None) -> Outcome | None:
@@ -165,7 +169,15 @@ class ProbeTable:
     def keys(self) -> dict[str, Outcome]:
         """Every key of the release and its outcome (read once: the release never changes)."""
         if self._all is None:
-            self._all = {k: self.exact(k) for k in self._entries}
+            walk = getattr(self._entries, "entries", None)  # probe_store.ReleaseKeys: one walk
+            if walk is None:
+                self._all = {k: self.exact(k) for k in self._entries}
+            else:
+                kept, found = self._keys, {}
+                for k, e in walk():
+                    o = kept.get(k)
+                    found[k] = kept[k] = _outcome(e) if o is None else o
+                self._all = found
         return dict(self._all)
 
     def _highest(self, key_of, versions) -> int | None:

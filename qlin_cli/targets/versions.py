@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left
 
 from .. import schema
 from ..schema import dtypes
@@ -204,9 +205,7 @@ class _Versioned:
         if found.severity != "error":
             return found
         first = last = None
-        for v in known(self.runtime):
-            if releases.key(v) <= releases.key(self.table.version):
-                continue
+        for v in _newer(self.runtime, self.table.version):
             clear = not any(x.code == found.code for x in again(_single(self.runtime, v)))
             if clear:
                 first, last = first or v, v
@@ -214,6 +213,12 @@ class _Versioned:
                 span = releases.minor(first) + (f" to {releases.minor(last)}" if last != first else "")
                 return found.noted(f"{self.runtime} {span} run it")
         return found.noted(f"{self.runtime} {releases.minor(first)} and newer run it") if first else found
+
+
+@functools.cache
+def _newer(runtime: str, version: str) -> tuple[str, ...]:
+    """The known versions of ``runtime`` after ``version``, oldest first."""
+    return tuple(v for v in known(runtime) if releases.key(v) > releases.key(version))
 
 
 class VersionedOnnxRuntime(_Versioned, ort_profile.OnnxRuntimeCpu):
@@ -376,8 +381,9 @@ def _probed_features(table: probe_table.ProbeTable) -> dict:
     """A feature runs when any probe of it ran: a quantized type when a Q or DQ probe of that
     type did, blocked when a blocked DequantizeLinear-21+ probe did, a family when any of its
     probes did."""
-    ran = [k for k, o in table.keys().items() if o.runs]
-    linear = [k for k in ran if "QuantizeLinear-" in k]
+    ran = sorted(k for k, o in table.keys().items() if o.runs)  # (sorted: a prefix's keys are a run)
+    # the Q / DQ keys as one text: a type's text (no line break in it) is within one key or none
+    linear = "\n".join(k for k in ran if "QuantizeLinear-" in k)
     family_names = [f"{schema.domain_name(d) + '.' if d else ''}{op}" for d, op in FAMILIES]
     prefixes = {name: f"{schema.domain_name(d)}:{op}-" for name, (d, op) in zip(family_names, FAMILIES,
                                                                               strict=True)}
@@ -385,10 +391,16 @@ def _probed_features(table: probe_table.ProbeTable) -> dict:
         "version": table.version,
         "max_opset": table.max_opset,
         "max_ir": table.max_ir,
-        "qdq_types": [t for t in QDQ_TYPES if any(f",{t}" in k or f"({t}," in k for k in linear)],
+        "qdq_types": [t for t in QDQ_TYPES if f",{t}" in linear or f"({t}," in linear],
         "blocked": any(k.startswith("ai.onnx:DequantizeLinear-") and k.endswith(schema.BLOCKED) for k in ran),
-        "families": [name for name in family_names if any(k.startswith(prefixes[name]) for k in ran)],
+        "families": [name for name in family_names if _starts_some(ran, prefixes[name])],
     }
+
+
+def _starts_some(ordered: list[str], prefix: str) -> bool:
+    """Whether a text of ``ordered`` (sorted) starts with ``prefix``."""
+    i = bisect_left(ordered, prefix)
+    return i < len(ordered) and ordered[i].startswith(prefix)
 
 
 def matrix(runtime: str = "onnxruntime") -> list[dict]:

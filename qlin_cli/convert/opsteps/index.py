@@ -49,9 +49,11 @@ def step_pairs(op: str, first: int = FIRST_OPSET, last: int | None = None) -> li
     return [(a, b) for a, b in zip(v, v[1:], strict=False) if first < b <= last]
 
 
+@functools.cache
 def since_at(op: str, opset: int) -> int | None:
     """The since_version of the schema in force at ``opset`` (None: the op does not exist yet),
-    asked of onnx.defs for the one op (the index of every op is built for walks of steps)."""
+    asked of onnx.defs for the one op (the index of every op is built for walks of steps),
+    once per (op, opset)."""
     try:
         return onnx.defs.get_schema(op, opset, AI_ONNX).since_version
     except onnx.defs.SchemaError:
