@@ -565,7 +565,9 @@ def plan_in(a: Analysis, target: str | Target, *, _known=None) -> Plan:
     )
     best: tuple | None = None  # (score, its errors, the candidate)
     tried = 0
-    cache: dict = {}  # (target, site as retargeted) -> its error findings
+    # nodes as each candidate writes them, and (target, site as retargeted) -> its error
+    # findings: kept with the analysis, for every target planned on it (check --target a,b)
+    cache: dict = a.memo("targets.plans", dict)
     for opset, domain, lower in _candidates(t, info, has_vendor, types):
         tried += 1
         blocking, lowered, need = _try(t, info, placed, types, opset, domain, lower, cache)
@@ -662,7 +664,7 @@ def _moved_once(site: NodeSite, g: NodeFacts | None, domain: str | None, opset: 
                 cache: dict) -> NodeSite:
     """``_moved`` of the site (``g``: a linear node as written, None for another op, moved
     to ``opset`` here), the same object for every candidate that writes the node alike and
-    moves its producer alike (the candidates of one plan share ``cache``)."""
+    moves its producer alike (the plans made on one analysis share ``cache``)."""
     p = site.producer_site
     after = None if p is None else "gone" if id(p) in gone else id(moved.get(id(p)))
     key = ("moved", id(site), domain if g is not None else None, opset, after)
@@ -676,13 +678,13 @@ def _moved_once(site: NodeSite, g: NodeFacts | None, domain: str | None, opset: 
 def _site_errors(t: Target, site: NodeSite, noted: bool, cache: dict) -> list[TargetFinding]:
     """The site's error findings, found by identity first (a site equal to one asked before
     shares its errors)."""
-    errors = cache.get(("errors", id(site)))
+    errors = cache.get(("errors", t.name, id(site)))
     if errors is None:
         errors = cache.get((t.name, site))
         if errors is None:
             found = t.findings_for(site) if noted else t.errors_for(site)
             errors = cache[(t.name, site)] = [x for x in found if x.severity == ERROR]
-        cache[("errors", id(site))] = errors
+        cache[("errors", t.name, id(site))] = errors
     return errors
 
 
