@@ -332,7 +332,7 @@ def test_a_rewrite_the_target_computes_differently_is_refused(monkeypatch):
 
     source, result = object(), object()  # two analyses: the source's and the result's
     seen = {result: [warning("QT401", "q1")], source: []}
-    monkeypatch.setattr(predict, "findings_in", lambda a, targets: seen[a])
+    monkeypatch.setattr(predict, "findings_in", lambda a, targets, advice=True: seen[a])
     with pytest.raises(convert_pipeline.Stop) as stop:
         convert_pipeline._hold_against(source, result, "onnxruntime", "m.onnx")
     assert [f.code for f in stop.value.findings] == ["QT401"] and "differently" in stop.value.reason

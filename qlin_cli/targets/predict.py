@@ -304,13 +304,15 @@ def findings(model: onnx.ModelProto, base_dir: str, targets: str | Sequence[str]
     return findings_in(analyze(model, base_dir), chosen)
 
 
-def findings_in(a: Analysis, targets: str | Sequence[str]) -> list[Finding]:
+def findings_in(a: Analysis, targets: str | Sequence[str], *, advice: bool = True) -> list[Finding]:
     """Every finding of every named target ("onnxruntime", "openvino,tensorrt-10" ...), model
     findings first, then nodes in walk order; target by target in the order given.
 
     A finding that says `qlin convert --target NAME` fixes it is checked against ``plan``:
     when no conversion makes the model run on that target, its message gives the other
-    way out instead (and ``convertible`` is False).
+    way out instead (and ``convertible`` is False). With ``advice`` False that check is
+    skipped (every finding is the same but for that way out): for a caller that reads only
+    the codes, severities and places, the plan's cost is saved.
 
     Unknown names raise ``registry.UnknownTarget`` (a LookupError) before anything is read.
     """
@@ -320,7 +322,8 @@ def findings_in(a: Analysis, targets: str | Sequence[str]) -> list[Finding]:
     for t in chosen:
         raw = _raw(t, info, placed)
         if (
-            any(found.convertible for _, _, found in raw)
+            advice
+            and any(found.convertible for _, _, found in raw)
             and plan_in(a, t, _known=(info, placed, raw)).choice is None
         ):
             raw = [(f, loc, x.without_conversion() if x.convertible else x) for f, loc, x in raw]
