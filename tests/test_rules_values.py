@@ -24,7 +24,7 @@ from qlin_cli.check.engine import check_model
 from qlin_cli.model.analysis import analyze
 from qlin_cli.model.facts import Const, NodeFacts
 from qlin_cli.model.load import load_model
-from qlin_cli.rules.base import ModelRule, finite_non_zero
+from qlin_cli.rules.base import ModelRule, finite_non_zero, magnitudes
 
 FIXTURES = sorted(glob.glob(os.path.join(MODELS, "**", "*.onnx"), recursive=True))
 NODE_RULES = [r for r in rules.all_rules() if not isinstance(r, ModelRule)]
@@ -134,3 +134,41 @@ def test_nodes_of_one_shape_are_each_judged_on_their_own_values():
     for cache in (True, False):
         found = [(d.code, d.node) for d in check_model(model, ".", cache=cache)]
         assert found == [("QL501", "q17"), ("QL501", "d17"), ("QL501", "q33"), ("QL501", "d33")]
+
+
+def test_magnitudes_agree_with_a_look_at_each_constant():
+    cases = [np.float32(0.5), np.float32(0), np.float32(np.nan), np.array([1e-45, 3.0, -7.0], np.float32),
+             np.array([0.5, np.nan, -np.inf, 0.25], np.float16), np.array([-3.0, 0.0], np.float64),
+             np.zeros((0,), np.float32), np.int8(3)]
+    consts = [_const(np.asarray(c)) for c in cases] + [None]
+    for array, got in zip([*cases, None], magnitudes(consts), strict=True):
+        values = None if array is None else np.abs(np.asarray(array).astype(np.float64).reshape(-1))
+        if values is None or values.size == 0 or np.asarray(array).dtype.kind != "f":
+            assert got is None, array
+            continue
+        live = values[np.isfinite(values) & (values != 0)]
+        assert got == ((float(live.min()), float(live.max())) if live.size else (np.inf, 0.0)), array
+
+
+def test_the_numeric_rules_shortcuts_skip_only_what_the_full_look_finds_clean(monkeypatch):
+    """QL504's batched clean look, QL505's scale-range look and QL506's bound from the types'
+    ranges and the weights' dims decide without reading the weights; with each turned off, every
+    fixture (the planted QL504 / QL505 / QL506 cases among them) gives the same findings."""
+    from qlin_cli.rules import ql504_subnormal_scale as q504
+    from qlin_cli.rules import ql505_dead_channel as q505
+    from qlin_cli.rules import ql506_accumulator_overflow as q506
+
+    models = [(load_model(p), os.path.dirname(p)) for p in FIXTURES]
+    codes = ("QL504", "QL505", "QL506")
+
+    def found():
+        return [[(d.code, d.node, d.detail) for d in check_model(m, base, select=list(codes), cache=False)]
+                for m, base in models]
+
+    with_shortcuts = found()
+    assert {c for f in with_shortcuts for c, _, _ in f} == set(codes)  # each is planted somewhere
+    monkeypatch.setattr(q504.SubnormalScale, "clean_values", lambda self, nodes: None)
+    monkeypatch.setattr(q505, "magnitudes", lambda consts: [None] * len(consts))
+    monkeypatch.setattr(q505, "_outlier_possible", lambda scale: True)
+    monkeypatch.setattr(q506, "_reduction", lambda node, dims: None)
+    assert found() == with_shortcuts

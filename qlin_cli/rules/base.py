@@ -196,6 +196,34 @@ def finite_non_zero(consts: list) -> list[bool]:
     return [c is not None and id(c) in good for c in consts]
 
 
+def magnitudes(consts: list) -> list[tuple[float, float] | None]:
+    """For each constant (``model.facts.Const``, or None), (smallest, largest) |v| of its
+    finite non-zero values ((inf, 0) when it has none), read as ``finite_non_zero`` reads
+    them: the float constants whose bytes numpy reads as they are, one array per type.
+    None: not known (another kind of constant, or no constant)."""
+    import numpy as np
+
+    distinct = {id(c): c for c in consts if c is not None}
+    parts: dict = {}  # dtype -> ([ids], [bytes])
+    for key, c in distinct.items():
+        p = c.plain()
+        if p is None or p[0].kind != "f" or not p[1]:
+            continue
+        ids, raws = parts.setdefault(p[0], ([], []))
+        ids.append(key)
+        raws.append(p[1])
+    found: dict[int, tuple[float, float]] = {}
+    for dt, (ids, raws) in parts.items():
+        data = np.abs(np.frombuffer(b"".join(raws), dt).astype(np.float64))
+        dead = ~np.isfinite(data) | (data == 0)
+        sizes = np.fromiter((len(r) for r in raws), np.int64, len(raws)) // dt.itemsize
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        low = np.minimum.reduceat(np.where(dead, np.inf, data), starts).tolist()
+        high = np.maximum.reduceat(np.where(dead, 0.0, data), starts).tolist()
+        found.update(zip(ids, zip(low, high, strict=True), strict=True))
+    return [None if c is None else found.get(id(c)) for c in consts]
+
+
 def first_ai_onnx(kind: str, pred) -> int | None:
     """The first ai.onnx version of the quantize or dequantize op satisfying ``pred``:
     where a vendor node's missing feature can be found."""

@@ -13,9 +13,10 @@ INT32_MAX = 2**31 - 1
 INT32_MIN = -(2**31)
 
 
-def constant_array(view, body, name: str) -> np.ndarray | None:
-    """The value of constant ``name`` as ``body`` sees it (an initializer that no graph
-    input of this or an outer body overrides, or a Constant), None when not known."""
+def constant_tensor(view, body, name: str):
+    """The TensorProto of constant ``name`` as ``body`` sees it (an initializer that no graph
+    input of this or an outer body overrides, or a Constant), None when not known; its dims
+    and type are read without its data."""
     if not name or name in body.graph_inputs:
         return None
     b = body.parent
@@ -23,7 +24,13 @@ def constant_array(view, body, name: str) -> np.ndarray | None:
         if name in b.graph_inputs:
             return None
         b = b.parent
-    tensor = body.scope.find_value(name)
+    return body.scope.find_value(name)
+
+
+def constant_array(view, body, name: str) -> np.ndarray | None:
+    """The value of constant ``name`` as ``body`` sees it (``constant_tensor``), None when
+    not known."""
+    tensor = constant_tensor(view, body, name)
     if tensor is None:
         return None
     try:
@@ -36,6 +43,13 @@ def int_range(kind: str | None) -> tuple[int, int] | None:
     """(lowest, highest) of an integer type, None for another type."""
     d = dtypes.BY_NAME.get(kind) if kind else None
     return (int(d.lo), int(d.hi)) if d is not None and d.kind == "int" else None
+
+
+def span(kind: str | None) -> int | None:
+    """The largest |a - b| of two values of integer type ``kind`` (highest - lowest): what
+    |x_q - x_zp| can be whatever the zero point; None for another type."""
+    rng = int_range(kind)
+    return None if rng is None else rng[1] - rng[0]
 
 
 def farthest(kind: str | None, zero_point: int) -> int | None:

@@ -2,7 +2,7 @@ import numpy as np
 from onnx import TensorProto
 
 from .. import schema
-from .base import WARNING, Rule
+from .base import WARNING, Rule, magnitudes
 
 # The smallest normal number of each scale type (numpy's finfo(...).tiny).
 TINY = {"float": 2.0**-126, "double": 2.0**-1022, "float16": 2.0**-14, "bfloat16": 2.0**-126}
@@ -56,6 +56,28 @@ class SubnormalScale(Rule):
     def wants_values(self, n) -> bool:
         si = n.scale_index
         return si is not None and n.present_at(si) and n.in_type(si) in TINY
+
+    def clean_values(self, nodes):
+        # every node's scale looked at together: clean where its smallest finite non-zero |v|
+        # is at least the limit ``check`` holds it to (a node with no known scale: nothing)
+        at: dict = {}  # schema -> its scale's position, asked once per schema
+        consts = []
+        for n in nodes:
+            si = at.get(n.spec, -1)
+            if si == -1:
+                si = at[n.spec] = n.scale_index
+            values = n.values
+            consts.append(values[si] if si is not None and si < len(values) else None)
+        out = []
+        for n, c, known in zip(nodes, consts, magnitudes(consts), strict=True):
+            kind = n.in_type(at[n.spec]) if at[n.spec] is not None else None
+            if c is None or kind not in TINY:
+                out.append(True)
+                continue
+            limit = max(TINY[kind], F16_TINY) if kind in ("float", "double") and _computes_in_float16(n) \
+                else TINY[kind]
+            out.append(known is not None and known[0] >= limit)
+        return out
 
     def check(self, n):
         si = n.scale_index

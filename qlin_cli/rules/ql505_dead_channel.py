@@ -1,7 +1,7 @@
 import numpy as np
 
 from .. import schema
-from .base import WARNING, ModelRule, Violation
+from .base import WARNING, ModelRule, Violation, magnitudes
 from .base_numeric import by_channel, constant_array, g3, int_range
 from .base_qdq import of_family, scale_of, zero_point_of
 
@@ -52,19 +52,38 @@ class DeadChannel(ModelRule):
     def check_model(self, view):
         for family, judge in ((schema.LINEAR_QUANTIZE, _quantized), (schema.LINEAR_DEQUANTIZE, _dequantized)):
             for body in view.bodies:
-                for i, f in of_family(view, body, family):
-                    if f.granularity != schema.PER_AXIS or not f.present_at(0):
-                        continue
-                    axis = f.normalized_axis()
-                    scale = scale_of(f)
-                    if axis is None or scale is None or scale.ndim != 1:
-                        continue
-                    x = constant_array(view, body, f.inputs[0])
-                    if x is None or x.ndim <= axis or x.shape[axis] != scale.size or x.size == 0:
-                        continue
-                    message = judge(f, by_channel(x, axis), scale, axis)
+                found = [(i, f) for i, f in of_family(view, body, family)
+                         if f.granularity == schema.PER_AXIS and f.present_at(0)]
+                ranges = _scale_ranges(found) if judge is _dequantized else [None] * len(found)
+                for (i, f), known in zip(found, ranges, strict=True):
+                    if known is not None and known[1] < OUTLIER * known[0]:
+                        continue  # no channel scale can be an outlier: the weights are not read
+                    message = _judged(view, body, f, judge)
                     if message:
                         yield Violation(message, at=view.node_site(body, i))
+
+
+def _scale_ranges(found: list) -> list:
+    """(smallest, largest) finite non-zero |scale| of each node, all read together; None
+    where not known so."""
+    consts = []
+    for _, f in found:
+        si = f.scale_index
+        consts.append(f.values[si] if si is not None and si < len(f.values) else None)
+    return magnitudes(consts)
+
+
+def _judged(view, body, f, judge) -> str | None:
+    axis = f.normalized_axis()
+    scale = scale_of(f)
+    if axis is None or scale is None or scale.ndim != 1:
+        return None
+    if judge is _dequantized and not _outlier_possible(scale):
+        return None  # (its weights are not read)
+    x = constant_array(view, body, f.inputs[0])
+    if x is None or x.ndim <= axis or x.shape[axis] != scale.size or x.size == 0:
+        return None
+    return judge(f, by_channel(x, axis), scale, axis)
 
 
 def _more(dead) -> str:
@@ -88,6 +107,14 @@ def _quantized(f, rows, scale, axis):
             f"everywhere{_more(dead)}: max |w| {g3(top)} / scale {g3(s[c])} = {g3(top / float(s[c]))} "
             f"<= 0.5, so the whole channel dequantizes to 0; give it its own scale, max |w| / {hi} = "
             f"{g3(top / hi)}")
+
+
+def _outlier_possible(scale) -> bool:
+    """Whether some channel scale can be OUTLIER times the median of the finite non-zero ones:
+    not when the largest is below OUTLIER times the smallest (the median is at least that)."""
+    s = np.abs(scale.astype(np.float64))
+    live = s[(s > 0) & np.isfinite(s)]
+    return live.size >= 2 and live.max() >= OUTLIER * live.min()
 
 
 def _dequantized(f, rows, scale, axis):

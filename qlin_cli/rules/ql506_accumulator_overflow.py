@@ -1,9 +1,11 @@
 import numpy as np
 
 from .. import schema
+from ..model.tensors import UnsafeData, read_value
+from ..schema import dtypes
 from ..schema.ops import INT8S
 from .base import WARNING, ModelRule, Violation
-from .base_numeric import INT32_MAX, by_channel, constant_array, farthest, g3
+from .base_numeric import INT32_MAX, by_channel, constant_array, constant_tensor, farthest, g3, span
 from .base_qdq import producer, zero_point_of
 
 # The integer ops: (x's input, x's zero point, w's input, w's zero point) by op; a missing
@@ -75,7 +77,7 @@ class AccumulatorOverflow(ModelRule):
                     found = _qdq(view, body, node)
                 else:
                     continue
-                message = None if found is None else _message(node, *found)
+                message = None if found is None else _message(view, node, *found)
                 if message:
                     yield Violation(message, at=view.node_site(body, i))
 
@@ -85,8 +87,8 @@ def _integer(view, body, i: int, node):
     xi, xz, wi, wz = INTEGER_OPS[node.op_type]
     if len(node.input) <= wi or not node.input[wi]:
         return None
-    w = constant_array(view, body, node.input[wi])
-    if w is None or w.dtype.kind not in "iu":
+    w = _integer_tensor(view, body, node.input[wi])
+    if w is None:
         return None
     f = view.facts(body, i)
     zx = _optional(view, body, node, xz)
@@ -117,11 +119,43 @@ def _qdq(view, body, node):
     fx, fw = found[0][1], found[1][1]
     if fx.in_type(0) not in EIGHT_BIT or fw.in_type(0) not in EIGHT_BIT or not fw.present_at(0):
         return None
-    w = constant_array(view, body, fw.inputs[0])
+    w = _integer_tensor(view, body, fw.inputs[0])
+    k = None if w is None else _reduction(node, tuple(w.dims))
+    if k is not None and span(fx.in_type(0)) * k * span(dtypes.name_of(w.data_type)) <= INT32_MAX:
+        return None  # within int32 whatever the zero points and weights (none read)
     zx, zw = zero_point_of(fx), zero_point_of(fw)
-    if w is None or w.dtype.kind not in "iu" or zx is None or zw is None:
+    if w is None or zx is None or zw is None:
         return None
     return fx.in_type(0), zx, w, zw
+
+
+def _integer_tensor(view, body, name: str):
+    """The TensorProto of constant integer weights ``name``, its data not read yet."""
+    t = constant_tensor(view, body, name)
+    d = None if t is None else dtypes.BY_PROTO.get(t.data_type)
+    return t if d is not None and d.kind == "int" else None
+
+
+def _reduction(node, dims: tuple[int, ...]) -> int | None:
+    """How many weights one output sums (the K of ``_sums``), from the weight's dims alone."""
+    if node.op_type in ("Conv", "ConvInteger", "QLinearConv"):
+        return int(np.prod(dims[1:])) if len(dims) >= 2 else None
+    if len(dims) < 2:
+        return None
+    transposed = node.op_type == "Gemm" and any(a.name == "transB" and a.i for a in node.attribute)
+    return dims[-1] if transposed else dims[-2]
+
+
+def _cannot_overflow(node, qx: int, wt, zw) -> bool:
+    """Whether the bound holds whatever the weights are: qx x K x the farthest a weight of
+    its type can be from its zero point, within int32 (then the weights are not read)."""
+    k = _reduction(node, tuple(wt.dims))
+    zs = np.asarray(zw, np.int64).reshape(-1)
+    if k is None or zs.size == 0:
+        return False
+    kind = dtypes.name_of(wt.data_type)
+    far = max(farthest(kind, int(zs.min())) or 0, farthest(kind, int(zs.max())) or 0)
+    return far > 0 and qx * k * far <= INT32_MAX
 
 
 def _sums(node, w: np.ndarray, zw: np.ndarray):
@@ -154,13 +188,19 @@ def _sums(node, w: np.ndarray, zw: np.ndarray):
     return d.sum(axis=-2).reshape(-1), k
 
 
-def _message(node, x_type: str, zx, w, zw) -> str | None:
+def _message(view, node, x_type: str, zx, wt, zw) -> str | None:
     zx = np.asarray(zx).reshape(-1)
     if zx.size != 1:
         return None
     z = int(zx[0])
     qx = farthest(x_type, z)
-    if qx is None:
+    if qx is None or _cannot_overflow(node, qx, wt, zw):
+        return None
+    try:
+        w = read_value(wt, view.base_dir)
+    except UnsafeData:
+        return None
+    if w.dtype.kind not in "iu":
         return None
     found = _sums(node, w, zw)
     if found is None:
