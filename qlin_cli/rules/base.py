@@ -196,6 +196,21 @@ def finite_non_zero(consts: list) -> list[bool]:
     return [c is not None and id(c) in good for c in consts]
 
 
+def scale_consts(nodes: list) -> list[tuple[int | None, object]]:
+    """(the scale's input position, its constant: ``model.facts.Const`` or None) of each node
+    (``NodeFacts``), the position asked once per schema: what a rule that looks at many
+    nodes' scales together (``Rule.clean_values``) reads."""
+    at: dict = {}  # schema -> its scale's position
+    out = []
+    for n in nodes:
+        si = at.get(n.spec, -1)
+        if si == -1:
+            si = at[n.spec] = n.scale_index
+        values = n.values
+        out.append((si, values[si] if si is not None and si < len(values) else None))
+    return out
+
+
 def magnitudes(consts: list) -> list[tuple[float, float] | None]:
     """For each constant (``model.facts.Const``, or None), (smallest, largest) |v| of its
     finite non-zero values ((inf, 0) when it has none), read as ``finite_non_zero`` reads

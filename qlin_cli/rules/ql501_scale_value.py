@@ -1,6 +1,6 @@
 import numpy as np
 
-from .base import Rule, finite_non_zero
+from .base import Rule, finite_non_zero, scale_consts
 
 
 class ScaleValue(Rule):
@@ -34,14 +34,7 @@ class ScaleValue(Rule):
 
     def clean_values(self, nodes):
         # a node whose scale is not a known constant has nothing to report (``check``)
-        at: dict = {}  # schema -> its scale's position (``scale_index``), asked once per schema
-        consts = []
-        for n in nodes:
-            si = at.get(n.spec, -1)
-            if si == -1:
-                si = at[n.spec] = n.scale_index
-            values = n.values
-            consts.append(values[si] if si is not None and si < len(values) else None)
+        consts = [c for _, c in scale_consts(nodes)]
         good = finite_non_zero(consts)
         return [g or c is None for g, c in zip(good, consts, strict=True)]
 

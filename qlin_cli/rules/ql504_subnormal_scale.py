@@ -2,7 +2,7 @@ import numpy as np
 from onnx import TensorProto
 
 from .. import schema
-from .base import WARNING, Rule, magnitudes
+from .base import WARNING, Rule, magnitudes, scale_consts
 
 # The smallest normal number of each scale type (numpy's finfo(...).tiny).
 TINY = {"float": 2.0**-126, "double": 2.0**-1022, "float16": 2.0**-14, "bfloat16": 2.0**-126}
@@ -60,17 +60,11 @@ class SubnormalScale(Rule):
     def clean_values(self, nodes):
         # every node's scale looked at together: clean where its smallest finite non-zero |v|
         # is at least the limit ``check`` holds it to (a node with no known scale: nothing)
-        at: dict = {}  # schema -> its scale's position, asked once per schema
-        consts = []
-        for n in nodes:
-            si = at.get(n.spec, -1)
-            if si == -1:
-                si = at[n.spec] = n.scale_index
-            values = n.values
-            consts.append(values[si] if si is not None and si < len(values) else None)
+        scales = scale_consts(nodes)
+        consts = [c for _, c in scales]
         out = []
-        for n, c, known in zip(nodes, consts, magnitudes(consts), strict=True):
-            kind = n.in_type(at[n.spec]) if at[n.spec] is not None else None
+        for n, (si, c), known in zip(nodes, scales, magnitudes(consts), strict=True):
+            kind = n.in_type(si) if si is not None else None
             if c is None or kind not in TINY:
                 out.append(True)
                 continue

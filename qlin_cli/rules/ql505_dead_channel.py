@@ -1,7 +1,7 @@
 import numpy as np
 
 from .. import schema
-from .base import WARNING, ModelRule, Violation, magnitudes
+from .base import WARNING, ModelRule, Violation, magnitudes, scale_consts
 from .base_numeric import by_channel, constant_array, g3, int_range
 from .base_qdq import of_family, scale_of, zero_point_of
 
@@ -66,11 +66,7 @@ class DeadChannel(ModelRule):
 def _scale_ranges(found: list) -> list:
     """(smallest, largest) finite non-zero |scale| of each node, all read together; None
     where not known so."""
-    consts = []
-    for _, f in found:
-        si = f.scale_index
-        consts.append(f.values[si] if si is not None and si < len(f.values) else None)
-    return magnitudes(consts)
+    return magnitudes([c for _, c in scale_consts([f for _, f in found])])
 
 
 def _judged(view, body, f, judge) -> str | None:
