@@ -20,6 +20,7 @@ from collections import Counter
 import fast_process
 import onnx
 import pytest
+import source_trees
 from paths import MODELS, ROOT
 
 from qlin_cli import rules
@@ -176,16 +177,15 @@ def _imports(path: str) -> set[str]:
     """Every qlin_cli module a file imports, at any depth (function-level imports too)."""
     name = _module_name(path)
     package = name if path.endswith("__init__.py") else name.rsplit(".", 1)[0]
-    with open(path, encoding="utf-8") as f:
-        return set(_imports_of(f.read(), package))
+    return set(_imports_of(path, package))
 
 
 @functools.cache
-def _imports_of(text: str, package: str) -> frozenset[str]:
-    """``_imports`` of a file's text, parsed once per process (three tests read every file's
-    imports); the set is kept, not the tree."""
+def _imports_of(path: str, package: str) -> frozenset[str]:
+    """``_imports`` of a file, its tree walked once per process (three tests read every file's
+    imports)."""
     found = set()
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(source_trees.tree(path)):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("qlin_cli"))
         elif isinstance(node, ast.ImportFrom):
@@ -276,7 +276,7 @@ POLICY_LITERALS = ("per-tensor", "default")
 def _restated(path: str) -> list[str]:
     """Places outside schema/ that restate a domain fact: vendor domain constants or
     strings in code, the axis-policy constants written out."""
-    tree = ast.parse(open(path, encoding="utf-8").read())
+    tree = source_trees.tree(path)
     docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                   if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}

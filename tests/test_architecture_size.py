@@ -8,6 +8,7 @@ import ast
 import glob
 import os
 
+import source_trees
 from paths import ROOT
 
 MAX_LINES = 60
@@ -20,7 +21,7 @@ def long_functions(folder: str, limit: int) -> list[str]:
     for path in sorted(glob.glob(os.path.join(folder, "**", "*.py"), recursive=True)):
         if path.startswith(KERNELS + os.sep):
             continue
-        tree = ast.parse(open(path, encoding="utf-8").read())
+        tree = source_trees.tree(path)
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lines = node.end_lineno - node.lineno + 1

@@ -9,6 +9,7 @@ import os
 import re
 
 import pytest
+import source_trees
 from paths import ROOT
 
 from qlin_cli.convert import codes
@@ -32,8 +33,7 @@ def _attached() -> set[str]:
     """Every code a pass hands to ``refused`` (convert/passes/common.py)."""
     out = set()
     for path in glob.glob(os.path.join(ROOT, "qlin_cli", "convert", "passes", "*.py")):
-        with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
+        tree = source_trees.tree(path)
         for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "refused"
                     and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)):

@@ -12,6 +12,7 @@ import sys
 import time
 
 import pytest
+import source_trees
 from click.testing import CliRunner
 from paths import ROOT
 
@@ -120,8 +121,7 @@ def test_onnxruntime_is_a_dev_dependency_only():
     for folder, _, files in os.walk(os.path.join(ROOT, "qlin_cli")):
         for name in files:
             if name.endswith(".py"):
-                with open(os.path.join(folder, name), encoding="utf-8") as f:
-                    tree = ast.parse(f.read())
+                tree = source_trees.tree(os.path.join(folder, name))
                 if os.path.relpath(os.path.join(folder, name), os.path.join(ROOT, "qlin_cli")) in needs:
                     top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
                     tree = ast.Module(body=top, type_ignores=[])  # its module level imports no runtime

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+import source_trees
 from onnx import TensorProto, helper, numpy_helper
 from test_targets_matrix import Case, build
 from test_targets_ort_table import CASES, _case_id, build_case, ort_outcome
@@ -152,7 +153,7 @@ def test_codes_with_their_logic_are_the_codes_the_targets_run_by_code():
 
 
 def _test_names(path: Path) -> set[str]:
-    return {n.name for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.FunctionDef)}
+    return {n.name for n in ast.walk(source_trees.tree(path)) if isinstance(n, ast.FunctionDef)}
 
 
 def test_sources_name_their_kind_and_existing_tests():
