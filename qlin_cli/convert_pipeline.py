@@ -394,8 +394,12 @@ def _differences(a, after) -> list[Finding]:
 
     out = []
     for name in MEASURED_RUNTIMES:
-        # of the source's findings only codes, severities and places are compared: no plan
-        source, found = predict.findings_in(a, [name], advice=False), predict.findings_in(after, [name])
+        # of the source's findings only codes, severities and places are compared: no plan;
+        # the result's are worded with the plan only where one of them offers a conversion
+        source = predict.findings_in(a, [name], advice=False)
+        found = predict.findings_in(after, [name], advice=False)
+        if any(p.convertible for p in found):
+            found = predict.findings_in(after, [name])
         if not any(p.severity == "error" for p in source):
             out += [p for p in found if p.severity == "error"]
         out += _new_warnings(source, found)[1]
