@@ -394,13 +394,25 @@ def _telling_apart(types: frozenset[str], narrow: str, out: str) -> tuple[float,
     def exact(v, among=types):
         return all(float(dtypes.BY_NAME[t].numpy.type(v)) == v for t in among)
 
+    # every scale b / 512 at once (the same arithmetic as _quantized, element by element),
+    # the first b in order for the smallest x that has one
+    scales = np.arange(1, 512) / 512
+    fit = np.ones(scales.size, bool)
+    for t in types - {"int32"}:
+        fit &= scales.astype(dtypes.BY_NAME[t].numpy).astype(np.float64) == scales
+    d = dtypes.BY_NAME[out]
+
+    def rounded(x: float, in_type: str) -> np.ndarray:
+        t = dtypes.BY_NAME[in_type].numpy
+        q = np.float32(t.type(x)) / scales.astype(t).astype(np.float32)
+        return np.clip(np.rint(q.astype(t).astype(np.float64)), d.lo, d.hi)
+
     for a in range(1, 4096):
         x = a / 16
         if not exact(x):
             continue
-        for b in range(1, 512):
-            s = b / 512
-            if (exact(s, types - {"int32"}) and x / s < 100
-                    and _quantized(x, s, narrow, out) != _quantized(x, s, "float", out)):
-                return x, s
+        with np.errstate(over="ignore"):
+            found = fit & (x / scales < 100) & (rounded(x, narrow) != rounded(x, "float"))
+        if found.any():
+            return x, float(scales[int(np.argmax(found))])
     raise LookupError(f"no values tell {narrow} from float32 division for {out}")
