@@ -68,9 +68,7 @@ class SubnormalScale(Rule):
             if c is None or kind not in TINY:
                 out.append(True)
                 continue
-            limit = max(TINY[kind], F16_TINY) if kind in ("float", "double") and _computes_in_float16(n) \
-                else TINY[kind]
-            out.append(known is not None and known[0] >= limit)
+            out.append(known is not None and known[0] >= _limit(n, kind))
         return out
 
     def check(self, n):
@@ -82,9 +80,7 @@ class SubnormalScale(Rule):
         if scale is None or scale.size == 0:
             return
         values = np.abs(scale.astype(np.float64).reshape(-1))
-        in_f16 = kind in ("float", "double") and _computes_in_float16(n)
-        limit = max(TINY[kind], F16_TINY) if in_f16 else TINY[kind]
-        bad = np.isfinite(values) & (values > 0) & (values < limit)
+        bad = np.isfinite(values) & (values > 0) & (values < _limit(n, kind))
         if not bad.any():
             return
         idx = int(np.argmax(bad))
@@ -114,6 +110,14 @@ class SubnormalScale(Rule):
             f"scale '{name}' holds {_text(v, kind)}{at}{extra}, below float16's smallest normal "
             f"{_text(F16_TINY, 'float16')}, and this node computes in float16 ({why}): the scale "
             f"becomes {became}; floor the scale at {_text(F16_TINY, 'float16')} or compute in float32")
+
+
+def _limit(n, kind: str) -> float:
+    """The smallest |scale| not reported on ``n``: its type's smallest normal, or float16's
+    where a float or double scale is used in a float16 computation."""
+    if kind in ("float", "double") and _computes_in_float16(n):
+        return max(TINY[kind], F16_TINY)
+    return TINY[kind]
 
 
 def _computes_in_float16(n) -> bool:

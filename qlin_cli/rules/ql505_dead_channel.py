@@ -56,7 +56,7 @@ class DeadChannel(ModelRule):
                          if f.granularity == schema.PER_AXIS and f.present_at(0)]
                 ranges = _scale_ranges(found) if judge is _dequantized else [None] * len(found)
                 for (i, f), known in zip(found, ranges, strict=True):
-                    if known is not None and known[1] < OUTLIER * known[0]:
+                    if known is not None and not _spread(*known):
                         continue  # no channel scale can be an outlier: the weights are not read
                     message = _judged(view, body, f, judge)
                     if message:
@@ -110,7 +110,13 @@ def _outlier_possible(scale) -> bool:
     not when the largest is below OUTLIER times the smallest (the median is at least that)."""
     s = np.abs(scale.astype(np.float64))
     live = s[(s > 0) & np.isfinite(s)]
-    return live.size >= 2 and live.max() >= OUTLIER * live.min()
+    return live.size >= 2 and _spread(live.min(), live.max())
+
+
+def _spread(low: float, high: float) -> bool:
+    """Whether scales from ``low`` to ``high`` (finite, non-zero) can hold an outlier: the
+    median is at least ``low``, so none is when ``high`` is below OUTLIER times it."""
+    return high >= OUTLIER * low
 
 
 def _dequantized(f, rows, scale, axis):

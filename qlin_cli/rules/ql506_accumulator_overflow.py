@@ -16,6 +16,7 @@ INTEGER_OPS = {
     "QLinearMatMul": (0, 2, 3, 5),
     "QLinearConv": (0, 2, 3, 5),
 }
+CONV_OPS = ("Conv", "ConvInteger", "QLinearConv")  # a weight of one row per output channel (axis 0)
 QDQ_OPS = ("Conv", "MatMul", "Gemm")  # the float ops onnxruntime fuses into the ops above
 EIGHT_BIT = INT8S  # x's types QLinearConv and QLinearMatMul take (T1)
 
@@ -138,12 +139,16 @@ def _integer_tensor(view, body, name: str):
 
 def _reduction(node, dims: tuple[int, ...]) -> int | None:
     """How many weights one output sums (the K of ``_sums``), from the weight's dims alone."""
-    if node.op_type in ("Conv", "ConvInteger", "QLinearConv"):
+    if node.op_type in CONV_OPS:
         return int(np.prod(dims[1:])) if len(dims) >= 2 else None
     if len(dims) < 2:
         return None
-    transposed = node.op_type == "Gemm" and any(a.name == "transB" and a.i for a in node.attribute)
-    return dims[-1] if transposed else dims[-2]
+    return dims[-1] if _transposed(node) else dims[-2]
+
+
+def _transposed(node) -> bool:
+    """A Gemm whose weight is stored (N, K): transB set."""
+    return node.op_type == "Gemm" and any(a.name == "transB" and a.i for a in node.attribute)
 
 
 def _cannot_overflow(node, qx: int, wt, zw) -> bool:
@@ -163,8 +168,7 @@ def _sums(node, w: np.ndarray, zw: np.ndarray):
     weight's layout or zero point is not one this rule reads."""
     w = w.astype(np.int64)
     zw = np.asarray(zw, np.int64)
-    op = node.op_type
-    if op in ("Conv", "ConvInteger", "QLinearConv"):
+    if node.op_type in CONV_OPS:
         if w.ndim < 2 or zw.size not in (1, w.shape[0]):
             return None
         rows = by_channel(w, 0)
@@ -172,7 +176,7 @@ def _sums(node, w: np.ndarray, zw: np.ndarray):
         return d.sum(axis=1), rows.shape[1]
     if w.ndim < 2:
         return None
-    if op == "Gemm" and any(a.name == "transB" and a.i for a in node.attribute):
+    if _transposed(node):
         w = w.T
     k, n = w.shape[-2], w.shape[-1]
     if zw.size == 1:
