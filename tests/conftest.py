@@ -1,3 +1,5 @@
+import atexit
+import gc
 import os
 import sys
 
@@ -23,6 +25,42 @@ def _fsync_checked(fd: int) -> None:
 
 
 os.fsync = _fsync_checked
+
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+_finished = []
+
+
+def _leave_now() -> None:
+    """A test worker that has sent its last report ends without the interpreter's teardown: freeing
+    the modules and objects of some 4,000 tests took 3-4 s, which the run waited for. Registered
+    first, it runs after every later atexit handler (pytest's, hypothesis', the fork servers')."""
+    if _finished:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(0)
+
+
+def pytest_configure(config):
+    if WORKER:
+        atexit.register(_leave_now)
+
+
+def pytest_collection_finish(session):
+    """What collection made (the test modules, their items, the imports) lives to the end:
+    it is kept out of the collector's walks. The walks of everything (the oldest generation)
+    come a tenth as often: a worker holds a million objects by the end (the sources' trees, the
+    target stores read whole), and its 12-14 full walks took 3-6 s."""
+    gc.collect()
+    gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 100)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _finished.append(exitstatus)
 
 
 
