@@ -26,6 +26,22 @@ def _fsync_checked(fd: int) -> None:
 
 os.fsync = _fsync_checked
 
+
+
+def _no_local_constants() -> None:
+    """Hypothesis draws now and then from the literals of the project's own modules, which it
+    finds by parsing every such module a test process has imported (about a second a worker on a
+    clean clone, cached in .hypothesis/ after). Off: the examples of a derandomized test no longer
+    change when a literal anywhere in qlin does, and a clean clone does not parse qlin twice more."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:
+        return
+    if callable(getattr(providers, "_get_local_constants", None)) and hasattr(providers, "_local_constants"):
+        providers._get_local_constants = lambda: providers._local_constants
+
+
+_no_local_constants()
 WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 _finished = []
 
