@@ -49,10 +49,14 @@ def _executor(n: int) -> ThreadPoolExecutor:
 
 
 class Scratch:
-    """Per-worker buffers, reused for every piece; ``get(i, dtype, shape)``."""
+    """Per-worker buffers, reused for every piece; ``get(i, dtype, shape)``. A buffer holds
+    ``size`` elements (the largest piece of the run, at most CHUNK) or the piece asked for: a
+    small job allocates small buffers (a CHUNK-sized one is a mapping the system makes and
+    unmaps on every call, which the proof of a rewritten node paid per node)."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: int = CHUNK) -> None:
         self._bufs: dict[tuple[int, str], np.ndarray] = {}
+        self._size = size
 
     def get(self, slot: int, dtype, shape) -> np.ndarray:
         dtype = np.dtype(dtype)
@@ -60,7 +64,7 @@ class Scratch:
         key = (slot, dtype.str)
         buf = self._bufs.get(key)
         if buf is None or buf.size < n:
-            buf = np.empty(max(n, CHUNK), dtype)
+            buf = np.empty(max(n, self._size), dtype)
             self._bufs[key] = buf
         return buf[:n].reshape(shape)
 
@@ -104,8 +108,7 @@ def run(jobs: list[tuple], kernel: Kernel, chunk: int = CHUNK) -> None:
         for idx in pieces(x.shape, chunk):
             work.append((x, out, params, idx))
     total = sum(j[0].size for j in jobs)
-    n = threads()
-    if n == 1 or total < _MIN_PARALLEL or len(work) < 2:
+    if total < _MIN_PARALLEL or len(work) < 2 or (n := threads()) == 1:
         _run_list(work, kernel)
         return
     n = min(n, len(work))
@@ -119,7 +122,7 @@ def run(jobs: list[tuple], kernel: Kernel, chunk: int = CHUNK) -> None:
 
 
 def _run_list(work: list, kernel: Kernel, counter=None) -> None:
-    scratch = Scratch()
+    scratch = Scratch(min(CHUNK, max((w[0].size for w in work), default=0)))
     order = range(len(work)) if counter is None else counter
     # overflow to Inf, Inf - Inf and NaN inputs are part of the semantics here
     with np.errstate(all="ignore"):
