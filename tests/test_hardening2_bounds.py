@@ -465,7 +465,8 @@ SEED_BYTES = [open(p, "rb").read() for p in FIXTURE_FILES]
 
 
 @pytest.mark.fuzz
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 200,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.sampled_from(range(len(FIXTURE_FILES))),
        edits=st.lists(st.tuples(st.integers(0, 2**31), st.binary(min_size=0, max_size=8), st.integers(0, 8)),
                       min_size=1, max_size=4),

@@ -37,7 +37,7 @@ def _ok(r) -> None:
 
 
 @pytest.mark.fuzz
-@settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 200, print_blob=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                  HealthCheck.data_too_large])
 @given(seed=st.sampled_from(range(len(SEEDS))),

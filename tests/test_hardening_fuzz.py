@@ -27,7 +27,8 @@ from paths import MODELS
 
 EXAMPLES = int(os.environ.get("QLIN_FUZZ_EXAMPLES", "60"))
 SEEDS = sorted(glob.glob(os.path.join(MODELS, "**", "*.onnx"), recursive=True))
-with_settings = settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
+with_settings = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 200,
+                         print_blob=True,
                          suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                 HealthCheck.too_slow, HealthCheck.data_too_large])
 

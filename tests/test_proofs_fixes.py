@@ -91,7 +91,8 @@ SHAPES = st.sampled_from([(), (1,), (1, 1), (3,), (2,), (2, 1), (1, 3)])
 
 
 @pytest.mark.fuzz
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 200,
+          suppress_health_check=list(HealthCheck))
 @given(scale=SHAPES, zp=SHAPES, saturate=st.booleans(), out=st.sampled_from(["int8", "uint8"]),
        sparse=st.sampled_from([None, ([2**40], 5), ([4], 9), ([6], 2)]), sparse_scale=st.booleans())
 def test_fuzz_fix_and_convert_on_odd_scales(tmp_path_factory, scale, zp, saturate, out, sparse,

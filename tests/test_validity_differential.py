@@ -116,7 +116,8 @@ def test_rules_beyond_the_checker_quote_their_spec():
 
 
 @pytest.mark.fuzz
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 200,
+          suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_fuzz_one_defect_anywhere(data, valid, tmp_path_factory):
     folder = tmp_path_factory.mktemp("validity_fuzz")
