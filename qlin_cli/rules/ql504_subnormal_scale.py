@@ -68,7 +68,10 @@ class SubnormalScale(Rule):
             if c is None or kind not in TINY:
                 out.append(True)
                 continue
-            out.append(known is not None and known[0] >= _limit(n, kind))
+            # the limit is the type's smallest normal or float16's, whichever is larger where the
+            # node computes in float16: a magnitude at or above both needs no look at the node
+            out.append(known is not None and (known[0] >= max(TINY[kind], F16_TINY)
+                                              or known[0] >= _limit(n, kind)))
         return out
 
     def check(self, n):

@@ -18,6 +18,7 @@ INTEGER_OPS = {
 }
 CONV_OPS = ("Conv", "ConvInteger", "QLinearConv")  # a weight of one row per output channel (axis 0)
 QDQ_OPS = ("Conv", "MatMul", "Gemm")  # the float ops onnxruntime fuses into the ops above
+READ = set(INTEGER_OPS) | set(QDQ_OPS)
 EIGHT_BIT = INT8S  # x's types QLinearConv and QLinearMatMul take (T1)
 
 
@@ -67,10 +68,13 @@ class AccumulatorOverflow(ModelRule):
 
     def check_model(self, view):
         for body in view.bodies:
-            for i, (domain, op) in enumerate(body.kinds):
-                domain = schema.normalize_domain(domain)
-                if domain != schema.AI_ONNX:
+            # the (domain, op) kinds this rule reads, decided once per distinct kind
+            read = {k for k in set(body.kinds)
+                    if k[1] in READ and schema.normalize_domain(k[0]) == schema.AI_ONNX}
+            for i, kind in enumerate(body.kinds):
+                if kind not in read:
                     continue
+                op = kind[1]
                 node = body.nodes[i]
                 if op in INTEGER_OPS:
                     found = _integer(view, body, i, node)
