@@ -124,12 +124,14 @@ def _converted(req: Request, proto, held: list, progress) -> Result:
     model_level = _model_differences(a, result.model) if same else None
     after = analyze(result.model, base_dir) if (errors or mended or req.target or result.changed) \
         and model_level is None else None
+    # the result's errors, read once: (those no conversion mends, those every one does)
+    kept, still = model_errors(after, mended=True) if errors or mended else ([], [])
     if errors:
-        if model_errors(after):
+        if kept:
             raise _invalid(path, errors)
         result.resolved = errors
     if mended:  # the errors every conversion mends, listed as resolved where they are gone
-        left = {(d.code, d.graph, d.node) for d in model_errors(after, mended=True)[1]}
+        left = {(d.code, d.graph, d.node) for d in still}
         result.resolved = [*result.resolved, *(d for d in mended if (d.code, d.graph, d.node) not in left)]
     if req.target is not None:
         result.warnings = _hold_against(a, after, req.target, path)
