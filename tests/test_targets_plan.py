@@ -143,7 +143,8 @@ def test_the_plan_reads_each_candidate_node_as_convert_writes_it():
     """A candidate's node is convert's own rewrite (its QNode), not a guess: for matrix
     models at every opset and domain convert can write, the facts the plan checks mean what
     the facts of the converted model's node mean (an output_dtype becomes a zero point
-    below 21, precision goes below 23, the axis in force is written)."""
+    below 21, precision goes below 23, the axis in force is written). The conversions are not
+    proven here (the convert tests prove them): only what they write is read."""
     from qlin_cli.convert.refusal import Refusal
 
     cases = [c for c in matrix() if c.kind == "q"][::7]
@@ -159,7 +160,8 @@ def test_the_plan_reads_each_candidate_node_as_convert_writes_it():
                 q, written = predict._written(f, domain, opset)
                 if isinstance(written, Refusal):
                     continue
-                result = convert_model(model, "", Options(opset, domain), types=a.inferred, analysis=a)
+                result = convert_model(model, "", Options(opset, domain, verify=False), types=a.inferred,
+                                       analysis=a)
                 if result.model is None:
                     continue
                 g = predict._retargeted(f, written, opset)
