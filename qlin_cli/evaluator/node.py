@@ -32,29 +32,58 @@ def run_node(node: onnx.NodeProto, opset: int, inputs: list[np.ndarray | None]) 
     inputs = [None if a is None else np.asarray(a) for a in inputs]
     while inputs and inputs[-1] is None:
         inputs.pop()
-    facts = array_facts(node, opset, inputs)
-    spec = facts.spec
-    if not schema.is_linear(spec):
-        raise EvaluationError(
-            f"{where}: qlin knows no {node.op_type} in domain "
-            f"{schema.domain_name(node.domain)} at opset {opset}")
-    for a in node.attribute:
-        if a.name in spec.attributes and a.type != onnx.AttributeProto.INT:
-            raise EvaluationError(f"{where}: attribute {a.name!r} must be an integer")
-    problems = [p for p in facts.problems() if p.kind in _REFUSED]
-    if problems:
-        raise EvaluationError(f"{where}: {problems[0].text}")
+    read = _read(node, opset, inputs)
+    if isinstance(read, str):
+        raise EvaluationError(f"{where}: {read}")
+    spec, attrs, axis, block_size, quant_type = read
     x, scale, zp = (inputs + [None] * 3)[:3]
-    attrs = facts.attrs
     try:
         if spec.kind == "quantize":
             precision = attrs.get("precision", 0) or 0
-            return quantize(x, scale, zp, axis=facts.axis, block_size=facts.block_size,
-                            out_type=facts.quant_type, saturate=bool(attrs.get("saturate", 1)),
+            return quantize(x, scale, zp, axis=axis, block_size=block_size,
+                            out_type=quant_type, saturate=bool(attrs.get("saturate", 1)),
                             precision=name_of(precision) if precision else None,
                             granularities=spec.granularities)
         od = attrs.get("output_dtype", 0) or 0
-        return dequantize(x, scale, zp, axis=facts.axis, block_size=facts.block_size,
+        return dequantize(x, scale, zp, axis=axis, block_size=block_size,
                           out_type=name_of(od) if od else None, granularities=spec.granularities)
     except EvaluationError as e:
         raise EvaluationError(f"{where}: {e}") from None
+
+
+# What a node's schema says of it, by what decides it: op, domain, opset, attributes, and each
+# input's type and shape (never its values: the refusals above read none). A conversion proves
+# every rewritten node on the same few probe shapes, so most nodes of a model are read once
+# (the facts and their validation were about 40% of a small node's evaluation).
+_READ: dict[tuple, tuple | str] = {}
+_READ_MAX = 4096
+
+
+def _read(node: onnx.NodeProto, opset: int, inputs: list) -> tuple | str:
+    """(spec, integer attributes, axis, block size, quantized type) of the node, or the reason
+    it is refused (without the node's name)."""
+    key = (node.op_type, node.domain, opset, len(node.output),
+           tuple((a.name, a.type, a.i if a.type == onnx.AttributeProto.INT else a.SerializeToString())
+                 for a in node.attribute),
+           tuple(None if a is None else (a.dtype, a.shape) for a in inputs))
+    found = _READ.get(key)
+    if found is None:
+        found = _reading(node, opset, inputs)
+        if len(_READ) >= _READ_MAX:
+            _READ.clear()
+        _READ[key] = found
+    return found
+
+
+def _reading(node: onnx.NodeProto, opset: int, inputs: list) -> tuple | str:
+    facts = array_facts(node, opset, inputs)
+    spec = facts.spec
+    if not schema.is_linear(spec):
+        return f"qlin knows no {node.op_type} in domain {schema.domain_name(node.domain)} at opset {opset}"
+    for a in node.attribute:
+        if a.name in spec.attributes and a.type != onnx.AttributeProto.INT:
+            return f"attribute {a.name!r} must be an integer"
+    problems = [p for p in facts.problems() if p.kind in _REFUSED]
+    if problems:
+        return problems[0].text
+    return spec, facts.attrs, facts.axis, facts.block_size, facts.quant_type
