@@ -1,5 +1,5 @@
 """`python -m qlin`: the qlin command line, as `python -m qlin_cli` and `qlin`."""
 
-from qlin_cli.cli import main
+from qlin_cli.entry import run
 
-main(prog_name="qlin")
+run(prog_name="qlin")

@@ -1,0 +1,60 @@
+"""The process entry point of `qlin`, `python -m qlin_cli` and `python -m qlin`.
+
+``run()`` runs the command line (``cli.main``) and then ends the process as soon as the
+command's work is done: the atexit handlers run (a worker pool's, logging's), stdout and
+stderr are flushed, and the process exits with the command's status, without the
+interpreter's teardown. That teardown frees every object onnx, numpy and the analysis made,
+one at a time, and wrote nothing: it was 80 ms of a 650 ms `qlin check` of a small model
+(docs/performance.md). Everything qlin writes is written, flushed and closed before the
+command returns (the reports go through output.report(); files through convert/write.py).
+
+``cli.main`` itself is left as click makes it, for callers in a Python process (tests, the
+API's users) whose interpreter goes on.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+from typing import NoReturn
+
+
+def run(prog_name: str | None = None) -> NoReturn:
+    from .cli import main
+
+    try:
+        main(prog_name=prog_name)
+    except SystemExit as e:
+        leave(e.code)
+    leave(0)
+
+
+def leave(code: object) -> NoReturn:
+    """End the process with ``code`` as SystemExit(code) would: None is 0, an integer is the
+    status, anything else is written to stderr and the status is 1."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:
+        _write(sys.stderr, f"{code}\n")
+        status = 1
+    atexit._run_exitfuncs()  # noqa: SLF001 - what the interpreter runs before its teardown
+    for stream in (sys.stdout, sys.stderr):
+        _flush(stream)
+    os._exit(status & 0xFF)  # as the system reads any status: its low 8 bits
+
+
+def _write(stream, text: str) -> None:
+    try:
+        stream.write(text)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _flush(stream) -> None:
+    try:
+        stream.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
