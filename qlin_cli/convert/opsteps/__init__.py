@@ -38,10 +38,26 @@ The package, one concern a module: ``notes`` (the hand-written tables), ``index`
 and the steps a conversion walks).
 """
 
-from .compare import all_steps, diff, formal_inputs, formal_outputs, steps
+import importlib
+
 from .index import _table, history, newest_opset, ops, schema_at, since_at, step_pairs
 from .notes import AI_ONNX, FIRST_OPSET, NEG_AXES_OPS, NEG_AXIS_OPS, SAME_MEANING, SEMANTIC_CHANGES
-from .records import AttrChange, CountChange, Param, ParamChange, StepDiff, TypeChange, _short
+
+# ``compare`` and ``records`` are imported when one of their names is first asked for: a
+# target's check reads only the index (the version of an op in force), and the records'
+# dataclasses took about 10 ms to make (`qlin check --target`, docs/performance.md)
+_LATER = {**dict.fromkeys(("all_steps", "diff", "formal_inputs", "formal_outputs", "steps"), "compare"),
+          **dict.fromkeys(("AttrChange", "CountChange", "Param", "ParamChange", "StepDiff", "TypeChange",
+                           "_short"), "records")}
+
+
+def __getattr__(name: str):
+    module = _LATER.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = ["AI_ONNX", "FIRST_OPSET", "NEG_AXES_OPS", "NEG_AXIS_OPS", "SAME_MEANING", "SEMANTIC_CHANGES",
            "AttrChange", "CountChange", "Param", "ParamChange", "StepDiff", "TypeChange", "_short", "_table",
