@@ -60,6 +60,20 @@ def _children(pid: int, deadline: float) -> list[int]:
     raise AssertionError("no workers started")
 
 
+def _busy(pid: int, deadline: float) -> None:
+    """Until the worker ``pid`` has spent 80 ms of CPU: it has a file and is checking it (an
+    idle worker waits for its next file without using any; a fixed pause could end before a
+    worker on a loaded machine had taken its first file)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= 0.08:  # utime + stime
+            return
+        time.sleep(0.005)
+    raise AssertionError("the worker never got to work")
+
+
 def _start(folder: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=ROOT, QLIN_NO_CACHE="1")
     return fast_process.Popen([sys.executable, "-m", "qlin_cli", "check", "-j", "2", folder],
@@ -69,7 +83,7 @@ def _start(folder: str) -> subprocess.Popen:
 def test_a_killed_worker_costs_its_file_only(folder):
     p = _start(folder)
     workers = _children(p.pid, time.monotonic() + 30)
-    time.sleep(0.15)
+    _busy(workers[0], time.monotonic() + 30)
     os.kill(workers[0], signal.SIGKILL)
     killed = time.monotonic()
     out, err = p.communicate(timeout=60)
