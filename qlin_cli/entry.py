@@ -40,7 +40,10 @@ def leave(code: object) -> NoReturn:
     else:
         _write(sys.stderr, f"{code}\n")
         status = 1
-    atexit._run_exitfuncs()  # noqa: SLF001 - what the interpreter runs before its teardown
+    run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)  # CPython's; what it runs at exit
+    if run_exitfuncs is None:  # another interpreter: its own exit, teardown and all
+        sys.exit(status)
+    run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         _flush(stream)
     os._exit(status & 0xFF)  # as the system reads any status: its low 8 bits

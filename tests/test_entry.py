@@ -43,3 +43,12 @@ def test_the_command_line_runs_through_the_entry_point():
     for main in ("qlin_cli/__main__.py", "qlin/__main__.py"):
         with open(os.path.join(ROOT, main), encoding="utf-8") as f:
             assert "from qlin_cli.entry import run" in f.read().replace("from .entry", "from qlin_cli.entry")
+
+
+def test_without_cpythons_exit_functions_the_interpreter_ends_it():
+    """Where atexit has no _run_exitfuncs (not CPython), leave() is SystemExit itself."""
+    code = ("import atexit, sys\nfrom qlin_cli.entry import leave\ndel atexit._run_exitfuncs\n"
+            "atexit.register(lambda: print('atexit ran'))\nleave(3)\n")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    p = fast_process.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert (p.returncode, p.stdout) == (3, "atexit ran\n"), p.stderr
