@@ -246,3 +246,14 @@ def test_the_target_data_takes_at_most_a_megabyte_stored_as_its_text_gives_it(tm
         assert data_files.load(again) == json.loads(text)
         assert text.count("\n") > 500  # one line per release, range and row: diffs read as changes
     assert data_files.load(tmp_path / "none.json") is None
+
+
+def test_the_keys_that_ran_are_read_as_the_outcomes_give_them():
+    """ProbeTable.ran (the store's walk, no outcome made) lists what the outcomes say ran, for
+    the oldest and the newest release of each runtime."""
+    for runtime in ("onnxruntime", "openvino"):
+        known = probe_store.releases(runtime)
+        for v in (known[0], known[-1]):
+            table = probe_table.load(runtime, v)
+            assert table.ran() == sorted(k for k, o in table.keys().items() if o.runs), (runtime, v)
+            assert 0 < len(table.ran()) < len(table.keys())

@@ -124,7 +124,20 @@ class ReleaseKeys(Mapping):
     def entries(self):
         """(key, entry) of every key of this release, in the file's order: one walk of the
         ranges (``keys()`` then each key asked for walks them twice)."""
-        newer, entry = self._newer, self._entry
+        entry = self._entry
+        for key, ranges, at in self._walk():
+            yield key, entry(ranges, at)
+
+    def ran(self):
+        """The keys of this release whose probes ran (``runs`` above 0), in the file's order,
+        without making their entries (what a release's features read: versions.py)."""
+        for key, ranges, at in self._walk():
+            if ranges[at]["runs"]:
+                yield key
+
+    def _walk(self):
+        """(key, its ranges, where the range in force is) of every key this release probed."""
+        newer = self._newer
         for key, ranges in self._ranges.items():  # _in_force, inline: a walk of every key
             at = None
             for i, r in enumerate(ranges):
@@ -132,7 +145,7 @@ class ReleaseKeys(Mapping):
                     break
                 at = i
             if at is not None and "absent" not in ranges[at]:
-                yield key, entry(ranges, at)
+                yield key, ranges, at
 
     def candidates(self, prefix: str = ""):
         """The keys of the file starting with ``prefix``, in order: those of this release and

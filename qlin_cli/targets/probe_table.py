@@ -166,6 +166,13 @@ class ProbeTable:
             keys = self._sorted = sorted(self._entries)  # the keys a prefix covers are a run of this list
         return takewhile(lambda k: k.startswith(prefix), keys[bisect_left(keys, prefix):])
 
+    def ran(self) -> list[str]:
+        """The keys whose probes ran at least once, sorted (read without making an outcome of
+        every key where the store can: probe_store.ReleaseKeys.ran)."""
+        fast = getattr(self._entries, "ran", None)
+        found = fast() if fast is not None else (k for k, o in self.keys().items() if o.runs)
+        return sorted(found)
+
     def keys(self) -> dict[str, Outcome]:
         """Every key of the release and its outcome (read once: the release never changes)."""
         if self._all is None:

@@ -381,7 +381,7 @@ def _probed_features(table: probe_table.ProbeTable) -> dict:
     """A feature runs when any probe of it ran: a quantized type when a Q or DQ probe of that
     type did, blocked when a blocked DequantizeLinear-21+ probe did, a family when any of its
     probes did."""
-    ran = sorted(k for k, o in table.keys().items() if o.runs)  # (sorted: a prefix's keys are a run)
+    ran = table.ran()  # (sorted: a prefix's keys are a run)
     # the Q / DQ keys as one text: a type's text (no line break in it) is within one key or none
     linear = "\n".join(k for k in ran if "QuantizeLinear-" in k)
     family_names = [f"{schema.domain_name(d) + '.' if d else ''}{op}" for d, op in FAMILIES]
