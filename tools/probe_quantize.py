@@ -376,14 +376,16 @@ def _through_float16(x: np.ndarray, out: str) -> np.ndarray:
     return y
 
 
-def _quantized(x: float, s: float, in_type: str, out: str) -> int:
+def _quantized(x: float, s, in_type: str, out: str) -> np.ndarray:
     """x / s divided in ``in_type`` (numpy divides float16 and bfloat16 in float32 and rounds
     once more, which for a quotient equals the correctly rounded one: 24 bits are more than
-    twice 11 + 2), rounded half to even and saturated to ``out``."""
-    t = dtypes.BY_NAME[in_type].numpy.type
-    q = float(t(np.float32(t(x)) / np.float32(t(s))))
+    twice 11 + 2), rounded half to even and saturated to ``out``: an int64 per scale of ``s``
+    (a scale or an array of them)."""
+    t = dtypes.BY_NAME[in_type].numpy
+    with np.errstate(over="ignore"):
+        q = (np.float32(t.type(x)) / np.asarray(s).astype(t).astype(np.float32)).astype(t)
     d = dtypes.BY_NAME[out]
-    return int(min(max(np.rint(q), d.lo), d.hi))
+    return np.clip(np.rint(q.astype(np.float64)), d.lo, d.hi).astype(np.int64)
 
 
 @cache  # a search of up to two million quotients, asked for the same types by many probes
@@ -394,25 +396,17 @@ def _telling_apart(types: frozenset[str], narrow: str, out: str) -> tuple[float,
     def exact(v, among=types):
         return all(float(dtypes.BY_NAME[t].numpy.type(v)) == v for t in among)
 
-    # every scale b / 512 at once (the same arithmetic as _quantized, element by element),
-    # the first b in order for the smallest x that has one
+    # every scale b / 512 at once, the first b in order for the smallest x that has one
     scales = np.arange(1, 512) / 512
     fit = np.ones(scales.size, bool)
     for t in types - {"int32"}:
         fit &= scales.astype(dtypes.BY_NAME[t].numpy).astype(np.float64) == scales
-    d = dtypes.BY_NAME[out]
-
-    def rounded(x: float, in_type: str) -> np.ndarray:
-        t = dtypes.BY_NAME[in_type].numpy
-        q = np.float32(t.type(x)) / scales.astype(t).astype(np.float32)
-        return np.clip(np.rint(q.astype(t).astype(np.float64)), d.lo, d.hi)
-
     for a in range(1, 4096):
         x = a / 16
         if not exact(x):
             continue
-        with np.errstate(over="ignore"):
-            found = fit & (x / scales < 100) & (rounded(x, narrow) != rounded(x, "float"))
+        apart = _quantized(x, scales, narrow, out) != _quantized(x, scales, "float", out)
+        found = fit & (x / scales < 100) & apart
         if found.any():
             return x, float(scales[int(np.argmax(found))])
     raise LookupError(f"no values tell {narrow} from float32 division for {out}")
