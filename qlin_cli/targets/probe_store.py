@@ -137,14 +137,10 @@ class ReleaseKeys(Mapping):
 
     def _walk(self):
         """(key, its ranges, where the range in force is) of every key this release probed."""
-        newer = self._newer
-        for key, ranges in self._ranges.items():  # _in_force, inline: a walk of every key
-            at = None
-            for i, r in enumerate(ranges):
-                if r["since"] in newer:
-                    break
-                at = i
-            if at is not None and "absent" not in ranges[at]:
+        in_force = self._in_force
+        for key, ranges in self._ranges.items():
+            at = in_force(ranges)
+            if at is not None:
                 yield key, ranges, at
 
     def candidates(self, prefix: str = ""):
