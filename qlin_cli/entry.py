@@ -44,8 +44,7 @@ def leave(code: object) -> NoReturn:
     if run_exitfuncs is None:  # another interpreter: its own exit, teardown and all
         sys.exit(status)
     run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        _flush(stream)
+    flush_std_streams()
     os._exit(status & 0xFF)  # as the system reads any status: its low 8 bits
 
 
@@ -56,8 +55,11 @@ def _write(stream, text: str) -> None:
         pass
 
 
-def _flush(stream) -> None:
-    try:
-        stream.flush()
-    except (OSError, ValueError, AttributeError):
-        pass
+def flush_std_streams() -> None:
+    """Flush stdout and stderr as the interpreter does at exit, a failure ignored (qlin's
+    reports have been written and flushed already: output.report)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass

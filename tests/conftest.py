@@ -43,7 +43,7 @@ def _no_local_constants() -> None:
 
 _no_local_constants()
 WORKER = os.environ.get("PYTEST_XDIST_WORKER")
-_finished = []
+_finished = False  # the session ended, its last report sent
 
 
 def _leave_now() -> None:
@@ -51,11 +51,9 @@ def _leave_now() -> None:
     the modules and objects of some 4,000 tests took 3-4 s, which the run waited for. Registered
     first, it runs after every later atexit handler (pytest's, hypothesis', the fork servers')."""
     if _finished:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
+        from qlin_cli.entry import flush_std_streams
+
+        flush_std_streams()
         os._exit(0)
 
 
@@ -76,9 +74,8 @@ def pytest_collection_finish(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    _finished.append(exitstatus)
-
-
+    global _finished
+    _finished = True
 
 
 @pytest.fixture(scope="session", autouse=True)
