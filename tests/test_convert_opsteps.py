@@ -240,3 +240,22 @@ def test_doc_measurements_are_current_for_a_sample():
 def test_doc_names_no_local_path():
     text = open(DOC, encoding="utf-8").read()
     assert not re.search(r"(?<![\w.])/(work|home|tmp|project|usr|root)/", text)
+
+
+def test_the_index_is_read_without_the_step_records():
+    """A target's check asks opsteps for an op's version in force only: compare and records
+    (the step records' dataclasses) are imported when one of their names is first asked for,
+    and a name opsteps has not is an AttributeError."""
+    import sys
+
+    import fast_process
+
+    code = ("import sys\nfrom qlin_cli.convert import opsteps\nassert opsteps.since_at('MatMul', 21) == 13\n"
+            "late = ('qlin_cli.convert.opsteps.records', 'qlin_cli.convert.opsteps.compare')\n"
+            "assert not any(m in sys.modules for m in late), sorted(sys.modules)\n"
+            "assert opsteps.diff is opsteps.compare.diff and opsteps.StepDiff.__name__ == 'StepDiff'\n"
+            "assert all(m in sys.modules for m in late)\n"
+            "try:\n    opsteps.no_such_name\nexcept AttributeError:\n    pass\n"
+            "else:\n    raise SystemExit(3)\n")
+    p = fast_process.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
