@@ -106,6 +106,39 @@ def test_plan_lowers_where_no_version_expresses_the_node():
     assert p.choice.lowered == ("quantize",)
 
 
+def test_a_candidate_with_lower_is_tried_only_where_it_lowers_a_node(monkeypatch):
+    """``--lower`` changes only nodes no version can write; where none would be lowered, the
+    candidate with it writes what the one without it wrote, so only the one without is
+    run. Both still count as tried, and every one skipped gives the errors of its twin."""
+    calls = []
+    real = predict._try
+
+    def spy(t, info, placed, types, opset, domain, lower, cache, noted=False):
+        got = real(t, info, placed, types, opset, domain, lower, cache, noted)
+        calls.append(((opset, domain, lower), got))
+        return got
+
+    monkeypatch.setattr(predict, "_try", spy)
+    bf16 = build(Case("q", "", 21, "bfloat16", "bfloat16", "int8"))[0]
+    p = predict.plan(bf16, "", "onnxruntime")
+    ran = [c for c, _ in calls]
+    assert p.choice is None and p.tried == 2 * len([c for c in ran[:-1] if not c[2]])
+    assert not any(lower for _, _, lower in ran[:-1])  # the last call is the closest one, noted
+    a = analyze(bf16, "")
+    t = predict._targets(["onnxruntime"])[0]
+    info, placed = predict._read(a)
+    types = predict._model_types(info, (s.facts for s, _ in placed))
+    for (opset, domain, _), (blocking, lowered, need, can) in calls[:-1]:
+        assert not can
+        twin = real(t, info, placed, types, opset, domain, True, {})
+        assert ([x.message for x in twin[0]], twin[1:3]) == ([x.message for x in blocking], (lowered, need))
+    calls.clear()
+    blocked = Case("q", "", 21, "float", "float", "int8", "block", 1, 3)
+    p = predict.plan(build(blocked)[0], "", "openvino")
+    assert p.choice is not None and p.choice.lower
+    assert any(c[2] for c, _ in calls)
+
+
 def test_no_plan_names_what_no_conversion_fixes():
     bf16 = build(Case("q", "", 21, "bfloat16", "bfloat16", "int8"))[0]
     p = predict.plan(bf16, "", "onnxruntime")

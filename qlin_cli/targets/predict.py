@@ -571,9 +571,14 @@ def plan_in(a: Analysis, target: str | Target, *, _known=None) -> Plan:
     # nodes as each candidate writes them, and (target, site as retargeted) -> its error
     # findings: kept with the analysis, for every target planned on it (check --target a,b)
     cache: dict = a.memo("targets.plans", dict)
+    lowers: set[tuple] = set()  # (opset, domain) where --lower would lower a node
     for opset, domain, lower in _candidates(t, info, has_vendor, types):
         tried += 1
-        blocking, lowered, need = _try(t, info, placed, types, opset, domain, lower, cache)
+        if lower and (opset, domain) not in lowers:
+            continue  # it writes what the same candidate without --lower wrote, which was tried
+        blocking, lowered, need, can_lower = _try(t, info, placed, types, opset, domain, lower, cache)
+        if can_lower:
+            lowers.add((opset, domain))
         if not blocking:
             notes = (
                 ("pass --quark-axis 0 or 1: a per-axis com.amd.quark node omits axis",) if quark_axis else ()
@@ -619,11 +624,13 @@ def _try(
     lower: bool,
     cache: dict,
     noted: bool = False,
-) -> tuple[list[Finding], list[str], int]:
-    """The error findings of one candidate, the nodes it lowers, and the IR it needs; the
-    findings as ``Target.errors_for`` gives them, or with ``noted`` as ``findings_for`` does."""
+) -> tuple[list[Finding], list[str], int, bool]:
+    """The error findings of one candidate, the nodes it lowers, the IR it needs, and whether
+    ``--lower`` would lower a node here; the findings as ``Target.errors_for`` gives them, or
+    with ``noted`` as ``findings_for`` does."""
     blocking: list[Finding] = []
     lowered: list[str] = []
+    can_lower = False
     gone: set[int] = set()  # sites lowered to primitive ops
     domains_left: set[str] = set()
     moved: dict[int, NodeSite] = {}
@@ -642,7 +649,9 @@ def _try(
                 cache[at] = q, written, g
             q, written, g = cache[at]
             if g is None:
-                if lower and _lowerable(q, f, opset) and t.runs_lowered(nodes.quant_type(f), opset):
+                lowers = _lowerable(q, f, opset) and t.runs_lowered(nodes.quant_type(f), opset)
+                can_lower = can_lower or lowers
+                if lower and lowers:
                     lowered.append(loc.label)
                     gone.add(id(site))
                 else:
@@ -660,7 +669,7 @@ def _try(
     new_info = dataclasses.replace(info, opsets=need[1], ir_version=need[0])
     found = t.model_findings(new_info) if noted else t.model_errors(new_info)
     blocking[:0] = [_place_model(t, x) for x in found if x.severity == ERROR]
-    return blocking, lowered, need[0]
+    return blocking, lowered, need[0], can_lower
 
 
 def _moved_once(site: NodeSite, g: NodeFacts | None, domain: str | None, opset: int, moved: dict, gone: set,
