@@ -38,6 +38,31 @@ def test_the_data_holds_the_measured_release_without_conflicts():
     assert fusion.table("onnxruntime", "1.30") is None and fusion.table("openvino", "2026.4.1") is None
 
 
+def test_an_outcome_is_read_by_its_key_alone(monkeypatch):
+    """A check asks a release for the outcomes of its model's groups: each is read from the
+    key's entry, the file is not parsed whole, and every key reads as the whole file has it."""
+    from qlin_cli.targets import data_files
+
+    whole = data_files.read(fusion.FILE)["groups"]
+    fusion.table.cache_clear()
+    data_files.block.cache_clear()
+    monkeypatch.setattr(data_files, "read", lambda name: pytest.fail("the whole file was parsed"))
+    monkeypatch.setattr(data_files, "raw", lambda name: pytest.fail("the whole file was decompressed"))
+    try:
+        for version in ("1.18.1", MEASURED):
+            table = fusion.table("onnxruntime", version)
+            key = sorted(whole)[len(whole) // 2]
+            assert table.outcome(key) == whole[key]["outcomes"][version]
+            assert table.outcome("MatMul(no such group) -> output") is None
+            assert "_entries" in vars(table) and "outcomes" not in vars(table)  # nothing walked
+        monkeypatch.undo()
+        table = fusion.table("onnxruntime", MEASURED)
+        want = {k: e["outcomes"][MEASURED] for k, e in whole.items() if MEASURED in e["outcomes"]}
+        assert table.outcomes == want
+    finally:
+        fusion.table.cache_clear()
+
+
 def test_every_release_qlin_predicts_is_measured_on_every_key_of_the_matrix():
     keys = set(fusion.table("onnxruntime", MEASURED).outcomes)
     for version in probe_store.releases("onnxruntime"):  # docs/targets.md: 1.18.1 .. 1.32.0

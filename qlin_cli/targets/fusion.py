@@ -30,6 +30,7 @@ same op, differing from the key in one fact only, that the release fuses (the wa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 
@@ -305,20 +306,31 @@ def _same_params(q, dq) -> bool:
 
 
 class FusionTable:
-    """One release's measured outcomes: {key: outcome} and each key's ``Group`` (made from
-    its JSON when ``reason`` first looks for a nearest group: 705 of them took 9 ms)."""
+    """One release's measured outcomes: ``outcome(key)`` reads the key's entry of the data
+    file alone (data_files.block: bisected, one small parse), nothing in advance; every
+    outcome (``outcomes``) and each key's ``Group`` (``groups``) are read whole only when
+    asked, as ``reason`` does to find a nearest group (parsing the whole file for a 1-node
+    check took 13 ms)."""
 
-    def __init__(self, runtime: str, version: str, outcomes: dict[str, str], groups: dict[str, dict],
-                 command: str = "", machine: str = ""):
+    def __init__(self, runtime: str, version: str, entries: Mapping, command: str = "", machine: str = ""):
         self.runtime, self.version, self.command, self.machine = runtime, version, command, machine
-        self.outcomes, self._groups = outcomes, groups
+        self._entries = entries  # {key: {"group": ..., "outcomes": {release: outcome}}}
+
+    @cached_property
+    def outcomes(self) -> dict[str, str]:
+        """{key: outcome} of every key the release was measured on."""
+        return {k: done for k, e in self._entries.items()
+                if (done := e.get("outcomes", {}).get(self.version)) is not None}
 
     @cached_property
     def groups(self) -> dict[str, Group]:
-        return {k: Group.from_json(g) for k, g in self._groups.items()}
+        return {k: Group.from_json(self._entries[k]["group"]) for k in self.outcomes}
 
     def outcome(self, key: str | None) -> str | None:
-        return None if key is None else self.outcomes.get(key)
+        if key is None:
+            return None
+        entry = self._entries.get(key)
+        return None if entry is None else entry.get("outcomes", {}).get(self.version)
 
     def reason(self, key: str) -> tuple[str, str] | None:
         """(what the nearest measured group the release fuses has otherwise, what it becomes):
@@ -347,17 +359,10 @@ def table(runtime: str, version: str) -> FusionTable | None:
     """The release's measured outcomes (None where the release was not measured)."""
     if runtime != "onnxruntime":
         return None
-    data = data_files.read(FILE)
-    if data is None or version not in data.get("releases", {}):
+    release = data_files.head(FILE).get("releases", {}).get(version)
+    if release is None:
         return None
-    outcomes, groups = {}, {}
-    for key, entry in data["groups"].items():
-        done = entry.get("outcomes", {}).get(version)
-        if done is not None:
-            outcomes[key] = done
-            groups[key] = entry["group"]
-    release = data["releases"][version]
-    return FusionTable(runtime, version, outcomes, groups, release.get("command", ""),
+    return FusionTable(runtime, version, data_files.block(FILE, "groups"), release.get("command", ""),
                        release.get("machine", ""))
 
 
