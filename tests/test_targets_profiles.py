@@ -267,6 +267,49 @@ def test_tensorrt_rejects_qoperator_ops_and_old_opsets():
     assert "QT201" not in found_codes(build(CLEAN)[0], "tensorrt-10")
 
 
+def _cast_weight(op: str, chain: tuple[str, ...] = ("Cast", "Mul"), stored=np.int8, constant_node=False):
+    """x -> op(x, w') where w' is the constant w (of type ``stored``) through ``chain``: Cast
+    (to float), Sub / Mul by a float constant, Transpose, DequantizeLinear (scale ws)."""
+    shape = [4, 3, 1, 1] if op == "Conv" else [4, 3] if "Transpose" in chain else [3, 4]
+    inits = [numpy_helper.from_array(np.float32(0.1), "ws")]
+    w = numpy_helper.from_array(np.ones(shape, stored), "w")
+    nodes = [helper.make_node("Constant", [], ["w"], value=w)] if constant_node else []
+    inits += [] if constant_node else [w]
+    name = "w"
+    for i, step in enumerate(chain):
+        extra = {"to": TensorProto.FLOAT} if step == "Cast" else {}
+        ins = [name, "ws"] if step in ("Sub", "Mul", "DequantizeLinear") else [name]
+        nodes.append(helper.make_node(step, ins, [f"w{i}"], **extra))
+        name = f"w{i}"
+    nodes.append(helper.make_node(op, ["x", name], ["y"], name="op"))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4] if op == "Conv" else [2, 3])
+    g = helper.make_graph(nodes, "g", [x], [onnx.ValueInfoProto(name="y")], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    return m
+
+
+@pytest.mark.parametrize(
+    "model,want",
+    [
+        (_cast_weight("Conv"), {"QT502"}),
+        (_cast_weight("MatMul", ("Cast", "Sub", "Mul")), {"QT502"}),
+        (_cast_weight("Gemm", ("Cast", "Mul"), constant_node=True), {"QT502"}),
+        (_cast_weight("MatMul", ("Cast",), stored=np.uint8), {"QT502"}),
+        (_cast_weight("Conv", ("DequantizeLinear",)), set()),  # the documented way
+        (_cast_weight("MatMul", ("DequantizeLinear", "Transpose")), set()),
+        (_cast_weight("Conv", ("Cast", "Mul"), stored=np.float16), set()),  # a float16 weight
+        (_cast_weight("Conv", ("Mul",), stored=np.float32), set()),
+    ],
+)
+def test_tensorrt_weight_without_dequantize(model, want):
+    """QT502: a pre-quantized weight made float by a Cast (and arithmetic), not a DequantizeLinear."""
+    assert found_codes(model, "tensorrt-10") == found_codes(model, "tensorrt-11") == want
+    if want:
+        said = next(p for p in found(model, "tensorrt-11") if p.code == "QT502").message
+        assert "constant 'w' through Cast" in said and "DequantizeLinear" in said
+
+
 # ---- onnxruntime: every op, not only Q/DQ, held against onnxruntime --------------------------------
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
 def test_onnxruntime_prediction_for_other_ops(case):

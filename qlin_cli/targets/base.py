@@ -150,6 +150,9 @@ class NodeSite:
     partners: tuple[str | None, ...] = ()
     # the key of the QDQ group whose op the node is (targets/fusion.py), None for any other node
     group: str | None = None
+    # a Conv / MatMul / Gemm whose weight is a quantized constant made float without a
+    # DequantizeLinear: what makes it (targets/weights.py, QT502), else None
+    weight_cast: str | None = None
 
     # The probe keys of the node, worked out once whichever target and code asks.
     @cached_property

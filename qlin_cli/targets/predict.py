@@ -29,7 +29,7 @@ from ..model.analysis import Analysis, analyze
 from ..model.facts import ArrayConst, Location, NodeFacts
 from ..model.view import short_title
 from ..schema import dtypes, ir
-from . import fusion, nodes, probe_keys
+from . import fusion, nodes, probe_keys, weights
 from .base import ERROR, ModelInfo, NodeSite, Target, TargetFinding
 from .registry import get
 
@@ -153,11 +153,12 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
         if f is None:  # an op of no family qlin knows
             g = fusion.group(a, body, index) if op[0] in fusion.GROUP_OPS else None
             group = None if g is None else g.text
-            key = (op, typed(ins), typed(outs), group)
+            cast = weights.undequantized(body, index) if op[0] in weights.WEIGHTED else None
+            key = (op, typed(ins), typed(outs), group, cast)
             site = made.get(key)
             if site is None:
                 site = made[key] = NodeSite(facts=a.any_facts(body, index), in_main_graph=main, opsets=opsets,
-                                            group=group)
+                                            group=group, weight_cast=cast)
             found.append((site, Location(path, index, body.nodes[index].name, in_function)))
         elif f.spec is None:  # a family op the scope's opset has no schema for
             site = made.get((f,))

@@ -11,6 +11,9 @@ does not have. Every fact names its source:
 * NVIDIA's "ONNX Opset Guide" for TensorRT 11.x (maximum opset 25);
 * the developer guide, "Working with Quantized Types" (symmetric quantization only;
   INT8, INT4 weight-only, FP8E4M3, FP4E2M1);
+* the developer guide, "Explicit Quantization", "Quantized Weights": "When using
+  pre-quantized weights, an IDequantizeLayer is required between the weights and the linear
+  operator that uses them." (QT502: a weight stored quantized and made float by a Cast);
 * the Quantize operator reference and the IQuantizeLayer API (scale a build-time
   constant with strictly positive values; zero point all zeros; FP8 clamped to ±448;
   block quantization for INT4 only and 2-D scales in TensorRT 10, for INT4, FP4, FP8 and
@@ -36,6 +39,8 @@ NOT_MEASURED = "documented, not measured here"
 OPERATORS_MD = "github.com/onnx/onnx-tensorrt docs/operators.md (TensorRT 10.15)"
 OPSET_GUIDE = "https://docs.nvidia.com/deeplearning/tensorrt/latest/reference/onnx-opset-guide.html"
 DEV_GUIDE = "https://docs.nvidia.com/deeplearning/tensorrt/latest/inference-library/work-quantized-types.html"
+EXPLICIT = ("https://docs.nvidia.com/deeplearning/tensorrt/latest/inference-library/"
+            "quantized-types-explicit-quantization.html")
 QUANTIZE_OP = "https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/operators/Quantize.html"
 QUANTIZE_OP_10 = "https://docs.nvidia.com/deeplearning/tensorrt/operators/docs/Quantize.html"
 IQUANTIZE = "https://docs.nvidia.com/deeplearning/tensorrt/api/c_api/classnvinfer1_1_1_i_quantize_layer.html"
@@ -96,6 +101,14 @@ class TensorRt(Target):
                 fix="use the QDQ format (QuantizeLinear / DequantizeLinear around float ops)",
             )
             return
+        if site.weight_cast is not None:
+            yield self.finding(
+                "QT502",
+                f"this {f.op}'s weight is the {site.weight_cast}, not a DequantizeLinear: "
+                f"{self.title} requires a DequantizeLinear between pre-quantized weights and the "
+                f"{f.op}, and builds it with float weights",
+                fix="dequantize the weight with a DequantizeLinear (its scale and zero point) instead",
+            )
         if not linear or f.domain != schema.AI_ONNX:
             return
         yield from self._types(f)
@@ -236,6 +249,13 @@ _COMMON = (
     ),
     Source(
         "ONNX ops only (the support matrix lists no vendor-domain op)", DOCUMENTED, OPERATORS_MD, NOT_MEASURED
+    ),
+    Source(
+        "pre-quantized weights need an IDequantizeLayer (a DequantizeLinear) before the linear op; "
+        "a Cast of a quantized constant gives it float weights",
+        DOCUMENTED,
+        EXPLICIT,
+        NOT_MEASURED,
     ),
 )
 
