@@ -115,6 +115,8 @@ MESSAGES = {
               "floor the scale at 6.104e-05"],
     "QL505": ["channel 1 (axis 0) of constant 'w'", "max |w| 0.0004 / scale 0.004 = 0.1 <= 0.5",
               "max |w| / 127 = 3.15e-06"],
+    "QL507": ["the zero point 0 is the lowest uint8 value", "1 of the 3 values of constant 'w' is negative",
+              "the farthest -0.3 / 0.004 = -75", "dequantizes to 0"],
     "QL506": ["can overflow: max |x_q - x_zp| 255 (uint8, zero point 0)",
               "over its 34000 weights of 'b' 8670000",
               "2.21e+09 > 2^31-1", "split the reduction"],

@@ -1,5 +1,5 @@
 """The numeric-risk rules (QL504 subnormal-scale, QL505 dead-channel, QL506
-accumulator-overflow, QL605 bias-overflow):
+accumulator-overflow, QL507 one-sided-zero-point, QL605 bias-overflow):
 each fires on a planted case with its arithmetic in the message, and is silent on every
 quantizer output of the corpus (fixtures/corpus.py)."""
 
@@ -20,7 +20,7 @@ sys.path.insert(0, FIXTURES)
 from builders import F32, qdq_model, tensor  # noqa: E402
 from family_builders import conv_qdq  # noqa: E402
 
-CODES = {"QL504", "QL505", "QL506", "QL605"}
+CODES = {"QL504", "QL505", "QL506", "QL507", "QL605"}
 
 
 def _messages(model, code):
@@ -139,6 +139,70 @@ def test_an_8_bit_qdq_group_an_integer_kernel_would_run_is_held_to_int32_too():
     assert not _messages(_qdq_matmul(60000), "QL506")
     # 16-bit activations: no integer kernel of QLinearMatMul's types runs the group
     assert not _messages(_qdq_matmul(70000, x_type="int16"), "QL506")
+
+
+def _quantize_constant(values, zp, zp_type, scale=0.004, axis=None):
+    """QuantizeLinear of the constant float ``values`` with ``zp`` (per axis where ``axis``)."""
+    values = np.asarray(values, F32)
+    node = helper.make_node("QuantizeLinear", ["w", "s", "zp"], ["y"], name="wq",
+                            **({} if axis is None else {"axis": axis}))
+    y = helper.make_tensor_value_info("y", 2 if zp_type == "uint8" else 3, values.shape)
+    graph = helper.make_graph([node], "g", [], [y],
+                              initializer=[tensor("w", values), tensor("s", np.asarray(scale, F32)),
+                                           tensor("zp", zp, zp_type)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_zero_point_at_an_end_where_a_constant_takes_the_other_sign():
+    (m,) = _messages(_quantize_constant([0.5, -0.3, 0.2, -0.1], 0, "uint8"), "QL507")
+    assert "the zero point 0 is the lowest uint8 value, and 2 of the 4 values of constant 'w' are" in m
+    assert "(the farthest -0.3 / 0.004 = -75), so they saturate to the zero point" in m
+    (m,) = _messages(_quantize_constant([-0.5, 0.3, -0.2], 127, "int8"), "QL507")
+    assert "the zero point 127 is the highest int8 value" in m and "is positive" in m
+    # per axis: channel 1's scale is wide enough that its -0.3 rounds to 0; channel 0's -0.1 does not
+    w = [[0.5, -0.1], [0.5, -0.3]]
+    (m,) = _messages(_quantize_constant(w, np.zeros(2), "uint8", scale=[0.004, 1.0], axis=0), "QL507")
+    assert "1 of the 4 values" in m and "-0.1 / 0.004 = -25" in m
+    # near misses: values within half a step of 0, all of one sign, a zero point inside the range
+    assert not _messages(_quantize_constant([0.5, -0.001, 0.2], 0, "uint8"), "QL507")
+    assert not _messages(_quantize_constant([0.5, 0.3, 0.2], 0, "uint8"), "QL507")  # a Relu's output
+    assert not _messages(_quantize_constant([0.5, -0.3, 0.2], 75, "uint8"), "QL507")
+    assert not _messages(_quantize_constant([0.5, -0.3, 0.2], -128, "int8", scale=1.0), "QL507")
+
+
+def _requantize(z1, z1_type="uint8", z2=0, z2_type="uint8", s1=0.1, s2=0.1, x_const=None):
+    """DequantizeLinear 'dq' (scale ``s1``, zero point ``z1``) -> QuantizeLinear 'q' (``s2``, ``z2``);
+    the DequantizeLinear's x a graph input, or the constant ``x_const``."""
+    code = {"uint8": 2, "int8": 3}
+    nodes = [helper.make_node("DequantizeLinear", ["xq", "s1", "z1"], ["x"], name="dq"),
+             helper.make_node("QuantizeLinear", ["x", "s2", "z2"], ["y"], name="q")]
+    inits = [tensor("s1", np.float32(s1)), tensor("z1", z1, z1_type), tensor("s2", np.float32(s2)),
+             tensor("z2", z2, z2_type)]
+    inputs = [helper.make_tensor_value_info("xq", code[z1_type], (4,))]
+    if x_const is not None:
+        inits.append(tensor("xq", np.asarray(x_const), z1_type))
+        inputs = []
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", code[z2_type], (4,))],
+                              initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_zero_point_at_an_end_after_a_dequantize_whose_range_reaches_past_it():
+    (m,) = _messages(_requantize(20), "QL507")
+    assert "x comes from DequantizeLinear 'dq' whose asymmetric zero point 20 (uint8)" in m
+    assert "lowest end at (0 - 20) x 0.1 = -2, and -2 / 0.1 = -20 rounds below 0" in m
+    (m,) = _messages(_requantize(-100, "int8", -128, "int8"), "QL507")
+    assert "(-128 - (-100)) x 0.1 = -2.8" in m
+    # the DequantizeLinear of a constant: its values are known, and only they count
+    (m,) = _messages(_requantize(20, x_const=[0, 20, 40, 60]), "QL507")
+    assert "1 of the 4 values of constant 'xq' (dequantized by 'dq') is negative" in m
+    assert not _messages(_requantize(20, x_const=[20, 20, 40, 60]), "QL507")
+    # near misses: a symmetric zero point (the middle) or one at the same end says nothing of
+    # the sign; a range's end within half a step of 0
+    assert not _messages(_requantize(128), "QL507")
+    assert not _messages(_requantize(0), "QL507")
+    assert not _messages(_requantize(0, "int8", -128, "int8"), "QL507")
+    assert not _messages(_requantize(1, s1=0.01, s2=0.1), "QL507")  # -0.01 / 0.1 rounds to 0
 
 
 @pytest.fixture(scope="module")
