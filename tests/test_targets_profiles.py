@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -287,6 +288,38 @@ def _cast_weight(op: str, chain: tuple[str, ...] = ("Cast", "Mul"), stored=np.in
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
     m.ir_version = 10
     return m
+
+
+def _int4_quantize(x_from: str) -> onnx.ModelProto:
+    """QuantizeLinear(int4) -> DequantizeLinear -> y, its x a graph input ("input"), a Relu of
+    one ("Relu"), a constant weight ("constant") or a Transpose of one ("Transpose")."""
+    inits = [numpy_helper.from_array(np.float32(0.1), "s"),
+             numpy_helper.from_array(np.zeros((), ml_dtypes.int4), "zp")]
+    inputs, nodes = [], []
+    if x_from in ("input", "Relu"):
+        inputs.append(helper.make_tensor_value_info("a", TensorProto.FLOAT, [4, 8]))
+        nodes += [helper.make_node("Relu", ["a"], ["x"])] if x_from == "Relu" else []
+    else:
+        inits.append(numpy_helper.from_array(np.ones((8, 4), np.float32), "a"))
+        nodes += [helper.make_node("Transpose", ["a"], ["x"])] if x_from == "Transpose" else []
+    x = "a" if x_from in ("input", "constant") else "x"
+    nodes += [helper.make_node("QuantizeLinear", [x, "s", "zp"], ["q"], name="q"),
+              helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"], name="dq")]
+    g = helper.make_graph(nodes, "g", inputs, [onnx.ValueInfoProto(name="y")], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    return m
+
+
+@pytest.mark.parametrize("x_from,refused", [("input", True), ("Relu", True), ("constant", False),
+                                            ("Transpose", False)])
+def test_tensorrt_quantizes_to_int4_weights_only(x_from, refused):
+    """QT202: "Weight-only quantization is supported for INT4." (developer guide, 10.11)."""
+    model = _int4_quantize(x_from)
+    for target in ("tensorrt-10", "tensorrt-11"):
+        said = [p.message for p in found(model, target) if p.code == "QT202"]
+        assert bool(said) == refused, (target, said)
+        assert all("supports INT4 for weights only" in m for m in said)
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,8 @@ does not have. Every fact names its source:
 * NVIDIA's "ONNX Opset Guide" for TensorRT 11.x (maximum opset 25);
 * the developer guide, "Working with Quantized Types" (symmetric quantization only;
   INT8, INT4 weight-only, FP8E4M3, FP4E2M1);
+* the developer guide, "Working with Quantized Types" (10.11): "Weight-only quantization is
+  supported for INT4." (QT202: a QuantizeLinear to int4 of an activation);
 * the developer guide, "Explicit Quantization", "Quantized Weights": "When using
   pre-quantized weights, an IDequantizeLayer is required between the weights and the linear
   operator that uses them." (QT502: a weight stored quantized and made float by a Cast);
@@ -32,13 +34,14 @@ dimension; no FP4); the profile follows the newest 10.x.
 from __future__ import annotations
 
 from .. import schema
-from . import nodes
+from . import nodes, weights
 from .base import DOCUMENTED, SOURCE, Float8Quantize, ModelInfo, NodeSite, Source, Target, coded
 
 NOT_MEASURED = "documented, not measured here"
 OPERATORS_MD = "github.com/onnx/onnx-tensorrt docs/operators.md (TensorRT 10.15)"
 OPSET_GUIDE = "https://docs.nvidia.com/deeplearning/tensorrt/latest/reference/onnx-opset-guide.html"
 DEV_GUIDE = "https://docs.nvidia.com/deeplearning/tensorrt/latest/inference-library/work-quantized-types.html"
+DEV_GUIDE_10_11 = "https://docs.nvidia.com/deeplearning/tensorrt/10.11.0/inference-library/work-quantized-types.html"
 EXPLICIT = ("https://docs.nvidia.com/deeplearning/tensorrt/latest/inference-library/"
             "quantized-types-explicit-quantization.html")
 QUANTIZE_OP = "https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/operators/Quantize.html"
@@ -112,6 +115,7 @@ class TensorRt(Target):
         if not linear or f.domain != schema.AI_ONNX:
             return
         yield from self._types(f)
+        yield from self._weight_only(site)
         yield from self._values(site)
         yield from self._shapes(f)
         yield from coded(self, ("QT402", "QT403"), site)
@@ -141,6 +145,24 @@ class TensorRt(Target):
                 "QT202",
                 f"scales must be float, float16 or bfloat16, not {st}",
                 fix="store the scale as float",
+            )
+
+    def _weight_only(self, site: NodeSite):
+        """Documented: "Weight-only quantization is supported for INT4." A QuantizeLinear to int4
+        whose x is a graph input or the output of an op that makes no constant (not a Constant,
+        nor a Cast, arithmetic or reshape that could be a weight's, targets/weights.py) quantizes
+        an activation."""
+        f = site.facts
+        if nodes.kind(f) != nodes.QUANTIZE or nodes.quant_type(f) != "int4":
+            return
+        made = site.x_from
+        if site.x_is_graph_input or (made is not None and made[0] not in weights.THROUGH | {"Constant"}):
+            source = "a graph input" if site.x_is_graph_input else f"the output of a {made[0]}"
+            yield self.finding(
+                "QT202",
+                f"{self.title} supports INT4 for weights only (weight-only quantization); this "
+                f"QuantizeLinear quantizes an activation ({source}) to int4",
+                fix="quantize activations to int8, float8e4m3fn or float4e2m1; keep int4 for weights",
             )
 
     def _values(self, site: NodeSite):
@@ -249,6 +271,12 @@ _COMMON = (
     ),
     Source(
         "ONNX ops only (the support matrix lists no vendor-domain op)", DOCUMENTED, OPERATORS_MD, NOT_MEASURED
+    ),
+    Source(
+        "INT4 quantizes weights only (weight-only quantization); INT8, FP8 and FP4 activations and weights",
+        DOCUMENTED,
+        DEV_GUIDE_10_11,
+        NOT_MEASURED,
     ),
     Source(
         "pre-quantized weights need an IDequantizeLayer (a DequantizeLinear) before the linear op; "
