@@ -346,6 +346,32 @@ def test_a_rewrite_the_target_computes_differently_is_refused(monkeypatch):
     assert [f.code for f in convert_pipeline._differences(source, result)] == ["QT401", "QT401"]
 
 
+def test_without_a_target_the_source_is_judged_only_where_the_result_has_something_to_report(monkeypatch):
+    """Plain convert lists what a measured runtime does differently with the result: an
+    error or a warning on the result. Where the result has neither for a runtime (infos
+    only, or nothing), the source's findings for it cannot change the report and are not
+    worked out; where it has one, they are."""
+    from qlin_cli import convert_pipeline
+    from qlin_cli.finding import Finding
+    from qlin_cli.targets import predict
+
+    def finding(code, severity):
+        return Finding(code, severity, "m", "q1", "QuantizeLinear", "ai.onnx", 21, "main")
+
+    source, result = object(), object()
+    asked = []
+    found = {"onnxruntime": [finding("QT207", "info")], "openvino": [finding("QT405", "warning")]}
+
+    def spy(a, targets, advice=True):
+        asked.append((a is source, targets[0]))
+        return [] if a is source else found[targets[0]]
+
+    monkeypatch.setattr(predict, "findings_in", spy)
+    assert [f.code for f in convert_pipeline._differences(source, result)] == ["QT405"]
+    assert [name for was_source, name in asked if was_source] == ["openvino"]
+    assert sorted(name for was_source, name in asked if not was_source) == ["onnxruntime", "openvino"]
+
+
 def test_names_in_resolved_errors_are_printable(tmp_path):
     """A node name with a terminal escape reaches the report of resolved errors escaped."""
     src = _int4_at(19, tmp_path / "m.onnx")
