@@ -151,15 +151,17 @@ def test_magnitudes_agree_with_a_look_at_each_constant():
 
 
 def test_the_numeric_rules_shortcuts_skip_only_what_the_full_look_finds_clean(monkeypatch):
-    """QL504's batched clean look, QL505's scale-range look and QL506's bound from the types'
-    ranges and the weights' dims decide without reading the weights; with each turned off, every
-    fixture (the planted QL504 / QL505 / QL506 cases among them) gives the same findings."""
+    """QL504's batched clean look, QL505's scale-range look, QL506's bound from the types'
+    ranges and the weights' dims and QL507's batched look at the zero points decide without
+    reading values node by node; with each turned off, every fixture (the planted QL504 / QL505
+    / QL506 / QL507 cases among them) gives the same findings."""
     from qlin_cli.rules import ql504_subnormal_scale as q504
     from qlin_cli.rules import ql505_dead_channel as q505
     from qlin_cli.rules import ql506_accumulator_overflow as q506
+    from qlin_cli.rules import ql507_one_sided_zero_point as q507
 
     models = [(load_model(p), os.path.dirname(p)) for p in FIXTURES]
-    codes = ("QL504", "QL505", "QL506")
+    codes = ("QL504", "QL505", "QL506", "QL507")
 
     def found():
         return [[(d.code, d.node, d.detail) for d in check_model(m, base, select=list(codes), cache=False)]
@@ -171,4 +173,5 @@ def test_the_numeric_rules_shortcuts_skip_only_what_the_full_look_finds_clean(mo
     monkeypatch.setattr(q505, "magnitudes", lambda consts: [None] * len(consts))
     monkeypatch.setattr(q505, "_outlier_possible", lambda scale: True)
     monkeypatch.setattr(q506, "_reduction", lambda node, dims: None)
+    monkeypatch.setattr(q507, "_ends_possible", lambda nodes: [True] * len(nodes))
     assert found() == with_shortcuts
