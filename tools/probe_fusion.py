@@ -83,13 +83,14 @@ def _done(folder: str) -> dict:
     return {case: said for case, said in rows if said != "start"}
 
 
-def run_all(python: str, folder: str) -> tuple[str, dict]:
-    """(the release, {id: "ok" | "load: ..." | "crash: ..."}) of every case, with ``python``; a
-    case that kills the process is recorded as a crash and the next process goes on after it."""
+def run_all(python: str, folder: str, script: str = __file__) -> tuple[str, dict]:
+    """(the release, {id: "ok" | "load: ..." | "crash: ..."}) of every case, with ``python``
+    running ``script --inside folder`` (this file's, or another runtime's reader); a case that
+    kills the process is recorded as a crash and the next process goes on after it."""
     with open(os.path.join(folder, "cases.json"), encoding="utf-8") as f:
         order = json.load(f)
     while True:
-        ended = subprocess.run([python, os.path.abspath(__file__), "--inside", folder],
+        ended = subprocess.run([python, os.path.abspath(script), "--inside", folder],
                                capture_output=True, text=True)
         done = _done(folder)
         left = [c for c in order if c not in done]
@@ -459,13 +460,13 @@ def _reads_dq(optimized, n) -> bool:
     return m is not None and m.op_type == "DequantizeLinear"
 
 
-def measure(python: str, folder: str) -> tuple[str, dict, list]:
-    """("RELEASE MACHINE", {key: (outcome, Group)}, conflicts) of every group of ``matrix()``."""
+def write_cases(folder: str, specs: list[dict] | None = None) -> tuple[list[str], dict]:
+    """(ids in order, {id: model}) of every spec (``matrix()`` by default), each saved as
+    ``folder``/<id>.onnx, with cases.json listing the ids (``inside`` reads it)."""
     import onnx
 
-    specs = matrix()
     ids, models = [], {}
-    for i, s in enumerate(specs):
+    for i, s in enumerate(matrix() if specs is None else specs):
         model = build(s)
         cid = f"g{i}"
         onnx.save(model, os.path.join(folder, f"{cid}.onnx"))
@@ -473,6 +474,14 @@ def measure(python: str, folder: str) -> tuple[str, dict, list]:
         models[cid] = model
     with open(os.path.join(folder, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(ids, f)
+    return ids, models
+
+
+def measure(python: str, folder: str) -> tuple[str, dict, list]:
+    """("RELEASE MACHINE", {key: (outcome, Group)}, conflicts) of every group of ``matrix()``."""
+    import onnx
+
+    ids, models = write_cases(folder)
     release, said = run_all(python, folder)
     found: dict = {}
     conflicts = []

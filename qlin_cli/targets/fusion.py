@@ -38,10 +38,14 @@ from .. import schema
 from . import data_files, nodes
 
 FILE = "onnxruntime_fusion.json"  # qlin_cli/targets/data/FILE.gz
+# each measured runtime's file (openvino's: tools/probe_fusion_openvino.py)
+FILES = {"onnxruntime": FILE, "openvino": "openvino_fusion.json"}
 FLOAT = "float"  # the outcome of a group left as it is: the float op runs between the Q/DQ
 DROPPED = "runs on the quantized tensor"  # the Q/DQ around a data-movement op removed
 FUSED = "fused into "  # the prefix of a fusion's outcome ("fused into QLinearConv")
-INTEGER = (FUSED, DROPPED)  # the outcomes run in integer; else FLOAT, "load: ..." or "crash: ..."
+# openvino's: the layer holding the op ran in an integer precision ("runs in u8 (Convolution)")
+RUNS_IN = "runs in "
+INTEGER = (FUSED, DROPPED, RUNS_IN)  # the outcomes run in integer; else FLOAT, "load: ..." or "crash: ..."
 
 # ops whose QDQ group onnxruntime's CPU provider may rewrite (qdq_selector_action_transformer.cc:
 # ConvQDQRules, MatMulQDQRules, GemmQDQRules, BinaryOpQDQRules, UnaryOpQDQRules,
@@ -357,20 +361,21 @@ class FusionTable:
 @cache
 def table(runtime: str, version: str) -> FusionTable | None:
     """The release's measured outcomes (None where the release was not measured)."""
-    if runtime != "onnxruntime":
+    name = FILES.get(runtime)
+    if name is None:
         return None
-    release = data_files.head(FILE).get("releases", {}).get(version)
+    release = data_files.head(name).get("releases", {}).get(version)
     if release is None:
         return None
-    return FusionTable(runtime, version, data_files.block(FILE, "groups"), release.get("command", ""),
+    return FusionTable(runtime, version, data_files.block(name, "groups"), release.get("command", ""),
                        release.get("machine", ""))
 
 
-def dumps(releases: dict, entries: dict) -> str:
+def dumps(releases: dict, entries: dict, runtime: str = "onnxruntime") -> str:
     """The data file's text: the releases, then one line per key (sorted)."""
     import json
 
-    lines = ['{', '"format": 1,', '"runtime": "onnxruntime",', '"releases": {']
+    lines = ['{', '"format": 1,', f'"runtime": {json.dumps(runtime)},', '"releases": {']
     rel = [f"{json.dumps(v)}: {json.dumps(r, sort_keys=True)}" for v, r in releases.items()]
     lines.append(",\n".join(rel))
     lines += ['},', '"groups": {']
