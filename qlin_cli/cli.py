@@ -475,7 +475,7 @@ def list_rules(fmt):
     from . import codes  # read from the rule modules' source: onnx is not imported
 
     items = [{"code": c.code, "name": c.name, "severity": c.severity, "summary": c.summary,
-              "fixable": c.fixable} for c in codes.all_codes()]
+              "fixable": c.fixable, "default": c.default} for c in codes.all_codes()]
     from . import output
 
     with output.report():
@@ -486,9 +486,9 @@ def list_rules(fmt):
             return
         from .report.table import show
 
-        show(["code", "name", "severity", "fix", "summary"],
-             [[it["code"], it["name"], it["severity"], "yes" if it["fixable"] else "", it["summary"]]
-              for it in items])
+        show(["code", "name", "severity", "fix", "default", "summary"],  # default: "off" = only selected
+             [[it["code"], it["name"], it["severity"], "yes" if it["fixable"] else "",
+               "" if it["default"] else "off", it["summary"]] for it in items])
 
 
 @main.command("rule")
@@ -509,6 +509,9 @@ def show_rule(code):
         fixable = "Fixable: `qlin check --fix` applies this rule's fix (`--diff` shows it)."
     else:
         fixable = "Fixable: no, `qlin check --fix` leaves it to you."
+    if not rule.default:
+        fixable += (f"\n\nOff by default: it runs only when selected (`--select {rule.code}`, a prefix "
+                    f"of it, or `select` in [tool.qlin]).")
     text = (f"# {rule.code} {rule.name} ({rule.severity})\n\n{rule.summary}\n\n{fixable}\n\n"
             f"{rule.doc()}")
     with output.report():

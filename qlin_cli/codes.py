@@ -23,6 +23,7 @@ class CodeDoc:
     fixable: bool
     text: str  # its documentation: What it checks / Why is this bad? / Example / Fix
     kind: str  # "rule" (QL, `qlin check`), "target" (QT, `qlin check --target`), "convert" (QC)
+    default: bool = True  # runs when nothing is selected; False: only when a select names it
 
     def doc(self) -> str:
         return self.text
@@ -42,7 +43,8 @@ def _tables():
 
 
 def _entry(c, kind: str) -> CodeDoc:
-    return CodeDoc(c.code, c.name, c.severity, c.summary, bool(c.fixable), c.doc(), kind)
+    return CodeDoc(c.code, c.name, c.severity, c.summary, bool(c.fixable), c.doc(), kind,
+                   bool(getattr(c, "default", True)))
 
 
 def all_codes() -> list[CodeDoc]:
@@ -67,8 +69,19 @@ def known(kinds: tuple[str, ...] = KINDS) -> list[str]:
     return [c.code for c in all_codes() if c.kind in kinds]
 
 
+_OFF: list[frozenset[str]] = []
+
+
+def off_by_default() -> frozenset[str]:
+    """The codes that run only when a select names them or a prefix of them (ruff's rules
+    outside its default set; ``Rule.default``); read once per process."""
+    if not _OFF:
+        _OFF.append(frozenset(c.code for c in all_codes() if not c.default))
+    return _OFF[0]
+
+
 def names() -> dict[str, str]:
     return {c.code: c.name for c in all_codes()}
 
 
-__all__ = ["CodeDoc", "all_codes", "get", "known", "names"]
+__all__ = ["CodeDoc", "all_codes", "get", "known", "names", "off_by_default"]

@@ -4,7 +4,7 @@ table in the file's folder or above it (``qlin.toml`` first in one folder); a fi
 none above it gets the one found from the working directory. Command-line flags win.
 
     [tool.qlin]
-    select = ["QL"]                    # codes or prefixes to run (default: all)
+    select = ["QL"]                    # codes or prefixes to run (default: all but QL409)
     ignore = ["QL409"]                 # codes or prefixes to skip
     fail-on = "error"                  # "error", "warning" or "info": what makes exit status 1
     extend-exclude = ["third_party"]   # left out of folder walks (discover.py), added to

@@ -1,4 +1,4 @@
-"""Rule metadata (code, name, severity, summary, documentation, fixable) read from the
+"""Rule metadata (code, name, severity, summary, documentation, fixable, default) read from the
 rule modules' source without running them.
 
 The rule modules in ``qlin_cli/rules/`` stay the one place these facts live; this
@@ -20,7 +20,7 @@ from .severity import ERROR, INFO, WARNING, cleandoc
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
 CONSTANTS = {"ERROR": ERROR, "WARNING": WARNING, "INFO": INFO}  # the names rules write severities by
-FIELDS = ("code", "name", "severity", "summary", "fixable")
+FIELDS = ("code", "name", "severity", "summary", "fixable", "default")
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class RuleDoc:
     summary: str
     fixable: bool
     text: str  # the class docstring, cleaned (Rule.doc())
+    default: bool = True  # runs when nothing is selected (Rule.default)
 
     def doc(self) -> str:
         return self.text
@@ -130,7 +131,7 @@ def _read(prefix: str = "") -> dict[str, RuleDoc]:
 def _imported() -> dict[str, RuleDoc]:
     from . import rules
 
-    return {r.code: RuleDoc(r.code, r.name, r.severity, r.summary, bool(r.fixable), r.doc())
+    return {r.code: RuleDoc(r.code, r.name, r.severity, r.summary, bool(r.fixable), r.doc(), bool(r.default))
             for r in rules.all_rules()}
 
 

@@ -112,13 +112,14 @@ def test_fix_that_cannot_write_fixes_nothing_and_shows_every_finding(tmp_path, m
         raise QlinError(path, "cannot write: [Errno 13] Permission denied")
 
     monkeypatch.setattr(write, "write_model", refuse)
-    plain = CliRunner().invoke(main, ["check", "--jobs", "1", str(model)])
-    r = CliRunner().invoke(main, ["check", "--jobs", "1", "--fix", str(model)])
+    on = ["--select", "QL409"]  # off by default
+    plain = CliRunner().invoke(main, ["check", "--jobs", "1", *on, str(model)])
+    r = CliRunner().invoke(main, ["check", "--jobs", "1", "--fix", *on, str(model)])
     assert r.exit_code == 2, r.output
     assert "not fixed: cannot write" in r.stderr
     assert r.stdout.splitlines()[:-1] == plain.stdout.splitlines()[:-1]  # every finding shown
     assert "QL409" in r.stdout and "; 0 fixed" in r.stdout.splitlines()[-1]
-    j = CliRunner().invoke(main, ["check", "--jobs", "1", "--fix", "--format", "json", str(model)])
+    j = CliRunner().invoke(main, ["check", "--jobs", "1", "--fix", "--format", "json", *on, str(model)])
     doc = json.loads(j.stdout)
     assert j.exit_code == 2 and doc["summary"]["fixed"] == 0
     assert doc["summary"]["errors"] + doc["summary"]["warnings"] + doc["summary"]["infos"] == \

@@ -190,10 +190,10 @@ def test_the_build_digest_follows_qlins_version_and_files(tmp_path, monkeypatch)
 
 def test_fix_and_diff_never_read_the_cache(work):
     folder, checked = work
-    path = folder / "models" / "rules" / "QL409-bad.onnx"  # a fixable finding
-    _run(path)
-    _run("--diff", path)
-    _run("--fix", path)
+    path = folder / "models" / "rules" / "QL409-bad.onnx"  # a fixable finding (QL409 selected)
+    _run("--select", "QL409", path)
+    _run("--select", "QL409", "--diff", path)
+    _run("--select", "QL409", "--fix", path)
     assert len(checked) == 3
 
 

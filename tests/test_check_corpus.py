@@ -86,12 +86,33 @@ def test_models_onnxruntime_refuses_are_explained(tmp_path, name):
 
 def test_no_false_alarm_is_only_an_info_note(checked):
     notes = Counter(d.code for r in checked.values() for d in r.diagnostics if d.severity == "info")
-    # shape-[1] bias scales (QL409), weights kept in float with their own Q -> DQ (QL604, the
-    # AddQDQPairToWeight option), com.microsoft imported by QDQ models with no contrib op (QL109),
-    # opset 21 at an older IR (QL206, on exactly the IR_BELOW_OPSET models)
-    assert set(notes) <= {"QL409", "QL604", "QL109", "QL206"}, notes
+    # weights kept in float with their own Q -> DQ (QL604, the AddQDQPairToWeight option),
+    # com.microsoft imported by QDQ models with no contrib op (QL109), opset 21 at an older IR
+    # (QL206, on exactly the IR_BELOW_OPSET models); shape-[1] bias scales (QL409) only when
+    # selected (test_one_element_scales_only_when_selected)
+    assert set(notes) <= {"QL604", "QL109", "QL206"}, notes
     ir_notes = {name for name, r in checked.items() if any(d.code == "QL206" for d in r.diagnostics)}
     assert ir_notes == IR_BELOW_OPSET
+
+
+def test_one_element_scales_only_when_selected(checked):
+    """QL409 is off by default (docs/decisions.md, "One-element scales"): quantize_static writes
+    every bias DequantizeLinear of a per-tensor QDQ model with a shape-[1] scale. Selected, it
+    finds them: on a DequantizeLinear of a 1-D constant (a Conv / Gemm bias, a LayerNorm beta)."""
+    import onnx
+
+    assert not [d for r in checked.values() for d in r.diagnostics if d.code == "QL409"]
+    selected = {name: check_file(r.path, ["QL409"]) for name, r in checked.items()}
+    found = {name: r.diagnostics for name, r in selected.items() if r.diagnostics}
+    assert len(found) >= 20 and sum(map(len, found.values())) >= 30, {n: len(f) for n, f in found.items()}
+    for name, diagnostics in found.items():
+        model = onnx.load(checked[name].path, load_external_data=False)
+        nodes = {n.name: n for n in model.graph.node}
+        dims = {t.name: list(t.dims) for t in model.graph.initializer}
+        for d in diagnostics:
+            node = nodes[d.node]
+            assert d.code == "QL409" and node.op_type == "DequantizeLinear", (name, d.node)
+            assert len(dims[node.input[0]]) == 1 and dims[node.input[0]][0] > 1, (name, d.node)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("nncf") is None, reason="nncf is not installed")

@@ -115,7 +115,7 @@ def test_rules_json_lists_every_rule():
     assert [i["code"] for i in items] == ([r.code for r in rules.all_rules()]
                                           + [c.code for c in target_codes.all_codes()]
                                           + [c.code for c in convert_codes.all_codes()])
-    assert all(set(i) == {"code", "name", "severity", "summary", "fixable"} for i in items)
+    assert all(set(i) == {"code", "name", "severity", "summary", "fixable", "default"} for i in items)
     assert len(items) >= 20
 
 

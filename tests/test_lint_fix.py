@@ -19,6 +19,7 @@ from paths import MODELS
 from qlin_cli import rule_docs
 from qlin_cli.check.engine import check_file
 from qlin_cli.cli import main
+from qlin_cli.codes import off_by_default
 from qlin_cli.evaluator import evaluate
 from qlin_cli.fix import fix_file
 from qlin_cli.rules.base import Fix, SetAttribute
@@ -41,17 +42,19 @@ def test_fix_removes_the_finding_and_keeps_the_mode(code, tmp_path):
     path = tmp_path / "m.onnx"
     shutil.copy(os.path.join(MODELS, "rules", f"{code}-bad.onnx"), path)
     os.chmod(path, 0o640)
-    assert code in {d.code for d in check_file(str(path)).diagnostics}
+    select = [code] if code in off_by_default() else None  # a rule off by default fixes when selected
+    flags = ["--select", code] if select else []
+    assert code in {d.code for d in check_file(str(path), select).diagnostics}
     before = digest(path)
-    rc, out, err = run("--diff", path)
+    rc, out, err = run("--diff", *flags, path)
     assert rc == 1 and f"{path}:" in out and f" {code} " in out and digest(path) == before
     assert "nothing written" in out.splitlines()[-1]
-    rc, out, err = run("--fix", path)
+    rc, out, err = run("--fix", *flags, path)
     assert err == "" and "fixed" in out.splitlines()[-1]
-    assert code not in {d.code for d in check_file(str(path)).diagnostics}
+    assert code not in {d.code for d in check_file(str(path), select).diagnostics}
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
     assert sorted(os.listdir(tmp_path)) == ["m.onnx"]  # no temporary or data file left
-    rc, out, _ = run("--diff", path)
+    rc, out, _ = run("--diff", *flags, path)
     assert rc == 0 and out.startswith("0 fixes")
 
 
@@ -79,8 +82,8 @@ def q_inputs(m):
 
 def test_a_shared_constant_is_copied_for_the_fixed_node_only(tmp_path):
     path = _two_quantizers_and_a_mul(tmp_path)
-    assert [d.code for d in check_file(str(path)).diagnostics] == ["QL409", "QL409"]
-    rc, out, err = run("--fix", path)
+    assert [d.code for d in check_file(str(path), ["QL409"]).diagnostics] == ["QL409", "QL409"]
+    rc, out, err = run("--fix", "--select", "QL409", path)
     assert err == "" and out.splitlines()[-1].endswith("; 2 fixed")
     m = onnx.load(path)
     inits = {t.name: list(t.dims) for t in m.graph.initializer}
@@ -160,8 +163,9 @@ def test_diff_in_json_is_one_document_of_the_same_fixes():
     import json as _json
 
     models = [os.path.join(MODELS, "rules", f"{code}-bad.onnx") for code in ("QL409", "QL303", "QL401")]
-    text = CliRunner().invoke(main, ["check", "--jobs", "1", "--diff", *models])
-    doc_r = CliRunner().invoke(main, ["check", "--jobs", "1", "--diff", "--format", "json", *models])
+    every = ["--select", "QL"]  # QL409 is off by default
+    text = CliRunner().invoke(main, ["check", "--jobs", "1", "--diff", *every, *models])
+    doc_r = CliRunner().invoke(main, ["check", "--jobs", "1", "--diff", "--format", "json", *every, *models])
     assert doc_r.exit_code == text.exit_code == 1
     doc = _json.loads(doc_r.stdout)
     assert doc["version"] == 2 and doc["summary"] == {"fixes": 2, "files": 2, "written": False}

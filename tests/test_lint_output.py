@@ -46,7 +46,7 @@ def test_every_finding_is_one_line_with_path_graph_node_code_severity():
 
 
 def test_one_word_per_severity_in_the_summary():
-    _, out, _ = run(model("rules/QL409-bad.onnx"))
+    _, out, _ = run("--select", "QL409", model("rules/QL409-bad.onnx"))  # QL409: off by default
     assert out.splitlines()[-1] == ("0 errors, 0 warnings, 1 info in 1 file checked; "
                                     "1 fixable with `qlin check --fix` (`--diff` shows how)")
     assert "note" not in out and "notice" not in out
@@ -75,11 +75,12 @@ def test_colour_on_a_terminal():
 
 
 def test_fail_on_info_and_exit_zero():
-    path = model("rules/QL409-bad.onnx")  # one info only
-    assert run(path)[0] == 0
-    assert run("--fail-on", "warning", path)[0] == 0
-    assert run("--fail-on", "info", path)[0] == 1
-    assert run("--fail-on", "info", "--exit-zero", path)[0] == 0
+    path = model("rules/QL409-bad.onnx")  # one info only, when QL409 (off by default) is selected
+    assert run("--select", "QL409", path)[0] == 0
+    assert run("--select", "QL409", "--fail-on", "warning", path)[0] == 0
+    assert run("--select", "QL409", "--fail-on", "info", path)[0] == 1
+    assert run("--fail-on", "info", path)[0] == 0  # not selected: nothing to fail on
+    assert run("--select", "QL409", "--fail-on", "info", "--exit-zero", path)[0] == 0
     assert run(model("rules/QL405-bad.onnx"))[0] == 1
     assert run("--exit-zero", model("rules/QL405-bad.onnx"))[0] == 0
     # a file that cannot be checked is still exit 2
@@ -90,14 +91,16 @@ def test_fail_on_info_in_config(tmp_path):
     import shutil
 
     shutil.copy(model("rules/QL409-bad.onnx"), tmp_path / "m.onnx")
-    (tmp_path / "pyproject.toml").write_text('[tool.qlin]\nfail-on = "info"\n')
     old = os.getcwd()
     os.chdir(tmp_path)
     try:
+        (tmp_path / "pyproject.toml").write_text('[tool.qlin]\nfail-on = "info"\n')
+        alone = CliRunner().invoke(main, ["check", "m.onnx"])  # QL409 is off by default
+        (tmp_path / "pyproject.toml").write_text('[tool.qlin]\nfail-on = "info"\nselect = ["QL409"]\n')
         r = CliRunner().invoke(main, ["check", "m.onnx"])
     finally:
         os.chdir(old)
-    assert r.exit_code == 1
+    assert alone.exit_code == 0 and r.exit_code == 1
 
 
 def test_statistics_counts_per_code():
@@ -148,7 +151,7 @@ def test_json_summary_counts_infos_unchecked_files_and_nodes(tmp_path):
 
 
 def test_github_keeps_notice_as_its_word_for_info():
-    _, out, _ = run("--format", "github", model("rules/QL409-bad.onnx"))
+    _, out, _ = run("--format", "github", "--select", "QL409", model("rules/QL409-bad.onnx"))
     assert out.startswith("::notice ") and "qlin QL409 info" in out
 
 

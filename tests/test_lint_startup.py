@@ -45,9 +45,9 @@ def test_rules_in_a_pipe_are_plain_columns():
 
     p = sp.run([sys.executable, "-m", "qlin_cli", "rules"], capture_output=True, text=True)
     lines = p.stdout.splitlines()
-    assert lines[0].split() == ["code", "name", "severity", "fix", "summary"]
+    assert lines[0].split() == ["code", "name", "severity", "fix", "default", "summary"]
     row = next(x for x in lines if x.startswith("QL409 "))
-    assert row.split()[:4] == ["QL409", "one-element-scale", "info", "yes"]
+    assert row.split()[:5] == ["QL409", "one-element-scale", "info", "yes", "off"]  # off by default
     from qlin_cli.convert import codes as convert_codes
     from qlin_cli.targets import codes as target_codes
 
@@ -63,8 +63,8 @@ def test_rule_metadata_from_source_equals_the_registry():
     assert set(from_source) == set(imported)
     for code, r in imported.items():
         d = from_source[code]
-        assert (d.name, d.severity, d.summary, d.fixable, d.doc()) == (
-            r.name, r.severity, r.summary, bool(r.fixable), r.doc()), code
+        assert (d.name, d.severity, d.summary, d.fixable, d.default, d.doc()) == (
+            r.name, r.severity, r.summary, bool(r.fixable), bool(r.default), r.doc()), code
 
 
 def test_cleandoc_equals_inspects_on_every_code_and_odd_layouts():
@@ -83,8 +83,8 @@ def test_one_rule_read_from_its_own_module_equals_the_registry():
     # `qlin rule CODE` reads the rule's module and the base modules only
     for r in rules.all_rules():
         d = rule_docs._read(r.code.lower() + "_")[r.code]
-        assert (d.name, d.severity, d.summary, d.fixable, d.doc()) == (
-            r.name, r.severity, r.summary, bool(r.fixable), r.doc()), r.code
+        assert (d.name, d.severity, d.summary, d.fixable, d.default, d.doc()) == (
+            r.name, r.severity, r.summary, bool(r.fixable), bool(r.default), r.doc()), r.code
     from qlin_cli import codes
 
     for c in codes.all_codes():
@@ -102,7 +102,7 @@ def test_rules_output_unchanged_by_reading_source():
     listed = json.loads(out)
     assert listed[:len(rules.all_rules())] == [
         {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
-         "fixable": r.fixable} for r in rules.all_rules()]
+         "fixable": r.fixable, "default": r.default} for r in rules.all_rules()]
     assert [i["code"] for i in listed[len(rules.all_rules()):]] == [
         c.code for c in [*target_codes.all_codes(), *convert_codes.all_codes()]]
 

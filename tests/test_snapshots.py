@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from paths import MODELS, ROOT
 
 from qlin_cli.cli import main
+from qlin_cli.codes import off_by_default
 
 SNAPSHOTS = os.path.join(ROOT, "tests", "snapshots")
 FIXTURES = sorted(os.path.relpath(p, MODELS)
@@ -22,12 +23,20 @@ FIXTURES = sorted(os.path.relpath(p, MODELS)
 UPDATE = os.environ.get("QLIN_UPDATE_SNAPSHOTS") == "1"
 
 
+def selects(rel: str) -> list[str]:
+    """``--select CODE`` for the fixtures of a rule that is off by default (``Rule.default``):
+    its snapshot shows the rule at work, as a user who selects it sees it."""
+    code = os.path.basename(rel).split("-")[0]
+    return ["--select", code] if code in off_by_default() else []
+
+
 def render(rel: str) -> str:
     runner = CliRunner()
     parts = []
     for fmt in ("text", "json"):
-        r = runner.invoke(main, ["check", "--no-config", "--format", fmt, rel])
-        parts.append(f"== qlin check --format {fmt} {rel} (exit {r.exit_code})\n{r.output.rstrip()}\n")
+        flags = [*selects(rel), "--format", fmt]
+        r = runner.invoke(main, ["check", "--no-config", *flags, rel])
+        parts.append(f"== qlin check {' '.join(flags)} {rel} (exit {r.exit_code})\n{r.output.rstrip()}\n")
     return "\n".join(parts)
 
 

@@ -1,7 +1,8 @@
 """Which findings a run leaves out, decided here once for the rules' findings and the
 targets' alike.
 
-Five things can leave a finding out: ``--select`` / ``select`` (only these codes),
+Five things can leave a finding out: ``--select`` / ``select`` (only these codes; without
+one, the default set: every code but those whose rule says ``default = False``),
 ``--ignore`` / ``ignore``, the configuration's per-path-ignores (for the file) and
 per-node-ignores (for a node label glob), and a node's own ``qlin:ignore`` mark (its
 ``metadata_props``; model/analysis.py reads them). Each names codes or code prefixes; an
@@ -13,14 +14,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from ..codes import off_by_default
+
 if TYPE_CHECKING:
     from ..config import Config
     from .diagnostic import Diagnostic
 
 
 def selected(code: str, select: Iterable[str] | None, ignore: Iterable[str] | None) -> bool:
-    """ruff-style selection: a code is in when a select prefix matches and no ignore does."""
-    if select and not any(code.startswith(p.upper()) for p in select):
+    """ruff-style selection: a code is in when a select prefix matches and no ignore does;
+    with no select, when it is in the default set (every code but ``codes.off_by_default``:
+    those run only when a select names them or a prefix of them, as `--select QL409` or `QL4`)."""
+    if select:
+        if not any(code.startswith(p.upper()) for p in select):
+            return False
+    elif code in off_by_default():
         return False
     return not (ignore and any(code.startswith(p.upper()) for p in ignore))
 

@@ -100,6 +100,10 @@ class Rule:
     summary: str = ""
     needs_spec: bool = True  # run only when the node's schema is known
     fixable: bool = False  # the rule attaches a Fix to its violations
+    # Whether the rule runs when nothing is selected (ruff's default set): a rule with False
+    # runs only where a select (``--select``, config ``select``, the API's ``select``) names it
+    # or a prefix of it (check/suppress.py); `qlin rules` marks it "off".
+    default: bool = True
     # `qlin convert` mends what the rule finds (e.g. it raises the IR version), so a
     # finding of this rule does not stop a conversion.
     mended_by_convert: bool = False

@@ -30,6 +30,9 @@ class OneElementScale(Rule):
     summary = "Scale of shape [1] used where a scalar is meant."
 
     fixable = True
+    # Off by default (docs/decisions.md, "One-element scales"): onnxruntime's quantize_static
+    # writes a shape-[1] scale on every bias DequantizeLinear; `--select QL409` turns it on.
+    default = False
 
     def check(self, n):
         si, zi = n.scale_index, n.zero_point_index
