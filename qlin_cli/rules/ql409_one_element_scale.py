@@ -5,9 +5,11 @@ from .base import INFO, Fix, ReshapeConstant, Rule, Violation
 class OneElementScale(Rule):
     """
     ## What it checks
-    For a scale (or zero point) of shape [1] where a scalar is meant: x is not 1
-    wide along the axis, so the scale cannot be per-axis and is used as a
-    per-tensor scale; or the scale is a scalar and the zero point has shape [1].
+    For a scale (or zero point) of shape [1] where a scalar is meant: a
+    non-blocked node whose scale has one element is read as a per-tensor scale
+    (where x is 1 wide along the axis, the per-axis reading computes the same
+    values); or the scale is a scalar and the zero point has shape [1]. Off by
+    default (docs/decisions.md): select it with `--select QL409`.
 
     ## Why is this bad?
     The spec says a per-tensor scale "is a scalar" and a per-axis one has
