@@ -170,7 +170,7 @@ def test_a_maxpool_below_opset_12_or_an_int8_one_whose_q_fans_out_runs_in_float(
     assert found[0].message.endswith("instead of below 12: change the group so")
 
 
-@pytest.mark.parametrize("target", ["openvino", "tensorrt-10"])
+@pytest.mark.parametrize("target", ["openvino@2026.1", "tensorrt-10"])
 def test_a_target_without_fusion_data_says_nothing(target):
     assert _qt501(probe_fusion._spec(after="output"), target) == []
 

@@ -50,7 +50,6 @@ def inside(folder: str) -> None:
     with open(os.path.join(folder, "cases.json"), encoding="utf-8") as f:
         order = json.load(f)
     done = _done(folder)
-    fields = ("layerType", "runtimePrecision", "outputPrecisions", "originalLayersNames")
     with open(os.path.join(folder, "results.jsonl"), "a", encoding="utf-8") as out:
         for case in order:
             if case in done:
@@ -59,14 +58,7 @@ def inside(folder: str) -> None:
             out.flush()
             try:
                 compiled = core.compile_model(core.read_model(os.path.join(folder, f"{case}.onnx")), "CPU")
-                layers = []
-                for op in compiled.get_runtime_model().get_ordered_ops():
-                    rt = op.get_rt_info()
-                    row = [rt[k].astype(str) if k in rt else "" for k in fields]
-                    ins = ",".join(i.get_element_type().get_type_name() for i in op.inputs())
-                    if row[0] not in SKIP:
-                        layers.append([op.get_friendly_name(), *row, ins])
-                said = {"layers": layers}
+                said = {"layers": runtime_layers(compiled)}
             except Exception as exc:  # the runtime refused the model; its message after the source line
                 lines = [s.strip() for s in str(exc).splitlines()
                          if s.strip() and not s.startswith("Exception from")]
@@ -74,6 +66,21 @@ def inside(folder: str) -> None:
                 said = "load: " + re.sub(r"_\d{3,}", "_N", said)[:160]  # no node numbers: one text a key
             out.write(json.dumps([case, said]) + "\n")
             out.flush()
+
+
+def runtime_layers(compiled) -> list[list[str]]:
+    """[name, layerType, runtimePrecision, outputPrecisions, originalLayersNames, the input
+    precisions joined by ","] of each layer of an openvino CompiledModel's runtime graph, but
+    constants, inputs and outputs."""
+    fields = ("layerType", "runtimePrecision", "outputPrecisions", "originalLayersNames")
+    out = []
+    for op in compiled.get_runtime_model().get_ordered_ops():
+        rt = op.get_rt_info()
+        row = [rt[k].astype(str) if k in rt else "" for k in fields]
+        if row[0] not in SKIP:
+            ins = ",".join(i.get_element_type().get_type_name() for i in op.inputs())
+            out.append([op.get_friendly_name(), *row, ins])
+    return out
 
 
 def _done(folder: str) -> dict:

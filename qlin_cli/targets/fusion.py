@@ -46,6 +46,8 @@ FUSED = "fused into "  # the prefix of a fusion's outcome ("fused into QLinearCo
 # openvino's: the layer holding the op ran in an integer precision ("runs in u8 (Convolution)")
 RUNS_IN = "runs in "
 INTEGER = (FUSED, DROPPED, RUNS_IN)  # the outcomes run in integer; else FLOAT, "load: ..." or "crash: ..."
+# how QT501 says a group left in float, per runtime
+NOT_INTEGER = {"onnxruntime": "is not fused by", "openvino": "is not run in an integer precision by"}
 
 # ops whose QDQ group onnxruntime's CPU provider may rewrite (qdq_selector_action_transformer.cc:
 # ConvQDQRules, MatMulQDQRules, GemmQDQRules, BinaryOpQDQRules, UnaryOpQDQRules,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from .. import schema
 from ..schema import dtypes
-from . import base, nodes, probe_keys, probe_table
+from . import base, fusion, nodes, probe_keys, probe_table
 from .base import DOCUMENTED, GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target
 
 RUNTIME = "openvino"
@@ -219,7 +219,10 @@ class OpenVinoCpu(Target):
         own values (``explained``; the node's own kind only). A rule's error that the
         node's kind alone decides (KIND_DECIDED) gives way where the release ran every probe
         of the kind (2026.1 runs a QuantizeLinear to float4e2m1 that 2026.4 refuses). Every
-        answer is the judged release's own: no other release's outcome is read."""
+        answer is the judged release's own: no other release's outcome is read. A QDQ group's
+        op the release was measured to run in float gets QT501 (``fusion_table``)."""
+        if site.group is not None:
+            yield from base.coded(self, ("QT501",), site)
         found = list(self._rules(site))
         key = site.node_key
         exact = self.table.exact(key)
@@ -330,6 +333,12 @@ class OpenVinoCpu(Target):
             )
 
     probes_arithmetic = True
+
+    @property
+    def fusion_table(self):
+        """Which QDQ groups the release runs in an integer precision, measured
+        (tools/probe_fusion_openvino.py; None where the release was not measured): QT501."""
+        return fusion.table(RUNTIME, self.table.version)
 
     def arithmetic(self, what, site):
         return probe_table.arithmetic(self.table, what, site)

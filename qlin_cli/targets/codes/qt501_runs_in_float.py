@@ -1,5 +1,6 @@
 """QT501 runs-in-float. Read from the release's measured QDQ fusion (targets/fusion.py,
-tools/probe_fusion.py): onnxruntime releases with fusion data, ``fusion_table``."""
+tools/probe_fusion.py, tools/probe_fusion_openvino.py): onnxruntime and openvino releases with
+fusion data, ``fusion_table``."""
 
 from __future__ import annotations
 
@@ -40,6 +41,16 @@ class RunsInFloat(Code):
     beside 16-bit activations (docs/targets.md has every change). The measurement, not the
     source, decides what qlin says.
 
+    openvino is measured the same way on the same groups (tools/probe_fusion_openvino.py):
+    each model compiled for CPU with default properties, and the compiled model's runtime
+    graph (`get_runtime_model()`) read: the layer holding the op runs in integer where its
+    rt_info "runtimePrecision" and its first input are i8 / u8 (...), in float otherwise (a
+    snippets Subgraph computes in f32 whatever it reads). Measured in 2026.4.1 on x86_64: a
+    Conv runs in u8 with symmetric int8 weights (per tensor or per output channel) whether a
+    QuantizeLinear follows or not, and in float with asymmetric ones; Add, Mul, Sigmoid,
+    LeakyRelu and Softmax run in float; 16-bit groups run in float (docs/targets.md).
+    A release without data (openvino 2026.1, say) says nothing.
+
     ## Example
     ```
     x(uint8) -> DequantizeLinear -> Conv(w: DequantizeLinear of int8) -> Sigmoid
@@ -69,7 +80,8 @@ class RunsInFloat(Code):
             return
         machine = table.machine
         where = f" on {machine}" if machine else ""
-        fact = (f"this {site.facts.op}'s QDQ group ({key}) is not fused by {table.runtime} {table.version}"
+        verb = fusion.NOT_INTEGER.get(table.runtime, "is not fused by")
+        fact = (f"this {site.facts.op}'s QDQ group ({key}) {verb} {table.runtime} {table.version}"
                 f"{where} (measured): the {site.facts.op} runs in float between its Q/DQ nodes")
         near = table.reason(key)
         if near is None:
