@@ -45,7 +45,7 @@ def test_inspect_in_a_file_is_plain_and_names_each_scheme_property_on_its_row():
 def test_rules_in_a_file_are_plain_columns():
     r = _run("rules")
     assert r.exit_code == 0 and not BOX & set(r.stdout)
-    assert r.stdout.splitlines()[0].split() == ["code", "name", "severity", "fix", "summary"]
+    assert r.stdout.splitlines()[0].split() == ["code", "name", "severity", "fix", "default", "summary"]
 
 
 def test_statistics_in_json_are_counts_not_the_report():
