@@ -238,7 +238,7 @@ class _Batch:
             ids = rest[start:start + size]
             model, outputs = self._model(ids, side)
             ins = [self.apart(x, k) for k in ids for x in self.cases[k].inputs]
-            runs = [{x: feeds[x][f] for x in ins} for f in range(_ROWS)]
+            runs = [{x: np.asarray(feeds[x][f]) for x in ins} for f in range(_ROWS)]
             got = _run_ort(ort, model, runs) if ort else _run_reference(_for_reference(model), runs)
             for k, at in zip(ids, outputs, strict=True):
                 out[k] = [np.stack([r[i] for r in got]) for i in at]

@@ -10,7 +10,7 @@ from onnx import helper, numpy_helper
 
 from ... import schema
 from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED, N_BITS_MATMUL, form_of
-from ..formats import gather_block, nbits
+from ..formats import dynamic, gather_block, nbits
 from ..formats.fuse import plan_qoperator as _plan_qoperator
 from ..formats.measure import FormatCase, observed_shapes
 from ..formats.to_qdq import Lookups, NoForm, to_qdq
@@ -31,9 +31,10 @@ class PlanFormat:
         if ctx.opts.to_format != "qdq":
             return result
         planned = []
+        graphs: dict = {}  # id(owner) -> (writer, readers, site by node id) of its nodes
         read: dict = {}  # constants read, by scope and name: the scales and zero points nodes share, once
         for site in ctx.sites:
-            if _plan_nbits(site, ctx, result):
+            if _plan_nbits(site, ctx, result) or _plan_dynamic(site, ctx, result, graphs):
                 continue
             form = form_of(site.node.domain, site.node.op_type)
             if form is None:
@@ -78,6 +79,55 @@ def _plan_nbits(site, ctx: Context, result: PassResult) -> bool:
     ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case))
     ctx.reformatted.add((id(site.owner), site.index))
     return True
+
+
+def _plan_dynamic(site, ctx: Context, result: PassResult, graphs: dict) -> bool:
+    """A MatMulInteger / ConvInteger fed by DynamicQuantizeLinear (its Cast and scale Muls
+    removed) or a DynamicQuantizeLSTM (refused: no QDQ form); False for any other node."""
+    node = site.node
+    if node.op_type == "DynamicQuantizeLSTM" and schema.normalize_domain(node.domain):
+        result.refusals.append(refused(site, "QC202", dynamic.lstm_refusal(node)))
+        return True
+    if schema.normalize_domain(node.domain) or node.op_type not in dynamic.INTEGER_OPS:
+        return False
+    writer, readers, by_id = _graph_of(site, ctx, graphs)
+    found = dynamic.chain(node, writer, readers)
+    if found is None:
+        return False
+    look = _lookups(site, ctx)
+    try:
+        built = dynamic.to_qdq(node, found, ctx.opts.to_opset, look)
+    except NoForm as e:
+        result.refusals.append(refused(site, "QC202", str(e)))
+        return True
+    before = {"": schema.opset_of(site.scope.opsets, schema.AI_ONNX) or ctx.opts.to_opset}
+    case = dynamic.case(node, found, built, look, before, ctx.opts.to_opset)
+    entry = Entry(where(site), op_label(site), "reformatted", built.changes)
+    ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case))
+    ctx.reformatted.add((id(site.owner), site.index))
+    for gone in found[1:]:
+        other = by_id[id(gone)]
+        ctx.rewrites.append(Rewrite(other, [], [], Entry(where(other), op_label(other), "folded",
+                                                         [f"folded into {node.op_type}'s QDQ form"])))
+        ctx.reformatted.add((id(other.owner), other.index))
+    return True
+
+
+def _graph_of(site, ctx: Context, graphs: dict) -> tuple:
+    key = id(site.owner)
+    if key not in graphs:
+        writer, readers, by_id = {}, {}, {}
+        for s in ctx.sites:
+            if id(s.owner) != key:
+                continue
+            by_id[id(s.node)] = s
+            writer.update({o: s.node for o in s.node.output if o})
+            for x in s.node.input:
+                readers.setdefault(x, []).append(s.node)
+        for out in getattr(site.owner, "output", []):  # a graph output: a reader the chain cannot drop
+            readers.setdefault(getattr(out, "name", out), []).append(None)
+        graphs[key] = (writer, readers, by_id)
+    return graphs[key]
 
 
 def _fill_shapes(ctx: Context, planned: list) -> None:

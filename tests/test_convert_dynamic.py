@@ -1,0 +1,106 @@
+"""`qlin convert --to-format qdq` of what onnxruntime's quantize_dynamic writes: MatMulInteger /
+ConvInteger fed by DynamicQuantizeLinear (then Cast and a Mul by x_scale * w_scale) become
+DequantizeLinear at the run-time scale and zero point -> the float MatMul / Conv, measured
+(convert/formats/dynamic.py); DynamicQuantizeLSTM is refused, naming why.
+
+The bound is held against real outputs: the first rewritten node of each model reads the same
+DynamicQuantizeLinear outputs in the source and in the result, so its output, as onnxruntime
+computes the result, must lie within the measured steps of x_scale * w_scale of the source's
+by its pages (onnx.reference: onnxruntime's u8s8 integer kernels saturate pairs of products)."""
+
+from __future__ import annotations
+
+import os
+
+import corpus
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+from qlin_cli.convert.run import Options, convert_model
+
+ort = pytest.importorskip("onnxruntime")
+
+NAMES = ["cnn_dyn_u8_op11", "cnn_dyn_s8_op13", "transformer_dyn_s8_channel_op21", "lstm_dyn_s8_tensor_op13"]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    return corpus.build(tmp_path_factory.mktemp("dynamic"), NAMES)
+
+
+def _convert(path: str, tolerance: int):
+    source = onnx.load(path)
+    opset = {o.domain: o.version for o in source.opset_import}[""]
+    return source, convert_model(source, os.path.dirname(path), Options(opset, to_format="qdq",
+                                                                         tolerance=tolerance))
+
+
+def _with_outputs(model: onnx.ModelProto, names: list[str]) -> onnx.ModelProto:
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    m.graph.output.extend(helper.make_empty_tensor_value_info(n) for n in names)
+    return m
+
+
+def _first_rewritten(result: onnx.ModelProto) -> tuple[str, str, str] | None:
+    """(the DynamicQuantizeLinear's scale, the weight scale, the output) of the first float
+    MatMul / Conv the rewrite wrote whose DynamicQuantizeLinear reads a graph input (the
+    same values in the source and the result, whatever the runtime computes before it)."""
+    writers = {o: n for n in result.graph.node for o in n.output}
+    inputs = {i.name for i in result.graph.input}
+    for n in result.graph.node:
+        dq = writers.get(n.input[0]) if n.op_type in ("MatMul", "Conv") else None
+        if dq is None or dq.op_type != "DequantizeLinear":
+            continue
+        dql = writers.get(dq.input[0])
+        if dql is not None and dql.op_type == "DynamicQuantizeLinear" and dql.input[0] in inputs:
+            return dq.input[1], writers[n.input[1]].input[1], n.output[0]
+    return None
+
+
+@pytest.mark.parametrize("name", NAMES[:3])
+def test_dynamic_integer_ops_become_their_qdq_form_onnxruntime_runs(name, models, tmp_path):
+    source, r = _convert(models[name], tolerance=1)
+    assert r.model is not None, [f"{x.code} {x.detail}" for x in r.refused]
+    reformatted = [e for e in r.entries if e.action == "reformatted" and e.measured is not None]
+    assert reformatted and all(not e.verified and e.measured.steps <= 1 for e in reformatted)
+    ops = [n.op_type for n in r.model.graph.node]
+    assert "ConvInteger" not in ops and ops.count("MatMulInteger") == ops.count("Cast")
+    out = str(tmp_path / "qdq.onnx")
+    onnx.save(r.model, out)
+    onnx.checker.check_model(out, full_check=True)
+    feeds = corpus.sample_feeds(corpus.BY_NAME[name].model, corpus.SAMPLE_SEED)
+    got = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(None, feeds)
+    assert all(np.isfinite(g).all() for g in got)
+    first = _first_rewritten(r.model)
+    if first is None:  # the transformer's first DynamicQuantizeLinear reads an untouched MatMulInteger
+        assert name.startswith("transformer")
+        return
+    x_scale, w_scale, value = first
+    session = ort.InferenceSession(_with_outputs(r.model, [x_scale, value]).SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    scale, after = session.run([x_scale, value], feeds)
+    from onnx.reference import ReferenceEvaluator
+
+    (before,) = ReferenceEvaluator(_with_outputs(source, [value])).run([value], feeds)
+    w = onnx.numpy_helper.to_array(next(t for t in source.graph.initializer if t.name == w_scale))
+    step = float(scale) * float(np.min(np.abs(w)))
+    bound = max(e.measured.steps for e in reformatted)
+    assert np.abs(before.astype(np.float64) - after).max() <= bound * step
+
+
+def test_the_rewrite_is_written_only_within_the_tolerance(models):
+    _, r = _convert(models["cnn_dyn_u8_op11"], tolerance=0)
+    assert r.model is None
+    assert {x.code for x in r.refused} == {"QC402"}
+    assert all("--tolerance 1" in x.detail for x in r.refused), [x.detail for x in r.refused]
+
+
+def test_dynamic_quantize_lstm_is_refused_naming_the_node_and_the_value(models):
+    source, r = _convert(models["lstm_dyn_s8_tensor_op13"], tolerance=1)
+    lstm = next(n for n in source.graph.node if n.op_type == "DynamicQuantizeLSTM")
+    (refusal,) = [x for x in r.refused if x.code == "QC202"]
+    assert refusal.op_type == "DynamicQuantizeLSTM" and lstm.name and refusal.node == lstm.name
+    assert f"'{lstm.output[0]}'" in refusal.detail and "quantized at run time" in refusal.detail
