@@ -20,13 +20,22 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ... import schema
+from ...schema import ir
 from ...schema.qdq_forms import N_BITS_MATMUL
 from .to_qdq import Built, Lookups, NoForm
 
 # the first DequantizeLinear with block_size (and uint4 / int4), as schema/ reads onnx.defs
 BLOCKED_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
                                      lambda s: "block_size" in s.attributes)
-TYPES = {4: TensorProto.UINT4, 8: TensorProto.UINT8}
+# the first DequantizeLinear that reads uint2 (2-bit codes), as schema/ reads onnx.defs
+TWO_BITS_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
+                                      lambda s: any("uint2" in t for t in s.types.values()))
+TYPES = {2: TensorProto.UINT2, 4: TensorProto.UINT4, 8: TensorProto.UINT8}
+
+
+def opset_for(bits: int) -> int:
+    """The first opset whose DequantizeLinear reads the codes written for ``bits``, blocked."""
+    return TWO_BITS_SINCE if bits == 2 else BLOCKED_SINCE
 
 
 def default_zero_point(bits: int) -> int:
@@ -54,7 +63,7 @@ def weights(node: onnx.NodeProto, look: Lookups) -> dict:
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     k, n, bits, bs = attrs["K"], attrs["N"], attrs.get("bits", 4), attrs["block_size"]
     if bits not in TYPES:
-        raise NoForm(f"bits={bits}: DequantizeLinear has no {bits}-bit type qlin writes (4 and 8 only)")
+        raise NoForm(f"bits={bits}: DequantizeLinear has no {bits}-bit type qlin writes (2, 4 and 8 only)")
     if attrs.get("weight_prepacked", 0):
         raise NoForm("its weights are prepacked in an execution provider's layout")
     blocks = -(-k // bs)
@@ -91,6 +100,9 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups) -> tuple[Built, dict
         raise NoForm(f"blocked DequantizeLinear (and uint4) come with opset {BLOCKED_SINCE}: add "
                      f"--to-opset {BLOCKED_SINCE}")
     w = weights(node, look)
+    if opset < opset_for(w["bits"]):
+        raise NoForm(f"bits=2: its codes are uint2, which DequantizeLinear reads from opset {TWO_BITS_SINCE} "
+                     f"(DequantizeLinear-{TWO_BITS_SINCE}): add --to-opset {TWO_BITS_SINCE}")
     base = node.name or node.op_type
     elem = TYPES[w["bits"]]
     names = {key: look.namer(f"{base}_{key}") for key in ("weight_q", "weight_scale", "weight_zero_point")}
@@ -133,8 +145,9 @@ class NBitsCase:
 
         out = helper.make_tensor_value_info(self.dq.output[0], 0, None)
         graph = helper.make_graph([self.dq], "weights", [], [out], self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", BLOCKED_SINCE)],
-                                  ir_version=10)
+        opset = opset_for(self.w["bits"])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                                  ir_version=ir.ir_for_opset(opset))
         try:
             got = np.ascontiguousarray(ReferenceEvaluator(model).run(None, {})[0])
         except Exception as e:  # an evaluator that cannot run it proves nothing
@@ -150,8 +163,8 @@ class NBitsCase:
 
 
 # ---- the way back: a blocked DequantizeLinear of constant weights and its MatMul ------------
-SIGNED = {TensorProto.INT4: (4, 8), TensorProto.INT8: (8, 128)}  # element type: (bits, shift)
-UNSIGNED = {TensorProto.UINT4: 4, TensorProto.UINT8: 8}
+SIGNED = {TensorProto.INT2: (2, 2), TensorProto.INT4: (4, 8), TensorProto.INT8: (8, 128)}  # (bits, shift)
+UNSIGNED = {TensorProto.UINT2: 2, TensorProto.UINT4: 4, TensorProto.UINT8: 8}
 
 
 def pack(codes: np.ndarray, bits: int, per_row: int) -> np.ndarray:
@@ -182,7 +195,7 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
     elif elem in UNSIGNED:
         bits, shift = UNSIGNED[elem], 0
     else:
-        raise NoForm("its weights are not 4- or 8-bit integers")
+        raise NoForm("its weights are not 2-, 4- or 8-bit integers")
     codes = numpy_helper.to_array(weight).astype(np.int32)
     if codes.ndim != 2 or scale.ndim != 2:
         raise NoForm("its weights are not a [K, N] matrix")

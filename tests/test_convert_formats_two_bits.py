@@ -1,0 +1,71 @@
+"""2-bit MatMulNBits (com.microsoft, bits=2) <-> blocked DequantizeLinear of uint2 + MatMul:
+uint2 is a DequantizeLinear type from opset 25 (onnx.defs), so the QDQ form exists there and is
+refused below it, naming the type and the opset. The dequantized weights are proven bit for bit
+against onnx.reference (convert/formats/nbits.py); onnxruntime runs both forms."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from qlin_cli.convert.formats.nbits import pack
+from qlin_cli.convert.run import Options, convert_model
+
+ort = pytest.importorskip("onnxruntime")
+K, N, BLOCK = 48, 8, 16  # three blocks along K, the last of them padded in the packed bytes
+
+
+def _nbits2(zero_points: bool, seed: int = 0) -> onnx.ModelProto:
+    rng = np.random.default_rng(seed)
+    blocks = -(-K // BLOCK)
+    codes = rng.integers(0, 4, (N, K)).astype(np.uint8)
+    packed = pack(codes, 2, blocks * BLOCK * 2 // 8).reshape(N, blocks, BLOCK * 2 // 8)
+    scales = rng.uniform(0.01, 0.2, N * blocks).astype(np.float32)
+    inits = [numpy_helper.from_array(packed, "B"), numpy_helper.from_array(scales, "scales")]
+    inputs = ["A", "B", "scales"]
+    if zero_points:
+        zero = rng.integers(0, 4, (N, blocks)).astype(np.uint8)
+        inits.append(numpy_helper.from_array(pack(zero, 2, -(-blocks * 2 // 8)), "zp"))
+        inputs.append("zp")
+    node = helper.make_node("MatMulNBits", inputs, ["Y"], domain="com.microsoft", K=K, N=N, bits=2,
+                            block_size=BLOCK)
+    a = helper.make_tensor_value_info("A", TensorProto.FLOAT, [3, K])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, N])
+    graph = helper.make_graph([node], "nbits2", [a], [y], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21),
+                                                   helper.make_opsetid("com.microsoft", 1)], ir_version=10)
+
+
+def _run(model: onnx.ModelProto, a: np.ndarray) -> np.ndarray:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"A": a})[0]
+
+
+@pytest.mark.parametrize("zero_points", [True, False])
+def test_two_bit_matmul_nbits_becomes_uint2_dequantize_linear_and_back(zero_points, tmp_path):
+    source = _nbits2(zero_points)
+    r = convert_model(source, str(tmp_path), Options(25, to_format="qdq"))
+    assert r.model is not None, [f"{x.code} {x.detail}" for x in r.refused]
+    (entry,) = [e for e in r.entries if e.action == "reformatted"]
+    assert entry.verified, entry.changes
+    dq = next(n for n in r.model.graph.node if n.op_type == "DequantizeLinear")
+    weight = next(t for t in r.model.graph.initializer if t.name == dq.input[0])
+    assert weight.data_type == TensorProto.UINT2
+    onnx.checker.check_model(r.model, full_check=True)
+    a = np.random.default_rng(1).standard_normal((3, K)).astype(np.float32)
+    want = _run(source, a)
+    assert _run(r.model, a).tobytes() == want.tobytes()
+    back = convert_model(r.model, str(tmp_path), Options(25, to_format="qoperator"))
+    assert back.model is not None, [f"{x.code} {x.detail}" for x in back.refused]
+    (node,) = [n for n in back.model.graph.node if n.op_type == "MatMulNBits"]
+    assert {a.name: helper.get_attribute_value(a) for a in node.attribute}["bits"] == 2
+    assert _run(back.model, a).tobytes() == want.tobytes()
+
+
+def test_below_opset_25_the_refusal_names_uint2_and_the_opset(tmp_path):
+    r = convert_model(_nbits2(True), str(tmp_path), Options(21, to_format="qdq"))
+    assert r.model is None
+    (refusal,) = r.refused
+    assert "uint2" in refusal.detail and "--to-opset 25" in refusal.detail, refusal.detail
