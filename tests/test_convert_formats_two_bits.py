@@ -69,3 +69,54 @@ def test_below_opset_25_the_refusal_names_uint2_and_the_opset(tmp_path):
     assert r.model is None
     (refusal,) = r.refused
     assert "uint2" in refusal.detail and "--to-opset 25" in refusal.detail, refusal.detail
+
+
+def _gather2(zero_points: bool, data_elem=TensorProto.UINT8, seed: int = 0) -> onnx.ModelProto:
+    """A GatherBlockQuantized of a uint8 table of 2-bit codes [6, 48] (packed [6, 12]), blocks of
+    16 along axis 1; or, with ``data_elem`` a float8 type, a float8 table [6, 48]."""
+    rng = np.random.default_rng(seed)
+    rows, cols, blocks = 6, K, K // BLOCK
+    scales = rng.uniform(0.01, 0.2, (rows, blocks)).astype(np.float32)
+    if data_elem == TensorProto.UINT8:
+        data = numpy_helper.from_array(pack(rng.integers(0, 4, (rows, cols)).astype(np.uint8), 2, cols // 4),
+                                       "data")
+    else:
+        values = rng.uniform(-2, 2, rows * cols).astype(np.float32)
+        data = helper.make_tensor("data", data_elem, [rows, cols], values.tolist())
+    inits = [data, numpy_helper.from_array(scales, "scales")]
+    inputs = ["data", "ids", "scales"]
+    if zero_points:
+        inits.append(numpy_helper.from_array(pack(rng.integers(0, 4, (rows, blocks)).astype(np.uint8), 2, 1),
+                                             "zp"))
+        inputs.append("zp")
+    node = helper.make_node("GatherBlockQuantized", inputs, ["Y"], name="gbq", domain="com.microsoft", bits=2,
+                            block_size=BLOCK, gather_axis=0, quantize_axis=1)
+    ids = helper.make_tensor_value_info("ids", TensorProto.INT64, [4])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4, cols])
+    graph = helper.make_graph([node], "gbq2", [ids], [y], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21),
+                                                   helper.make_opsetid("com.microsoft", 1)], ir_version=10)
+
+
+@pytest.mark.parametrize("zero_points", [True, False])
+def test_two_bit_gather_block_quantized_becomes_uint2_dequantize_linear(zero_points, tmp_path):
+    source = _gather2(zero_points)
+    r = convert_model(source, str(tmp_path), Options(25, to_format="qdq"))
+    assert r.model is not None, [f"{x.code} {x.detail}" for x in r.refused]
+    (entry,) = [e for e in r.entries if e.action == "reformatted"]
+    assert entry.verified, entry.changes
+    onnx.checker.check_model(r.model, full_check=True)
+    ids = {"ids": np.array([5, 0, 3, 3], np.int64)}
+    run = [ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, ids)[0]
+           for m in (source, r.model)]
+    assert run[0].tobytes() == run[1].tobytes()
+    below = convert_model(source, str(tmp_path), Options(21, to_format="qdq"))
+    assert below.model is None
+    assert "uint2" in below.refused[0].detail and "--to-opset 25" in below.refused[0].detail
+
+
+def test_a_float8_table_is_refused_naming_the_type_and_the_opset(tmp_path):
+    r = convert_model(_gather2(False, TensorProto.FLOAT8E4M3FN), str(tmp_path), Options(21, to_format="qdq"))
+    assert r.model is None
+    (refusal,) = r.refused
+    assert refusal.node == "gbq" and "float8e4m3fn" in refusal.detail and "opset 21" in refusal.detail

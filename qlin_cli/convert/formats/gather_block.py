@@ -31,7 +31,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ... import schema
 from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED
-from .nbits import BLOCKED_SINCE, NBitsCase, default_zero_point, unpack
+from .nbits import BLOCKED_SINCE, TWO_BITS_SINCE, TYPES, NBitsCase, default_zero_point, opset_for, unpack
 from .to_qdq import Built, Lookups, NoForm
 
 # the registered schema's defaults
@@ -40,6 +40,8 @@ from .to_qdq import Built, Lookups, NoForm
 DEFAULTS = schema.lookup(*GATHER_BLOCK_QUANTIZED, 1).attributes
 FOUR_BIT = (TensorProto.INT4, TensorProto.UINT4)
 SCALES = (np.dtype(np.float32), np.dtype(np.float16))
+FLOAT_TABLES = (TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2,
+                TensorProto.FLOAT8E5M2FNUZ, TensorProto.FLOAT4E2M1)
 
 
 def _type(elem: int) -> str:
@@ -76,6 +78,10 @@ def table(node: onnx.NodeProto, look: Lookups) -> dict:
         raise NoForm(f"its scales '{scale_name}' are computed at run time")
     data, scales = np.asarray(data), np.asarray(scales)
     elem, bits, bs = helper.np_dtype_to_tensor_dtype(data.dtype), attrs["bits"], attrs["block_size"]
+    if elem in FLOAT_TABLES:
+        raise NoForm(f"its data '{name}' is {_type(elem)}: DequantizeLinear-{BLOCKED_SINCE} reads it blocked "
+                     "(no zero point), so a QDQ form exists from opset 21 (float4e2m1 from 23), but qlin "
+                     "does not write it yet (block_size 0 and scales broadcast along other axes)")
     if scales.dtype not in SCALES:
         raise NoForm(f"its scales '{scale_name}' are {scales.dtype}; qlin writes the QDQ form of float32 "
                      "and float16 scales only")
@@ -121,8 +127,8 @@ def _uint8(node: onnx.NodeProto, attrs: dict, data: np.ndarray, zp: np.ndarray |
         raise NoForm(f"quantize_axis={attrs['quantize_axis']} with uint8 data '{name}' of rank {rank}: "
                      "onnxruntime reads a uint8 table quantized along its last axis only (where the "
                      "page packs 4-bit codes)")
-    if bits not in (4, 8):
-        raise NoForm(f"bits={bits}: DequantizeLinear has no {bits}-bit type qlin writes (4 and 8 only)")
+    if bits not in TYPES:
+        raise NoForm(f"bits={bits}: DequantizeLinear has no {bits}-bit type qlin writes (2, 4 and 8 only)")
     codes = _unpacked(data, bits, data.shape[-1] * 8 // bits)
     blocks = -(-codes.shape[-1] // bs)
     packed = [*data.shape[:-1], -(-blocks * bits // 8)]
@@ -161,18 +167,21 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups) -> tuple[Built, Gath
         raise NoForm(f"blocked DequantizeLinear (and int4 / uint4) come with opset {BLOCKED_SINCE}: add "
                      f"--to-opset {BLOCKED_SINCE}")
     w = table(node, look)
+    if opset < opset_for(w["bits"]):
+        raise NoForm(f"bits=2: its codes are uint2, which DequantizeLinear reads from opset {TWO_BITS_SINCE} "
+                     f"(DequantizeLinear-{TWO_BITS_SINCE}): add --to-opset {TWO_BITS_SINCE}")
     base = node.name or node.op_type
     inits: list[onnx.TensorProto] = []
     if w["elem"] in FOUR_BIT:
         elem, data = w["elem"], node.input[0]
     else:
-        elem = TensorProto.UINT4 if w["bits"] == 4 else TensorProto.UINT8
+        elem = TYPES[w["bits"]]
         data = node.input[0]
-        if w["bits"] == 4:
+        if w["bits"] < 8:
             data = look.namer(f"{base}_table_q")
             inits.append(_tensor(data, elem, w["codes"]))
     zp = node.input[3] if len(node.input) > 3 else ""
-    if (zp and w["elem"] == TensorProto.UINT8 and w["bits"] == 4) or (not zp and np.any(w["zero"] != 0)):
+    if (zp and w["elem"] == TensorProto.UINT8 and w["bits"] < 8) or (not zp and np.any(w["zero"] != 0)):
         zp = look.namer(f"{base}_table_zero_point")
         inits.append(_tensor(zp, elem, w["zero"]))
     table_out = look.namer(f"{base}_table")
@@ -184,8 +193,8 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups) -> tuple[Built, Gath
     changes = [f"GatherBlockQuantized -> DequantizeLinear ({_type(elem)} {shape}, blocks of "
                f"{w['block_size']} along axis {w['quantize_axis']}), Gather (axis {w['gather_axis']}) "
                "(QDQ form)"]
-    if w["elem"] == TensorProto.UINT8 and w["bits"] == 4:
-        changes.append("its 4-bit codes unpacked from uint8 into uint4")
+    if w["elem"] == TensorProto.UINT8 and w["bits"] < 8:
+        changes.append(f"its {w['bits']}-bit codes unpacked from uint8 into {_type(elem)}")
     if w["default"] and np.any(w["zero"] != 0):
         changes.append(f"its default zero point ({int(w['zero'].flat[0])}) written out: DequantizeLinear's "
                        "is 0")
