@@ -120,3 +120,23 @@ def test_a_float8_table_is_refused_naming_the_type_and_the_opset(tmp_path):
     assert r.model is None
     (refusal,) = r.refused
     assert refusal.node == "gbq" and "float8e4m3fn" in refusal.detail and "opset 21" in refusal.detail
+
+
+def test_the_quantizers_two_bit_model_goes_to_opset_25_and_back_unchanged(tmp_path):
+    """onnxruntime's MatMul n-bits quantizer at bits=2 (fixtures/corpus.py): QDQ at opset 25 and
+    back to MatMulNBits, onnxruntime's outputs bit for bit at each step."""
+    import corpus
+
+    name = "transformer_nbits2_asym_b32_op21"
+    path = corpus.build(tmp_path / "corpus", [name])[name]
+    r = convert_model(onnx.load(path), str(tmp_path / "corpus"), Options(25, to_format="qdq"))
+    assert r.model is not None, [x.detail for x in r.refused]
+    assert "MatMulNBits" not in {n.op_type for n in r.model.graph.node}
+    back = convert_model(r.model, str(tmp_path), Options(25, to_format="qoperator"))
+    assert back.model is not None and "MatMulNBits" in {n.op_type for n in back.model.graph.node}
+    want = corpus.run(path, "transformer", optimize=False)
+    for i, m in enumerate((r.model, back.model)):
+        out = str(tmp_path / f"{i}.onnx")
+        onnx.save(m, out)
+        got = corpus.run(out, "transformer", optimize=False)
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(want, got, strict=True)), i
