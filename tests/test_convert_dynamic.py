@@ -104,3 +104,22 @@ def test_dynamic_quantize_lstm_is_refused_naming_the_node_and_the_value(models):
     (refusal,) = [x for x in r.refused if x.code == "QC202"]
     assert refusal.op_type == "DynamicQuantizeLSTM" and lstm.name and refusal.node == lstm.name
     assert f"'{lstm.output[0]}'" in refusal.detail and "quantized at run time" in refusal.detail
+
+
+def test_a_chain_whose_cast_a_subgraph_reads_is_left_as_it_is(models):
+    """The Cast the rewrite would drop is read inside an If's branch: that chain stays, the
+    others are rewritten."""
+    source = onnx.load(models["cnn_dyn_u8_op11"])
+    cast = next(n for n in source.graph.node if n.op_type == "Cast")
+    branches = [helper.make_graph([helper.make_node("Identity", [cast.output[0]], [f"b{i}"])], f"b{i}", [],
+                                  [helper.make_empty_tensor_value_info(f"b{i}")]) for i in range(2)]
+    source.graph.initializer.append(onnx.numpy_helper.from_array(np.array(True), "cond"))
+    source.graph.node.append(helper.make_node("If", ["cond"], ["read"], then_branch=branches[0],
+                                              else_branch=branches[1]))
+    source.graph.output.append(helper.make_empty_tensor_value_info("read"))
+    r = convert_model(source, os.path.dirname(models["cnn_dyn_u8_op11"]), Options(11, to_format="qdq",
+                                                                                  tolerance=1))
+    assert r.model is not None, [x.detail for x in r.refused]
+    ops = [n.op_type for n in r.model.graph.node]
+    assert ops.count("Cast") == 1 and ops.count("ConvInteger") + ops.count("MatMulInteger") == 1
+    assert cast.output[0] in {o for n in r.model.graph.node for o in n.output}

@@ -140,3 +140,25 @@ def test_the_quantizers_two_bit_model_goes_to_opset_25_and_back_unchanged(tmp_pa
         onnx.save(m, out)
         got = corpus.run(out, "transformer", optimize=False)
         assert all(a.tobytes() == b.tobytes() for a, b in zip(want, got, strict=True)), i
+
+
+def test_int2_qdq_weights_pack_into_two_bit_matmul_nbits(tmp_path):
+    """A blocked DequantizeLinear of int2 weights [K, N] and its MatMul, at opset 25: the codes
+    shifted by 2 into MatMulNBits' unsigned 2-bit codes, onnxruntime's outputs bit for bit."""
+    rng = np.random.default_rng(3)
+    blocks = K // BLOCK
+    w = helper.make_tensor("w", TensorProto.INT2, [K, N], rng.integers(-2, 2, K * N).tolist())
+    zp = helper.make_tensor("zp", TensorProto.INT2, [blocks, N], rng.integers(-2, 2, blocks * N).tolist())
+    scale = numpy_helper.from_array(rng.uniform(0.01, 0.2, (blocks, N)).astype(np.float32), "s")
+    nodes = [helper.make_node("DequantizeLinear", ["w", "s", "zp"], ["wf"], axis=0, block_size=BLOCK),
+             helper.make_node("MatMul", ["A", "wf"], ["Y"], name="mm")]
+    a = helper.make_tensor_value_info("A", TensorProto.FLOAT, [3, K])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, N])
+    source = helper.make_model(helper.make_graph(nodes, "int2", [a], [y], [w, scale, zp]),
+                               opset_imports=[helper.make_opsetid("", 25)], ir_version=13)
+    r = convert_model(source, str(tmp_path), Options(25, to_format="qoperator"))
+    assert r.model is not None, [x.detail for x in r.refused]
+    (node,) = [n for n in r.model.graph.node if n.op_type == "MatMulNBits"]
+    assert {x.name: helper.get_attribute_value(x) for x in node.attribute}["bits"] == 2
+    feed = np.random.default_rng(4).standard_normal((3, K)).astype(np.float32)
+    assert _run(r.model, feed).tobytes() == _run(source, feed).tobytes()

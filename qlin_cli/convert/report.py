@@ -78,7 +78,7 @@ def json_document(path: str, written: str | None, result: Result, dry_run: bool)
 ACTIONS = (("converted", "Q/DQ converted"), ("lowered", "Q/DQ lowered"),
            ("kept", "Q/DQ valid as they are"), ("other-op", "other ops rewritten"),
            ("reformatted", "nodes in the other format (measured, not proven)"),
-           ("folded", "Q/DQ nodes folded into QOperator nodes"),
+           ("folded", "nodes folded into a rewritten node (Q/DQ into QOperator; a dynamic op's Cast, Muls)"),
            ("unfused", "QDQ groups left as they are (-v says why)"),
            ("weights", "constant weights computed once (--weights)"))
 

@@ -5,7 +5,9 @@ and its QDQ form (DequantizeLinear -> the float op -> QuantizeLinear).
   output are, and the float op it stands for (facts, as data).
 * ``to_qdq.py``: one QOperator node -> its QDQ nodes, or why it has none at the target;
   ``nbits.py``: MatMulNBits -> blocked DequantizeLinear + MatMul; ``gather_block.py``:
-  GatherBlockQuantized -> blocked DequantizeLinear + Gather (both proven, and both back).
+  GatherBlockQuantized -> blocked DequantizeLinear + Gather (both proven, and both back);
+  ``dynamic.py``: quantize_dynamic's DynamicQuantizeLinear -> MatMulInteger / ConvInteger ->
+  Cast -> Mul -> DequantizeLinear at the run-time scale -> MatMul / Conv (measured).
 * ``to_qoperator.py``: a QDQ group (DequantizeLinear inputs -> float op -> one
   QuantizeLinear) -> its QOperator node, or why the group stays as it is.
 * ``measure.py``: what the rewrite computes against the node it replaces, on random and

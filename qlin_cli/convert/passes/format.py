@@ -14,7 +14,7 @@ from ..formats import dynamic, gather_block, nbits
 from ..formats.fuse import plan_qoperator as _plan_qoperator
 from ..formats.measure import FormatCase, observed_shapes
 from ..formats.to_qdq import Lookups, NoForm, to_qdq
-from ..sites import constants
+from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
 from .common import op_label, refused, where
 
@@ -92,7 +92,9 @@ def _plan_dynamic(site, ctx: Context, result: PassResult, graphs: dict) -> bool:
         return False
     writer, readers, by_id = _graph_of(site, ctx, graphs)
     found = dynamic.chain(node, writer, readers)
-    if found is None:
+    if "anywhere" not in graphs:  # a subgraph's node may read the values the chain drops
+        graphs["anywhere"] = readers_anywhere(ctx.model)
+    if found is None or any(graphs["anywhere"].get(n.output[0], 0) != 1 for n in (node, *found[1:3])):
         return False
     look = _lookups(site, ctx)
     try:
