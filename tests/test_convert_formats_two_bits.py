@@ -115,11 +115,34 @@ def test_two_bit_gather_block_quantized_becomes_uint2_dequantize_linear(zero_poi
     assert "uint2" in below.refused[0].detail and "--to-opset 25" in below.refused[0].detail
 
 
-def test_a_float8_table_is_refused_naming_the_type_and_the_opset(tmp_path):
-    r = convert_model(_gather2(False, TensorProto.FLOAT8E4M3FN), str(tmp_path), Options(21, to_format="qdq"))
+@pytest.mark.parametrize("block, scale_shape", [(BLOCK, (6, K // BLOCK)), (0, (1, 1)), (0, (6, 1))])
+def test_a_float8_table_becomes_blocked_dequantize_linear_and_gather(block, scale_shape, tmp_path):
+    """float8e4m3fn data: "output[...] = float(data[...]) * scales[block_index(...)]" is
+    DequantizeLinear-21's (x - 0) * x_scale; block_size 0 is one block along the whole axis,
+    and a scale dimension of 1 is broadcast (written out in full)."""
+    source = _gather2(False, TensorProto.FLOAT8E4M3FN)
+    node = source.graph.node[0]
+    for a in node.attribute:
+        if a.name == "block_size":
+            a.i = block
+    scales = np.random.default_rng(5).uniform(0.01, 0.2, scale_shape).astype(np.float32)
+    source.graph.initializer[1].CopyFrom(numpy_helper.from_array(scales, "scales"))
+    r = convert_model(source, str(tmp_path), Options(21, to_format="qdq"))
+    assert r.model is not None, [f"{x.code} {x.detail}" for x in r.refused]
+    (entry,) = [e for e in r.entries if e.action == "reformatted"]
+    assert entry.verified, entry.changes
+    onnx.checker.check_model(r.model, full_check=True)
+    ids = {"ids": np.array([5, 0, 3, 3], np.int64)}
+    run = [ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, ids)[0]
+           for m in (source, r.model)]
+    assert run[0].tobytes() == run[1].tobytes()
+
+
+def test_a_float4_table_is_refused_naming_the_type_and_the_opset(tmp_path):
+    r = convert_model(_gather2(False, TensorProto.FLOAT4E2M1), str(tmp_path), Options(23, to_format="qdq"))
     assert r.model is None
     (refusal,) = r.refused
-    assert refusal.node == "gbq" and "float8e4m3fn" in refusal.detail and "opset 21" in refusal.detail
+    assert refusal.node == "gbq" and "float4e2m1" in refusal.detail and "opset 23" in refusal.detail
 
 
 def test_the_quantizers_two_bit_model_goes_to_opset_25_and_back_unchanged(tmp_path):

@@ -271,7 +271,8 @@ def test_what_has_no_qdq_form_is_refused_naming_the_value(model, reason):
     assert reason in r.refused[0].detail and r.refused[0].where
 
 
-def test_float8_and_run_time_tables_are_refused():
+def test_float4_and_run_time_tables_are_refused():
+    """(float8 tables convert: tests/test_convert_formats_two_bits.py)"""
     m = _one(T.UINT4, (32, 64), {"block_size": 16})
     t = next(x for x in m.graph.initializer if x.name == "t_data")
     m.graph.initializer.remove(t)
@@ -281,9 +282,9 @@ def test_float8_and_run_time_tables_are_refused():
     assert "'t_data' is computed at run time" in r.refused[0].detail
     m = _one(T.UINT4, (32, 64), {"block_size": 16}, zp=False)
     data = next(x for x in m.graph.initializer if x.name == "t_data")
-    data.CopyFrom(_tensor("t_data", T.FLOAT8E4M3FN, np.ones((32, 64), np.float32)))
-    r = convert_model(m, "", Options(21, to_format="qdq"))
-    assert [x.code for x in r.refused] == ["QC202"] and "float8e4m3fn" in r.refused[0].detail
+    data.CopyFrom(_tensor("t_data", T.FLOAT4E2M1, np.ones((32, 64), np.float32)))
+    r = convert_model(m, "", Options(23, to_format="qdq"))
+    assert [x.code for x in r.refused] == ["QC202"] and "float4e2m1" in r.refused[0].detail
 
 
 @pytest.mark.parametrize("elem, axis, gather_axis, bs, reason", [

@@ -78,10 +78,11 @@ def table(node: onnx.NodeProto, look: Lookups) -> dict:
         raise NoForm(f"its scales '{scale_name}' are computed at run time")
     data, scales = np.asarray(data), np.asarray(scales)
     elem, bits, bs = helper.np_dtype_to_tensor_dtype(data.dtype), attrs["bits"], attrs["block_size"]
+    if elem == TensorProto.FLOAT4E2M1:
+        raise NoForm(f"its data '{name}' is float4e2m1: DequantizeLinear reads it blocked from opset 23, "
+                     "but qlin does not write that form yet")
     if elem in FLOAT_TABLES:
-        raise NoForm(f"its data '{name}' is {_type(elem)}: DequantizeLinear-{BLOCKED_SINCE} reads it blocked "
-                     "(no zero point), so a QDQ form exists from opset 21 (float4e2m1 from 23), but qlin "
-                     "does not write it yet (block_size 0 and scales broadcast along other axes)")
+        return _float_table(node, attrs, data, scales)
     if scales.dtype not in SCALES:
         raise NoForm(f"its scales '{scale_name}' are {scales.dtype}; qlin writes the QDQ form of float32 "
                      "and float16 scales only")
@@ -114,6 +115,36 @@ def table(node: onnx.NodeProto, look: Lookups) -> dict:
         raise NoForm(f"its zero points '{node.input[3]}' have shape {list(zp.shape)}, not the scales' {want}")
     return {"elem": elem, "bits": bits, "block_size": bs, "quantize_axis": qa, "gather_axis": ga,
             "codes": codes, "zero": zero, "scales": scales, "default": zp is None}
+
+
+def _float_table(node: onnx.NodeProto, attrs: dict, data: np.ndarray, scales: np.ndarray) -> dict:
+    """A float8 table: "dequantization is simply `output[...] = float(data[...]) *
+    scales[block_index(...)]`", no zero points, block_size 0 for one block along the whole
+    axis, and a scale dimension of 1 on another axis broadcast along it (written out in full
+    for DequantizeLinear, whose blocked scales have the data's shape but along the axis)."""
+    name, scale_name = node.input[0], node.input[2]
+    if len(node.input) > 3 and node.input[3]:
+        raise NoForm(f"its float8 data '{name}' has zero points '{node.input[3]}', which the page forbids")
+    if scales.dtype not in SCALES:
+        raise NoForm(f"its scales '{scale_name}' are {scales.dtype}; qlin writes the QDQ form of float32 "
+                     "and float16 scales only")
+    rank = data.ndim
+    qa = _axis(attrs["quantize_axis"], rank, "quantize_axis", name)
+    ga = _axis(attrs["gather_axis"], rank, "gather_axis", name)
+    bs = attrs["block_size"] or data.shape[qa]
+    if attrs["block_size"] and (bs < 16 or bs & (bs - 1)):
+        raise NoForm(f"block_size={bs}: the page takes 0 or a power of two >= 16")
+    want = list(data.shape)
+    want[qa] = -(-data.shape[qa] // bs)
+    if scales.ndim != rank or any(d not in (w, 1) or (i == qa and d != w)
+                                  for i, (d, w) in enumerate(zip(scales.shape, want, strict=True))):
+        raise NoForm(f"its scales '{scale_name}' have shape {list(scales.shape)}, where data '{name}' "
+                     f"{list(data.shape)} in blocks of {bs} along axis {qa} takes {want} (or 1 off it)")
+    full = np.ascontiguousarray(np.broadcast_to(scales, want))
+    return {"elem": helper.np_dtype_to_tensor_dtype(data.dtype), "bits": 8, "block_size": bs,
+            "quantize_axis": qa, "gather_axis": ga, "codes": data.astype(np.float32),
+            "zero": np.zeros(want, np.float32), "scales": full, "default": False,
+            "broadcast": list(scales.shape) != want}
 
 
 def _uint8(node: onnx.NodeProto, attrs: dict, data: np.ndarray, zp: np.ndarray | None, qa: int, ga: int):
@@ -172,7 +203,11 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups) -> tuple[Built, Gath
                      f"(DequantizeLinear-{TWO_BITS_SINCE}): add --to-opset {TWO_BITS_SINCE}")
     base = node.name or node.op_type
     inits: list[onnx.TensorProto] = []
-    if w["elem"] in FOUR_BIT:
+    scale = node.input[2]
+    if w.get("broadcast"):
+        scale = look.namer(f"{base}_table_scale")
+        inits.append(numpy_helper.from_array(w["scales"], scale))
+    if w["elem"] in FOUR_BIT or w["elem"] in FLOAT_TABLES:
         elem, data = w["elem"], node.input[0]
     else:
         elem = TYPES[w["bits"]]
@@ -185,7 +220,7 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups) -> tuple[Built, Gath
         zp = look.namer(f"{base}_table_zero_point")
         inits.append(_tensor(zp, elem, w["zero"]))
     table_out = look.namer(f"{base}_table")
-    dq = helper.make_node("DequantizeLinear", [data, node.input[2]] + ([zp] if zp else []), [table_out],
+    dq = helper.make_node("DequantizeLinear", [data, scale] + ([zp] if zp else []), [table_out],
                           name=look.namer(f"{base}_dq"), axis=w["quantize_axis"], block_size=w["block_size"])
     gather = helper.make_node("Gather", [table_out, node.input[1]], [node.output[0]],
                               name=look.namer(f"{base}_gather"), axis=w["gather_axis"])
