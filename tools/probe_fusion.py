@@ -500,16 +500,53 @@ def measure(python: str, folder: str) -> tuple[str, dict, list]:
     return release, found, conflicts
 
 
-def main(argv=None) -> int:
+def arguments(argv, runtime: str, doc: str):
+    """The command line both fusion tools take (this one and probe_fusion_openvino.py), the
+    tool's description the first paragraph of its ``doc``."""
     import argparse
+
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--inside", help=argparse.SUPPRESS)
+    p.add_argument("--python", default=sys.executable, help=f"the python whose {runtime} is measured")
+    p.add_argument("--check", action="store_true", help="compare with the data file, write nothing")
+    return p.parse_args(argv)
+
+
+def checked(runtime: str, version: str, found: dict, conflicts: list, data: dict, name: str,
+            check: bool) -> int | None:
+    """Print the conflicts; with ``check``, whether the data file holds what was measured (the
+    exit status); without, 1 where a conflict forbids writing; None: write the data."""
+    for key, a, b, cid in conflicts:
+        print(f"conflict: {key}: {a} / {b} ({cid})", file=sys.stderr)
+    if check:
+        have = {k: e["outcomes"].get(version) for k, e in data["groups"].items() if version in e["outcomes"]}
+        same = have == {k: d for k, (d, _) in found.items()}
+        print(f"{name}: {'matches' if same else 'differs from'} {runtime} {version}")
+        return 0 if same and not conflicts else 1
+    if conflicts:
+        print("not written: the key misses a deciding fact", file=sys.stderr)
+        return 1
+    return None
+
+
+def merged(data: dict, version: str, found: dict) -> dict:
+    """The data file's groups with ``version``'s outcomes replaced by ``found``'s."""
+    entries = {}
+    for key, e in data["groups"].items():
+        outcomes = {v: d for v, d in e["outcomes"].items() if v != version}
+        if outcomes:
+            entries[key] = {"group": e["group"], "outcomes": outcomes}
+    for key, (done, g) in found.items():
+        entry = entries.setdefault(key, {"group": g.to_json(), "outcomes": {}})
+        entry["outcomes"][version] = done
+    return entries
+
+
+def main(argv=None) -> int:
     import tempfile
     from pathlib import Path
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--inside", help=argparse.SUPPRESS)
-    p.add_argument("--python", default=sys.executable, help="the python whose onnxruntime is measured")
-    p.add_argument("--check", action="store_true", help="compare with the data file, write nothing")
-    args = p.parse_args(argv)
+    args = arguments(argv, "onnxruntime", __doc__)
     if args.inside:
         inside(args.inside)
         return 0
@@ -520,8 +557,6 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="qlin-fusion-") as tmp:
         release, found, conflicts = measure(args.python, tmp)
     version, machine = release.split()
-    for key, a, b, cid in conflicts:
-        print(f"conflict: {key}: {a} / {b} ({cid})", file=sys.stderr)
     counts: dict = {}
     for done, _ in found.values():
         counts[done] = counts.get(done, 0) + 1
@@ -529,30 +564,16 @@ def main(argv=None) -> int:
           + ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
     path = root / "qlin_cli" / "targets" / "data" / fusion.FILE
     data = data_files.load(path) or {"releases": {}, "groups": {}}
-    if args.check:
-        have = {k: e["outcomes"].get(version) for k, e in data["groups"].items() if version in e["outcomes"]}
-        now = {k: d for k, (d, _) in found.items()}
-        same = have == now
-        print(f"{fusion.FILE}: {'matches' if same else 'differs from'} onnxruntime {version}")
-        return 0 if same and not conflicts else 1
-    if conflicts:
-        print("not written: the key misses a deciding fact", file=sys.stderr)
-        return 1
+    status = checked("onnxruntime", version, found, conflicts, data, fusion.FILE, args.check)
+    if status is not None:
+        return status
     releases = dict(data["releases"])
     other = " --python VENV/bin/python" if args.python != sys.executable else ""
     releases[version] = {"command": "python tools/probe_fusion.py" + other,
                          "groups": len(matrix()), "keys": len(found), "machine": machine,
                          "how": "InferenceSession on the CPU provider, default SessionOptions "
                                 "(ORT_ENABLE_ALL), optimized_model_filepath read back"}
-    entries = {}
-    for key, e in data["groups"].items():
-        outcomes = {v: d for v, d in e["outcomes"].items() if v != version}
-        if outcomes:
-            entries[key] = {"group": e["group"], "outcomes": outcomes}
-    for key, (done, g) in found.items():
-        entry = entries.setdefault(key, {"group": g.to_json(), "outcomes": {}})
-        entry["outcomes"][version] = done
-    data_files.write(path, fusion.dumps(releases, entries))
+    data_files.write(path, fusion.dumps(releases, merged(data, version, found)))
     print(f"wrote {path.name}.gz")
     return 0
 

@@ -180,28 +180,18 @@ def _write(path, data: dict, version: str, machine: str, cpu: str, found: dict, 
                          "machine": machine,
                          "how": "read_model + compile_model(CPU), default properties; the runtime model's "
                                 "rt_info runtimePrecision of the layer holding the op"}
-    entries = {}
-    for key, e in data["groups"].items():
-        outcomes = {v: d for v, d in e["outcomes"].items() if v != version}
-        if outcomes:
-            entries[key] = {"group": e["group"], "outcomes": outcomes}
-    for key, (done, g) in found.items():
-        entry = entries.setdefault(key, {"group": g.to_json(), "outcomes": {}})
-        entry["outcomes"][version] = done
-    data_files.write(path, fusion.dumps(releases, entries, "openvino"))
+    data_files.write(path, fusion.dumps(releases, probe_fusion.merged(data, version, found), "openvino"))
 
 
 def main(argv=None) -> int:
-    import argparse
     import collections
     import tempfile
     from pathlib import Path
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--inside", help=argparse.SUPPRESS)
-    p.add_argument("--python", default=sys.executable, help="the python whose openvino is measured")
-    p.add_argument("--check", action="store_true", help="compare with the data file, write nothing")
-    args = p.parse_args(argv)
+    sys.path.insert(0, HERE)
+    import probe_fusion
+
+    args = probe_fusion.arguments(argv, "openvino", __doc__)
     if args.inside:
         inside(args.inside)
         return 0
@@ -212,21 +202,14 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="qlin-fusion-ov-") as tmp:
         release, found, conflicts = measure(args.python, tmp)
     version, machine, cpu = release.split(" ", 2)
-    for key, a, b, cid in conflicts:
-        print(f"conflict: {key}: {a} / {b} ({cid})", file=sys.stderr)
     counts = collections.Counter(done for done, _ in found.values())
     print(f"openvino {version} ({machine}, {cpu}): {len(found)} keys: "
           + ", ".join(f"{n} {k}" for k, n in counts.most_common()))
     path = root / "qlin_cli" / "targets" / "data" / fusion.FILES["openvino"]
     data = data_files.load(path) or {"releases": {}, "groups": {}}
-    if args.check:
-        have = {k: e["outcomes"].get(version) for k, e in data["groups"].items() if version in e["outcomes"]}
-        same = have == {k: d for k, (d, _) in found.items()}
-        print(f"{path.name}: {'matches' if same else 'differs from'} openvino {version}")
-        return 0 if same and not conflicts else 1
-    if conflicts:
-        print("not written: the key misses a deciding fact", file=sys.stderr)
-        return 1
+    status = probe_fusion.checked("openvino", version, found, conflicts, data, path.name, args.check)
+    if status is not None:
+        return status
     other = " --python VENV/bin/python" if args.python != sys.executable else ""
     _write(path, data, version, machine, cpu, found, other)
     print(f"wrote {path.name}.gz")
