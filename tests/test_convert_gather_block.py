@@ -292,6 +292,7 @@ def test_float4_and_run_time_tables_are_refused():
     (T.UINT8, 0, 0, 16, "uint8 tables gathered along axis 0 and quantized along their last axis only"),
     (T.INT8, 1, 1, 16, "quantized along axis 1 and gathered along axis 1"),
     (T.INT16, 1, 0, 16, "int16"),
+    (T.FLOAT8E4M3FN, 1, 0, 16, "float8e4m3fn: qlin writes GatherBlockQuantized from int4, uint4 and 8-bit"),
 ])
 def test_what_has_no_gather_block_quantized_form_stays_qdq_saying_why(elem, axis, gather_axis, bs, reason):
     shape = (32, 64)

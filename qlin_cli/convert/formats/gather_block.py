@@ -311,8 +311,8 @@ def from_qdq(dq: onnx.NodeProto, gather: onnx.NodeProto, weight: onnx.TensorProt
             zp = namer(f"{base}_table_zero_point")
             inits.append(_tensor(zp, TensorProto.UINT8, z))
     elif elem not in FOUR_BIT:
-        raise NoForm(f"its table '{dq.input[0]}' is {_type(elem)}: GatherBlockQuantized takes int4, uint4 "
-                     "and 8-bit (uint8) codes")
+        raise NoForm(f"its table '{dq.input[0]}' is {_type(elem)}: qlin writes GatherBlockQuantized from "
+                     "int4, uint4 and 8-bit tables only (a float8 or 2-bit table stays QDQ)")
     if zp:
         inputs.append(zp)
     domain, op = GATHER_BLOCK_QUANTIZED
