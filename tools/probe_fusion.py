@@ -41,16 +41,12 @@ LAYOUT = ("Transpose", "ReorderInput", "ReorderOutput")  # what the provider put
 
 
 # ---- inside the runtime's venv: onnxruntime alone ---------------------------------------------
-def inside(folder: str) -> None:
-    """Load each case of ``folder`` (cases.json: the ids in order) with default session options
-    and ``optimized_model_filepath`` = <id>.opt.onnx; append [id, "ok" | "load: error"] to
-    results.jsonl, skipping ids already there."""
-    import platform
-
-    import onnxruntime as ort
-
+def each_case(folder: str, release: str, run) -> None:
+    """Write ``release`` to version.txt, then for each case of ``folder`` (cases.json: the ids in
+    order) not yet in results.jsonl append [id, "start"], then [id, run(id)]: a case that kills
+    the process leaves its "start" for the parent to see (both tools' child processes)."""
     with open(os.path.join(folder, "version.txt"), "w", encoding="utf-8") as f:
-        f.write(f"{ort.__version__} {platform.machine()}")
+        f.write(release)
     with open(os.path.join(folder, "cases.json"), encoding="utf-8") as f:
         order = json.load(f)
     done = _done(folder)
@@ -58,20 +54,32 @@ def inside(folder: str) -> None:
         for case in order:
             if case in done:
                 continue
-            out.write(json.dumps([case, "start"]) + "\n")  # a crash ends here: the parent sees it
+            out.write(json.dumps([case, "start"]) + "\n")
             out.flush()
-            options = ort.SessionOptions()  # graph_optimization_level: its default
-            options.log_severity_level = 4
-            options.optimized_model_filepath = os.path.join(folder, f"{case}.opt.onnx")
-            try:
-                ort.InferenceSession(os.path.join(folder, f"{case}.onnx"), options,
-                                     providers=["CPUExecutionProvider"])
-                said = "ok"
-            except Exception as exc:  # the runtime refused the model
-                lines = [s for s in str(exc).splitlines() if s.strip()]
-                said = "load: " + (lines[0] if lines else type(exc).__name__)[:300]
-            out.write(json.dumps([case, said]) + "\n")
+            out.write(json.dumps([case, run(case)]) + "\n")
             out.flush()
+
+
+def inside(folder: str) -> None:
+    """Load each case of ``folder`` with default session options and ``optimized_model_filepath``
+    = <id>.opt.onnx (``each_case``): "ok" or "load: error"."""
+    import platform
+
+    import onnxruntime as ort
+
+    def run(case: str) -> str:
+        options = ort.SessionOptions()  # graph_optimization_level: its default
+        options.log_severity_level = 4
+        options.optimized_model_filepath = os.path.join(folder, f"{case}.opt.onnx")
+        try:
+            ort.InferenceSession(os.path.join(folder, f"{case}.onnx"), options,
+                                 providers=["CPUExecutionProvider"])
+            return "ok"
+        except Exception as exc:  # the runtime refused the model
+            lines = [s for s in str(exc).splitlines() if s.strip()]
+            return "load: " + (lines[0] if lines else type(exc).__name__)[:300]
+
+    each_case(folder, f"{ort.__version__} {platform.machine()}", run)
 
 
 def _done(folder: str) -> dict:

@@ -23,7 +23,6 @@ the CPU's instruction set, so a release is measured on one machine.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -35,37 +34,31 @@ SKIP = frozenset({"Const", "Input", "Output", "Parameter", "Result"})  # no op o
 
 # ---- inside the runtime's venv: openvino alone --------------------------------------------------
 def inside(folder: str) -> None:
-    """Compile each case of ``folder`` (cases.json) for CPU; append [id, {"layers": [[name,
-    layerType, runtimePrecision, outputPrecisions, originalLayersNames, input precisions], ...]}]
-    or [id, "load: error"] to results.jsonl, skipping ids already there."""
+    """Compile each case of ``folder`` for CPU (probe_fusion.each_case): {"layers": [[name,
+    layerType, runtimePrecision, outputPrecisions, originalLayersNames, input precisions], ...]}
+    or "load: error"."""
     import platform
     from importlib.metadata import version
 
     import openvino as ov
 
+    sys.path.insert(0, HERE)
+    import probe_fusion  # the standard library alone at import
+
     core = ov.Core()
     cpu = core.get_property("CPU", "FULL_DEVICE_NAME")
-    with open(os.path.join(folder, "version.txt"), "w", encoding="utf-8") as f:
-        f.write(f"{version('openvino')} {platform.machine()} {cpu}")
-    with open(os.path.join(folder, "cases.json"), encoding="utf-8") as f:
-        order = json.load(f)
-    done = _done(folder)
-    with open(os.path.join(folder, "results.jsonl"), "a", encoding="utf-8") as out:
-        for case in order:
-            if case in done:
-                continue
-            out.write(json.dumps([case, "start"]) + "\n")  # a crash ends here: the parent sees it
-            out.flush()
-            try:
-                compiled = core.compile_model(core.read_model(os.path.join(folder, f"{case}.onnx")), "CPU")
-                said = {"layers": runtime_layers(compiled)}
-            except Exception as exc:  # the runtime refused the model; its message after the source line
-                lines = [s.strip() for s in str(exc).splitlines()
-                         if s.strip() and not s.startswith("Exception from")]
-                said = "; ".join(lines[:2]) if lines else type(exc).__name__
-                said = "load: " + re.sub(r"_\d{3,}", "_N", said)[:160]  # no node numbers: one text a key
-            out.write(json.dumps([case, said]) + "\n")
-            out.flush()
+
+    def run(case: str):
+        try:
+            compiled = core.compile_model(core.read_model(os.path.join(folder, f"{case}.onnx")), "CPU")
+            return {"layers": runtime_layers(compiled)}
+        except Exception as exc:  # the runtime refused the model; its message after the source line
+            lines = [s.strip() for s in str(exc).splitlines()
+                     if s.strip() and not s.startswith("Exception from")]
+            said = "; ".join(lines[:2]) if lines else type(exc).__name__
+            return "load: " + re.sub(r"_\d{3,}", "_N", said)[:160]  # no node numbers: one text a key
+
+    probe_fusion.each_case(folder, f"{version('openvino')} {platform.machine()} {cpu}", run)
 
 
 def runtime_layers(compiled) -> list[list[str]]:
@@ -81,15 +74,6 @@ def runtime_layers(compiled) -> list[list[str]]:
             ins = ",".join(i.get_element_type().get_type_name() for i in op.inputs())
             out.append([op.get_friendly_name(), *row, ins])
     return out
-
-
-def _done(folder: str) -> dict:
-    try:
-        with open(os.path.join(folder, "results.jsonl"), encoding="utf-8") as f:
-            rows = [json.loads(line) for line in f if line.strip()]
-    except FileNotFoundError:
-        return {}
-    return {case: said for case, said in rows if said != "start"}
 
 
 # ---- reading the runtime graph (qlin's venv) --------------------------------------------------
