@@ -20,11 +20,12 @@ from qlin_cli.targets import fusion, predict, probe_store
 MEASURED = "1.31.1"
 
 
-def _installed() -> str | None:
+def installed(package: str) -> str | None:
+    """The installed release of ``package`` (None without it)."""
     try:
         from importlib.metadata import version
 
-        return version("onnxruntime")
+        return version(package)
     except Exception:
         return None
 
@@ -176,7 +177,7 @@ def test_a_target_without_fusion_data_says_nothing(target):
 
 
 def _skip_unless_measured_release():
-    if _installed() != MEASURED:
+    if installed("onnxruntime") != MEASURED:
         pytest.skip(f"onnxruntime {MEASURED} is not the one installed")
 
 

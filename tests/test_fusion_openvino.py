@@ -12,20 +12,12 @@ import collections
 import probe_fusion
 import probe_fusion_openvino
 import pytest
+from test_fusion import installed
 
 from qlin_cli.model.analysis import analyze
 from qlin_cli.targets import fusion, predict
 
 MEASURED = "2026.4.1"
-
-
-def _installed() -> str | None:
-    try:
-        from importlib.metadata import version
-
-        return version("openvino")
-    except Exception:
-        return None
 
 
 def _qt501(spec: dict, target: str = "openvino") -> list:
@@ -96,7 +88,7 @@ def test_the_runtime_layer_is_found_by_name_then_by_type():
 
 
 def _skip_unless_measured_release():
-    if _installed() != MEASURED:
+    if installed("openvino") != MEASURED:
         pytest.skip(f"openvino {MEASURED} is not the one installed")
 
 
