@@ -30,6 +30,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ... import schema
+from ...schema import dtypes
 from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED
 from .nbits import BLOCKED_SINCE, TWO_BITS_SINCE, TYPES, NBitsCase, default_zero_point, opset_for, unpack
 from .to_qdq import Built, Lookups, NoForm
@@ -37,11 +38,16 @@ from .to_qdq import Built, Lookups, NoForm
 # the registered schema's defaults
 # the op's attribute defaults, as schema/families/n_bits.py states them (bits 4, block_size
 # 128, gather_axis 0, quantize_axis 1)
-DEFAULTS = schema.lookup(*GATHER_BLOCK_QUANTIZED, 1).attributes
+_SPEC = schema.lookup(*GATHER_BLOCK_QUANTIZED, 1)
+DEFAULTS = _SPEC.attributes
 FOUR_BIT = (TensorProto.INT4, TensorProto.UINT4)
 SCALES = (np.dtype(np.float32), np.dtype(np.float16))
-FLOAT_TABLES = (TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2,
-                TensorProto.FLOAT8E5M2FNUZ, TensorProto.FLOAT4E2M1)
+# the float data types the op takes (its T1, as schema/families/n_bits.py states it)
+FLOAT_TABLES = tuple(sorted(dtypes.BY_NAME[t].proto for t in _SPEC.types["T1"]
+                            if dtypes.BY_NAME[t].kind in ("float8", "float4")))
+# the first DequantizeLinear that reads float4e2m1, as schema/ reads onnx.defs
+FLOAT4_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
+                                    lambda s: any("float4e2m1" in t for t in s.types.values()))
 
 
 def _type(elem: int) -> str:
@@ -79,7 +85,8 @@ def table(node: onnx.NodeProto, look: Lookups) -> dict:
     data, scales = np.asarray(data), np.asarray(scales)
     elem, bits, bs = helper.np_dtype_to_tensor_dtype(data.dtype), attrs["bits"], attrs["block_size"]
     if elem == TensorProto.FLOAT4E2M1:
-        raise NoForm(f"its data '{name}' is float4e2m1: DequantizeLinear reads it blocked from opset 23, "
+        raise NoForm(f"its data '{name}' is float4e2m1: DequantizeLinear reads it blocked from opset "
+                     f"{max(FLOAT4_SINCE, BLOCKED_SINCE)}, "
                      "but qlin does not write that form yet")
     if elem in FLOAT_TABLES:
         return _float_table(node, attrs, data, scales)
