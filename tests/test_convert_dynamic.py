@@ -123,3 +123,28 @@ def test_a_chain_whose_cast_a_subgraph_reads_is_left_as_it_is(models):
     ops = [n.op_type for n in r.model.graph.node]
     assert ops.count("Cast") == 1 and ops.count("ConvInteger") + ops.count("MatMulInteger") == 1
     assert cast.output[0] in {o for n in r.model.graph.node for o in n.output}
+
+
+def test_a_node_short_of_what_the_pattern_reads_is_not_taken_for_it():
+    """chain() reads a Cast's `to` by name and counts inputs and outputs before indexing them:
+    a Cast without `to`, a DynamicQuantizeLinear with two outputs or a Mul with one input
+    is not the pattern (no IndexError)."""
+    from qlin_cli.convert.formats import dynamic
+
+    def nodes(cast_attrs=True, dql_outputs=("xq", "xs", "xz"), mul_inputs=("f", "s")):
+        dql = helper.make_node("DynamicQuantizeLinear", ["x"], list(dql_outputs))
+        mm = helper.make_node("MatMulInteger", ["xq", "w", "xz", "wz"], ["i"])
+        cast = helper.make_node("Cast", ["i"], ["f"], **({"to": 1} if cast_attrs else {}))
+        scales = helper.make_node("Mul", ["xs", "ws"], ["s"])
+        out = helper.make_node("Mul", list(mul_inputs), ["y"])
+        writer = {o: n for n in (dql, mm, cast, scales, out) for o in n.output}
+        readers: dict = {}
+        for n in (dql, mm, cast, scales, out):
+            for i in n.input:
+                readers.setdefault(i, []).append(n)
+        return mm, writer, readers
+
+    assert dynamic.chain(*nodes()) is not None  # the pattern itself
+    assert dynamic.chain(*nodes(cast_attrs=False)) is None
+    assert dynamic.chain(*nodes(dql_outputs=("xq", "xs"))) is None
+    assert dynamic.chain(*nodes(mul_inputs=("f",))) is None

@@ -41,19 +41,21 @@ def lstm_refusal(node: onnx.NodeProto) -> str:
 def chain(node: onnx.NodeProto, writer: dict, readers: dict) -> tuple | None:
     """(DynamicQuantizeLinear, Cast, scale Mul, output Mul) around ``node``, None when the
     node is not in quantize_dynamic's pattern."""
-    dql = writer.get(node.input[0])
-    if dql is None or dql.op_type != "DynamicQuantizeLinear" or list(node.input[2:3]) != [dql.output[2]]:
+    dql = writer.get(node.input[0]) if node.input and node.output else None
+    if dql is None or dql.op_type != "DynamicQuantizeLinear" or len(dql.output) < 3 \
+            or list(node.input[2:3]) != [dql.output[2]]:
         return None
     cast = _only(readers.get(node.output[0], []), "Cast")
-    if cast is None or helper.get_attribute_value(cast.attribute[0]) != TensorProto.FLOAT:
+    to = None if cast is None else next((a for a in cast.attribute if a.name == "to"), None)
+    if to is None or helper.get_attribute_value(to) != TensorProto.FLOAT or not cast.output:
         return None
     out = _only(readers.get(cast.output[0], []), "Mul")
-    if out is None:
+    if out is None or len(out.input) != 2 or len(node.input) < 2:
         return None
     other = out.input[1] if out.input[0] == cast.output[0] else out.input[0]
     scales = writer.get(other)
-    if scales is None or scales.op_type != "Mul" or dql.output[1] not in scales.input \
-            or len(readers.get(other, [])) != 1:
+    if scales is None or scales.op_type != "Mul" or len(scales.input) != 2 \
+            or dql.output[1] not in scales.input or len(readers.get(other, [])) != 1:
         return None
     return dql, cast, scales, out
 
