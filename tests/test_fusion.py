@@ -176,6 +176,17 @@ def test_a_target_without_fusion_data_says_nothing(target):
     assert _qt501(probe_fusion._spec(after="output"), target) == []
 
 
+def tally(counts, wrong: list, name: str, key: str, said: str | None, got: str) -> None:
+    """Count a group of a quantizer output: not measured (no outcome stored), agree (the
+    stored outcome is what the runtime did), or a disagreement kept in ``wrong``."""
+    if said is None:
+        counts["not measured"] += 1
+    elif said == got:
+        counts["agree"] += 1
+    else:
+        wrong.append((name, key, said, got))
+
+
 def _skip_unless_measured_release():
     if installed("onnxruntime") != MEASURED:
         pytest.skip(f"onnxruntime {MEASURED} is not the one installed")
@@ -213,12 +224,7 @@ def test_the_prediction_agrees_with_the_installed_release_on_the_quantizer_outpu
         ort.InferenceSession(os.fspath(path), options, providers=["CPUExecutionProvider"])
         model, optimized = onnx.load(path), onnx.load(options.optimized_model_filepath)
         for node, g in probe_fusion.group_ops(model):
-            got, said = probe_fusion.outcome_of(model, optimized, node), table.outcome(g.text)
-            if said is None:
-                counts["not measured"] += 1
-            elif said == got:
-                counts["agree"] += 1
-            else:
-                wrong.append((name, g.text, said, got))
+            tally(counts, wrong, name, g.text, table.outcome(g.text),
+                  probe_fusion.outcome_of(model, optimized, node))
     assert not wrong
     assert counts["agree"] >= 170, counts  # docs/targets.md: 177 agree, 73 keys not measured

@@ -12,7 +12,7 @@ import collections
 import probe_fusion
 import probe_fusion_openvino
 import pytest
-from test_fusion import installed
+from test_fusion import installed, tally
 
 from qlin_cli.model.analysis import analyze
 from qlin_cli.targets import fusion, predict
@@ -130,12 +130,7 @@ def test_the_prediction_agrees_with_the_installed_release_on_the_quantizer_outpu
             kind = "float" if got == fusion.FLOAT else "integer" if got.startswith(fusion.INTEGER) else got
             counts[kind] += 1
             said_float += said == fusion.FLOAT
-            if said is None:
-                counts["not measured"] += 1
-            elif said == got:
-                counts["agree"] += 1
-            else:
-                wrong.append((name, g.text, said, got))
+            tally(counts, wrong, name, g.text, said, got)
         assert len([f for f in predict.findings(model, ".", "openvino") if f.code == "QT501"]) == said_float
     print(dict(counts), wrong)
     # docs/targets.md: 262 groups, 177 agree, 82 keys not measured, 3 differ (an Add fused into the
