@@ -1,5 +1,3 @@
-from functools import cache
-
 import numpy as np
 
 from .. import schema
@@ -76,34 +74,25 @@ class OneSidedZeroPoint(ModelRule):
                     yield Violation(message, at=view.node_site(body, i))
 
 
-@cache
-def _ends(dt: np.dtype) -> tuple[int, int]:
-    """(lowest, highest) of an integer dtype."""
-    info = np.iinfo(dt)
-    return int(info.min), int(info.max)
-
-
 def _ends_possible(found: list) -> list[bool]:
     """For each QuantizeLinear (``NodeFacts``), False where its zero point is known to hold
     neither end of its type's range, True otherwise (``_end`` then decides): the constant
     zero points whose bytes numpy reads as they are (``Const.plain``) are looked at
-    together, one array per type, so that nodes with a zero point at no end cost no read
-    each (a 50,000-node chain: 12,500 QuantizeLinear)."""
+    together, one array per stored type and range, so that nodes with a zero point at no end
+    cost no read each (a 50,000-node chain: 12,500 QuantizeLinear)."""
     possible = [True] * len(found)
-    parts: dict = {}  # dtype -> ([node positions], [bytes])
+    parts: dict = {}  # (dtype, the node type's (lowest, highest)) -> ([node positions], [bytes])
     for k, f in enumerate(found):
         zi, values, rng = f.zero_point_index, f.values, int_range(f.quant_type)
         c = values[zi] if zi is not None and zi < len(values) else None
         p = None if c is None or rng is None else c.plain()  # absent: 0, which may be an end
         if p is None or p[0].kind not in "iu" or not p[1]:
             continue
-        if _ends(p[0]) != rng:
-            continue  # a zero point not of the node's type: left to _end
-        ks, raws = parts.setdefault(p[0], ([], []))
+        ks, raws = parts.setdefault((p[0], rng), ([], []))
         ks.append(k)
         raws.append(p[1])
-    for dt, (ks, raws) in parts.items():
-        data, (low, high) = np.frombuffer(b"".join(raws), dt), _ends(dt)
+    for (dt, (low, high)), (ks, raws) in parts.items():
+        data = np.frombuffer(b"".join(raws), dt).astype(np.int64)
         hit = (data == low) | (data == high)
         sizes = np.fromiter((len(r) for r in raws), np.int64, len(raws)) // dt.itemsize
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))  # every part holds a value
