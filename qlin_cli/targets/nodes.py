@@ -74,6 +74,39 @@ def scale_values(f) -> np.ndarray | None:
     return None if v is None else np.asarray(v).astype(np.float64).reshape(-1)
 
 
+class ValueRead(BaseException):
+    """A check read a part of a site that site_classes hides from it (its args: the name of
+    the summary asked, where one was). A BaseException, so that no ``except Exception`` in a
+    check takes it for the check's own failure."""
+
+
+def negative_scale(f) -> bool | None:
+    """Whether some value of the scale is negative; None where the scale is not a known
+    constant. Worked out once per node's facts (a summary: site_classes splits a class of
+    nodes by it instead of reading each node's scale)."""
+    slot = summary_slot("negative_scale")
+    found = f.__dict__.get(slot, _UNKNOWN)
+    if found is _UNKNOWN:
+        try:
+            s = scale_values(f)
+        except ValueRead:  # a hidden scale (site_classes): say which summary was asked
+            raise ValueRead("negative_scale") from None
+        found = f.__dict__[slot] = None if s is None else bool((s < 0).any())
+    return found
+
+
+_UNKNOWN = object()
+
+
+def summary_slot(name: str) -> str:
+    """Where a node's facts keep a summary once worked out."""
+    return "_summary_" + name
+
+
+# what a check may read of a hidden value (site_classes): name -> the summary of a node's facts
+SUMMARIES = {"negative_scale": negative_scale}
+
+
 def zero_point_values(f) -> np.ndarray | None:
     """The zero point's values as float64 when known; zeros when the input is absent."""
     i = f.zero_point_index

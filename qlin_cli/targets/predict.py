@@ -29,7 +29,7 @@ from ..model.analysis import Analysis, analyze
 from ..model.facts import ArrayConst, Location, NodeFacts
 from ..model.view import short_title
 from ..schema import dtypes, ir
-from . import fusion, nodes, probe_keys, weights
+from . import fusion, nodes, probe_keys, site_classes, weights
 from .base import ERROR, ModelInfo, NodeSite, Target, TargetFinding
 from .registry import get
 
@@ -374,13 +374,12 @@ Raw = list[tuple[NodeFacts | None, Location | None, TargetFinding]]
 
 def _raw(t: Target, info: ModelInfo, placed: list[tuple[NodeSite, Location]]) -> Raw:
     """(node facts and location, or None for the model; finding) of one target, model
-    findings first. A site shared by several nodes is asked once."""
+    findings first. A site shared by several nodes is asked once, and so is a class of sites
+    that differ only in what the target's checks do not read (site_classes)."""
     out: Raw = [(None, None, x) for x in t.model_findings(info)]
-    cache: dict[int, list[TargetFinding]] = {}
+    ask = site_classes.asker(t.findings_for)
     for site, loc in placed:
-        found = cache.get(id(site))
-        if found is None:
-            found = cache[id(site)] = t.findings_for(site)
+        found = ask(site)
         if found:
             out += [(site.facts, loc, x) for x in found]
     return out
@@ -689,14 +688,16 @@ def _moved_once(site: NodeSite, g: NodeFacts | None, domain: str | None, opset: 
 
 
 def _site_errors(t: Target, site: NodeSite, noted: bool, cache: dict) -> list[TargetFinding]:
-    """The site's error findings, found by identity first (a site equal to one asked before
-    shares its errors)."""
+    """The site's error findings, found by identity first, then by its class (site_classes:
+    a site that differs from one asked before only in what the checks do not read shares its
+    errors)."""
     errors = cache.get(("errors", t.name, id(site)))
     if errors is None:
-        errors = cache.get((t.name, site))
-        if errors is None:
-            found = t.findings_for(site) if noted else t.errors_for(site)
-            errors = cache[(t.name, site)] = [x for x in found if x.severity == ERROR]
+        ask = cache.get(("ask", t.name, noted))
+        if ask is None:
+            ask = site_classes.asker(t.findings_for if noted else t.errors_for)
+            cache[("ask", t.name, noted)] = ask
+        errors = [x for x in ask(site) if x.severity == ERROR]
         cache[("errors", t.name, id(site))] = errors
     return errors
 

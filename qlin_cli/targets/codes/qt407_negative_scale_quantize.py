@@ -46,8 +46,7 @@ class NegativeScaleQuantize(Code):
         found = target.arithmetic("negative scale", site)
         if found is None or found.differs is None:
             return
-        s = nodes.scale_values(f)
-        if s is not None and (s < 0).any():
+        if nodes.negative_scale(f):
             yield target.finding(
                 "QT407",
                 "with a negative scale the quantized values are wrong (values beyond the range saturate "

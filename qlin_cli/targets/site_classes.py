@@ -1,0 +1,156 @@
+"""A target's findings on a node, asked once per class of nodes that differ only in what its
+checks did not read.
+
+Nodes of a real model rarely have equal sites: every QuantizeLinear has a scale of its own.
+Most of a target's checks never read a scale's value (the key of the node's probes, its
+types, its neighbours), so their findings on one node are their findings on every node
+whose site is the same but for its scale's values and its names. A class is such a set of
+nodes (``class_key``: the site with each scale and each constant too large to compare by
+content left out, and names and location dropped).
+
+The target is asked about a class once, on a site whose hidden parts cannot be read
+(``hidden``): reading one raises ``ValueRead``. A check that reads a hidden part therefore
+cannot answer for the class, and the class is asked node by node from then on; one that
+answers without reading any gave the answer every node of the class gets, so nothing here
+can make a finding differ from asking each node (tests/test_site_classes.py holds them equal
+on the fixtures, the quantizer outputs and the type space, for every target).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from ..model.facts import NodeFacts
+from . import nodes
+from .base import NodeSite
+from .nodes import ValueRead
+
+
+class _Hidden:
+    """Stands for a part of a site a class does not fix: any use of it raises ``ValueRead``
+    (reading an attribute, truth, length, iteration, comparison, hashing)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        raise ValueRead(name)
+
+    def _read(self, *args):
+        raise ValueRead("use")
+
+    __bool__ = __len__ = __iter__ = __eq__ = __ne__ = __hash__ = __index__ = __int__ = __float__ = _read
+    __lt__ = __le__ = __gt__ = __ge__ = __getitem__ = __contains__ = __str__ = __format__ = _read
+
+
+HIDDEN = _Hidden()
+
+
+def _value_key(f: NodeFacts, i: int, c) -> object:
+    """How a constant input counts in a class: absent (None), hidden (the scale, and any
+    constant known by identity only) or its content."""
+    if c is None:
+        return None
+    if i == f.scale_index:
+        return HIDDEN_KEY
+    key = c.content_key
+    return HIDDEN_KEY if key is None else key
+
+
+HIDDEN_KEY = ("hidden",)
+
+
+def _facts_key(f) -> tuple | None:
+    if not isinstance(f, NodeFacts):
+        return None
+    return f.shape_key() + tuple([_value_key(f, i, c) for i, c in enumerate(f.values)])
+
+
+def _hidden_facts(f: NodeFacts) -> NodeFacts:
+    values = tuple([c if _value_key(f, i, c) is not HIDDEN_KEY else (None if c is None else HIDDEN)
+                    for i, c in enumerate(f.values)])
+    return dataclasses.replace(f, values=values, inputs=HIDDEN, outputs=HIDDEN, location=HIDDEN)
+
+
+_FIELDS = tuple(fl.name for fl in dataclasses.fields(NodeSite))
+
+
+def class_key(site: NodeSite, keys: dict) -> tuple | None:
+    """The site's class (None where its facts are not a NodeFacts: such a site is asked
+    alone); ``keys`` remembers the classes of sites by identity (a producer's among them)."""
+    found = keys.get(id(site))
+    if found is not None or id(site) in keys:
+        return found
+    parts: list = []
+    for name in _FIELDS:
+        v = getattr(site, name)
+        if name == "facts" or name == "producer":
+            v = None if v is None else _facts_key(v)
+            if v is None and name == "facts":
+                break
+        elif name == "producer_site":
+            v = None if v is None else class_key(v, keys)
+        parts.append(v)
+    else:
+        found = tuple(parts)
+    keys[id(site)] = found
+    return found
+
+
+def hidden(site: NodeSite, told: dict | None = None) -> NodeSite:
+    """The site with its class's hidden parts unreadable (``_Hidden``); ``told``: the
+    summaries (``nodes.SUMMARIES``) of its facts the class fixes, {name: value}."""
+    changes: dict = {"facts": _hidden_facts(site.facts)}
+    if told:
+        changes["facts"].__dict__.update({nodes.summary_slot(k): v for k, v in told.items()})
+    if site.producer is not None:
+        changes["producer"] = _hidden_facts(site.producer)
+    if site.producer_site is not None:
+        changes["producer_site"] = hidden(site.producer_site)
+    return dataclasses.replace(site, **changes)
+
+
+# Turned off by the tests that hold the classes' findings equal to each node's own
+ENABLED = True
+
+
+def asker(ask: Callable[[NodeSite], list]) -> Callable[[NodeSite], list]:
+    """``ask`` (a target's ``findings_for`` or ``errors_for``) answered once per class: the
+    class's answer where ``ask`` read nothing hidden, else the node's own. A check that reads
+    a summary of a hidden value (``nodes.SUMMARIES``: whether a scale is negative) splits
+    the class by that summary, worked out for each of its nodes from then on."""
+    keys: dict = {}
+    answers: dict = {}  # (class, summaries) -> findings, or None where a check read a hidden part
+    split: dict = {}  # class -> the names of the summaries it is split by
+    by_id: dict = {}  # id(site) -> (site, findings): the site kept so that its id stays its own
+
+    def by_class(site: NodeSite, key: tuple) -> list | None:
+        while True:
+            names = split.get(key, ())
+            told = {name: nodes.SUMMARIES[name](site.facts) for name in names}
+            sub = (key, tuple(told.values()))
+            found = answers.get(sub, False)
+            if found is not False:
+                return found
+            try:
+                found = ask(hidden(site, told))
+            except ValueRead as e:
+                name = e.args[0] if e.args else None
+                if name in nodes.SUMMARIES and name not in names:
+                    split[key] = names + (name,)
+                    continue
+                found = None
+            answers[sub] = found
+            return found
+
+    def answer(site: NodeSite) -> list:
+        known = by_id.get(id(site))
+        if known is not None:
+            return known[1]
+        key = class_key(site, keys) if ENABLED else None
+        found = None if key is None else by_class(site, key)
+        if found is None:
+            found = ask(site)
+        by_id[id(site)] = (site, found)
+        return found
+    return answer
