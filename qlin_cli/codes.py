@@ -69,15 +69,35 @@ def known(kinds: tuple[str, ...] = KINDS) -> list[str]:
     return [c.code for c in all_codes() if c.kind in kinds]
 
 
-_OFF: list[frozenset[str]] = []
+_OFF: dict[str, frozenset[str]] = {}  # code prefix -> its codes off by default, read once
 
 
-def off_by_default() -> frozenset[str]:
+def off_by_default(prefix: str | None = None) -> frozenset[str]:
     """The codes that run only when a select names them or a prefix of them (ruff's rules
-    outside its default set; ``Rule.default``); read once per process."""
-    if not _OFF:
-        _OFF.append(frozenset(c.code for c in all_codes() if not c.default))
-    return _OFF[0]
+    outside its default set; ``Rule.default``); ``prefix`` ("QL", "QT", "QC"): that kind's
+    only, read from its classes without the others' or any documentation (a check with no
+    target imports no target code, and parses no rule's source); read once per process."""
+    out: frozenset[str] = frozenset()
+    for p in PREFIXES if prefix is None else (prefix,):
+        found = _OFF.get(p)
+        if found is None:
+            found = frozenset(c.code for c in _classes(p) if not getattr(c, "default", True))
+            _OFF[p] = found
+        out |= found
+    return out
+
+
+PREFIXES = ("QL", "QT", "QC")
+
+
+def _classes(prefix: str) -> list:
+    """The kind's code classes: the rules' own objects for QL (their docs are read from the
+    source, which costs more than the imported rules), else the table's."""
+    if prefix == "QL":
+        from . import rules
+
+        return rules.all_rules()
+    return next((listed() for _, p, _, listed in _tables() if p == prefix), [])
 
 
 def names() -> dict[str, str]:

@@ -36,10 +36,16 @@ from dataclasses import dataclass, field
 from . import toml_fast
 from .gc_pause import paused_collection
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+
+def _tomllib():
+    """tomllib (tomli on Python 3.10), imported where toml_fast cannot read a file: most
+    configuration files never need it (its import compiles a dozen expressions)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib
+
 
 FAIL_ON = ("error", "warning", "info")
 MAX_BYTES = 16 * 2**20  # no real pyproject.toml comes near this
@@ -146,7 +152,7 @@ def _read_toml(path: str) -> dict:
         with paused_collection():
             value = toml_fast.loads(text)
             if value is None:
-                value = tomllib.loads(text)
+                value = _tomllib().loads(text)
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not valid UTF-8 (TOML files are UTF-8)") from None
     except ValueError as e:  # TOMLDecodeError, or an integer past int()'s 4300 digits

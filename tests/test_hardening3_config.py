@@ -55,7 +55,7 @@ def _check(tmp_path, text, monkeypatch):
     calls = dict.fromkeys(["known", "translate", "tomllib", "fast", "codes", "globs"], 0)
     _count(monkeypatch, calls, "known", codes, "known")
     _count(monkeypatch, calls, "translate", fnmatch, "translate")
-    _count(monkeypatch, calls, "tomllib", config.tomllib, "loads")
+    _count(monkeypatch, calls, "tomllib", config._tomllib(), "loads")
     _count(monkeypatch, calls, "fast", toml_fast, "loads")
     _count(monkeypatch, calls, "codes", config, "_codes")
     _count(monkeypatch, calls, "globs", globs, "_pieces")  # a pattern cut into its pieces

@@ -28,7 +28,7 @@ def selected(code: str, select: Iterable[str] | None, ignore: Iterable[str] | No
     if select:
         if not any(code.startswith(p.upper()) for p in select):
             return False
-    elif code in off_by_default():
+    elif code in off_by_default(code[:2]):
         return False
     return not (ignore and any(code.startswith(p.upper()) for p in ignore))
 
