@@ -1,7 +1,8 @@
 """QT501 (runs in float) for openvino, from its measured runtime precisions
 (tools/probe_fusion_openvino.py: probe_fusion's matrix compiled for CPU, each group's layer
-read from the runtime model's rt_info; qlin_cli/targets/data/openvino_fusion.json.gz). Only
-2026.4.1 is measured: another release says nothing. Live (`make remeasure`): the installed
+read from the runtime model's rt_info; qlin_cli/targets/data/openvino_fusion.json.gz). Every
+release of the target data is measured, each answering from its own outcomes; a release
+without data says nothing. Live (`make remeasure`): the installed
 release agrees with the data on a slice of the matrix, and the prediction agrees with it on
 the quantizer outputs of fixtures/corpus.py."""
 
@@ -16,6 +17,7 @@ from test_fusion import installed, tally
 
 from qlin_cli.model.analysis import analyze
 from qlin_cli.targets import fusion, predict
+from qlin_cli.targets.releases import measured as releases_of
 
 MEASURED = "2026.4.1"
 
@@ -25,14 +27,22 @@ def _qt501(spec: dict, target: str = "openvino") -> list:
     return [f for f in predict.findings(model, ".", target) if f.code == "QT501"]
 
 
-def test_the_data_holds_the_measured_release_on_the_matrix_keys():
-    table = fusion.table("openvino", MEASURED)
-    assert table is not None and table.machine == "x86_64" and "probe_fusion_openvino.py" in table.command
-    done = collections.Counter("float" if o == fusion.FLOAT else "integer" if o.startswith(fusion.INTEGER)
+def _counts(table) -> collections.Counter:
+    return collections.Counter("float" if o == fusion.FLOAT else "integer" if o.startswith(fusion.INTEGER)
                                else "load" for o in table.outcomes.values())
-    assert done == {"integer": 460, "float": 743, "load": 54}  # docs/targets.md
-    assert set(table.outcomes) == set(fusion.table("onnxruntime", "1.31.1").outcomes)  # one matrix
-    assert fusion.table("openvino", "2026.1.0") is None and fusion.table("openvino", "2026.4") is None
+
+
+def test_the_data_holds_every_release_on_the_matrix_keys():
+    releases = releases_of("openvino")
+    keys = set(fusion.table("onnxruntime", "1.31.1").outcomes)  # one matrix
+    for version in releases:
+        table = fusion.table("openvino", version)
+        assert table is not None and table.machine == "x86_64" and "probe_fusion_openvino.py" in table.command
+        assert set(table.outcomes) == keys, version
+    # docs/targets.md: the counts of the oldest and the newest release
+    assert _counts(fusion.table("openvino", MEASURED)) == {"integer": 460, "float": 743, "load": 54}
+    assert _counts(fusion.table("openvino", "2024.0.0")) == {"integer": 450, "float": 625, "load": 182}
+    assert fusion.table("openvino", "2023.3.0") is None and fusion.table("openvino", "2026.4") is None
 
 
 def test_a_conv_with_asymmetric_weights_runs_in_float_and_symmetric_ones_in_u8():
@@ -53,10 +63,25 @@ def test_an_elementwise_group_runs_in_float_with_nothing_nearer_to_offer():
     assert _qt501(probe_fusion._spec(op="Add", act="uint8", b="act"), "onnxruntime") == []  # QLinearAdd
 
 
-def test_a_release_without_data_says_nothing():
-    spec = probe_fusion._spec(sym=False)
-    assert _qt501(spec, "openvino@2026.4") and _qt501(spec, "openvino@2026.1") == []
-    assert predict.groups_in(analyze(probe_fusion.build(spec), "."), "openvino@2026.1") is None
+def test_each_release_answers_from_its_own_outcomes():
+    """Groups whose outcome is float in some releases and not in others: QT501 is said for
+    exactly the releases whose own outcome is float."""
+    versions = list(releases_of("openvino"))
+    tables = {v: fusion.table("openvino", v) for v in versions}
+    split = []
+    for spec in probe_fusion.matrix():
+        key = probe_fusion.group_ops(probe_fusion.build(spec))[0][1].text
+        floats = {v for v, t in tables.items() if t.outcome(key) == fusion.FLOAT}
+        if floats and len(floats) < len(versions):
+            split.append((spec, floats))
+        if len(split) == 3:
+            break
+    assert len(split) == 3
+    for spec, floats in split:
+        for v in versions:
+            said = _qt501(spec, "openvino@" + ".".join(v.split(".")[:2]))
+            assert bool(said) == (v in floats), (spec, v)
+            assert all(f.detail.startswith(f"openvino {v}:") for f in said)
 
 
 def test_the_groups_are_counted_as_qt501_reports_them():
