@@ -1,0 +1,74 @@
+"""Whole models against each openvino release: does `qlin check --target openvino@V` find an
+error exactly where release V fails to read or compile the model?
+
+    python tools/blocks_openvino.py VERSION=VENV/bin/python [...]
+
+The models are every configuration of fixtures/corpus.py (onnxruntime's quantizers: QDQ,
+QOperator, dynamic, n-bits, over a conv net, an MLP-like mixed model, an attention block and
+an LSTM), built in this venv; each release compiles them for CPU as
+tools/probe_fusion_openvino.py compiles its cases (a child that imports only openvino). Prints
+per release the count of each (compiles or fails, qlin error or none) and every model where
+the two differ. docs/targets.md has the results.
+"""
+
+import collections
+import json
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "fixtures")]
+
+import corpus  # noqa: E402
+import onnx  # noqa: E402
+import probe_fusion  # noqa: E402
+
+from qlin_cli.model.analysis import analyze  # noqa: E402
+from qlin_cli.targets import predict  # noqa: E402
+
+
+def _cases(folder: str) -> tuple[list[str], dict]:
+    names = [c.name for c in corpus.CONFIGS if c.name not in corpus.KNOWN_FAILURES]
+    paths = corpus.build(os.path.join(folder, "corpus"), names)
+    for n in names:
+        onnx.save(onnx.load(paths[n]), os.path.join(folder, f"{n}.onnx"))
+    with open(os.path.join(folder, "cases.json"), "w", encoding="utf-8") as f:
+        json.dump(names, f)
+    return names, paths
+
+
+def _release(version: str, python: str, folder: str, names: list[str], paths: dict) -> None:
+    for stale in ("results.jsonl", "version.txt"):
+        if os.path.exists(os.path.join(folder, stale)):
+            os.remove(os.path.join(folder, stale))
+    _, said = probe_fusion.run_all(python, folder, os.path.join(HERE, "probe_fusion_openvino.py"))
+    counts: collections.Counter = collections.Counter()
+    differ = []
+    target = "openvino@" + ".".join(version.split(".")[:2])
+    for n in names:
+        fails = not isinstance(said.get(n), dict)
+        a = analyze(onnx.load(paths[n]), os.path.dirname(paths[n]))
+        errors = [f.code for f in predict.findings_in(a, [target]) if f.severity == "error"]
+        counts[("fails" if fails else "compiles", "qlin error" if errors else "no qlin error")] += 1
+        if fails != bool(errors):
+            differ.append((n, str(said.get(n))[:100] if fails else errors[:3]))
+    print(version, len(names), dict(counts), flush=True)
+    for d in differ:
+        print("   ", *d, flush=True)
+
+
+def main() -> int:
+    pairs = [a.split("=", 1) for a in sys.argv[1:]]
+    if not pairs or any(len(p) != 2 for p in pairs):
+        print(__doc__.strip().splitlines()[3], file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as folder:
+        names, paths = _cases(folder)
+        for version, python in pairs:
+            _release(version, python, folder, names, paths)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
