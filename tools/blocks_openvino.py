@@ -12,7 +12,6 @@ the two differ. docs/targets.md has the results.
 """
 
 import collections
-import json
 import os
 import sys
 import tempfile
@@ -22,7 +21,7 @@ sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "fixtures")]
 
 import corpus  # noqa: E402
 import onnx  # noqa: E402
-import probe_fusion  # noqa: E402
+from fusion_agreement_openvino import compiled, write  # noqa: E402
 
 from qlin_cli.model.analysis import analyze  # noqa: E402
 from qlin_cli.targets import predict  # noqa: E402
@@ -31,18 +30,11 @@ from qlin_cli.targets import predict  # noqa: E402
 def _cases(folder: str) -> tuple[list[str], dict]:
     names = [c.name for c in corpus.CONFIGS if c.name not in corpus.KNOWN_FAILURES]
     paths = corpus.build(os.path.join(folder, "corpus"), names)
-    for n in names:
-        onnx.save(onnx.load(paths[n]), os.path.join(folder, f"{n}.onnx"))
-    with open(os.path.join(folder, "cases.json"), "w", encoding="utf-8") as f:
-        json.dump(names, f)
-    return names, paths
+    return write(folder, {n: onnx.load(paths[n]) for n in names}), paths
 
 
 def _release(version: str, python: str, folder: str, names: list[str], paths: dict) -> None:
-    for stale in ("results.jsonl", "version.txt"):
-        if os.path.exists(os.path.join(folder, stale)):
-            os.remove(os.path.join(folder, stale))
-    _, said = probe_fusion.run_all(python, folder, os.path.join(HERE, "probe_fusion_openvino.py"))
+    _, said = compiled(python, folder)
     counts: collections.Counter = collections.Counter()
     differ = []
     target = "openvino@" + ".".join(version.split(".")[:2])

@@ -23,24 +23,40 @@ ROOT = os.path.dirname(HERE)
 sys.path[:0] = [HERE, os.path.join(ROOT, "fixtures")]
 
 
-def build(folder: str) -> tuple[list[str], dict]:
-    """(ids, {id: model}) of the corpus's QDQ configurations, saved as cases of ``folder``."""
+def write(folder: str, models: dict) -> list[str]:
+    """Save each model as a case of ``folder`` (<id>.onnx and cases.json, as
+    probe_fusion.each_case reads them); the ids in order."""
     import json
 
+    import onnx
+
+    for cid, model in models.items():
+        onnx.save(model, os.path.join(folder, f"{cid}.onnx"))
+    with open(os.path.join(folder, "cases.json"), "w", encoding="utf-8") as f:
+        json.dump(list(models), f)
+    return list(models)
+
+
+def compiled(python: str, folder: str) -> tuple[str, dict]:
+    """probe_fusion.run_all of ``folder``'s cases afresh (an earlier release's results
+    removed): the release, and per case its runtime layers or its error."""
+    import probe_fusion
+
+    for stale in ("results.jsonl", "version.txt"):
+        if os.path.exists(os.path.join(folder, stale)):
+            os.remove(os.path.join(folder, stale))
+    return probe_fusion.run_all(python, folder, os.path.join(HERE, "probe_fusion_openvino.py"))
+
+
+def build(folder: str) -> tuple[list[str], dict]:
+    """(ids, {id: model}) of the corpus's QDQ configurations, saved as cases of ``folder``."""
     import corpus
     import onnx
 
     names = [c.name for c in corpus.CONFIGS if c.name not in corpus.KNOWN_FAILURES and c.fmt == "QDQ"]
     paths = corpus.build(os.path.join(folder, "corpus"), names)
-    ids, models = [], {}
-    for name in names:
-        model = onnx.load(paths[name])
-        onnx.save(model, os.path.join(folder, f"{name}.onnx"))
-        ids.append(name)
-        models[name] = model
-    with open(os.path.join(folder, "cases.json"), "w", encoding="utf-8") as f:
-        json.dump(ids, f)
-    return ids, models
+    models = {name: onnx.load(paths[name]) for name in names}
+    return write(folder, models), models
 
 
 def agreement(version: str, python: str, ids: list[str], models: dict, folder: str) -> collections.Counter:
@@ -50,10 +66,7 @@ def agreement(version: str, python: str, ids: list[str], models: dict, folder: s
 
     from qlin_cli.targets import fusion
 
-    for stale in ("results.jsonl", "version.txt"):
-        if os.path.exists(os.path.join(folder, stale)):
-            os.remove(os.path.join(folder, stale))
-    release, said = probe_fusion.run_all(python, folder, os.path.join(HERE, "probe_fusion_openvino.py"))
+    release, said = compiled(python, folder)
     if release.split()[0] != version:
         raise SystemExit(f"{python} runs openvino {release}, not {version}")
     table = fusion.table("openvino", version)
