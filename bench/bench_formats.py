@@ -1,9 +1,19 @@
-"""Benchmark `qlin convert --to-format qdq` against `qlin check` of the same model, side by
-side and interleaved as whole processes (these machines are shared and noisy: the ratio is
-the figure, not the seconds). The model: a chain of N QLinearMatMul nodes (16 x 16 int8
-weights) between a QuantizeLinear and a DequantizeLinear, N = 300 and 3,000. Each ratio is
-given for the wall time and for the CPU time of the processes (user + system, which other
-work on the machine disturbs less); issue 36 asks at most 2x on 3,000 nodes."""
+"""Benchmark the format conversions against `qlin check` of the same model, side by side and
+interleaved as whole processes (these machines are shared and noisy: the ratio is the figure,
+not the seconds). Four models of N nodes each (N = 300 and 3,000), one per direction:
+
+* `qop`: a chain of QLinearMatMul nodes (16 x 16 int8 weights) between a QuantizeLinear and a
+  DequantizeLinear, converted with `--to-format qdq --tolerance 5`;
+* `qdq`: the same chain in QDQ form (DequantizeLinear of the activation and of the weight,
+  MatMul, QuantizeLinear: four nodes a group), converted with `--to-format qoperator`;
+* `nbits`: a chain of com.microsoft MatMulNBits nodes (4 bits, 32 x 32, blocks of 32, opset 21),
+  converted with `--to-format qdq`;
+* `blocked`: blocked int4 DequantizeLinear + MatMul pairs (opset 21), `--to-format qoperator`.
+
+Each ratio is given for the wall time and for the CPU time of the processes (user + system,
+which other work on the machine disturbs less); issue 36 asks at most 2x on 3,000 nodes.
+QLIN_BENCH_ROUNDS (3) sets the rounds, QLIN_BENCH_SIZES (300,3000) the sizes,
+QLIN_BENCH_MODELS (all four) the models."""
 
 from __future__ import annotations
 
@@ -15,25 +25,102 @@ import sys
 import tempfile
 import time
 
+WIDTH = 16
+NBITS_K = 32
+
+
+def _save(nodes, inits, x_shape, y_shape, opset: int, path: str, ms: bool = False) -> None:
+    import onnx
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
+    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid("com.microsoft", 1)] if ms else [])
+    onnx.save(helper.make_model(g, opset_imports=opsets, ir_version=8 if opset < 21 else 10), path)
+
 
 def build(path: str, n: int) -> None:
+    """n QLinearMatMul nodes between a QuantizeLinear and a DequantizeLinear (opset 13)."""
     import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
     rng = np.random.default_rng(0)
     nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q0"])]
     inits = [numpy_helper.from_array(np.float32(0.05), "s"), numpy_helper.from_array(np.uint8(128), "z")]
     for i in range(n):
-        inits += [numpy_helper.from_array(rng.integers(-100, 100, (16, 16)).astype(np.int8), f"w{i}"),
+        inits += [numpy_helper.from_array(rng.integers(-100, 100, (WIDTH, WIDTH)).astype(np.int8), f"w{i}"),
                   numpy_helper.from_array(np.float32(0.01), f"ws{i}"),
                   numpy_helper.from_array(np.int8(0), f"wz{i}")]
         inputs = [f"q{i}", "s", "z", f"w{i}", f"ws{i}", f"wz{i}", "s", "z"]
         nodes.append(helper.make_node("QLinearMatMul", inputs, [f"q{i + 1}"], name=f"mm{i}"))
     nodes.append(helper.make_node("DequantizeLinear", [f"q{n}", "s", "z"], ["y"]))
-    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], inits)
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
+    _save(nodes, inits, [1, WIDTH], [1, WIDTH], 13, path)
+
+
+def build_qdq(path: str, n: int) -> None:
+    """n // 4 QDQ MatMul groups (DequantizeLinear x2, MatMul, QuantizeLinear; opset 13)."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q0"])]
+    inits = [numpy_helper.from_array(np.float32(0.05), "s"), numpy_helper.from_array(np.uint8(128), "z")]
+    for i in range(n // 4):
+        inits += [numpy_helper.from_array(rng.integers(-100, 100, (WIDTH, WIDTH)).astype(np.int8), f"w{i}"),
+                  numpy_helper.from_array(np.float32(0.01), f"ws{i}"),
+                  numpy_helper.from_array(np.int8(0), f"wz{i}")]
+        nodes += [helper.make_node("DequantizeLinear", [f"q{i}", "s", "z"], [f"a{i}"], name=f"dqa{i}"),
+                  helper.make_node("DequantizeLinear", [f"w{i}", f"ws{i}", f"wz{i}"], [f"b{i}"],
+                                   name=f"dqw{i}"),
+                  helper.make_node("MatMul", [f"a{i}", f"b{i}"], [f"m{i}"], name=f"mm{i}"),
+                  helper.make_node("QuantizeLinear", [f"m{i}", "s", "z"], [f"q{i + 1}"], name=f"q{i}")]
+    nodes.append(helper.make_node("DequantizeLinear", [f"q{n // 4}", "s", "z"], ["y"]))
+    _save(nodes, inits, [1, WIDTH], [1, WIDTH], 13, path)
+
+
+def build_nbits(path: str, n: int) -> None:
+    """n MatMulNBits nodes (4 bits, K = N = 32, one block of 32 per column, zero points) at opset 21."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    k, nodes, inits = NBITS_K, [], []
+    for i in range(n):
+        codes = rng.integers(0, 16, (k, k)).astype(np.uint8)  # [N, K]
+        packed = (codes[:, 0::2] | (codes[:, 1::2] << 4)).reshape(k, 1, k // 2)
+        zero = rng.integers(0, 16, (k, 1)).astype(np.uint8)
+        inits += [numpy_helper.from_array(packed, f"b{i}"),
+                  numpy_helper.from_array(rng.uniform(0.001, 0.01, k).astype(np.float32), f"s{i}"),
+                  numpy_helper.from_array(zero[:, 0], f"z{i}")]  # one byte a column
+        out = "y" if i == n - 1 else f"h{i + 1}"
+        nodes.append(helper.make_node("MatMulNBits", ["x" if i == 0 else f"h{i}", f"b{i}", f"s{i}", f"z{i}"],
+                                      [out], name=f"mnb{i}", domain="com.microsoft", K=k, N=k, bits=4,
+                                      block_size=k))
+    _save(nodes, inits, [1, k], [1, k], 21, path, ms=True)
+
+
+def build_blocked(path: str, n: int) -> None:
+    """n // 2 pairs of a blocked int4 DequantizeLinear (blocks of 32 along K) and a MatMul, opset 21."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    k, nodes, inits = NBITS_K, [], []
+    for i in range(n // 2):
+        codes = rng.integers(-8, 8, (k, k))
+        inits += [helper.make_tensor(f"w{i}", TensorProto.INT4, [k, k], codes.flatten().tolist()),
+                  numpy_helper.from_array(rng.uniform(0.001, 0.01, (1, k)).astype(np.float32), f"s{i}")]
+        out = "y" if i == n // 2 - 1 else f"h{i + 1}"
+        nodes += [helper.make_node("DequantizeLinear", [f"w{i}", f"s{i}"], [f"wf{i}"], name=f"dq{i}", axis=0,
+                                   block_size=k),
+                  helper.make_node("MatMul", ["x" if i == 0 else f"h{i}", f"wf{i}"], [out], name=f"mm{i}")]
+    _save(nodes, inits, [1, k], [1, k], 21, path)
+
+
+MODELS = {"qop": (build, ["--to-format", "qdq", "--tolerance", "5"]),
+          "qdq": (build_qdq, ["--to-format", "qoperator", "--tolerance", "5"]),
+          "nbits": (build_nbits, ["--to-format", "qdq"]),
+          "blocked": (build_blocked, ["--to-format", "qoperator"])}
 
 
 def timed(args: list[str]) -> tuple[float, float]:
@@ -48,20 +135,23 @@ def timed(args: list[str]) -> tuple[float, float]:
 
 def main() -> None:
     rounds = int(os.environ.get("QLIN_BENCH_ROUNDS", "3"))
+    sizes = [int(s) for s in os.environ.get("QLIN_BENCH_SIZES", "300,3000").split(",")]
+    names = os.environ.get("QLIN_BENCH_MODELS", ",".join(MODELS)).split(",")
     with tempfile.TemporaryDirectory() as tmp:
-        for n in (300, 3000):
-            path = os.path.join(tmp, f"chain{n}.onnx")
-            build(path, n)
-            check, convert = [], []
-            for _ in range(rounds):  # interleaved
-                check.append(timed(["check", "--no-cache", path]))
-                convert.append(timed(["convert", path, "--to-format", "qdq", "--tolerance", "5",
-                                      "--dry-run"]))
-            c, c_cpu = (statistics.median(x[i] for x in check) for i in (0, 1))
-            v, v_cpu = (statistics.median(x[i] for x in convert) for i in (0, 1))
-            print(f"{n:5d} QLinearMatMul: check {c:.2f} s, convert --to-format qdq {v:.2f} s "
-                  f"(median of {rounds}): {v / c:.1f}x check; CPU {c_cpu:.2f} s and {v_cpu:.2f} s: "
-                  f"{v_cpu / c_cpu:.1f}x")
+        for n in sizes:
+            for name in names:
+                make, flags = MODELS[name]
+                path = os.path.join(tmp, f"{name}{n}.onnx")
+                make(path, n)
+                check, convert = [], []
+                for _ in range(rounds):  # interleaved
+                    check.append(timed(["check", "--no-cache", path]))
+                    convert.append(timed(["convert", path, *flags, "--dry-run"]))
+                c, c_cpu = (statistics.median(x[i] for x in check) for i in (0, 1))
+                v, v_cpu = (statistics.median(x[i] for x in convert) for i in (0, 1))
+                print(f"{n:5d} nodes {name:8s} {' '.join(flags[:2])}: check {c:.2f} s, convert {v:.2f} s "
+                      f"(median of {rounds}): {v / c:.1f}x; CPU {c_cpu:.2f} s and {v_cpu:.2f} s: "
+                      f"{v_cpu / c_cpu:.1f}x", flush=True)
 
 
 if __name__ == "__main__":

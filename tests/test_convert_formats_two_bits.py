@@ -71,6 +71,21 @@ def test_below_opset_25_the_refusal_names_uint2_and_the_opset(tmp_path):
     assert "uint2" in refusal.detail and "--to-opset 25" in refusal.detail, refusal.detail
 
 
+@pytest.mark.parametrize("which", ["B", "scales", "zp"])
+def test_a_constant_of_the_wrong_size_is_refused_naming_it(which, tmp_path):
+    """A MatMulNBits whose packed weights, scales or zero points hold another count than K,
+    N, bits and block_size give (zero points packed two columns to a byte, say) is refused
+    naming the input and both sizes, not an internal error."""
+    source = _nbits2(True)
+    (init,) = [t for t in source.graph.initializer if t.name == which]
+    init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).reshape(-1)[:-1].copy(), which))
+    r = convert_model(source, str(tmp_path), Options(25, to_format="qdq"))
+    assert r.model is None
+    (refusal,) = r.refused
+    name = {"B": "B", "scales": "scales", "zp": "zero_points"}[which]
+    assert f"its {name} holds" in refusal.detail and "give" in refusal.detail, refusal.detail
+
+
 def _gather2(zero_points: bool, data_elem=TensorProto.UINT8, seed: int = 0) -> onnx.ModelProto:
     """A GatherBlockQuantized of a uint8 table of 2-bit codes [6, 48] (packed [6, 12]), blocks of
     16 along axis 1; or, with ``data_elem`` a float8 type, a float8 table [6, 48]."""

@@ -72,6 +72,8 @@ def weights(node: onnx.NodeProto, look: Lookups) -> dict:
         raise NoForm("its weights or scales are computed at run time")
     if len(node.input) > 4 and node.input[4]:
         raise NoForm("it has g_idx (deprecated): blocks out of order have no DequantizeLinear form")
+    _sized("B", packed, n * blocks * (bs * bits // 8))
+    _sized("scales", scales, n * blocks)
     codes = unpack(np.asarray(packed).reshape(n, -1), bits, blocks * bs)[:, :k]
     zp_name = node.input[3] if len(node.input) > 3 else ""
     if zp_name:
@@ -80,11 +82,20 @@ def weights(node: onnx.NodeProto, look: Lookups) -> dict:
             raise NoForm("its zero points are computed at run time")
         if np.asarray(zp).dtype != np.uint8:
             raise NoForm("its zero points are floats: DequantizeLinear takes integer zero points")
+        _sized("zero_points", zp, n * (-(-blocks * bits // 8)))
         zero = unpack(np.asarray(zp).reshape(n, -1), bits, blocks)
     else:
         zero = np.full((n, blocks), default_zero_point(bits), np.uint8)
     return {"K": k, "N": n, "bits": bits, "block_size": bs, "codes": codes,
             "scales": np.asarray(scales).reshape(n, blocks), "zero": zero}
+
+
+def _sized(what: str, value, size: int) -> None:
+    """The page's size of a constant input (N * k_blocks * blob_size for B, N * k_blocks for
+    the scales, N * ceil(k_blocks * bits / 8) for packed zero points); other sizes are refused."""
+    if np.asarray(value).size != size:
+        raise NoForm(f"its {what} holds {np.asarray(value).size} values where K, N, bits and "
+                     f"block_size give {size}")
 
 
 def dequantized(w: dict) -> np.ndarray:
