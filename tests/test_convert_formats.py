@@ -286,6 +286,34 @@ def test_the_unpacking_is_checked_against_onnx_reference():
     assert "where the page gives" in nbits.NBitsCase(w, dq, inits).prove()
 
 
+def test_the_batched_proof_gives_each_case_its_own_verdict():
+    """prove_all runs the cases' DequantizeLinear nodes as one onnx.reference model: a planted
+    error in one case's codes fails that case alone, with the message its own proof gives; cases
+    naming different tensors alike are proven one by one, with the same verdicts."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from qlin_cli.convert.formats import nbits
+
+    def case(i: int, name: str):
+        codes = (np.arange(64, dtype=np.uint8).reshape(2, 32) + i) % 16
+        w = {"K": 32, "N": 2, "bits": 4, "block_size": 32, "codes": codes,
+             "scales": np.array([[0.5], [0.25 * (i + 1)]], np.float32), "zero": np.full((2, 1), 8, np.uint8)}
+        inits = [helper.make_tensor(f"q{name}", TensorProto.UINT4, [32, 2], codes.T.reshape(-1)),
+                 numpy_helper.from_array(np.ascontiguousarray(w["scales"].T), f"s{name}"),
+                 helper.make_tensor(f"z{name}", TensorProto.UINT4, [1, 2], [8, 8])]
+        dq = helper.make_node("DequantizeLinear", [f"q{name}", f"s{name}", f"z{name}"], [f"w{i}"], axis=0,
+                              block_size=32)
+        return nbits.NBitsCase(w, dq, inits)
+
+    for names in (["a", "b", "c"], ["a", "a", "c"]):  # the second: 'a' names two tables
+        cases = [case(i, n) for i, n in enumerate(names)]
+        cases[1].w["codes"] = cases[1].w["codes"].copy()
+        cases[1].w["codes"][1, 5] ^= 1
+        got = nbits.prove_all(cases)
+        assert got[0] is None and got[2] is None, got
+        assert got[1] == cases[1].prove() and "where the page gives" in got[1]
+
+
 @pytest.mark.parametrize("name", QOPERATOR)
 def test_qoperator_to_qdq_and_back_gives_the_source_again(name, models, tmp_path):
     """QOperator -> QDQ -> QOperator (every bound allowed): the source's ops again, and

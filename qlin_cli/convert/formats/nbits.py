@@ -117,10 +117,10 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups) -> tuple[Built, dict
     base = node.name or node.op_type
     elem = TYPES[w["bits"]]
     names = {key: look.namer(f"{base}_{key}") for key in ("weight_q", "weight_scale", "weight_zero_point")}
-    inits = [helper.make_tensor(names["weight_q"], elem, [w["K"], w["N"]], w["codes"].T.reshape(-1).tolist()),
+    inits = [helper.make_tensor(names["weight_q"], elem, [w["K"], w["N"]], w["codes"].T.reshape(-1)),
              numpy_helper.from_array(np.ascontiguousarray(w["scales"].T), names["weight_scale"]),
              helper.make_tensor(names["weight_zero_point"], elem, list(w["zero"].T.shape),
-                                w["zero"].T.reshape(-1).tolist())]
+                                w["zero"].T.reshape(-1))]
     weight = look.namer(f"{base}_weight")
     nodes = [helper.make_node("DequantizeLinear", [names["weight_q"], names["weight_scale"],
                                                    names["weight_zero_point"]], [weight],
@@ -151,18 +151,26 @@ class NBitsCase:
         """The values the DequantizeLinear must compute: the page's weights, [K, N]."""
         return dequantized(self.w).T
 
+    def model(self, dqs: list, inits: list) -> onnx.ModelProto:
+        """The DequantizeLinear nodes ``dqs`` over ``inits`` as one model at this case's opset."""
+        outs = [helper.make_tensor_value_info(dq.output[0], 0, None) for dq in dqs]
+        opset = opset_for(self.w["bits"])
+        return helper.make_model(helper.make_graph(dqs, "weights", [], outs, inits),
+                                 opset_imports=[helper.make_opsetid("", opset)],
+                                 ir_version=ir.ir_for_opset(opset))
+
     def prove(self) -> str | None:
         from onnx.reference import ReferenceEvaluator
 
-        out = helper.make_tensor_value_info(self.dq.output[0], 0, None)
-        graph = helper.make_graph([self.dq], "weights", [], [out], self.inits)
-        opset = opset_for(self.w["bits"])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                                  ir_version=ir.ir_for_opset(opset))
         try:
-            got = np.ascontiguousarray(ReferenceEvaluator(model).run(None, {})[0])
+            got = ReferenceEvaluator(self.model([self.dq], self.inits)).run(None, {})[0]
         except Exception as e:  # an evaluator that cannot run it proves nothing
             return f"onnx.reference cannot run the DequantizeLinear: {str(e).strip()[:200]}"
+        return self.compare(got)
+
+    def compare(self, got: np.ndarray) -> str | None:
+        """None when onnx.reference's values ``got`` are the page's bit for bit, else where not."""
+        got = np.ascontiguousarray(got)
         want = np.ascontiguousarray(self.want())
         if got.shape != want.shape or got.dtype != want.dtype:
             return f"onnx.reference gives {got.dtype} {got.shape}, the page {want.dtype} {want.shape}"
@@ -170,6 +178,47 @@ class NBitsCase:
             at = np.unravel_index(int(np.argmax(got.view(np.uint8) != want.view(np.uint8)) // got.itemsize),
                                   got.shape)
             return f"weight {tuple(int(i) for i in at)}: {got[at]!r} where the page gives {want[at]!r}"
+        return None
+
+
+BATCH = 512  # cases whose DequantizeLinear nodes run as one onnx.reference model
+
+
+def prove_all(cases: list[NBitsCase]) -> list[str | None]:
+    """Each case's ``prove()``: the DequantizeLinear nodes of up to BATCH cases of one opset run
+    as one onnx.reference model (each node reads only its own constants, so it computes what it
+    computes alone); a batch whose names clash or that the evaluator cannot run is proven case
+    by case, which names the reason."""
+    out: list[str | None] = [None] * len(cases)
+    by_opset: dict[int, list[int]] = {}
+    for i, case in enumerate(cases):
+        by_opset.setdefault(opset_for(case.w["bits"]), []).append(i)
+    for idx in by_opset.values():
+        for start in range(0, len(idx), BATCH):
+            part = idx[start:start + BATCH]
+            got = _run_batch([cases[i] for i in part])
+            for j, i in enumerate(part):
+                out[i] = cases[i].prove() if got is None else cases[i].compare(got[j])
+    return out
+
+
+def _run_batch(cases: list[NBitsCase]) -> list | None:
+    """onnx.reference's output of each case's DequantizeLinear, run as one model; None when two
+    cases name different tensors alike or the evaluator fails."""
+    from onnx.reference import ReferenceEvaluator
+
+    inits: dict[str, onnx.TensorProto] = {}
+    for case in cases:
+        for t in case.inits:
+            if t.name in inits and inits[t.name].SerializeToString() != t.SerializeToString():
+                return None
+            inits[t.name] = t
+    outputs = {case.dq.output[0] for case in cases}
+    if len(outputs) != len(cases) or outputs & set(inits):
+        return None
+    try:
+        return ReferenceEvaluator(cases[0].model([c.dq for c in cases], list(inits.values()))).run(None, {})
+    except Exception:  # proven case by case, each naming what failed
         return None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import verify
 from ..formats.measure import CannotMeasure, FormatCase, measure_all
-from ..formats.nbits import NBitsCase
+from ..formats.nbits import NBitsCase, prove_all
 from ..state import Context, PassResult
 from .common import refused
 from .other_ops import OpCase, prove_case
@@ -47,11 +47,13 @@ class Prove:
         cases = [r for r in ctx.rewrites if r.case is not None]
         formats = [r for r in cases if isinstance(r.case, FormatCase)]
         measured = dict(zip(map(id, formats), measure_all([r.case for r in formats]), strict=True))
+        weights = [r for r in cases if isinstance(r.case, NBitsCase)]
+        proofs = dict(zip(map(id, weights), prove_all([r.case for r in weights]), strict=True))
         for i, r in enumerate(cases):
             if isinstance(r.case, FormatCase):
                 why = _measured(r, measured[id(r)], ctx.opts.tolerance)
             elif isinstance(r.case, NBitsCase):
-                why = r.case.prove()
+                why = proofs[id(r)]
                 r.entry.verified = why is None
                 if why is None:
                     r.entry.changes.append("the dequantized weights proven bit for bit (onnx.reference)")
