@@ -150,6 +150,13 @@ def test_a_float8_table_becomes_blocked_dequantize_linear_and_gather(block, scal
     source.graph.initializer[1].CopyFrom(numpy_helper.from_array(scales, "scales"))
     r = convert_model(source, str(tmp_path), Options(21, to_format="qdq"))
     _proven_and_run_alike(source, r)
+    back = convert_model(r.model, str(tmp_path), Options(21, to_format="qoperator"))
+    _proven_and_run_alike(source, back)  # and back: GatherBlockQuantized of the float8 table again
+    (node,) = back.model.graph.node
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    assert node.op_type == "GatherBlockQuantized" and attrs["block_size"] == block and attrs["bits"] == 8
+    assert next(t for t in back.model.graph.initializer if t.name == node.input[0]).data_type == \
+        TensorProto.FLOAT8E4M3FN
 
 
 def test_a_float4_table_is_refused_naming_the_type_and_the_opset(tmp_path):

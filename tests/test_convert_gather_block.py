@@ -292,7 +292,7 @@ def test_float4_and_run_time_tables_are_refused():
     (T.UINT8, 0, 0, 16, "uint8 tables gathered along axis 0 and quantized along their last axis only"),
     (T.INT8, 1, 1, 16, "quantized along axis 1 and gathered along axis 1"),
     (T.INT16, 1, 0, 16, "int16"),
-    (T.FLOAT8E4M3FN, 1, 0, 16, "float8e4m3fn: qlin writes GatherBlockQuantized from int4, uint4 and 8-bit"),
+    (T.FLOAT8E4M3FN, 1, 0, 24, "blocks of 24, and GatherBlockQuantized takes a power of two >= 16 or one"),
 ])
 def test_what_has_no_gather_block_quantized_form_stays_qdq_saying_why(elem, axis, gather_axis, bs, reason):
     shape = (32, 64)
@@ -324,3 +324,29 @@ def test_the_proof_catches_a_wrong_table():
     case.w["codes"] = case.w["codes"].copy()
     case.w["codes"][1, 5] ^= 1
     assert "where the page gives" in case.prove()
+
+
+@pytest.mark.parametrize("zero, fused", [(0.0, True), (-0.0, False), (1.0, False)])
+def test_a_float8_zero_point_other_than_plus_zero_stays_qdq(zero, fused):
+    """GatherBlockQuantized reads float8 data without zero points: a DequantizeLinear zero point
+    of +0 (x - 0 = x) is left out; -0 (which turns a -0 code into +0) or any other stays QDQ."""
+    shape, bs = (32, 64), 32
+    codes = np.random.default_rng(2).uniform(-2, 2, shape).astype(np.float32)
+    inits = [_tensor("q", T.FLOAT8E4M3FN, codes),
+             numpy_helper.from_array(np.full((32, 2), 0.5, np.float32), "s"),
+             _tensor("z", T.FLOAT8E4M3FN, np.full((32, 2), zero, np.float32))]
+    nodes = [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["w"], axis=1, block_size=bs),
+             helper.make_node("Gather", ["w", "ids"], ["y"], axis=0)]
+    model = helper.make_model(helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("ids", T.INT64, [3])],
+        [helper.make_tensor_value_info("y", T.FLOAT, None)], inits),
+        opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    r = convert_model(model, "", Options(21, to_format="qoperator"))
+    assert r.model is not None
+    ops = [n.op_type for n in r.model.graph.node]
+    assert (ops == ["GatherBlockQuantized"]) == fused, [e.changes for e in r.entries]
+    if fused:
+        assert len(r.model.graph.node[0].input) == 3  # no zero point
+    else:
+        (stays,) = [e.changes[0] for e in r.entries if e.action == "unfused"]
+        assert "is not +0 everywhere" in stays, stays

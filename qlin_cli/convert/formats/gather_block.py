@@ -256,17 +256,21 @@ class GatherCase(NBitsCase):
 
 # ---- the way back: a Gather of a blocked DequantizeLinear of a constant table ----------------
 
-def _layout(dq: onnx.NodeProto, gather: onnx.NodeProto, codes: np.ndarray, scale: np.ndarray):
+def _layout(dq: onnx.NodeProto, gather: onnx.NodeProto, codes: np.ndarray, scale: np.ndarray,
+            whole: bool = False):
     """(block size, quantize axis, gather axis) of a Gather of a blocked DequantizeLinear, each
-    checked against what GatherBlockQuantized takes (NoForm naming the value)."""
+    checked against what GatherBlockQuantized takes (NoForm naming the value). With ``whole``
+    (a float8 table), blocks as long as the axis or longer are one block along it: block size 0."""
     attrs = {a.name: helper.get_attribute_value(a) for a in dq.attribute}
     bs = attrs.get("block_size", 0)
-    if not bs or bs < 16 or bs & (bs - 1):
-        raise NoForm(f"'{dq.input[0]}' is dequantized in blocks of {bs}, and GatherBlockQuantized takes "
-                     "a power of two >= 16")
     rank = codes.ndim
     if rank < 1 or scale.ndim != rank:
         raise NoForm(f"its scale '{dq.input[1]}' has rank {scale.ndim}, not the table's {rank}")
+    if whole and bs and bs >= codes.shape[_axis(attrs.get("axis", 1), rank, "axis", dq.input[0])]:
+        pass  # one block: written as block_size 0
+    elif not bs or bs < 16 or bs & (bs - 1):
+        raise NoForm(f"'{dq.input[0]}' is dequantized in blocks of {bs}, and GatherBlockQuantized takes "
+                     "a power of two >= 16" + (" or one block along the axis" if whole else ""))
     if scale.dtype not in SCALES:
         raise NoForm(f"its scale '{dq.input[1]}' is {scale.dtype}; qlin writes float32 and float16 scales "
                      "only")
@@ -284,6 +288,20 @@ def _layout(dq: onnx.NodeProto, gather: onnx.NodeProto, codes: np.ndarray, scale
     return bs, qa, ga
 
 
+def _float_back(dq: onnx.NodeProto, elem: int, codes: np.ndarray, zero: np.ndarray | None, bs: int,
+                qa: int) -> int:
+    """The block size GatherBlockQuantized writes for a float8 table (0 for one block along the
+    axis; float4 has no QDQ form qlin writes, so none back). The page's float8 reading has no
+    zero point: a zero point of +0 everywhere (x - 0 = x) is left out, any other stays QDQ."""
+    if elem == TensorProto.FLOAT4E2M1:
+        raise NoForm(f"its table '{dq.input[0]}' is float4e2m1: qlin writes GatherBlockQuantized of "
+                     "float8 tables, not float4")
+    if zero is not None and np.any(np.ascontiguousarray(zero).view(np.uint8)):
+        raise NoForm(f"its float8 zero point '{dq.input[2]}' is not +0 everywhere, and GatherBlockQuantized "
+                     "reads float8 data without zero points")
+    return 0 if bs >= codes.shape[qa] and (bs < 16 or bs & (bs - 1)) else bs
+
+
 def from_qdq(dq: onnx.NodeProto, gather: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray,
              zero: np.ndarray | None, namer) -> tuple[onnx.NodeProto, list, dict]:
     """The GatherBlockQuantized of ``gather`` reading ``dq``'s blocked table (``weight``,
@@ -295,8 +313,8 @@ def from_qdq(dq: onnx.NodeProto, gather: onnx.NodeProto, weight: onnx.TensorProt
     NoForm when the layout has none."""
     codes = numpy_helper.to_array(weight)
     rank = codes.ndim
-    bs, qa, ga = _layout(dq, gather, codes, scale)
     elem = weight.data_type
+    bs, qa, ga = _layout(dq, gather, codes, scale, whole=elem in FLOAT_TABLES)
     inits: list[onnx.TensorProto] = []
     inputs = [dq.input[0], gather.input[1], dq.input[1]]
     zp = dq.input[2] if len(dq.input) > 2 else ""
@@ -317,9 +335,11 @@ def from_qdq(dq: onnx.NodeProto, gather: onnx.NodeProto, weight: onnx.TensorProt
         elif shift or zero is None:
             zp = namer(f"{base}_table_zero_point")
             inits.append(_tensor(zp, TensorProto.UINT8, z))
+    elif elem in FLOAT_TABLES:
+        bits, bs, zp = 8, _float_back(dq, elem, codes, zero, bs, qa), ""
     elif elem not in FOUR_BIT:
         raise NoForm(f"its table '{dq.input[0]}' is {_type(elem)}: qlin writes GatherBlockQuantized from "
-                     "int4, uint4 and 8-bit tables only (a float8 or 2-bit table stays QDQ)")
+                     "int4, uint4, 8-bit and float8 tables only (a 2-bit table stays QDQ)")
     if zp:
         inputs.append(zp)
     domain, op = GATHER_BLOCK_QUANTIZED
