@@ -138,12 +138,21 @@ def test_the_recorded_producer_runs_are_the_installed_runtimes(tmp_path):
         for name, outcome in outcomes.items():
             key = digest(models[name], feeds[name])
             fresh.put(name, runtime, key, outcome)
-            if recorded.get(name, runtime, key) != outcome:
+            if _numbered(recorded.get(name, runtime, key)) != _numbered(outcome):
                 differ.append((name, runtime, recorded.get(name, runtime, key), outcome))
     if os.environ.get("QLIN_WRITE_RECORDED") == "1":
         fresh.write()
         return
     assert not differ, f"{len(differ)} differ from {RECORDED}: {differ[:5]}"
+
+
+def _numbered(outcome):
+    """An outcome with the numbers a runtime gives the nodes it makes left out (openvino's
+    "Reshape_1024407" counts every node the process made before: another run, another
+    number)."""
+    import re
+
+    return re.sub(r"_\d{3,}", "_N", outcome) if isinstance(outcome, str) else outcome
 
 
 @pytest.mark.parametrize("runtime", ["onnxruntime", "openvino"])
