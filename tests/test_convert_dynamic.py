@@ -148,3 +148,42 @@ def test_a_node_short_of_what_the_pattern_reads_is_not_taken_for_it():
     assert dynamic.chain(*nodes(cast_attrs=False)) is None
     assert dynamic.chain(*nodes(dql_outputs=("xq", "xs"))) is None
     assert dynamic.chain(*nodes(mul_inputs=("f",))) is None
+
+
+def test_a_gather_fed_matmul_integer_reads_its_table_at_its_constant_scale(models, tmp_path):
+    """The quantizer's Gather of a quantized embedding table feeds a MatMulInteger at the
+    table's constant scale and zero point (the scale Mul reads both scales): it becomes
+    DequantizeLinear(gathered codes, table scale, table zero point) -> MatMul, measured within 1
+    step of x_scale * min |w_scale|; the result passes onnx.checker and qlin check, and
+    onnxruntime's MatMul output lies within the measured steps of the source's (onnx.reference:
+    the Gather reads the graph input, so both compute the same codes)."""
+    from onnx.reference import ReferenceEvaluator
+
+    from qlin_cli.check.engine import check_file
+
+    name = "transformer_dyn_s8_channel_op21"
+    source, r = _convert(models[name], tolerance=1)
+    assert r.model is not None, [x.detail for x in r.refused]
+    mm = next(n for n in source.graph.node if n.op_type == "MatMulInteger"
+              and next(w for w in source.graph.node if n.input[0] in w.output).op_type == "Gather")
+    (entry,) = [e for e in r.entries if e.action == "reformatted" and f"'{mm.name}'" in e.where]
+    assert "constant scale" in entry.changes[0] and not entry.verified and entry.measured.steps <= 1
+    writers = {o: n for n in r.model.graph.node for o in n.output}
+    cast = next(n for n in source.graph.node if mm.output[0] in n.input)
+    out = next(n for n in source.graph.node if cast.output[0] in n.input)
+    scales = next(n for n in source.graph.node if n.output[0] in out.input)
+    value = out.output[0]
+    matmul = writers[value]
+    assert matmul.op_type == "MatMul" and writers[matmul.input[0]].op_type == "DequantizeLinear"
+    assert writers[writers[matmul.input[0]].input[0]].op_type == "Gather"
+    out = str(tmp_path / "qdq.onnx")
+    onnx.save(r.model, out)
+    onnx.checker.check_model(out, full_check=True)
+    assert [d.code for d in check_file(out).diagnostics if d.severity == "error"] == []
+    feeds = corpus.sample_feeds(corpus.BY_NAME[name].model, corpus.SAMPLE_SEED)
+    (after,) = ort.InferenceSession(_with_outputs(r.model, [value]).SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run([value], feeds)
+    (before,) = ReferenceEvaluator(_with_outputs(source, [value])).run([value], feeds)
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in source.graph.initializer}
+    step = float(inits[scales.input[0]]) * float(np.min(np.abs(inits[scales.input[1]])))
+    assert np.abs(before.astype(np.float64) - after).max() <= entry.measured.steps * step

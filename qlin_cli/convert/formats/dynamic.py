@@ -38,26 +38,47 @@ def lstm_refusal(node: onnx.NodeProto) -> str:
             "that; qlin leaves DynamicQuantizeLSTM as it is")
 
 
-def chain(node: onnx.NodeProto, writer: dict, readers: dict) -> tuple | None:
-    """(DynamicQuantizeLinear, Cast, scale Mul, output Mul) around ``node``, None when the
-    node is not in quantize_dynamic's pattern."""
-    dql = writer.get(node.input[0]) if node.input and node.output else None
-    if dql is None or dql.op_type != "DynamicQuantizeLinear" or len(dql.output) < 3 \
-            or list(node.input[2:3]) != [dql.output[2]]:
+def chain(node: onnx.NodeProto, writer: dict, readers: dict, const=None) -> tuple | None:
+    """(x, Cast, scale Mul, output Mul) around ``node``, x the names [x_q, x_scale, x_zp] its
+    DequantizeLinear reads; None when the node is not in quantize_dynamic's pattern. x is a
+    DynamicQuantizeLinear's outputs, or (with ``const``, which reads a constant) a quantized
+    tensor read at a constant scale and zero point: the quantizer's Gather of a quantized
+    embedding table, whose scale the scale Mul reads (the per-axis one is the weight's; else
+    the first, as quantize_dynamic writes Mul(x_scale, w_scale))."""
+    if not node.input or not node.output or len(node.input) < 2:
         return None
     cast = _only(readers.get(node.output[0], []), "Cast")
     to = None if cast is None else next((a for a in cast.attribute if a.name == "to"), None)
     if to is None or helper.get_attribute_value(to) != TensorProto.FLOAT or not cast.output:
         return None
     out = _only(readers.get(cast.output[0], []), "Mul")
-    if out is None or len(out.input) != 2 or len(node.input) < 2:
+    if out is None or len(out.input) != 2:
         return None
     other = out.input[1] if out.input[0] == cast.output[0] else out.input[0]
     scales = writer.get(other)
     if scales is None or scales.op_type != "Mul" or len(scales.input) != 2 \
-            or dql.output[1] not in scales.input or len(readers.get(other, [])) != 1:
+            or len(readers.get(other, [])) != 1:
         return None
-    return dql, cast, scales, out
+    dql = writer.get(node.input[0])
+    if dql is not None and dql.op_type == "DynamicQuantizeLinear":
+        if len(dql.output) < 3 or list(node.input[2:3]) != [dql.output[2]] \
+                or dql.output[1] not in scales.input:
+            return None
+        return list(dql.output), cast, scales, out
+    x_scale = _constant_scale(node, scales, const)
+    return None if x_scale is None else ([node.input[0], x_scale, *node.input[2:3]], cast, scales, out)
+
+
+def _constant_scale(node: onnx.NodeProto, scales: onnx.NodeProto, const) -> str | None:
+    """The scale Mul's input that is x's scale where both it and x's zero point are constants
+    (the per-axis one is the weight's; else the first), else None."""
+    if const is None or (len(node.input) > 2 and node.input[2] and const(node.input[2]) is None):
+        return None
+    values = [const(x) for x in scales.input]
+    if any(v is None for v in values):
+        return None
+    sizes = [np.asarray(v).size for v in values]
+    return scales.input[1] if sizes[0] > 1 and sizes[1] == 1 else scales.input[0]
 
 
 def _only(nodes: list, op: str):
@@ -65,8 +86,8 @@ def _only(nodes: list, op: str):
 
 
 def to_qdq(node: onnx.NodeProto, found: tuple, opset: int, look: Lookups) -> Built:
-    dql, _, scales, out = found
-    w_scale = scales.input[1] if scales.input[0] == dql.output[1] else scales.input[0]
+    x, _, scales, out = found
+    w_scale = scales.input[1] if scales.input[0] == x[1] else scales.input[0]
     w, w_zp = node.input[1], (node.input[3] if len(node.input) > 3 else "")
     value = look.const(w_scale)
     if value is None or look.const(w) is None:
@@ -78,25 +99,29 @@ def to_qdq(node: onnx.NodeProto, found: tuple, opset: int, look: Lookups) -> Bui
                          f"opset {PER_AXIS_SINCE}: add --to-opset {PER_AXIS_SINCE}")
         kw["axis"] = 0 if node.op_type == "ConvInteger" else np.asarray(look.const(w)).ndim - 1
     base = node.name or node.op_type
-    x_f, w_f = look.namer(f"{dql.output[0]}_dequantized"), look.namer(f"{w}_dequantized")
-    nodes = [helper.make_node("DequantizeLinear", list(dql.output), [x_f], name=look.namer(f"{base}_dq0")),
+    x_f, w_f = look.namer(f"{x[0]}_dequantized"), look.namer(f"{w}_dequantized")
+    nodes = [helper.make_node("DequantizeLinear", list(x), [x_f], name=look.namer(f"{base}_dq0")),
              helper.make_node("DequantizeLinear", [w, w_scale] + ([w_zp] if w_zp else []), [w_f],
                               name=look.namer(f"{base}_dq1"), **kw)]
     op = helper.make_node(INTEGER_OPS[node.op_type], [x_f, w_f], [out.output[0]],
                           name=look.namer(f"{base}_{INTEGER_OPS[node.op_type]}"))
     op.attribute.extend(node.attribute)
     nodes.append(op)
-    change = (f"{node.op_type} -> 2 DequantizeLinear (x at DynamicQuantizeLinear's run-time scale and zero "
-              f"point), {INTEGER_OPS[node.op_type]}; its Cast and scale Muls removed (QDQ form)")
+    where = ("DynamicQuantizeLinear's run-time scale and zero point" if look.const(x[1]) is None
+             else f"its constant scale '{x[1]}'")
+    change = (f"{node.op_type} -> 2 DequantizeLinear (x at {where}), {INTEGER_OPS[node.op_type]}; its Cast "
+              "and scale Muls removed (QDQ form)")
     return Built(nodes, [], [change])
 
 
 def case(node, found: tuple, built: Built, look: Lookups, before: dict, opset: int) -> FormatCase:
-    """The source's MatMulInteger, Cast and Muls against the rewrite, x_scale a constant
-    (SAMPLE_X_SCALE), x_q and x_zp drawn codes; steps of x_scale * min |w_scale|."""
-    dql, cast, scales, out = found
-    x_scale = dql.output[1]
-    consts = {x_scale: np.asarray(SAMPLE_X_SCALE)}
+    """The source's MatMulInteger, Cast and Muls against the rewrite, a run-time x_scale
+    fixed (SAMPLE_X_SCALE), x_q (and a run-time x_zp) drawn codes; steps of x_scale *
+    min |w_scale|."""
+    x, cast, scales, out = found
+    x_scale = x[1]
+    value = look.const(x_scale)
+    consts = {x_scale: np.asarray(SAMPLE_X_SCALE if value is None else value)}
     inputs = {}
     for name in list(node.input) + list(scales.input):
         if not name or name in consts or name in inputs:
@@ -107,7 +132,7 @@ def case(node, found: tuple, built: Built, look: Lookups, before: dict, opset: i
         else:
             t = look.find_type(name)
             inputs[name] = (0, None) if t is None else (t[0], t[1])
-    w_scale = [v for k, v in consts.items() if k in scales.input and k != x_scale]
-    step = float(SAMPLE_X_SCALE) * float(np.min(np.abs(np.asarray(w_scale[0], np.float64))))
+    w_scale = [consts[scales.input[1] if scales.input[0] == x_scale else scales.input[0]]]
+    step = float(consts[x_scale]) * float(np.min(np.abs(np.asarray(w_scale[0], np.float64))))
     return FormatCase([node, cast, scales, out], built.nodes, [], consts, inputs, TensorProto.FLOAT, before,
                       opset, step)

@@ -91,12 +91,12 @@ def _plan_dynamic(site, ctx: Context, result: PassResult, graphs: dict) -> bool:
     if schema.normalize_domain(node.domain) or node.op_type not in dynamic.INTEGER_OPS:
         return False
     writer, readers, by_id = _graph_of(site, ctx, graphs)
-    found = dynamic.chain(node, writer, readers)
+    look = _lookups(site, ctx)
+    found = dynamic.chain(node, writer, readers, look.const)
     if "anywhere" not in graphs:  # a subgraph's node may read the values the chain drops
         graphs["anywhere"] = readers_anywhere(ctx.model)
     if found is None or any(graphs["anywhere"].get(n.output[0], 0) != 1 for n in (node, *found[1:3])):
         return False
-    look = _lookups(site, ctx)
     try:
         built = dynamic.to_qdq(node, found, ctx.opts.to_opset, look)
     except NoForm as e:
