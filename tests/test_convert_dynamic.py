@@ -75,7 +75,7 @@ def test_dynamic_integer_ops_become_their_qdq_form_onnxruntime_runs(name, models
     got = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(None, feeds)
     assert all(np.isfinite(g).all() for g in got)
     first = _first_rewritten(r.model)
-    if first is None:  # the transformer's first DynamicQuantizeLinear reads an untouched MatMulInteger
+    if first is None:  # the transformer's first DynamicQuantizeLinear reads the Gather-fed MatMul
         assert name.startswith("transformer")
         return
     x_scale, w_scale, value = first
