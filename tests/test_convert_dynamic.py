@@ -187,3 +187,33 @@ def test_a_gather_fed_matmul_integer_reads_its_table_at_its_constant_scale(model
     inits = {t.name: onnx.numpy_helper.to_array(t) for t in source.graph.initializer}
     step = float(inits[scales.input[0]]) * float(np.min(np.abs(inits[scales.input[1]])))
     assert np.abs(before.astype(np.float64) - after).max() <= entry.measured.steps * step
+
+
+def test_which_constant_scale_is_x_s():
+    """chain() with constants: the per-axis scale of the Mul is the weight's, whichever side it
+    is on; two per-tensor scales are read as Mul(x_scale, w_scale); an x scale or zero point of
+    more than one value (per row), or a run-time one, leaves the node as it is."""
+    from qlin_cli.convert.formats import dynamic
+
+    def found(a: str, b: str, values: dict):
+        mm = helper.make_node("MatMulInteger", ["xq", "w", "xz", "wz"], ["i"])
+        cast = helper.make_node("Cast", ["i"], ["f"], to=1)
+        scales = helper.make_node("Mul", [a, b], ["s"])
+        out = helper.make_node("Mul", ["f", "s"], ["y"])
+        nodes = (helper.make_node("Gather", ["table", "ids"], ["xq"]), mm, cast, scales, out)
+        writer = {o: n for n in nodes for o in n.output}
+        readers: dict = {}
+        for n in nodes:
+            for i in n.input:
+                readers.setdefault(i, []).append(n)
+        return dynamic.chain(mm, writer, readers, values.get)
+
+    one, four = np.float32(0.1), np.full(4, 0.2, np.float32)
+    base = {"xz": np.uint8(3)}
+    assert found("xs", "ws", {**base, "xs": one, "ws": four})[0] == ["xq", "xs", "xz"]
+    assert found("ws", "xs", {**base, "xs": one, "ws": four})[0] == ["xq", "xs", "xz"]
+    assert found("xs", "ws", {**base, "xs": one, "ws": one})[0] == ["xq", "xs", "xz"]
+    assert found("xs", "ws", {**base, "xs": four, "ws": four}) is None
+    assert found("xs", "ws", {"xz": np.full(2, 3, np.uint8), "xs": one, "ws": four}) is None
+    assert found("xs", "ws", {"xs": one, "ws": four}) is None  # xz computed at run time
+    assert found("xs", "ws", {**base, "ws": four}) is None

@@ -71,14 +71,17 @@ def chain(node: onnx.NodeProto, writer: dict, readers: dict, const=None) -> tupl
 
 def _constant_scale(node: onnx.NodeProto, scales: onnx.NodeProto, const) -> str | None:
     """The scale Mul's input that is x's scale where both it and x's zero point are constants
-    (the per-axis one is the weight's; else the first), else None."""
+    of one value (the per-axis one is the weight's; else the first), else None."""
     if const is None or (len(node.input) > 2 and node.input[2] and const(node.input[2]) is None):
         return None
     values = [const(x) for x in scales.input]
     if any(v is None for v in values):
         return None
     sizes = [np.asarray(v).size for v in values]
-    return scales.input[1] if sizes[0] > 1 and sizes[1] == 1 else scales.input[0]
+    zero = const(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+    if min(sizes) != 1 or (zero is not None and np.asarray(zero).size != 1):
+        return None  # x read per row: no per-tensor DequantizeLinear of it
+    return scales.input[1] if sizes[0] > 1 else scales.input[0]
 
 
 def _only(nodes: list, op: str):
