@@ -95,6 +95,20 @@ def negative_scale(f) -> bool | None:
     return found
 
 
+def odd_zero_point(f) -> bool | None:
+    """Whether some value of the zero point is odd (an absent one is 0); None where it is not
+    a known constant. A summary, as ``negative_scale``."""
+    slot = summary_slot("odd_zero_point")
+    found = f.__dict__.get(slot, _UNKNOWN)
+    if found is _UNKNOWN:
+        try:
+            zp = zero_point_values(f)
+        except ValueRead:
+            raise ValueRead("odd_zero_point") from None
+        found = f.__dict__[slot] = None if zp is None else bool((zp % 2 != 0).any())
+    return found
+
+
 _UNKNOWN = object()
 
 
@@ -104,7 +118,7 @@ def summary_slot(name: str) -> str:
 
 
 # what a check may read of a hidden value (site_classes): name -> the summary of a node's facts
-SUMMARIES = {"negative_scale": negative_scale}
+SUMMARIES = {"negative_scale": negative_scale, "odd_zero_point": odd_zero_point}
 
 
 def zero_point_values(f) -> np.ndarray | None:

@@ -1,12 +1,13 @@
 """A target's findings on a node, asked once per class of nodes that differ only in what its
 checks did not read.
 
-Nodes of a real model rarely have equal sites: every QuantizeLinear has a scale of its own.
+Nodes of a real model rarely have equal sites: every QuantizeLinear has a scale of its own,
+every blocked weight its own zero points.
 Most of a target's checks never read a scale's value (the key of the node's probes, its
 types, its neighbours), so their findings on one node are their findings on every node
 whose site is the same but for its scale's values and its names. A class is such a set of
-nodes (``class_key``: the site with each scale and each constant too large to compare by
-content left out, and names and location dropped).
+nodes (``class_key``: the site with each scale, each zero point of more than one element and
+each constant too large to compare by content left out, and names and location dropped).
 
 The target is asked about a class once, on a site whose hidden parts cannot be read
 (``hidden``): reading one raises ``ValueRead``. A check that reads a hidden part therefore
@@ -51,13 +52,17 @@ def _value_key(f: NodeFacts, i: int, c) -> object:
     constant known by identity only) or its content."""
     if c is None:
         return None
-    if i == f.scale_index:
-        return HIDDEN_KEY
+    if i == f.scale_index or (i == f.zero_point_index and not _one_element(f.in_shape(i))):
+        return HIDDEN_KEY  # (a zero point of one element is compared by content: most are 0)
     key = c.content_key
     return HIDDEN_KEY if key is None else key
 
 
 HIDDEN_KEY = ("hidden",)
+
+
+def _one_element(shape: tuple | None) -> bool:
+    return shape is not None and all(isinstance(d, int) and d == 1 for d in shape)
 
 
 def _facts_key(f) -> tuple | None:

@@ -45,8 +45,7 @@ class ZeroPointBeforeRounding(Code):
 
         if target.rounding(site) != probe_keys.ADDED_FIRST:
             return
-        zp = nodes.zero_point_values(site.facts)
-        if zp is None or (zp % 2 != 0).any():
+        if nodes.odd_zero_point(site.facts) is not False:  # odd, or not known
             yield target.finding(
                 "QT405",
                 "the zero point is added before rounding: ties of x / y_scale "
