@@ -320,8 +320,9 @@ def findings_in(a: Analysis, targets: str | Sequence[str], *, advice: bool = Tru
     chosen = _targets(targets)
     info, placed = _read(a)
     out = []
+    keys = a.memo("targets.site_classes", dict)  # the sites' classes, the same for every target
     for t in chosen:
-        raw = _raw(t, info, placed)
+        raw = _raw(t, info, placed, keys)
         if (
             advice
             and any(found.convertible for _, _, found in raw)
@@ -372,12 +373,13 @@ def _read(a: Analysis) -> tuple[ModelInfo, list[tuple[NodeSite, Location]]]:
 Raw = list[tuple[NodeFacts | None, Location | None, TargetFinding]]
 
 
-def _raw(t: Target, info: ModelInfo, placed: list[tuple[NodeSite, Location]]) -> Raw:
+def _raw(t: Target, info: ModelInfo, placed: list[tuple[NodeSite, Location]],
+         keys: dict | None = None) -> Raw:
     """(node facts and location, or None for the model; finding) of one target, model
     findings first. A site shared by several nodes is asked once, and so is a class of sites
     that differ only in what the target's checks do not read (site_classes)."""
     out: Raw = [(None, None, x) for x in t.model_findings(info)]
-    ask = site_classes.asker(t.findings_for)
+    ask = site_classes.asker(t.findings_for, keys)
     for site, loc in placed:
         found = ask(site)
         if found:

@@ -20,6 +20,7 @@ on the fixtures, the quantizer outputs and the type space, for every target).
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Callable
 
 from ..model.facts import NodeFacts
@@ -65,10 +66,16 @@ def _one_element(shape: tuple | None) -> bool:
     return shape is not None and all(isinstance(d, int) and d == 1 for d in shape)
 
 
-def _facts_key(f) -> tuple | None:
+def _facts_key(f, keys: dict) -> tuple | None:
+    """The facts' part of a class (None for facts that are not a NodeFacts), once per facts
+    object (``keys``: by identity; a producer's facts are keyed again by each reader)."""
     if not isinstance(f, NodeFacts):
         return None
-    return f.shape_key() + tuple([_value_key(f, i, c) for i, c in enumerate(f.values)])
+    found = keys.get(("facts", id(f)))
+    if found is None:
+        found = f.shape_key() + tuple([_value_key(f, i, c) for i, c in enumerate(f.values)])
+        keys[("facts", id(f))] = found
+    return found
 
 
 def _hidden_facts(f: NodeFacts) -> NodeFacts:
@@ -77,27 +84,25 @@ def _hidden_facts(f: NodeFacts) -> NodeFacts:
     return dataclasses.replace(f, values=values, inputs=HIDDEN, outputs=HIDDEN, location=HIDDEN)
 
 
-_FIELDS = tuple(fl.name for fl in dataclasses.fields(NodeSite))
+_OWN = ("facts", "producer", "producer_site")  # keyed here; every other field is a plain value
+_PLAIN = operator.attrgetter(*[fl.name for fl in dataclasses.fields(NodeSite) if fl.name not in _OWN])
+_NOT_YET = object()
 
 
-def class_key(site: NodeSite, keys: dict) -> tuple | None:
-    """The site's class (None where its facts are not a NodeFacts: such a site is asked
-    alone); ``keys`` remembers the classes of sites by identity (a producer's among them)."""
-    found = keys.get(id(site))
-    if found is not None or id(site) in keys:
+def class_key(site: NodeSite, keys: dict) -> int | None:
+    """The site's class, a number (None where its facts are not a NodeFacts: such a site is
+    asked alone); ``keys`` remembers the classes of sites by identity (a producer's among
+    them) and numbers each class's key once, so that every later look-up hashes an int."""
+    found = keys.get(id(site), _NOT_YET)
+    if found is not _NOT_YET:
         return found
-    parts: list = []
-    for name in _FIELDS:
-        v = getattr(site, name)
-        if name == "facts" or name == "producer":
-            v = None if v is None else _facts_key(v)
-            if v is None and name == "facts":
-                break
-        elif name == "producer_site":
-            v = None if v is None else class_key(v, keys)
-        parts.append(v)
-    else:
-        found = tuple(parts)
+    f = _facts_key(site.facts, keys)
+    if f is not None:
+        p, ps = site.producer, site.producer_site
+        key = (f, None if p is None else _facts_key(p, keys),
+               None if ps is None else class_key(ps, keys)) + _PLAIN(site)
+        numbers = keys.setdefault("classes", {})
+        found = numbers.setdefault(key, len(numbers))
     keys[id(site)] = found
     return found
 
@@ -119,17 +124,17 @@ def hidden(site: NodeSite, told: dict | None = None) -> NodeSite:
 ENABLED = True
 
 
-def asker(ask: Callable[[NodeSite], list]) -> Callable[[NodeSite], list]:
+def asker(ask: Callable[[NodeSite], list], keys: dict | None = None) -> Callable[[NodeSite], list]:
     """``ask`` (a target's ``findings_for`` or ``errors_for``) answered once per class: the
     class's answer where ``ask`` read nothing hidden, else the node's own. A check that reads
     a summary of a hidden value (``nodes.SUMMARIES``: whether a scale is negative) splits
     the class by that summary, worked out for each of its nodes from then on."""
-    keys: dict = {}
+    keys = {} if keys is None else keys  # class_key's: shared by the askers of one analysis
     answers: dict = {}  # (class, summaries) -> findings, or None where a check read a hidden part
     split: dict = {}  # class -> the names of the summaries it is split by
     by_id: dict = {}  # id(site) -> (site, findings): the site kept so that its id stays its own
 
-    def by_class(site: NodeSite, key: tuple) -> list | None:
+    def by_class(site: NodeSite, key: int) -> list | None:
         while True:
             names = split.get(key, ())
             told = {name: nodes.SUMMARIES[name](site.facts) for name in names}
