@@ -82,30 +82,28 @@ class ValueRead(BaseException):
 
 def negative_scale(f) -> bool | None:
     """Whether some value of the scale is negative; None where the scale is not a known
-    constant. Worked out once per node's facts (a summary: site_classes splits a class of
-    nodes by it instead of reading each node's scale)."""
-    slot = summary_slot("negative_scale")
-    found = f.__dict__.get(slot, _UNKNOWN)
-    if found is _UNKNOWN:
-        try:
-            s = scale_values(f)
-        except ValueRead:  # a hidden scale (site_classes): say which summary was asked
-            raise ValueRead("negative_scale") from None
-        found = f.__dict__[slot] = None if s is None else bool((s < 0).any())
-    return found
+    constant. A summary: worked out once per node's facts, and site_classes splits a class
+    of nodes by it instead of reading each node's scale."""
+    return _summary(f, "negative_scale", scale_values, lambda s: bool((s < 0).any()))
 
 
 def odd_zero_point(f) -> bool | None:
     """Whether some value of the zero point is odd (an absent one is 0); None where it is not
     a known constant. A summary, as ``negative_scale``."""
-    slot = summary_slot("odd_zero_point")
+    return _summary(f, "odd_zero_point", zero_point_values, lambda zp: bool((zp % 2 != 0).any()))
+
+
+def _summary(f, name: str, values, test) -> bool | None:
+    """``test`` of the node's ``values`` (None where they are not known), kept on the facts; a
+    hidden value (site_classes) raises ValueRead naming the summary asked."""
+    slot = summary_slot(name)
     found = f.__dict__.get(slot, _UNKNOWN)
     if found is _UNKNOWN:
         try:
-            zp = zero_point_values(f)
+            v = values(f)
         except ValueRead:
-            raise ValueRead("odd_zero_point") from None
-        found = f.__dict__[slot] = None if zp is None else bool((zp % 2 != 0).any())
+            raise ValueRead(name) from None
+        found = f.__dict__[slot] = None if v is None else test(v)
     return found
 
 

@@ -53,7 +53,7 @@ def _value_key(f: NodeFacts, i: int, c) -> object:
     constant known by identity only) or its content."""
     if c is None:
         return None
-    if i == f.scale_index or (i == f.zero_point_index and not _one_element(f.in_shape(i))):
+    if i == f.scale_index or (i == f.zero_point_index and nodes.element_count(f.in_shape(i)) != 1):
         return HIDDEN_KEY  # (a zero point of one element is compared by content: most are 0)
     key = c.content_key
     return HIDDEN_KEY if key is None else key
@@ -61,9 +61,6 @@ def _value_key(f: NodeFacts, i: int, c) -> object:
 
 HIDDEN_KEY = ("hidden",)
 
-
-def _one_element(shape: tuple | None) -> bool:
-    return shape is not None and all(isinstance(d, int) and d == 1 for d in shape)
 
 
 def _facts_key(f, keys: dict) -> tuple | None:
