@@ -21,7 +21,7 @@ sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "fixtures")]
 
 import corpus  # noqa: E402
 import onnx  # noqa: E402
-from fusion_agreement_openvino import compiled, write  # noqa: E402
+from fusion_agreement_openvino import compiled, releases, write  # noqa: E402
 
 from qlin_cli.model.analysis import analyze  # noqa: E402
 from qlin_cli.targets import predict  # noqa: E402
@@ -51,8 +51,8 @@ def _release(version: str, python: str, folder: str, names: list[str], paths: di
 
 
 def main() -> int:
-    pairs = [a.split("=", 1) for a in sys.argv[1:]]
-    if not pairs or any(len(p) != 2 for p in pairs):
+    pairs = releases(sys.argv[1:])
+    if pairs is None:
         print(__doc__.strip().splitlines()[3], file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as folder:

@@ -93,9 +93,16 @@ def agreement(version: str, python: str, ids: list[str], models: dict, folder: s
     return counts
 
 
+def releases(argv: list[str]) -> list[tuple[str, str]] | None:
+    """The (VERSION, VENV/bin/python) pairs of a command line of VERSION=PYTHON words (this
+    tool's and tools/blocks_openvino.py's); None when there are none or a word is not one."""
+    pairs = [tuple(a.split("=", 1)) for a in argv]
+    return pairs if pairs and all(len(p) == 2 for p in pairs) else None
+
+
 def main(argv: list[str] | None = None) -> int:
-    pairs = [a.split("=", 1) for a in (sys.argv[1:] if argv is None else argv)]
-    if not pairs or any(len(p) != 2 for p in pairs):
+    pairs = releases(sys.argv[1:] if argv is None else argv)
+    if pairs is None:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as folder:
