@@ -266,9 +266,8 @@ def _layout(dq: onnx.NodeProto, gather: onnx.NodeProto, codes: np.ndarray, scale
     rank = codes.ndim
     if rank < 1 or scale.ndim != rank:
         raise NoForm(f"its scale '{dq.input[1]}' has rank {scale.ndim}, not the table's {rank}")
-    if whole and bs and bs >= codes.shape[_axis(attrs.get("axis", 1), rank, "axis", dq.input[0])]:
-        pass  # one block: written as block_size 0
-    elif not bs or bs < 16 or bs & (bs - 1):
+    one_block = whole and bs and bs >= codes.shape[_axis(attrs.get("axis", 1), rank, "axis", dq.input[0])]
+    if not one_block and (not bs or bs < 16 or bs & (bs - 1)):  # (one block: written as block_size 0)
         raise NoForm(f"'{dq.input[0]}' is dequantized in blocks of {bs}, and GatherBlockQuantized takes "
                      "a power of two >= 16" + (" or one block along the axis" if whole else ""))
     if scale.dtype not in SCALES:
