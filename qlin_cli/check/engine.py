@@ -180,7 +180,8 @@ class _NodePass:
                 self._run(rule, order, index, facts)
             return
         shape = self.a.shapes.setdefault(facts.shape_key(), facts)  # the first node read with these
-        clean = self.clean                                            # facts but for values
+        facts.share(shape)                                            # facts but for values
+        clean = self.clean
         if blind and id(shape) not in clean.here and not clean.known(shape):
             before = len(self.found)
             for rule in blind:

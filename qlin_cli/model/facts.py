@@ -15,7 +15,6 @@ added here is part of that key automatically.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -190,6 +189,29 @@ def _type_names(typed: tuple) -> tuple[str | None, ...]:
     return tuple([None if t is None else _TYPE_NAMES[t[0]] for t in typed])
 
 
+class shared:
+    """A property worked out once and kept in the instance's ``__dict__``, as
+    functools.cached_property keeps it, and worked out once per shape of facts: facts
+    that ``NodeFacts.share`` tied to the first ones read with their shape key (equal but
+    for the constants' values) read its value there. Every such property reads only the
+    fields of ``NodeFacts.shape_key``. (Python 3.11's cached_property also takes a lock
+    on each first read: a fifth of the time these took on large models.)"""
+
+    def __init__(self, func):
+        self.func, self.__doc__ = func, func.__doc__
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        d = obj.__dict__
+        like = d.get("_like")
+        value = d[self.name] = self.func(obj) if like is None else getattr(like, self.name)
+        return value
+
+
 # Not frozen: a frozen dataclass sets each field through object.__setattr__, which made
 # building the facts of every node the largest cost of `qlin check`. NodeFacts are never
 # changed after read_facts builds them (nothing assigns to a field), and the hash is
@@ -229,6 +251,12 @@ class NodeFacts:
         return (self.op, self.domain, self.opset, self.imported, self.spec, self.in_typed,
                 self.out_typed, self.attr_items)
 
+    def share(self, like: NodeFacts) -> None:
+        """Read every ``shared`` property from ``like``, facts with this shape key (where
+        ``like`` is not these facts)."""
+        if like is not self:
+            self.__dict__["_like"] = like
+
     def content_key(self) -> tuple | None:
         """What the compared fields say, with each constant as its content, when that says
         it all: a node of another model with this key has equal facts. None when a
@@ -254,23 +282,23 @@ class NodeFacts:
         return f"{s.op_type}-{s.since} ({s.domain_name})" if s else self.op
 
     # ---- inputs -----------------------------------------------------------------
-    @cached_property
+    @shared
     def present(self) -> tuple[bool, ...]:
         return _present(self.in_typed)
 
-    @cached_property
+    @shared
     def in_types(self) -> tuple[str | None, ...]:
         return _type_names(self.in_typed)
 
-    @cached_property
+    @shared
     def in_shapes(self) -> tuple[tuple | None, ...]:
         return tuple([None if t is None else t[1] for t in self.in_typed])
 
-    @cached_property
+    @shared
     def out_present(self) -> tuple[bool, ...]:
         return _present(self.out_typed)
 
-    @cached_property
+    @shared
     def out_types(self) -> tuple[str | None, ...]:
         """As declared or inferred."""
         return _type_names(self.out_typed)
@@ -305,20 +333,20 @@ class NodeFacts:
         return None if t is None else _TYPE_NAMES[t[0]]
 
     # ---- attributes ---------------------------------------------------------------
-    @cached_property
+    @shared
     def attrs(self) -> dict[str, int]:
         """Explicit integer attributes (not references to function attributes)."""
         return {n: v for n, t, v in self.attr_items if t == AttributeProto.INT and isinstance(v, int)}
 
-    @cached_property
+    @shared
     def attr_names(self) -> tuple[str, ...]:
         return tuple(n for n, _, _ in self.attr_items)
 
-    @cached_property
+    @shared
     def attr_types(self) -> dict[str, int]:
         return {n: t for n, t, _ in self.attr_items}
 
-    @cached_property
+    @shared
     def refs(self) -> tuple[str, ...]:
         """Attributes that refer to a function's attributes (their value is the caller's)."""
         return tuple(n for n, _, v in self.attr_items if isinstance(v, tuple))
@@ -333,34 +361,34 @@ class NodeFacts:
         return self.spec.attributes.get(name) if self.spec else None
 
     # ---- meaning (schema.semantics) -------------------------------------------------
-    @cached_property
+    @shared
     def resolved_types(self) -> tuple[str | None, ...]:
         """Input types, the unknown ones filled where the schema decides them."""
         if self.spec is None:
             return self.in_types
         return semantics.resolve_types(self.spec, self.in_types, self.present)
 
-    @cached_property
+    @shared
     def axis(self) -> int | None:
         return semantics.axis_in_force(self.spec, self.attrs) if self.spec else None
 
-    @cached_property
+    @shared
     def block_size(self) -> int:
         return semantics.block_size(self.spec, self.attrs) if self.spec else 0
 
-    @cached_property
+    @shared
     def granularity(self) -> str | None:
         if self.spec is None:
             return None
         return semantics.granularity(self.spec, self.attrs, self.scale_shape)
 
-    @cached_property
+    @shared
     def quant_type(self) -> str | None:
         if self.spec is None:
             return None
         return semantics.quantized_type(self.spec, self.attrs, self.resolved_types, self.present)
 
-    @cached_property
+    @shared
     def implied_out_type(self) -> str | None:
         if self.spec is None:
             return None
@@ -393,7 +421,7 @@ class NodeFacts:
             return self._own_problems
         return semantics.validate(self, spec)
 
-    @cached_property
+    @shared
     def _own_problems(self) -> list:
         return [] if self.spec is None else semantics.validate(self, self.spec)
 

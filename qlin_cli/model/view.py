@@ -156,7 +156,9 @@ class ModelView:
     def shape_of(self, f: NodeFacts) -> NodeFacts:
         """The first facts read in this view with ``f``'s shape key (``NodeFacts.shape_key``:
         equal but perhaps for the constants' values), ``f`` itself when it is the first."""
-        return self.shapes.setdefault(f.shape_key(), f)
+        shape = self.shapes.setdefault(f.shape_key(), f)
+        f.share(shape)
+        return shape
 
     def memo(self, key, compute):
         """``compute()`` once per view: what several rules derive alike (a map of the
