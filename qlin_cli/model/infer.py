@@ -222,7 +222,7 @@ def _same_as_skeleton(model: onnx.ModelProto) -> bool:
         if doubtful:
             outside = set(c.external)
             for i, typed in enumerate(c.typed):
-                if typed in doubtful and i not in outside and not _keeps_data(c.tensors[i]):
+                if typed in doubtful and i not in outside and not _keeps_data(c.tensor(i)):
                     return False
         if not all(t.data_location == external or _keeps_data(t) for t in sparse_tensors(g)):
             return False

@@ -33,7 +33,7 @@ def external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
         if isinstance(g, onnx.GraphProto):
             c = census(g)
             for i in c.external:
-                yield c.tensors[i]
+                yield c.tensor(i)
             yield from (t for t in sparse_tensors(g) if is_external(t))
     yield from (t for t in attribute_tensors(found) if is_external(t))
 

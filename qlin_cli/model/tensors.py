@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import NamedTuple
 
 import numpy as np
 import onnx
@@ -29,27 +28,54 @@ class UnsafeData(ValueError):
     """External data that qlin refuses to read; the message says why."""
 
 
-class Census(NamedTuple):
+class Census:
     """A graph's initializers, each field read from protobuf once (model/graphs.py
     ``reading``): the safety checks, the skeleton decision, the scopes and the tensor
-    rules of a large model each read every initializer otherwise."""
+    rules of a large model each read every initializer otherwise. ``typed`` and ``external``
+    are read first, from the tensors as protobuf gives them one by one; the list of the
+    tensors and their names only when first asked for (by the scopes, after shape
+    inference): each Python object protobuf makes for a kept tensor, and the dims list
+    asked of it, stay in memory (21 MB on 62,500 initializers, held during inference
+    otherwise)."""
 
-    tensors: list  # the initializers, in order
-    names: list[str]
-    typed: list[tuple[int, tuple]]  # (data type, dims) of each, one tuple per distinct value
-    external: list[int]  # the indices of those stored outside the file
+    __slots__ = ("_graph", "typed", "external", "_tensors", "_names")
+
+    def __init__(self, graph: onnx.GraphProto):
+        ext = onnx.TensorProto.EXTERNAL
+        one: dict = {}  # most initializers share a few types and shapes: one tuple for each
+        typed = []
+        external = []
+        for i, t in enumerate(graph.initializer):
+            k = (t.data_type, tuple(t.dims[:]))
+            typed.append(one.setdefault(k, k))
+            if t.data_location == ext:
+                external.append(i)
+        self._graph = graph
+        self.typed: list[tuple[int, tuple]] = typed  # (data type, dims) of each, one tuple per distinct value
+        self.external: list[int] = external  # the indices of those stored outside the file
+        self._tensors = self._names = None
+
+    @property
+    def tensors(self) -> list:
+        """The initializers, in order (``graphs.initializers_of``)."""
+        if self._tensors is None:
+            self._tensors = initializers_of(self._graph)
+        return self._tensors
+
+    @property
+    def names(self) -> list[str]:
+        if self._names is None:
+            self._names = [t.name for t in self.tensors]
+        return self._names
+
+    def tensor(self, i: int) -> onnx.TensorProto:
+        """Initializer ``i``, without making the list of them all."""
+        return self._graph.initializer[i] if self._tensors is None else self._tensors[i]
 
 
 def census(graph: onnx.GraphProto) -> Census:
     """The ``Census`` of a graph's initializers (once per graph inside ``reading``)."""
-    def compute():
-        tensors = initializers_of(graph)
-        ext = onnx.TensorProto.EXTERNAL
-        one: dict = {}  # most initializers share a few types and shapes: one tuple for each
-        typed = [one.setdefault(k, k) for k in [(t.data_type, tuple(t.dims[:])) for t in tensors]]
-        return Census(tensors, [t.name for t in tensors], typed,
-                      [i for i, t in enumerate(tensors) if t.data_location == ext])
-    return kept(graph, ("census", id(graph)), compute)
+    return kept(graph, ("census", id(graph)), lambda: Census(graph))
 
 
 def _initializers_class():
