@@ -253,9 +253,12 @@ class NodeFacts:
 
     def share(self, like: NodeFacts) -> None:
         """Read every ``shared`` property from ``like``, facts with this shape key (where
-        ``like`` is not these facts)."""
+        ``like`` is not these facts), and hold its equal tuples of types and attributes
+        rather than this node's copies (9 MB on 37,500 Q/DQ nodes)."""
         if like is not self:
-            self.__dict__["_like"] = like
+            d = self.__dict__
+            d["_like"] = like
+            d["in_typed"], d["out_typed"], d["attr_items"] = like.in_typed, like.out_typed, like.attr_items
 
     def content_key(self) -> tuple | None:
         """What the compared fields say, with each constant as its content, when that says
