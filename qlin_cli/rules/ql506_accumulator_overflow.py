@@ -71,6 +71,7 @@ class AccumulatorOverflow(ModelRule):
             # the (domain, op) kinds this rule reads, decided once per distinct kind
             read = {k for k in set(body.kinds)
                     if k[1] in READ and schema.normalize_domain(k[0]) == schema.AI_ONNX}
+            within: dict = {}  # (op, transB, x's type, w's type and dims) -> whether K bounds every sum
             for i, kind in enumerate(body.kinds):
                 if kind not in read:
                     continue
@@ -79,7 +80,7 @@ class AccumulatorOverflow(ModelRule):
                 if op in INTEGER_OPS:
                     found = _integer(view, body, i, node)
                 elif op in QDQ_OPS:
-                    found = _qdq(view, body, node)
+                    found = _qdq(view, body, node, body.io[i][0], within)
                 else:
                     continue
                 message = None if found is None else _message(view, node, *found)
@@ -113,25 +114,40 @@ def _optional(view, body, node, k: int):
     return constant_array(view, body, node.input[k])
 
 
-def _qdq(view, body, node):
-    """The same for a float op whose x and w come from 8-bit DequantizeLinear nodes."""
-    if node.op_type == "Gemm" and any(a.name == "alpha" and a.f != 1.0 for a in node.attribute):
+def _qdq(view, body, node, inputs: tuple, within: dict):
+    """The same for a float op whose x and w come from 8-bit DequantizeLinear nodes
+    (``inputs``: the node's input names; ``within``: the shapes already known to stay within
+    int32 whatever the values)."""
+    gemm = node.op_type == "Gemm"
+    if gemm and any(a.name == "alpha" and a.f != 1.0 for a in node.attribute):
         return None
-    found = [producer(view, body, node.input[k], schema.LINEAR_DEQUANTIZE) if len(node.input) > k else None
-             for k in range(2)]
-    if None in found:
+    if len(inputs) < 2:
         return None
-    fx, fw = found[0][1], found[1][1]
-    if fx.in_type(0) not in EIGHT_BIT or fw.in_type(0) not in EIGHT_BIT or not fw.present_at(0):
+    px = producer(view, body, inputs[0], schema.LINEAR_DEQUANTIZE)
+    pw = producer(view, body, inputs[1], schema.LINEAR_DEQUANTIZE)
+    if px is None or pw is None:
+        return None
+    fx, fw = px[1], pw[1]
+    x_type = fx.in_type(0)
+    if x_type not in EIGHT_BIT or fw.in_type(0) not in EIGHT_BIT or not fw.present_at(0):
         return None
     w = _integer_tensor(view, body, fw.inputs[0])
-    k = None if w is None else _reduction(node, tuple(w.dims))
-    if k is not None and span(fx.in_type(0)) * k * span(dtypes.name_of(w.data_type)) <= INT32_MAX:
-        return None  # within int32 whatever the zero points and weights (none read)
+    if w is not None:
+        # (the type and dims of an initializer as the census read them: the tensor's own dims
+        # read again would stay with it in memory)
+        typed = body.scope.own_typed.get(fw.inputs[0]) or (w.data_type, tuple(w.dims))
+        key = (node.op_type, gemm and _transposed(node), x_type, *typed)
+        safe = within.get(key)
+        if safe is None:
+            k = _reduction(node, key[4])
+            safe = within[key] = (k is not None and span(x_type) * k * span(dtypes.name_of(key[3]))
+                                  <= INT32_MAX)
+        if safe:
+            return None  # within int32 whatever the zero points and weights (none read)
     zx, zw = zero_point_of(fx), zero_point_of(fw)
     if w is None or zx is None or zw is None:
         return None
-    return fx.in_type(0), zx, w, zw
+    return x_type, zx, w, zw
 
 
 def _integer_tensor(view, body, name: str):
