@@ -169,6 +169,23 @@ def _attr_item(a: AttributeProto) -> tuple:
     return (a.name, a.type, a.SerializeToString(deterministic=True))
 
 
+_ITEMS: dict = {}  # a node's attributes as protobuf writes them -> their attr_items
+_ITEMS_MAX = 65536
+
+
+def _attr_items(attrs) -> tuple:
+    """``NodeFacts.attr_items`` of a node's attributes, one tuple for every node whose
+    attributes are written alike (most Q/DQ nodes of a model: 1 us less a node, and one
+    tuple in memory)."""
+    key = attrs[0].SerializeToString() if len(attrs) == 1 else tuple([a.SerializeToString() for a in attrs])
+    found = _ITEMS.get(key)
+    if found is None:
+        found = tuple([_attr_item(a) for a in attrs])
+        if len(_ITEMS) < _ITEMS_MAX:
+            _ITEMS[key] = found
+    return found
+
+
 class _TypeNames(dict):
     """Element type number -> its name (None for 0, undefined), filled on first use."""
 
@@ -523,7 +540,7 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
     # tests/test_architecture.py holds every field to what it must be.
     return NodeFacts(
         op.op_type, op.domain, op.opset, op.imported, op.spec, found, out_found,
-        tuple([_attr_item(a) for a in attrs]) if len(attrs) else (),  # attr_items
+        _attr_items(attrs) if len(attrs) else (),  # attr_items
         tuple(values), inputs, outputs,
         _tuple_new(Location, (scope.path, index, node.name, scope.is_function)),  # Location(...) without
     )                                                                              # its Python __new__
