@@ -108,12 +108,51 @@ def candidates(model: onnx.ModelProto, size: int, types: dict) -> list[tuple[tup
     return found
 
 
-def cut_all(python: str, failing: dict, folder: str) -> dict:
+OK = "ok"  # a case the runtime read and compiled (openvino) or loaded and ran once (onnxruntime)
+
+
+def run_cases(runtime: str, python: str, folder: str, models: dict) -> tuple[str, dict]:
+    """(the release ``python`` holds, {id: OK or its error}) of every model ({id: model}):
+    openvino reads and compiles each for CPU (tools/probe_fusion_openvino.py's child), as
+    tools/blocks_openvino.py always did; onnxruntime loads each on the CPU provider and runs it
+    once on zeros (tools/probe_runner.py's child)."""
+    os.makedirs(folder, exist_ok=True)
+    if runtime == "openvino":
+        from fusion_agreement_openvino import compiled, write
+
+        write(folder, models)
+        release, said = compiled(python, folder)
+        return release.split()[0], {k: OK if isinstance(v, dict) else str(v) for k, v in said.items()}
+    import json
+    import subprocess
+
+    import probe_runner
+
+    cases = {}
+    for cid, m in models.items():
+        onnx.save(m, os.path.join(folder, f"{cid}.onnx"))
+        feeds = {i.name: _zeros_of(i) for i in m.graph.input
+                 if i.name not in {t.name for t in m.graph.initializer}}
+        np.savez(os.path.join(folder, f"{cid}.npz"), **feeds)
+        cases[cid] = {i.name: i.type.tensor_type.elem_type for i in m.graph.input if i.name in feeds}
+    with open(os.path.join(folder, "cases.json"), "w", encoding="utf-8") as f:
+        json.dump(cases, f)
+    said = probe_runner.run_all(python, runtime, folder)
+    release = subprocess.run([python, "-c", f"import {runtime}; print({runtime}.__version__)"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    return release, {k: str(v) for k, v in said.items()}
+
+
+def _zeros_of(vi) -> np.ndarray:
+    t = vi.type.tensor_type
+    shape = [d.dim_value if d.HasField("dim_value") else 1 for d in t.shape.dim]
+    return np.zeros(shape, helper.tensor_dtype_to_np_dtype(t.elem_type))
+
+
+def cut_all(runtime: str, python: str, failing: dict, folder: str) -> dict:
     """{model: (block model, (first, end))}: per model of ``failing`` ({name: (model, error)})
     the first window of the smallest size the release ``python`` fails with the model's own
     error, else the whole model."""
-    from fusion_agreement_openvino import compiled, write
-
     types = {name: value_types(m) for name, (m, _) in failing.items()}
     found: dict = {}
     for size in WINDOWS:
@@ -124,10 +163,8 @@ def cut_all(python: str, failing: dict, folder: str) -> dict:
                 cases[f"{name}@{span[0]}-{span[1]}"] = (name, span, block)
         if not cases:
             continue
-        sub = os.path.join(folder, f"cut{size}")
-        os.makedirs(sub, exist_ok=True)
-        write(sub, {cid: c[2] for cid, c in cases.items()})
-        _, said = compiled(python, sub)
+        _, said = run_cases(runtime, python, os.path.join(folder, f"cut{size}"),
+                            {cid: c[2] for cid, c in cases.items()})
         for cid, (name, span, block) in cases.items():
             if name not in found and said.get(cid) == failing[name][1]:
                 found[name] = (block, span)
@@ -152,28 +189,26 @@ def key_of_block(model: onnx.ModelProto) -> str:
     return " -> ".join(parts)
 
 
-def outcomes(pairs: list, blocks: dict, folder: str) -> dict:
+def outcomes(runtime: str, pairs: list, blocks: dict, folder: str) -> dict:
     """{key: {release: "runs" | error}} of every block ({key: model}) in every release."""
-    from fusion_agreement_openvino import compiled, write
-
     from qlin_cli.targets.block_store import RUNS
 
-    sub = os.path.join(folder, "blocks")
-    os.makedirs(sub, exist_ok=True)
     ids = {f"b{i}": k for i, k in enumerate(blocks)}
     out: dict = {k: {} for k in blocks}
     for version, python in pairs:
-        write(sub, {cid: blocks[k] for cid, k in ids.items()})
-        release, said = compiled(python, sub)
-        if release.split()[0] != version:
-            raise SystemExit(f"{python} runs openvino {release}, not {version}")
+        if not ids:
+            break
+        release, said = run_cases(runtime, python, os.path.join(folder, "blocks"),
+                                  {cid: blocks[k] for cid, k in ids.items()})
+        if release != version:
+            raise SystemExit(f"{python} runs {runtime} {release}, not {version}")
         for cid, k in ids.items():
             got = said.get(cid, "crash: no result")
-            out[k][version] = RUNS if isinstance(got, dict) else str(got)
+            out[k][version] = RUNS if got == OK else got
     return out
 
 
-def record(pairs: list, failed: dict, paths: dict, folder: str) -> None:
+def record(runtime: str, pairs: list, failed: dict, paths: dict, folder: str) -> None:
     """Cut each failure no other qlin error explains in each release, compile every block found
     in every release, and write the outcomes under this machine's CPU."""
     import time
@@ -189,17 +224,17 @@ def record(pairs: list, failed: dict, paths: dict, folder: str) -> None:
         if not todo:
             continue
         start = time.monotonic()
-        for name, (block, span) in cut_all(python, todo, os.path.join(folder, version)).items():
+        for name, (block, span) in cut_all(runtime, python, todo, os.path.join(folder, version)).items():
             key = key_of_block(block)
             blocks.setdefault(key, block)
             found.setdefault(key, set()).add(name)
             print(f"  {version} {name}: nodes {span[0]}..{span[1] - 1}: {key}", flush=True)
         print(f"  {version}: {len(todo)} cut in {time.monotonic() - start:.0f} s", flush=True)
-    measured = outcomes(pairs, blocks, folder)
-    path = os.path.join(ROOT, "qlin_cli", "targets", "data", block_store.file_name("openvino"))
+    measured = outcomes(runtime, pairs, blocks, folder)
+    path = os.path.join(ROOT, "qlin_cli", "targets", "data", block_store.file_name(runtime))
     have, per, was = block_store.unfold(data_files.load(path) or {})
     cpu = host_cpu()
-    source = "python tools/blocks_openvino.py --write " + " ".join(f"{v}=VENV/bin/python" for v, _ in pairs)
+    source = f"python tools/blocks_{runtime}.py --write " + " ".join(f"{v}=VENV/bin/python" for v, _ in pairs)
     for version, _ in pairs:
         hosts = dict(have.get(version, {}).get("hosts", {}))
         hosts[cpu] = {"models": len(paths), "fail": len(failed[version]), "source": source}
@@ -212,6 +247,6 @@ def record(pairs: list, failed: dict, paths: dict, folder: str) -> None:
     for key, names in found.items():
         was[key] = sorted(set(was.get(key, ())) | names)
     per = {k: v for k, v in per.items() if any(v.values())}
-    data = block_store.fold("openvino", have, per, {k: v for k, v in was.items() if k in per}, releases.key)
+    data = block_store.fold(runtime, have, per, {k: v for k, v in was.items() if k in per}, releases.key)
     data_files.write(path, block_store.dumps(data))
     print(f"wrote {os.path.basename(path)}.gz: {len(per)} blocks, {len(have)} releases", flush=True)

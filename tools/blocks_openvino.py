@@ -30,7 +30,7 @@ sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "fixtures")]
 import block_cut  # noqa: E402
 import corpus  # noqa: E402
 import onnx  # noqa: E402
-from fusion_agreement_openvino import compiled, releases, write  # noqa: E402
+from fusion_agreement_openvino import releases  # noqa: E402
 
 from qlin_cli.model.analysis import analyze  # noqa: E402
 from qlin_cli.targets import predict  # noqa: E402
@@ -38,20 +38,22 @@ from qlin_cli.targets import predict  # noqa: E402
 
 def _cases(folder: str) -> tuple[list[str], dict]:
     names = [c.name for c in corpus.CONFIGS if c.name not in corpus.KNOWN_FAILURES]
-    paths = corpus.build(os.path.join(folder, "corpus"), names)
-    return write(folder, {n: onnx.load(paths[n]) for n in names}), paths
+    return names, corpus.build(os.path.join(folder, "corpus"), names)
 
 
-def _release(version: str, python: str, folder: str, names: list[str], paths: dict) -> dict:
+def _release(runtime: str, version: str, python: str, folder: str, names: list[str], paths: dict) -> dict:
     """Compile every model in the release and print the agreement; {model: (error, explained)}
     of the models it fails, ``explained`` where qlin finds an error other than the blocks' own."""
-    _, said = compiled(python, folder)
+    release, said = block_cut.run_cases(runtime, python, os.path.join(folder, "models"),
+                                        {n: onnx.load(paths[n]) for n in names})
+    if release != version:
+        raise SystemExit(f"{python} runs {runtime} {release}, not {version}")
     counts: collections.Counter = collections.Counter()
     differ = []
     failed = {}
-    target = "openvino@" + ".".join(version.split(".")[:2])
+    target = f"{runtime}@" + ".".join(version.split(".")[:2])
     for n in names:
-        fails = not isinstance(said.get(n), dict)
+        fails = said.get(n) != block_cut.OK
         a = analyze(onnx.load(paths[n]), os.path.dirname(paths[n]))
         errors = [f.code for f in predict.findings_in(a, [target]) if f.severity == "error"]
         counts[("fails" if fails else "compiles", "qlin error" if errors else "no qlin error")] += 1
@@ -59,27 +61,27 @@ def _release(version: str, python: str, folder: str, names: list[str], paths: di
             differ.append((n, str(said.get(n))[:100] if fails else errors[:3]))
         if fails:
             explained = any(c != block_cut.EXPLAINED_BY_BLOCKS for c in errors)
-            failed[n] = (str(said.get(n, "crash: no result")), explained)
+            failed[n] = (said.get(n, "crash: no result"), explained)
     print(version, len(names), dict(counts), flush=True)
     for d in differ:
         print("   ", *d, flush=True)
     return failed
 
 
-def main() -> int:
+def main(runtime: str = "openvino", doc: str = __doc__) -> int:
     args = sys.argv[1:]
     record = "--write" in args
     pairs = releases([a for a in args if a != "--write"])
     if pairs is None:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print(doc.strip().splitlines()[2], file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as folder:
         names, paths = _cases(folder)
         failed = {}
         for version, python in pairs:
-            failed[version] = _release(version, python, folder, names, paths)
+            failed[version] = _release(runtime, version, python, folder, names, paths)
         if record:
-            block_cut.record(pairs, failed, paths, folder)
+            block_cut.record(runtime, pairs, failed, paths, folder)
     return 0
 
 

@@ -40,7 +40,8 @@ from functools import cache
 from . import data_files
 
 FORMAT = 1
-RUNS = "runs"  # a block's outcome where the release compiled it
+RUNS = "runs"  # a block's outcome where the release compiled it (openvino), or loaded and ran it
+DOES = {"openvino": "compile", "onnxruntime": "load and run"}  # what was measured
 
 
 def file_name(runtime: str) -> str:
@@ -102,6 +103,38 @@ def failures(runtime: str, version: str, key: str) -> tuple[list[tuple[str, str]
     failed = [(cpu, said) for cpu, said in hosts.items() if said != RUNS and cpu in measured]
     ran = [cpu for cpu, said in hosts.items() if said == RUNS and cpu in measured]
     return failed, ran
+
+
+def findings(target, runtime: str, version: str, site) -> list:
+    """QT211 of ``target`` (judging ``runtime`` ``version``) on the node ``site``: where a block
+    like the node's failed in that release on a CPU it was measured on, naming each CPU and
+    error, and the CPUs it ran on; [] elsewhere."""
+    if site.node_key not in failing_heads(runtime, version):
+        return []
+    key = block_key(site.facts, site.node_key)
+    failed, ran = failures(runtime, version, key)
+    if not failed:
+        return []
+    said = "; ".join(f"on {cpu}: {error}" for cpu, error in failed)
+    fact = f"{runtime} {version} failed to {DOES[runtime]} this block when measured ({said})"
+    if ran:
+        fact += f"; it ran on {', '.join(ran)}"
+    models = found_in(runtime, key)
+    if models:
+        fact += f" (cut from {models[0]}, tools/blocks_{runtime}.py)"
+    later = _ran_in(runtime, key)
+    fix = ("test on the deployment CPU (`qlin check --confirm` where the release is installed)"
+           + (f"; {runtime} {later} ran it there" if later else ""))
+    return [target.finding("QT211", fact, fix=fix)]
+
+
+def _ran_in(runtime: str, key: str) -> str | None:
+    """The newest release measured that ran the block on every CPU it was measured on."""
+    for v in reversed(releases(runtime)):
+        failed, ran = failures(runtime, v, key)
+        if ran and not failed:
+            return v
+    return None
 
 
 def found_in(runtime: str, key: str) -> list[str]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 from .. import schema
 from ..schema import ir
 from ..schema.ops import INT8S
-from . import base, fusion, nodes, ort_table, probe_table
+from . import base, block_store, fusion, nodes, ort_table, probe_table
 from .base import GENERATED, MEASURED, ModelInfo, NodeSite, Source, Target, TargetFinding
 
 TABLE = ort_table.load(ort_table.default_version())  # the version installed beside qlin, else the newest
@@ -231,6 +231,14 @@ class OnnxRuntimeCpu(Target):
 
     # ---- one node -----------------------------------------------------------------------
     def node_findings(self, site: NodeSite):
+        """``_node_findings``, and QT211 where they hold no error and the judged release failed
+        a block like the node's on a CPU it was measured on (block_store.findings)."""
+        found = list(self._node_findings(site))
+        if not any(x.severity == "error" for x in found):
+            found += block_store.findings(self, "onnxruntime", self.table.version, site)
+        return found
+
+    def _node_findings(self, site: NodeSite):
         """The kernel registry's and the hand-written checks' findings, then the probes'
         (tools/gen_target_data.py runs every probe model in the release): a node whose every
         probe of its kind failed gets QT205 unless a check already says why. A check decided

@@ -214,40 +214,11 @@ class OpenVinoCpu(Target):
 
     def node_findings(self, site: NodeSite):
         """``_node_findings``, and QT211 where they hold no error and the judged release failed
-        to compile a block like the node's on a CPU it was measured on (``block_findings``)."""
+        to compile a block like the node's on a CPU it was measured on (block_store.findings)."""
         found = list(self._node_findings(site))
         if not any(x.severity == "error" for x in found):
-            found += self.block_findings(site)
+            found += block_store.findings(self, RUNTIME, self.table.version, site)
         return found
-
-    def block_findings(self, site: NodeSite) -> list:
-        """QT211: the blocks measured (block_store.py) that this release failed on a CPU."""
-        v = self.table.version
-        if site.node_key not in block_store.failing_heads(RUNTIME, v):
-            return []
-        key = block_store.block_key(site.facts, site.node_key)
-        failed, ran = block_store.failures(RUNTIME, v, key)
-        if not failed:
-            return []
-        said = "; ".join(f"on {cpu}: {error}" for cpu, error in failed)
-        fact = f"openvino {v} failed to compile this block when measured ({said})"
-        if ran:
-            fact += f"; it ran on {', '.join(ran)}"
-        models = block_store.found_in(RUNTIME, key)
-        if models:
-            fact += f" (cut from {models[0]}, tools/blocks_openvino.py)"
-        later = self._block_ran_in(key)
-        fix = ("test on the deployment CPU (`qlin check --confirm` where the release is installed)"
-               + (f"; openvino {later} compiled it there" if later else ""))
-        return [self.finding("QT211", fact, fix=fix)]
-
-    def _block_ran_in(self, key: str) -> str | None:
-        """The newest release measured that compiled the block on every CPU it was measured on."""
-        for v in reversed(block_store.releases(RUNTIME)):
-            failed, ran = block_store.failures(RUNTIME, v, key)
-            if ran and not failed:
-                return v
-        return None
 
     def _node_findings(self, site: NodeSite):
         """The rules' findings, then the probes': a node whose every probe this version

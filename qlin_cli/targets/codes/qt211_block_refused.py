@@ -1,5 +1,5 @@
-"""QT211 block-refused. Reported by targets/openvino.py from the blocks measured per release
-and CPU (targets/block_store.py); docs/targets.md lists which targets report it."""
+"""QT211 block-refused. Reported by targets/openvino.py and targets/onnxruntime.py from the
+blocks measured per release and CPU (targets/block_store.py); docs/targets.md lists which."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ class BlockRefused(Code):
     ## What it checks
     That the runtime version judged compiled the block the node is, where a block like it
     was measured: a model written by onnxruntime's quantizers (fixtures/corpus.py) that the
-    release failed to compile was cut down to the smallest run of its nodes failing with
-    the model's own error, and that block was compiled in every release on the CPU named
-    (tools/blocks_openvino.py ``--write``; qlin_cli/targets/data/openvino_blocks.json.gz). A
+    release failed to compile (openvino) or to load and run once (onnxruntime), and that no
+    other finding explains, was cut down to the smallest run of its nodes failing with the
+    model's own error, and that block was run so in every release on the CPU named
+    (tools/blocks_openvino.py and tools/blocks_onnxruntime.py ``--write``;
+    qlin_cli/targets/data/<runtime>_blocks.json.gz). A
     node matches a block by its probe key and the shape the key leaves out: its integer
     attributes and the shapes of its weights, scales and zero points. Only a node with no
     other error gets it, and only for a release measured on a CPU where the block failed.
@@ -45,4 +47,4 @@ class BlockRefused(Code):
 
     code = "QT211"
     name = "block-refused"
-    summary = "The runtime version failed to compile a block like this node's on a measured CPU."
+    summary = "The runtime version failed to compile or run a block like this node's on a measured CPU."
