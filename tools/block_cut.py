@@ -122,7 +122,8 @@ def run_cases(runtime: str, python: str, folder: str, models: dict) -> tuple[str
 
         write(folder, models)
         release, said = compiled(python, folder)
-        return release.split()[0], {k: OK if isinstance(v, dict) else str(v) for k, v in said.items()}
+        return release.split()[0], {k: OK if isinstance(v, dict) else _sentences(str(v))
+                                    for k, v in said.items()}
     import json
     import subprocess
 
@@ -141,6 +142,15 @@ def run_cases(runtime: str, python: str, folder: str, models: dict) -> tuple[str
     release = subprocess.run([python, "-c", f"import {runtime}; print({runtime}.__version__)"],
                              capture_output=True, text=True, check=True).stdout.strip()
     return release, {k: str(v) for k, v in said.items()}
+
+
+def _sentences(error: str, cut: int = 160) -> str:
+    """openvino's error as the child gives it ("load: " and at most ``cut`` characters of the
+    message), a message cut short ending at its last whole sentence."""
+    stage, _, said = error.partition(": ")
+    if len(said) < cut or ". " not in said:
+        return error
+    return f"{stage}: {said[:said.rindex('. ') + 1]}"
 
 
 def _zeros_of(vi) -> np.ndarray:

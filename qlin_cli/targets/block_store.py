@@ -14,7 +14,9 @@ run of its nodes that fails with the model's own error (one node, else two ...: 
 compiles every block found in every release, and writes here, per block and CPU, the
 releases where it failed with the runtime's error. A block is named by ``block_key``: its
 node's probe key and the shape the key leaves out (integer attributes, the shapes of every
-input after the first), so qlin recognises it in any model, whatever its names.
+input after the first), so qlin recognises it in any model, whatever its names. A block of
+more than one node is named by its nodes' names joined by " -> " and stored as measured,
+but QT211 recognises one-node blocks only: every block found so far is one node.
 
     {"format": 1, "runtime": "openvino", "device": "CPU",
      "releases": {                                 one line per release measured
