@@ -105,7 +105,13 @@ class OpenVinoCpu(Target):
             GENERATED,
             f"python tools/gen_target_data.py openvino {v} (qlin_cli/targets/data/openvino_probes.json.gz, "
             f"release {v})",
-        ),) + self._rule_sources
+        ), Source(
+            "whole models of onnxruntime's quantizers each release failed to compile, cut to their "
+            "smallest failing block, per CPU (QT211)",
+            GENERATED,
+            "python tools/blocks_openvino.py --write (qlin_cli/targets/data/openvino_blocks.json.gz); "
+            "tests/test_targets_blocks.py",
+        )) + self._rule_sources
 
     _rule_sources = (
         Source(
