@@ -58,13 +58,16 @@ class Const:
     are the same tensor (large ones).
     """
 
-    __slots__ = ("_tensor", "_base_dir", "_cache", "_typed", "_k", "_external", "_plain")
+    __slots__ = ("_tensor", "_base_dir", "_cache", "_typed", "_k", "_plain")
 
     def __init__(self, tensor: onnx.TensorProto, base_dir: str, cache: dict, typed: tuple | None = None):
         """``typed``: the tensor's (data type, dims) where the caller has them read."""
         self._tensor, self._base_dir, self._cache, self._typed = tensor, base_dir, cache, typed
         self._plain = self._k = False  # not worked out yet: most constants are never compared
-        self._external = tensor.data_location == onnx.TensorProto.EXTERNAL
+
+    def _external(self) -> bool:
+        """Whether the tensor's data lies outside the file (asked where it matters only)."""
+        return self._tensor.data_location == onnx.TensorProto.EXTERNAL
 
     @property
     def _key(self):
@@ -99,7 +102,7 @@ class Const:
         """The key when it is the constant's content (it then means the same in any model),
         else None: a large or external tensor is keyed by identity, which holds within
         one model only."""
-        return None if self._external or self._key[0] in ("tensor", "array") else self._key
+        return None if self._key[0] in ("tensor", "array") or self._external() else self._key
 
     def __hash__(self) -> int:
         return hash(self._key)
@@ -115,7 +118,7 @@ class Const:
         return found
 
     def _find_plain(self) -> tuple[np.dtype, bytes] | None:
-        if self._external:
+        if self._external():
             return None
         t = self._tensor
         data_type, dims = self._typed if self._typed is not None else (t.data_type, t.dims[:])
@@ -152,7 +155,9 @@ class ArrayConst(Const):
     def __init__(self, array: np.ndarray):
         self._array = array
         self._k = ("array", id(array))
-        self._external = False
+
+    def _external(self) -> bool:
+        return False
 
     def plain(self) -> None:
         return None
