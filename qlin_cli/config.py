@@ -33,7 +33,6 @@ import functools
 import os
 from dataclasses import dataclass, field
 
-from . import toml_fast
 from .gc_pause import paused_collection
 
 
@@ -149,6 +148,8 @@ def _read_toml(path: str) -> dict:
         # else, invalid TOML included, is tomllib's to read and to report. The collector
         # waits (gc_pause.py): the values are not cycles, and it walked them all again and
         # again as they were made.
+        from . import toml_fast  # only where a configuration file is read
+
         with paused_collection():
             value = toml_fast.loads(text)
             if value is None:

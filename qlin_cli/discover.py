@@ -24,8 +24,6 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import gitignore
-
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
     ".nox", ".pants.d", ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", ".vscode",
@@ -97,8 +95,9 @@ class Discovery:
 
     def excluded(self, path: str, is_dir: bool, ignores) -> bool:
         folder = os.path.dirname(path)
-        return _matches(path, self.patterns(folder)) or (
-            bool(ignores) and gitignore.ignored(ignores, path, is_dir))
+        if _matches(path, self.patterns(folder)):
+            return True
+        return bool(ignores) and _gitignore().ignored(ignores, path, is_dir)
 
     def given_excluded(self, path: str) -> bool:
         """A path named on the command line is left out only with force-exclude: when it,
@@ -107,6 +106,7 @@ class Discovery:
         folder = os.path.dirname(path)
         if not self.force_exclude(folder):
             return False
+        gitignore = _gitignore()
         ignores = gitignore.above(path) if self.respect_gitignore(folder) else []
         if self.excluded(path, os.path.isdir(path), ignores):
             return True
@@ -136,8 +136,17 @@ def walk(paths: Iterable[str], discovery: Discovery | None = None) -> list[tuple
     return found
 
 
+def _gitignore():
+    """gitignore.py, imported where a folder is walked or a pattern asked (a check of files
+    named one by one does without it)."""
+    from . import gitignore
+
+    return gitignore
+
+
 def _walk_folder(top: str, discovery: Discovery | None) -> list[tuple[str, str | None]]:
     inside: list[tuple[str, str | None]] = []
+    gitignore = _gitignore()
     git = (discovery is not None and discovery.respect_gitignore(os.path.abspath(top))
            and gitignore.repository(top) is not None)
     stack = [(top, tuple(gitignore.above(top)) if git else ())]
