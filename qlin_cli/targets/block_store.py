@@ -36,7 +36,6 @@ release was not measured on is not in its range, and nothing is said of it.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 
 from . import data_files
@@ -176,21 +175,7 @@ def unfold(data: dict) -> tuple[dict, dict, dict]:
 
 
 def dumps(data: dict) -> str:
-    """The file's text: one line per release and per range."""
-    lines = ["{", f'"format": {data["format"]},', f'"runtime": {json.dumps(data["runtime"])},',
-             f'"device": {json.dumps(data["device"])},', '"releases": {']
-    rel = list(data["releases"].items())
-    lines += [f"{json.dumps(v)}: {json.dumps(r)}{',' if i < len(rel) - 1 else ''}"
-              for i, (v, r) in enumerate(rel)]
-    lines += ["},", '"blocks": {']
-    blocks = list(data["blocks"].items())
-    for i, (key, ranges) in enumerate(blocks):
-        lines.append(f"{json.dumps(key)}: [")
-        lines += [f"{json.dumps(r)}{',' if j < len(ranges) - 1 else ''}" for j, r in enumerate(ranges)]
-        lines.append("]" + ("," if i < len(blocks) - 1 else ""))
-    found = list(data["found"].items())
-    lines += ["},", '"found": {']
-    lines += [f"{json.dumps(k)}: {json.dumps(v)}{',' if i < len(found) - 1 else ''}"
-              for i, (k, v) in enumerate(found)]
-    lines += ["}", "}"]
-    return "\n".join(lines) + "\n"
+    """The file's text: one line per release and per range (as probe_store writes its own)."""
+    from .probe_store import ranged_text
+
+    return ranged_text(data, "blocks", "found")

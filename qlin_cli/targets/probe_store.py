@@ -213,20 +213,27 @@ def _named(entry: dict, errors: dict[str, str]) -> dict:
 
 def dumps(data: dict) -> str:
     """The file's text: one line per release and per range, keys in order."""
+    return ranged_text(data, "keys", "errors")
+
+
+def ranged_text(data: dict, ranged: str, last: str) -> str:
+    """The text of a store of ranges (this one's, block_store's): its head, one line per
+    release, the section ``ranged`` with one line per range of each entry, then the section
+    ``last`` with one line per entry."""
     lines = ["{", f'"format": {data["format"]},', f'"runtime": {json.dumps(data["runtime"])},',
              f'"device": {json.dumps(data["device"])},', '"releases": {']
     rel = list(data["releases"].items())
     lines += [f"{json.dumps(v)}: {json.dumps(r)}{',' if i < len(rel) - 1 else ''}"
               for i, (v, r) in enumerate(rel)]
-    lines += ["},", '"keys": {']
-    keys = list(data["keys"].items())
-    for i, (key, ranges) in enumerate(keys):
+    lines += ["},", f'"{ranged}": {{']
+    entries = list(data[ranged].items())
+    for i, (key, ranges) in enumerate(entries):
         lines.append(f"{json.dumps(key)}: [")
         lines += [f"{json.dumps(r)}{',' if j < len(ranges) - 1 else ''}" for j, r in enumerate(ranges)]
-        lines.append("]" + ("," if i < len(keys) - 1 else ""))
-    errors = list(data.get("errors", {}).items())
-    lines += ["},", '"errors": {']
-    lines += [f"{json.dumps(k)}: {json.dumps(t)}{',' if i < len(errors) - 1 else ''}"
-              for i, (k, t) in enumerate(errors)]
+        lines.append("]" + ("," if i < len(entries) - 1 else ""))
+    tail = list(data.get(last, {}).items())
+    lines += ["},", f'"{last}": {{']
+    lines += [f"{json.dumps(k)}: {json.dumps(t)}{',' if i < len(tail) - 1 else ''}"
+              for i, (k, t) in enumerate(tail)]
     lines += ["}", "}"]
     return "\n".join(lines) + "\n"
