@@ -446,16 +446,26 @@ def outcome_of(original, optimized, name: str) -> str:
         if n.op_type in ("QuantizeLinear", "DequantizeLinear"):
             continue
         return fusion.FLOAT
-    # a node the layout transformer remade: its name, or outputs named "<name>_token_N"; 1.18
-    # and 1.19 name an NhwcMaxPool after its type: the one such node for the one such op
-    n = next((m for m in optimized.graph.node if m.name == node.name
+    n = _remade(original, optimized, node)
+    if n is not None and (n.op_type.startswith("QLinear") or n.op_type in INTEGER_OPS):
+        return fusion.FUSED + n.op_type + (f" ({n.domain})" if n.domain not in ("", "ai.onnx") else "")
+    if n is not None and n.op_type.endswith(node.op_type) and node.op_type in fusion.SAME_PARAMS:
+        return fusion.FLOAT if _reads_dq(optimized, n) else fusion.DROPPED
+    return fusion.FLOAT
+
+
+def _remade(original, optimized, node):
+    """The node of ``optimized`` that a fusion or the layout transformer made of ``node`` under
+    another output name: named as it is, "<name>/..." (MatMulAddFusion names the MatMulNBits
+    that takes the Add after the MatMul as its bias "<name>/MatMulAddFusion"), or with outputs
+    "<name>_token_N"; 1.18 and 1.19 name an NhwcMaxPool after its type: the one such node for
+    the one such op; else None."""
+    n = next((m for m in optimized.graph.node if m.name == node.name or m.name.startswith(f"{node.name}/")
               or any(o.startswith(f"{node.name}_token_") for o in m.output)), None)
     remade = [m for m in optimized.graph.node if m.op_type.endswith(node.op_type)]
     if n is None and len(remade) == 1 and [m.op_type for m in original.graph.node].count(node.op_type) == 1:
         n = remade[0]
-    if n is not None and n.op_type.endswith(node.op_type) and node.op_type in fusion.SAME_PARAMS:
-        return fusion.FLOAT if _reads_dq(optimized, n) else fusion.DROPPED
-    return fusion.FLOAT
+    return n
 
 
 def _reads_dq(optimized, n) -> bool:
