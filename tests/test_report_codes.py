@@ -65,3 +65,14 @@ def test_statistics_and_rule_docs_read_the_table():
     assert shown.exit_code == 0 and codes.get("QT405").name in shown.output
     listed = CliRunner().invoke(main, ["rules", "--format", "json"])
     assert [it["code"] for it in json.loads(listed.stdout)] == codes.known()
+
+
+def test_only_divergence_codes_judge_a_kind_of_fact():
+    """targets.codes.judging reads the QT4xx modules alone: every code that judges a kind of
+    fact (Code.judges) must be one of them, and they are the codes judging reads."""
+    from qlin_cli.code import QUANTIZE_ARITHMETIC
+
+    judges = {c.code for c in target_codes.all_codes() if c.judges}
+    assert judges and all(c.lower().startswith(target_codes.JUDGING_PREFIX) for c in judges), judges
+    assert set(target_codes.judging(QUANTIZE_ARITHMETIC)) == {
+        c.code for c in target_codes.all_codes() if c.judges == QUANTIZE_ARITHMETIC}

@@ -23,12 +23,19 @@ find = _TABLE.find
 
 
 
+# Only a divergence (QT4xx, above) judges a kind of fact: ``judging`` reads those modules
+# alone (a check naming a target imported the 42 code modules for it, about 6 ms);
+# tests/test_report_codes.py holds every code that judges anything to the prefix.
+JUDGING_PREFIX = "qt4"
+_JUDGES = Table(__path__, __name__, JUDGING_PREFIX)
+
+
 @cache
 def judging(what: str) -> tuple[str, ...]:
     """The codes whose module declares it judges ``what`` (``Code.judges``), in code order:
     a new QT4xx code of a QuantizeLinear's arithmetic is one module, which every target
     probing that arithmetic then runs."""
-    return tuple(c.code for c in all_codes() if c.judges == what)
+    return tuple(c.code for c in _JUDGES.all_codes() if c.judges == what)
 
 
 __all__ = ["Code", "all_codes", "find", "get", "judging"]
