@@ -120,8 +120,13 @@ def _converted(req: Request, proto, held: list, progress) -> Result:
     # model-level facts, the only ones it changed: the result's nodes are the source's, and
     # the result is not analysed again. A node at another version is another kind to a
     # runtime (int8 Q -> DQ -> Transpose runs in onnxruntime at opset 19, not at 21)
-    same = plain and not result.rewritten and not _versions_moved(proto, result.model)
+    kept = plain and not result.rewritten
+    same = kept and not _versions_moved(proto, result.model)
     model_level = _model_differences(a, result.model) if same else None
+    if kept and not same:  # the source's nodes at other versions: read from the source's sites
+        from .convert import moved
+
+        model_level = moved.differences(a, result.model, MEASURED_RUNTIMES)
     after = analyze(result.model, base_dir) if (errors or mended or req.target or result.changed) \
         and model_level is None else None
     # the result's errors, read once: (those no conversion mends, those every one does)

@@ -117,15 +117,26 @@ def hidden(site: NodeSite, told: dict | None = None) -> NodeSite:
     return dataclasses.replace(site, **changes)
 
 
+def _same(site: NodeSite) -> NodeSite:
+    return site
+
+
 # Turned off by the tests that hold the classes' findings equal to each node's own
 ENABLED = True
 
 
-def asker(ask: Callable[[NodeSite], list], keys: dict | None = None) -> Callable[[NodeSite], list]:
+def asker(ask: Callable[[NodeSite], list], keys: dict | None = None,
+          remap: Callable[[NodeSite], NodeSite] | None = None) -> Callable[[NodeSite], list]:
     """``ask`` (a target's ``findings_for`` or ``errors_for``) answered once per class: the
     class's answer where ``ask`` read nothing hidden, else the node's own. A check that reads
     a summary of a hidden value (``nodes.SUMMARIES``: whether a scale is negative) splits
-    the class by that summary, worked out for each of its nodes from then on."""
+    the class by that summary, worked out for each of its nodes from then on.
+
+    ``remap``: the sites given are another model's, and ``ask`` is asked about each one's
+    ``remap`` (the same node in a model that differs only in what ``remap`` changes, which
+    keeps classes: convert/moved.py). The classes are the given sites' (``keys`` is then
+    their model's), so the keys worked out for that model serve again."""
+    remap = remap or _same
     keys = {} if keys is None else keys  # class_key's: shared by the askers of one analysis
     answers: dict = {}  # (class, summaries) -> findings, or None where a check read a hidden part
     split: dict = {}  # class -> the names of the summaries it is split by
@@ -140,7 +151,7 @@ def asker(ask: Callable[[NodeSite], list], keys: dict | None = None) -> Callable
             if found is not False:
                 return found
             try:
-                found = ask(hidden(site, told))
+                found = ask(hidden(remap(site), told))
             except ValueRead as e:
                 name = e.args[0] if e.args else None
                 if name in nodes.SUMMARIES and name not in names:
@@ -157,7 +168,7 @@ def asker(ask: Callable[[NodeSite], list], keys: dict | None = None) -> Callable
         key = class_key(site, keys) if ENABLED else None
         found = None if key is None else by_class(site, key)
         if found is None:
-            found = ask(site)
+            found = ask(remap(site))
         by_id[id(site)] = (site, found)
         return found
     return answer

@@ -1,0 +1,151 @@
+"""The measured runtimes' view of a converted model whose nodes are the source's, moved to
+other versions of their ops by new opset imports (``Result.rewritten`` 0; the IR version may
+differ too): read from the source's analysis, never from a second one.
+
+Such a result differs from its source, as a runtime's checks see it, in the model-level facts
+(opset imports, IR version) and in each node's version: its ``NodeFacts`` opset and schema,
+its site's imports and, for the op of a QDQ group, the opset bucket of the group's key. A
+``Moved`` makes the result's site of a node from the source's (``Moved.site``), so that the
+source's sites, built once, serve both: a target is asked once per class of the source's
+sites (targets/site_classes.py), about that class's site moved. Nothing of the result is
+inferred or walked again: its types are the source's, which the same nodes at other
+versions of their ops keep (a version whose inputs differ in role would change what the
+node reads: ``Moved`` refuses such a model, ``NotMoved``, and it is analysed as any other).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+from .. import schema
+from ..finding import Finding
+
+
+class NotMoved(Exception):
+    """The result is not the source with moved versions as ``Moved`` reads it."""
+
+
+class Moved:
+    """The result's site of each of the source's sites (``site``), made on first use."""
+
+    def __init__(self, a, model):
+        from ..targets import fusion
+
+        if a.model.functions or model.functions or any(b.scope is None for b in a.bodies):
+            raise NotMoved("functions, or a body without scope")
+        old = {o.domain: o.version for o in a.model.opset_import}
+        new = {o.domain: o.version for o in model.opset_import}
+        self.old_opsets, self.new_opsets = tuple(old.items()), tuple(new.items())
+        self.old_scope = SimpleNamespace(opsets=old, ops={})
+        self.new_scope = SimpleNamespace(opsets=new, ops={})
+        buckets = []
+        for opsets in (old, new):
+            v = schema.opset_of(opsets, schema.AI_ONNX)
+            if v is None:
+                raise NotMoved("no ai.onnx import")
+            below = [s for s in fusion.OPSET_SPLITS if v < s]
+            buckets.append(f"opset<{below[0]}" if below else "")
+        self.old_bucket, self.new_bucket = buckets
+        self._sites: dict[int, tuple] = {}  # id(source site) -> (source site, result site)
+        self._facts: dict[int, tuple] = {}  # id(source facts) -> (source facts, result facts)
+
+    def site(self, s):
+        """The result's site of the node whose source site is ``s``."""
+        got = self._sites.get(id(s))
+        if got is not None:
+            return got[1]
+        if s.opsets != self.old_opsets:
+            raise NotMoved("a body with imports of its own")
+        changes = {"facts": self.facts(s.facts), "opsets": self.new_opsets}
+        if s.producer is not None:
+            changes["producer"] = self.facts(s.producer)
+        if s.producer_site is not None:
+            changes["producer_site"] = self.site(s.producer_site)
+        if s.group is not None:
+            changes["group"] = self._group(s.group)
+        made = dataclasses.replace(s, **changes)
+        self._sites[id(s)] = (s, made)
+        return made
+
+    def facts(self, f):
+        """The result's facts of the node whose source facts are ``f``."""
+        from ..model.facts import NodeFacts
+
+        got = self._facts.get(id(f))
+        if got is not None:
+            return got[1]
+        was, now = self._op(self.old_scope, f), self._op(self.new_scope, f)
+        if was.const_at != now.const_at or (was.opset, was.spec) != (f.opset, f.spec):
+            raise NotMoved(f"{f.op}: its constants are other inputs at the new version")
+        made = NodeFacts(f.op, now.domain, now.opset, now.imported, now.spec, f.in_typed, f.out_typed,
+                         f.attr_items, f.values, f.inputs, f.outputs, f.location)
+        self._facts[id(f)] = (f, made)
+        return made
+
+    @staticmethod
+    def _op(scope, f):
+        from ..model.facts import OpInScope, op_in_scope
+
+        op = op_in_scope(scope, f.domain, f.op)
+        if op is None:  # an op of no family qlin knows: read_facts' resolution of it
+            opset = schema.opset_of(scope.opsets, f.domain)
+            op = OpInScope(f.domain, opset, opset is not None, None, (), f.op)
+        return op
+
+    def _group(self, text: str) -> str:
+        if self.old_bucket:
+            tail = f", {self.old_bucket}"
+            if not text.endswith(tail):
+                raise NotMoved("a group key without its opset bucket")
+            text = text[:-len(tail)]
+        return f"{text}, {self.new_bucket}" if self.new_bucket else text
+
+
+def differences(a, model, runtimes) -> list[Finding] | None:
+    """``convert_pipeline._differences`` of ``model``, the source of analysis ``a`` with its
+    nodes at other versions (``Moved``), from ``a``'s sites; None where the result must be
+    analysed instead (``NotMoved``, or a finding of the result that offers a conversion: its
+    message then depends on the target's plan for the whole result)."""
+    from ..targets import predict, registry, site_classes
+
+    try:
+        moved = Moved(a, model)
+        info, placed = predict._read(a)
+        now = predict.model_info(model, a)  # the result's imports and IR, the source's nodes
+        keys = a.memo("targets.site_classes", dict)
+        out: list[Finding] = []
+        for name in runtimes:
+            t = registry.get(name)
+            found = [(None, None, x) for x in t.model_findings(now)]
+            ask = site_classes.asker(t.findings_for, keys, moved.site)
+            for site, loc in placed:
+                got = ask(site)
+                if got:
+                    found += [(site, loc, x) for x in got]
+            if any(x.convertible for _, _, x in found):
+                return None
+            if not any(x.severity in ("error", "warning") for _, _, x in found):
+                continue  # nothing it could report: the source's findings are not needed
+            out += _new(t, predict._raw(t, info, placed, keys), found, moved)
+    except NotMoved:
+        return None
+    return out
+
+
+def _new(t, source: list, found: list, moved: Moved) -> list[Finding]:
+    """The result's errors when the source had none, then its warnings the source's node did
+    not have on nodes the target ran in the source (``convert_pipeline._new_warnings``), placed."""
+    from ..targets import predict
+
+    def at(loc) -> tuple[str, str]:
+        return ("main", "model") if loc is None else (loc.graph, loc.label)
+
+    refused = {at(loc) for _, loc, x in source if x.severity == "error"}
+    before = {(x.code, *at(loc)) for _, loc, x in source if x.severity == "warning"}
+    kept = [(s, loc, x) for s, loc, x in found if x.severity == "error"] if not refused else []
+    kept += [(s, loc, x) for s, loc, x in found if x.severity == "warning"
+             and (x.code, *at(loc)) not in before and at(loc) not in refused]
+    heads: dict = {}
+    return [predict._place_model(t, x) if s is None
+            else predict._place_node(t, moved.site(s).facts, x, loc, heads) for s, loc, x in kept]
