@@ -115,18 +115,9 @@ def _converted(req: Request, proto, held: list, progress) -> Result:
             raise _invalid(path, errors)
         return result
     plain = result.changed and not (errors or mended or req.target)
-    # a plain conversion that replaced no node and moved no node to another version of its
-    # op (the IR, or opset imports no op's version follows) is held to the runtimes by the
-    # model-level facts, the only ones it changed: the result's nodes are the source's, and
-    # the result is not analysed again. A node at another version is another kind to a
-    # runtime (int8 Q -> DQ -> Transpose runs in onnxruntime at opset 19, not at 21)
-    kept = plain and not result.rewritten
-    same = kept and not _versions_moved(proto, result.model)
-    model_level = _model_differences(a, result.model) if same else None
-    if kept and not same:  # the source's nodes at other versions: read from the source's sites
-        from .convert import moved
-
-        model_level = moved.differences(a, result.model, MEASURED_RUNTIMES)
+    # a plain conversion that replaced no node is held to the runtimes without analysing its
+    # result: its nodes are the source's, at the same or other versions of their ops
+    model_level = _kept_differences(a, proto, result.model) if plain and not result.rewritten else None
     after = analyze(result.model, base_dir) if (errors or mended or req.target or result.changed) \
         and model_level is None else None
     # the result's errors, read once: (those no conversion mends, those every one does)
@@ -144,6 +135,17 @@ def _converted(req: Request, proto, held: list, progress) -> Result:
         result.warnings = _differences(a, after) if model_level is None else model_level
         _held_to_the_domains_runtime(result.warnings, req.to_domain, path)
     return _write(result, proto, base_dir, req)
+
+
+def _kept_differences(a, proto, model) -> list[Finding] | None:
+    """``_differences`` of a result whose nodes are the source's, read without analysing it:
+    from the model-level facts where no op moved to another version, else from the source's
+    sites moved to the new versions (convert_moved.py); None where the result must be analysed."""
+    if not _versions_moved(proto, model):
+        return _model_differences(a, model)
+    from . import convert_moved
+
+    return convert_moved.differences(a, model, MEASURED_RUNTIMES)
 
 
 def _held_to_the_domains_runtime(warnings: list, domain: str | None, path: str) -> None:
@@ -330,7 +332,10 @@ def model_errors(a, mended: bool = False):
     from .check.engine import check_analysis
 
     codes = {r.code for r in rules.all_rules() if r.mended_by_convert}
-    found = [d for d in check_analysis(a, frames=False) if d.severity == "error"]
+    # only the rules that report errors run (a rule's findings all have its severity), as
+    # many as the default set runs: the warning and info rules' work was thrown away
+    errors_only = [r.code for r in rules.all_rules() if r.severity == "error" and r.default]
+    found = [d for d in check_analysis(a, errors_only, frames=False) if d.severity == "error"]
     kept = [d for d in found if d.code not in codes]
     return (kept, [d for d in found if d.code in codes]) if mended else kept
 

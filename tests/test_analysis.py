@@ -113,7 +113,9 @@ def test_convert_infers_once_and_once_more_for_its_result(tmp_path, count):
     count.clear()
     r = qlin("convert", path, "--to-opset", "23", "-o", tmp_path / "out.onnx")
     assert r.exit_code == 0, r.output
-    assert len(count) == 2  # the Q/DQ nodes move to version 23
+    # the Q/DQ nodes move to version 23: their runtimes' view is the source's sites moved
+    # (convert_moved.py), no second inference
+    assert len(count) == 1
     count.clear()
     same = qlin("convert", tmp_path / "out.onnx", "--to-opset", "23", "-o", tmp_path / "again.onnx")
     assert same.exit_code == 0, same.output

@@ -1,6 +1,6 @@
 """A plain conversion whose nodes are the source's at other versions of their ops (opset moved,
 nothing rewritten) reads the runtimes' view of its result from the source's analysis
-(convert/moved.py): the same findings as analysing the result, without that analysis."""
+(convert_moved.py): the same findings as analysing the result, without that analysis."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import os
 
 import pytest
 
+from qlin_cli import convert_moved as moved
 from qlin_cli import convert_pipeline as cp
-from qlin_cli.convert import moved
 from qlin_cli.convert.run import convert_model
 from qlin_cli.convert.state import Options
 from qlin_cli.model import analysis

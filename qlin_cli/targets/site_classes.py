@@ -134,7 +134,7 @@ def asker(ask: Callable[[NodeSite], list], keys: dict | None = None,
 
     ``remap``: the sites given are another model's, and ``ask`` is asked about each one's
     ``remap`` (the same node in a model that differs only in what ``remap`` changes, which
-    keeps classes: convert/moved.py). The classes are the given sites' (``keys`` is then
+    keeps classes: convert_moved.py). The classes are the given sites' (``keys`` is then
     their model's), so the keys worked out for that model serve again."""
     remap = remap or _same
     keys = {} if keys is None else keys  # class_key's: shared by the askers of one analysis

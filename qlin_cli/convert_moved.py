@@ -18,8 +18,8 @@ from __future__ import annotations
 import dataclasses
 from types import SimpleNamespace
 
-from .. import schema
-from ..finding import Finding
+from . import schema
+from .finding import Finding
 
 
 class NotMoved(Exception):
@@ -30,7 +30,7 @@ class Moved:
     """The result's site of each of the source's sites (``site``), made on first use."""
 
     def __init__(self, a, model):
-        from ..targets import fusion
+        from .targets import fusion
 
         if a.model.functions or model.functions or any(b.scope is None for b in a.bodies):
             raise NotMoved("functions, or a body without scope")
@@ -70,7 +70,7 @@ class Moved:
 
     def facts(self, f):
         """The result's facts of the node whose source facts are ``f``."""
-        from ..model.facts import NodeFacts
+        from .model.facts import NodeFacts
 
         got = self._facts.get(id(f))
         if got is not None:
@@ -85,7 +85,7 @@ class Moved:
 
     @staticmethod
     def _op(scope, f):
-        from ..model.facts import OpInScope, op_in_scope
+        from .model.facts import OpInScope, op_in_scope
 
         op = op_in_scope(scope, f.domain, f.op)
         if op is None:  # an op of no family qlin knows: read_facts' resolution of it
@@ -107,7 +107,7 @@ def differences(a, model, runtimes) -> list[Finding] | None:
     nodes at other versions (``Moved``), from ``a``'s sites; None where the result must be
     analysed instead (``NotMoved``, or a finding of the result that offers a conversion: its
     message then depends on the target's plan for the whole result)."""
-    from ..targets import predict, registry, site_classes
+    from .targets import predict, registry, site_classes
 
     try:
         moved = Moved(a, model)
@@ -136,7 +136,7 @@ def differences(a, model, runtimes) -> list[Finding] | None:
 def _new(t, source: list, found: list, moved: Moved) -> list[Finding]:
     """The result's errors when the source had none, then its warnings the source's node did
     not have on nodes the target ran in the source (``convert_pipeline._new_warnings``), placed."""
-    from ..targets import predict
+    from .targets import predict
 
     def at(loc) -> tuple[str, str]:
         return ("main", "model") if loc is None else (loc.graph, loc.label)
