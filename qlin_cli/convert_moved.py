@@ -44,8 +44,7 @@ class Moved:
             v = schema.opset_of(opsets, schema.AI_ONNX)
             if v is None:
                 raise NotMoved("no ai.onnx import")
-            below = [s for s in fusion.OPSET_SPLITS if v < s]
-            buckets.append(f"opset<{below[0]}" if below else "")
+            buckets.append(fusion.opset_bucket(v))
         self.old_bucket, self.new_bucket = buckets
         self._sites: dict[int, tuple] = {}  # id(source site) -> (source site, result site)
         self._facts: dict[int, tuple] = {}  # id(source facts) -> (source facts, result facts)

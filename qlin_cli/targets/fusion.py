@@ -187,9 +187,14 @@ def group(a, body, index: int) -> Group | None:
     if opset is None:
         opset = next((o.version for o in a.model.opset_import
                       if schema.normalize_domain(o.domain) == schema.AI_ONNX), None)
+    return Group(op, tuple(slots), _after(a, body, op, outs, first), opset_bucket(opset))
+
+
+def opset_bucket(opset: int | None) -> str:
+    """``Group.opset`` of a group at ai.onnx ``opset``: "opset<12", "opset<21", or "" at 21
+    and above (and where the model imports no ai.onnx)."""
     below = [v for v in OPSET_SPLITS if opset is not None and opset < v]
-    bucket = f"opset<{below[0]}" if below else ""
-    return Group(op, tuple(slots), _after(a, body, op, outs, first), bucket)
+    return f"opset<{below[0]}" if below else ""
 
 
 def _slot(f, body, j, producers, consumers, find_value) -> Slot:
