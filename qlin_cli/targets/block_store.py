@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from . import data_files
+from . import data_files, probe_keys
 
 FORMAT = 1
 RUNS = "runs"  # a block's outcome where the release compiled it (openvino), or loaded and ran it
@@ -64,13 +64,13 @@ def _shape(shape) -> str:
     return "[" + ",".join(str(d) if isinstance(d, int) else "?" for d in shape) + "]"
 
 
-def block_key(facts, node_key) -> str | None:
+def block_key(facts, node_key: probe_keys.Key | None) -> str | None:
     """A one-node block's name: the probe key, the node's integer attributes the key does not
     name, and the shapes of its inputs after the first (weights, scales, zero points: "-"
     where absent); None without a probe key."""
     if node_key is None:
         return None
-    named = set(str(node_key).split())
+    named = set(node_key.details)  # (probe_keys.Key's fields: its text is never read back)
     attrs = " ".join(f"{k}={v}" for k, v in sorted(facts.attrs.items()) if f"{k}={v}" not in named)
     shapes = " ".join(_shape(facts.in_shape(i)) if facts.present_at(i) else "-"
                       for i in range(1, len(facts.in_typed)))
