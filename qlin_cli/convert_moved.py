@@ -133,18 +133,16 @@ def differences(a, model, runtimes) -> list[Finding] | None:
 
 
 def _new(t, source: list, found: list, moved: Moved) -> list[Finding]:
-    """The result's errors when the source had none, then its warnings the source's node did
-    not have on nodes the target ran in the source (``convert_pipeline._new_warnings``), placed."""
+    """What the report keeps of the result's findings against the source's
+    (``convert_pipeline.differing``), compared before they are placed, then placed."""
+    from .convert_pipeline import differing
     from .targets import predict
 
-    def at(loc) -> tuple[str, str]:
-        return ("main", "model") if loc is None else (loc.graph, loc.label)
+    def where(item) -> tuple:
+        _, loc, x = item
+        return x.severity, x.code, ("main", "model") if loc is None else (loc.graph, loc.label)
 
-    refused = {at(loc) for _, loc, x in source if x.severity == "error"}
-    before = {(x.code, *at(loc)) for _, loc, x in source if x.severity == "warning"}
-    kept = [(s, loc, x) for s, loc, x in found if x.severity == "error"] if not refused else []
-    kept += [(s, loc, x) for s, loc, x in found if x.severity == "warning"
-             and (x.code, *at(loc)) not in before and at(loc) not in refused]
     heads: dict = {}
     return [predict._place_model(t, x) if s is None
-            else predict._place_node(t, moved.site(s).facts, x, loc, heads) for s, loc, x in kept]
+            else predict._place_node(t, moved.site(s).facts, x, loc, heads)
+            for s, loc, x in differing(source, found, where)]

@@ -397,6 +397,28 @@ def _new_warnings(source: list[Finding], found: list[Finding]) -> tuple[list[Fin
     return new, [p for p in new if (p.graph, p.node) not in refused]
 
 
+def differing(source: list, found: list, where) -> list:
+    """Of a target's findings on the converted model (``found``), what the report keeps
+    against its findings on the source: the result's errors where the source had none (the
+    conversion makes the target refuse the model), then the warnings the source's node did
+    not have, on nodes the target ran in the source (``_new_warnings``). ``where(item)``:
+    (severity, code, place) of an item, a Finding or a target's finding and its place
+    (convert_moved.py)."""
+    said = [where(p) for p in source]
+    refused = {place for severity, _, place in said if severity == "error"}
+    before = {(code, place) for severity, code, place in said if severity == "warning"}
+    kept = [p for p in found if where(p)[0] == "error"] if not refused else []
+    for p in found:
+        severity, code, place = where(p)
+        if severity == "warning" and (code, place) not in before and place not in refused:
+            kept.append(p)
+    return kept
+
+
+def _placed(p: Finding) -> tuple[str, str, tuple[str, str]]:
+    return p.severity, p.code, (p.graph, p.node)
+
+
 def _differences(a, after) -> list[Finding]:
     """What the measured runtimes do differently with the converted model, for the report:
     their errors on it when they ran the source (the conversion makes the runtime refuse the
@@ -414,9 +436,7 @@ def _differences(a, after) -> list[Finding]:
         source = predict.findings_in(a, [name], advice=False)
         if any(p.convertible for p in found):
             found = predict.findings_in(after, [name])
-        if not any(p.severity == "error" for p in source):
-            out += [p for p in found if p.severity == "error"]
-        out += _new_warnings(source, found)[1]
+        out += differing(source, found, _placed)
     return out
 
 
@@ -470,9 +490,7 @@ def _model_differences(a, model) -> list[Finding] | None:
             return None
         source = [predict._place_model(t, x) for x in raw_source]
         found = [predict._place_model(t, x) for x in raw_found]
-        if not any(p.severity == "error" for p in source):
-            out += [p for p in found if p.severity == "error"]
-        out += _new_warnings(source, found)[1]
+        out += differing(source, found, _placed)
     return out
 
 
