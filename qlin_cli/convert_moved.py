@@ -101,11 +101,13 @@ class Moved:
         return f"{text}, {self.new_bucket}" if self.new_bucket else text
 
 
-def differences(a, model, runtimes) -> list[Finding] | None:
+def differences(a, model, runtimes, differing) -> list[Finding] | None:
     """``convert_pipeline._differences`` of ``model``, the source of analysis ``a`` with its
     nodes at other versions (``Moved``), from ``a``'s sites; None where the result must be
     analysed instead (``NotMoved``, or a finding of the result that offers a conversion: its
-    message then depends on the target's plan for the whole result)."""
+    message then depends on the target's plan for the whole result). ``differing``: what the
+    report keeps of the result's findings against the source's (convert_pipeline.differing,
+    given: that module imports this one)."""
     from .targets import predict, registry, site_classes
 
     try:
@@ -126,16 +128,15 @@ def differences(a, model, runtimes) -> list[Finding] | None:
                 return None
             if not any(x.severity in ("error", "warning") for _, _, x in found):
                 continue  # nothing it could report: the source's findings are not needed
-            out += _new(t, predict._raw(t, info, placed, keys), found, moved)
+            out += _new(t, predict._raw(t, info, placed, keys), found, moved, differing)
     except NotMoved:
         return None
     return out
 
 
-def _new(t, source: list, found: list, moved: Moved) -> list[Finding]:
-    """What the report keeps of the result's findings against the source's
-    (``convert_pipeline.differing``), compared before they are placed, then placed."""
-    from .convert_pipeline import differing
+def _new(t, source: list, found: list, moved: Moved, differing) -> list[Finding]:
+    """What the report keeps of the result's findings against the source's (``differing``),
+    compared before they are placed, then placed."""
     from .targets import predict
 
     def where(item) -> tuple:

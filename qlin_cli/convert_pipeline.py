@@ -145,7 +145,7 @@ def _kept_differences(a, proto, model) -> list[Finding] | None:
         return _model_differences(a, model)
     from . import convert_moved
 
-    return convert_moved.differences(a, model, MEASURED_RUNTIMES)
+    return convert_moved.differences(a, model, MEASURED_RUNTIMES, differing)
 
 
 def _held_to_the_domains_runtime(warnings: list, domain: str | None, path: str) -> None:

@@ -38,7 +38,7 @@ def test_moved_differences_are_those_of_the_result_analysed(to):
             continue  # a model the passes refuse to read: not this test's
         if r.model is None or r.rewritten or not r.changed:
             continue
-        got = moved.differences(a, r.model, cp.MEASURED_RUNTIMES)
+        got = moved.differences(a, r.model, cp.MEASURED_RUNTIMES, cp.differing)
         if got is None:
             continue
         want = cp._differences(a, analysis.analyze(r.model, base))
