@@ -58,12 +58,13 @@ class Const:
     are the same tensor (large ones).
     """
 
-    __slots__ = ("_tensor", "_base_dir", "_cache", "_typed", "_k", "_plain")
+    __slots__ = ("_tensor", "_base_dir", "_cache", "_typed", "_k", "_plain", "_summary")
 
     def __init__(self, tensor: onnx.TensorProto, base_dir: str, cache: dict, typed: tuple | None = None):
         """``typed``: the tensor's (data type, dims) where the caller has them read."""
         self._tensor, self._base_dir, self._cache, self._typed = tensor, base_dir, cache, typed
         self._plain = self._k = False  # not worked out yet: most constants are never compared
+        self._summary = False  # (``summary``) not worked out yet
 
     def _external(self) -> bool:
         """Whether the tensor's data lies outside the file (asked where it matters only)."""
@@ -117,6 +118,15 @@ class Const:
             found = self._plain = self._find_plain()
         return found
 
+    @property
+    def summary(self) -> tuple[bool, float, float] | None:
+        """(whether every value is finite and non-zero, the smallest and the largest |v| of
+        its finite non-zero values ((inf, 0) when it has none)) of a ``plain`` float constant
+        with values, None for another; worked out by ``summarize``, with the others asked."""
+        if self._summary is False:
+            summarize([self])
+        return self._summary
+
     def _find_plain(self) -> tuple[np.dtype, bytes] | None:
         if self._external():
             return None
@@ -147,6 +157,35 @@ class Const:
         return self._cache[key]
 
 
+def summarize(consts) -> None:
+    """Work out ``Const.summary`` of each of ``consts`` (None entries skipped) not yet worked
+    out, the float constants whose bytes numpy reads as they are (``plain``) looked at
+    together, one array per type: what the rules reading many scales at once (QL501, QL503,
+    QL504, QL505) ask, each once per constant."""
+    parts: dict = {}  # dtype -> ([constants], [bytes])
+    for c in consts:
+        if c is None or c._summary is not False:
+            continue
+        p = c.plain()
+        if p is None or p[0].kind != "f" or not p[1]:
+            c._summary = None
+            continue
+        c._summary = ()  # (being worked out: a Q and its DQ share their constants)
+        group = parts.setdefault(p[0], ([], []))
+        group[0].append(c)
+        group[1].append(p[1])
+    for dt, (owners, raws) in parts.items():
+        data = np.abs(np.frombuffer(b"".join(raws), dt).astype(np.float64))
+        dead = ~np.isfinite(data) | (data == 0)
+        sizes = np.fromiter((len(r) for r in raws), np.int64, len(raws)) // dt.itemsize
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        bad = np.logical_or.reduceat(dead, starts).tolist()
+        low = np.minimum.reduceat(np.where(dead, np.inf, data), starts).tolist()
+        high = np.maximum.reduceat(np.where(dead, 0.0, data), starts).tolist()
+        for c, b, lo, hi in zip(owners, bad, low, high, strict=True):
+            c._summary = (not b, lo, hi)
+
+
 class ArrayConst(Const):
     """A value given as an array (the evaluator's inputs)."""
 
@@ -155,6 +194,7 @@ class ArrayConst(Const):
     def __init__(self, array: np.ndarray):
         self._array = array
         self._k = ("array", id(array))
+        self._summary = None  # (not plain)
 
     def _external(self) -> bool:
         return False
@@ -573,4 +613,4 @@ def array_facts(node: onnx.NodeProto, opset: int, arrays: list) -> NodeFacts:
 
 
 __all__ = ["Const", "Location", "NodeFacts", "OpInScope", "array_facts", "node_label", "op_in_scope",
-           "read_facts"]
+           "read_facts", "summarize"]

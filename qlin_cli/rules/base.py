@@ -223,32 +223,13 @@ class FamilyRule(Rule):
 
 def finite_non_zero(consts: list) -> list[bool]:
     """For each constant (``model.facts.Const``, or None), True when its value is known to
-    hold only finite non-zero numbers: the float constants whose bytes numpy reads as they
-    are (``Const.plain``) are looked at together, in one array per type. False: not known
-    so (another kind of constant, or a bad value)."""
-    import numpy as np
+    hold only finite non-zero numbers (``Const.summary``: the float constants whose bytes
+    numpy reads as they are, looked at together). False: not known so (another kind of
+    constant, no value, or a bad value)."""
+    from ..model.facts import summarize
 
-    distinct = {id(c): c for c in consts if c is not None}  # a Q and its DQ share theirs
-    parts: dict = {}  # dtype -> ([ids], [bytes])
-    for key, c in distinct.items():
-        p = c.plain()
-        if p is None or p[0].kind != "f":
-            continue
-        ids, raws = parts.setdefault(p[0], ([], []))
-        ids.append(key)
-        raws.append(p[1])
-    good: set[int] = set()
-    for dt, (ids, raws) in parts.items():
-        data = np.frombuffer(b"".join(raws), dt)
-        bad = ~(np.isfinite(data) & (data != 0))
-        if not bad.any():
-            good.update(ids)
-            continue
-        sizes = np.fromiter((len(r) for r in raws), np.int64, len(raws)) // dt.itemsize
-        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))  # every part has a value
-        good.update(k for k, b in zip(ids, np.logical_or.reduceat(bad, starts).tolist(), strict=True)
-                    if not b)
-    return [c is not None and id(c) in good for c in consts]
+    summarize(consts)
+    return [c is not None and c.summary is not None and c.summary[0] for c in consts]
 
 
 def scale_consts(nodes: list) -> list[tuple[int | None, object]]:
@@ -268,30 +249,12 @@ def scale_consts(nodes: list) -> list[tuple[int | None, object]]:
 
 def magnitudes(consts: list) -> list[tuple[float, float] | None]:
     """For each constant (``model.facts.Const``, or None), (smallest, largest) |v| of its
-    finite non-zero values ((inf, 0) when it has none), read as ``finite_non_zero`` reads
-    them: the float constants whose bytes numpy reads as they are, one array per type.
-    None: not known (another kind of constant, or no constant)."""
-    import numpy as np
+    finite non-zero values ((inf, 0) when it has none), from ``Const.summary``. None: not
+    known (another kind of constant, no value, or no constant)."""
+    from ..model.facts import summarize
 
-    distinct = {id(c): c for c in consts if c is not None}
-    parts: dict = {}  # dtype -> ([ids], [bytes])
-    for key, c in distinct.items():
-        p = c.plain()
-        if p is None or p[0].kind != "f" or not p[1]:
-            continue
-        ids, raws = parts.setdefault(p[0], ([], []))
-        ids.append(key)
-        raws.append(p[1])
-    found: dict[int, tuple[float, float]] = {}
-    for dt, (ids, raws) in parts.items():
-        data = np.abs(np.frombuffer(b"".join(raws), dt).astype(np.float64))
-        dead = ~np.isfinite(data) | (data == 0)
-        sizes = np.fromiter((len(r) for r in raws), np.int64, len(raws)) // dt.itemsize
-        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        low = np.minimum.reduceat(np.where(dead, np.inf, data), starts).tolist()
-        high = np.maximum.reduceat(np.where(dead, 0.0, data), starts).tolist()
-        found.update(zip(ids, zip(low, high, strict=True), strict=True))
-    return [None if c is None else found.get(id(c)) for c in consts]
+    summarize(consts)
+    return [None if c is None or c.summary is None else c.summary[1:] for c in consts]
 
 
 def first_ai_onnx(kind: str, pred) -> int | None:
