@@ -5,7 +5,6 @@ with zero point 0, measured (never proven), written only within --tolerance; and
 from __future__ import annotations
 
 import json
-import os
 
 import corpus
 import numpy as np
@@ -124,8 +123,9 @@ def test_to_symmetric_writes_int8_zero_point_0_within_its_measured_bound(tmp_pat
     assert float(np.max(np.abs(want - got))) <= 2 * 0.05 + through + 1e-6
 
 
-QDQ_TO_TRT = ["cnn_qop_u8s8_tensor_op13", "cnn_qop_u8u8_tensor_op11", "transformer_qop_u8s8_tensor_op13",
-              "cnn_qdq_u8s8_tensor_op13"]
+QOPERATOR = sorted(c.name for c in corpus.CONFIGS
+                   if "_qop_" in c.name and c.name not in corpus.KNOWN_FAILURES)
+QDQ_TO_TRT = QOPERATOR + ["cnn_qdq_u8s8_tensor_op13", "cnn_qdq_u8u8_tensor_wasym_op11"]
 
 
 @pytest.fixture(scope="module")
@@ -146,4 +146,17 @@ def test_onnxruntime_uint8_outputs_convert_for_tensorrt(name, models, tmp_path):
     want = corpus.run(models[name], cfg.model, optimize=False)
     got = corpus.run(out, cfg.model, optimize=False)
     assert [w.shape for w in want] == [g.shape for g in got]
-    assert os.path.getsize(out) > 0
+    # each tensor's bound is in the report; through the layers they add up. On the whole model,
+    # in steps of the source's last DequantizeLinear (measured: at most 1.8 on these models): a
+    # tensor whose saturation were lost (a folded Relu) moves outputs by far more
+    step = _output_step(models[name])
+    for w, g in zip(want, got, strict=True):
+        assert float(np.max(np.abs(w.astype(np.float64) - g))) <= 3 * step
+
+
+def _output_step(path: str) -> float:
+    """The scale of the DequantizeLinear that writes the model's (first) output."""
+    g = onnx.load(path).graph
+    dq = next(n for n in g.node if n.output[0] == g.output[0].name)
+    assert dq.op_type == "DequantizeLinear"
+    return float(next(numpy_helper.to_array(t) for t in g.initializer if t.name == dq.input[1]))

@@ -52,6 +52,7 @@ from .symmetric_measure import activation_bound, clip_bounds, guard, scale_for, 
 # out. MaxPool reads int8 and uint8 from ai.onnx 12 on, as it must to read the source's.
 PASS_ON = frozenset({"MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Identity",
                      "Slice", "Split", "Gather", "Expand", "Tile", "DepthToSpace", "SpaceToDepth"})
+# (and Resize when it picks the nearest code, Pad: ``_passes_on``)
 EIGHT_BIT = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127)}
 
 
@@ -125,13 +126,33 @@ def _family(name: str, readers: dict, outside: set, follow: bool) -> tuple[list,
             n = r.node
             if is_op(n, "DequantizeLinear") and n.input[0] == value and value not in n.input[1:]:
                 dqs.append(r)
-            elif (follow and n.op_type in PASS_ON and _ai_onnx(n) and n.input[0] == value
-                  and value not in n.input[1:] and not (n.op_type == "MaxPool" and len(n.output) > 1)):
-                through.append(r)  # (MaxPool's Indices output left out: ties may pick another)
+            elif follow and _passes_on(n) and n.input[0] == value and value not in n.input[1:]:
+                through.append(r)
                 todo += [o for o in n.output if o]
             else:
                 return None
     return (dqs, through) if dqs else None
+
+
+def _passes_on(n) -> bool:
+    """Whether an op passes codes on (``PASS_ON``; a Resize that picks the nearest; a Pad,
+    whose constant pad value ``_move`` holds to the zero point). MaxPool's Indices output is
+    left out: a tie the new codes make may pick another index."""
+    if not _ai_onnx(n):
+        return False
+    attrs = {a.name: a for a in n.attribute}
+    mode = attrs["mode"].s if "mode" in attrs else None
+    if n.op_type == "Resize":
+        return mode in (None, b"nearest")
+    if n.op_type == "Pad":
+        return mode not in (None, b"constant") or (len(n.input) > 2 and bool(n.input[2]))
+    return n.op_type in PASS_ON and not (n.op_type == "MaxPool" and len(n.output) > 1)
+
+
+def _pad_value(n) -> bool:
+    """A Pad in constant mode whose pad value is an input."""
+    mode = next((a.s for a in n.attribute if a.name == "mode"), b"constant")
+    return n.op_type == "Pad" and mode == b"constant" and len(n.input) > 2 and bool(n.input[2])
 
 
 def _ai_onnx(node) -> bool:
@@ -181,6 +202,11 @@ def _move(ctx: Context, q, dqs: list, name: str, value, result: PassResult, thro
     inits: list = []
     if value is None and scale.size != 1:
         return []  # per-axis activations: no one Clip keeps their saturation
+    for r in through:  # a constant pad value must be the zero point (the value 0), which moves with it
+        v = const(r.node.input[2]) if _pad_value(r.node) else zp
+        if v is None or np.asarray(v).dtype != zp.dtype or not np.array_equal(np.asarray(v).reshape(-1),
+                                                                                zp.reshape(-1)[:1]):
+            return []
     if value is None:
         new_scale = scale_for(scale, zp, lo, hi)
         measured = activation_bound(scale, zp, new_scale, _opset(q))
@@ -226,15 +252,22 @@ def _move(ctx: Context, q, dqs: list, name: str, value, result: PassResult, thro
                       verified=verified, measured=None if verified else measured)
         ctx.rewrites.append(Rewrite(s, before + [n], added, entry))
         ctx.reformatted.add((id(s.owner), s.index))
-    for r in through if new_value is not None else ():  # the constant's own readers read the new codes
-        if r.node.input[0] == name:
-            n = onnx.NodeProto()
-            n.CopyFrom(r.node)
+    for r in through:  # the constant's own readers read the new codes; a Pad pads with the new zero
+        direct, pads = new_value is not None and r.node.input[0] == name, _pad_value(r.node)
+        if not (direct or pads):
+            continue
+        n = onnx.NodeProto()
+        n.CopyFrom(r.node)
+        if direct:
             n.input[0] = new_value
-            ctx.rewrites.append(Rewrite(r, [n], [], Entry(where(r), op_label(r), "converted", [
-                f"reads the int8 codes of '{name}' ('{new_value}')"], verified=verified)))
-            ctx.reformatted.add((id(r.owner), r.index))
-            nodes = nodes + [r]
+        if pads:
+            n.input[2] = zname
+        why = (f"reads the int8 codes of '{name}' ('{new_value}')" if direct else
+               f"pads with the new zero point of '{name}' ('{zname}')")
+        ctx.rewrites.append(Rewrite(r, [n], [], Entry(where(r), op_label(r), "converted", [why],
+                                                      verified=verified)))
+        ctx.reformatted.add((id(r.owner), r.index))
+        nodes = nodes + [r]
     if q is not None:
         ctx.retyped[(id(q.owner), name)] = TensorProto.INT8
     return nodes
