@@ -35,6 +35,7 @@ Blocked tensors, zero points computed at run time and other types are left as th
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
@@ -189,88 +190,124 @@ def _move(ctx: Context, q, dqs: list, name: str, value, result: PassResult, thro
     passed on by ``through`` to some of ``dqs``); the sites planned."""
     nodes = ([q] if q else []) + dqs
     const = constants(nodes[0], ctx.base_dir)
+    params = _checked(nodes, value, through, const)
+    if params is None:
+        return []
+    scale, zp, axis = params
+    plan = _planned(ctx, name, value, q, scale, zp, axis)
+    m = plan.measured
+    if m.steps > ctx.opts.tolerance:
+        result.refusals.append(refused(nodes[0], "QC403", (
+            f"requantizing '{name}' with zero point 0 differs by up to {m.steps} step"
+            f"{'s' if m.steps > 1 else ''} of its scale on {m.differ:,} of {m.outputs:,} measured "
+            f"values ({', '.join(m.engines)}); --tolerance {m.steps} allows it")))
+        return []
+    plan.scale_name = scale_name_of(ctx, name, scale, plan.new_scale, nodes[0])
+    plan.zname = ctx.namer(f"{name}_zero_point_0")
+    plan.inits.append(numpy_helper.from_array(np.zeros(zero_shape(scale, zp), np.int8), plan.zname))
+    if plan.scale_name != nodes[0].node.input[1]:
+        plan.inits.append(numpy_helper.from_array(plan.new_scale, plan.scale_name))
+    bounds = clip_bounds(scale, zp, plan.new_scale, *EIGHT_BIT[zp.dtype])
+    for k, site in enumerate(nodes):
+        _rewrite(ctx, site, plan, name, bounds if site is q else None, k == 0)
+    moved = [r for r in through if _rewrite_through(ctx, r, plan, name)]
+    if q is not None:
+        ctx.retyped[(id(q.owner), name)] = TensorProto.INT8
+    return nodes + moved
+
+
+def _checked(nodes: list, value, through: list, const) -> tuple | None:
+    """(scale, zero point, axis) the nodes share, None when the tensor cannot move: not 8-bit,
+    symmetric int8 already, per-axis activations (no one guard keeps their saturation), or a
+    Pad whose pad value is not the zero point (the value 0, which moves with it)."""
     if value is not None and np.asarray(value).dtype not in EIGHT_BIT:
-        return []  # (an int32 bias, say)
+        return None  # (an int32 bias, say)
     absent = np.dtype(np.uint8) if value is None else np.asarray(value).dtype  # a missing zero point's type
     params = [_params(s, const, absent) for s in nodes]
     if any(p is None for p in params) or not all(_same(params[0], p) for p in params[1:]):
-        return []
-    scale, zp, axis = params[0]
-    if zp.dtype == np.int8 and not zp.any():
-        return []  # symmetric int8 already
-    lo, hi = EIGHT_BIT[zp.dtype]
-    inits: list = []
-    if value is None and scale.size != 1:
-        return []  # per-axis activations: no one Clip keeps their saturation
-    for r in through:  # a constant pad value must be the zero point (the value 0), which moves with it
+        return None
+    scale, zp, _ = params[0]
+    if (zp.dtype == np.int8 and not zp.any()) or (value is None and scale.size != 1):
+        return None
+    for r in through:
         v = const(r.node.input[2]) if _pad_value(r.node) else zp
         if v is None or np.asarray(v).dtype != zp.dtype or not np.array_equal(np.asarray(v).reshape(-1),
                                                                                 zp.reshape(-1)[:1]):
-            return []
+            return None
+    return params[0]
+
+
+@dataclass
+class _Plan:
+    new_scale: np.ndarray
+    measured: object  # formats.measure.Measured
+    verified: bool  # exact (weights that fit int8): proven on every weight
+    change: str
+    new_value: str | None  # the constant's new codes
+    inits: list = field(default_factory=list)
+    scale_name: str = ""
+    zname: str = ""
+
+
+def _planned(ctx: Context, name: str, value, q, scale, zp, axis: int) -> _Plan:
+    lo, hi = EIGHT_BIT[zp.dtype]
     if value is None:
         new_scale = scale_for(scale, zp, lo, hi)
-        measured = activation_bound(scale, zp, new_scale, _opset(q))
-        verified = False
         change = (f"{zp.dtype} zero point {_zero_points(zp)} -> int8 zero point 0, scale x"
                   f"{_ratio(scale, new_scale)} ('{name}')")
-        new_value = None
-    else:
-        new_scale, codes, measured = weights_moved(np.asarray(value), scale, zp, axis)
-        verified = measured.steps == 0
-        new_value = ctx.namer(f"{name}_symmetric")
-        inits.append(numpy_helper.from_array(codes, new_value))
-        change = (f"{zp.dtype} weights with zero point {_zero_points(zp)} -> int8 codes with zero point 0"
-                  + ("" if verified else f", scale x{_ratio(scale, new_scale)}") + f" ('{name}')")
-    if measured.steps > ctx.opts.tolerance:
-        result.refusals.append(refused(nodes[0], "QC403", (
-            f"requantizing '{name}' with zero point 0 differs by up to {measured.steps} step"
-            f"{'s' if measured.steps > 1 else ''} of its scale on {measured.differ:,} of "
-            f"{measured.outputs:,} measured values ({', '.join(measured.engines)}); --tolerance "
-            f"{measured.steps} allows it")))
-        return []
-    scale_name = scale_name_of(ctx, name, scale, new_scale, nodes[0])
-    zname = ctx.namer(f"{name}_zero_point_0")
-    inits.append(numpy_helper.from_array(np.zeros(zero_shape(scale, zp), np.int8), zname))
-    if scale_name != nodes[0].node.input[1]:
-        inits.append(numpy_helper.from_array(new_scale, scale_name))
-    for k, s in enumerate(nodes):
-        n = onnx.NodeProto()
-        n.CopyFrom(s.node)
-        while len(n.input) < 3:
-            n.input.append("")
-        n.input[1], n.input[2] = scale_name, zname
-        if new_value is not None and n.input[0] == name:
-            n.input[0] = new_value
-        kept = [a for a in n.attribute if a.name != "output_dtype"]  # the zero point gives the type
-        del n.attribute[:]
-        n.attribute.extend(kept)
-        added = list(inits) if k == 0 else []
-        before = _clip(ctx, s, n, clip_bounds(scale, zp, new_scale, lo, hi), added) if s is q else []
-        note = f"measured: {measured.text()}" if verified else f"measured, not proven: {measured.text()}"
-        saturation = [f"{' and '.join(b.op_type for b in before)} before it keeps the source's saturation"]
-        entry = Entry(where(s), op_label(s), "converted", [change, note] + (saturation if before else []),
-                      verified=verified, measured=None if verified else measured)
-        ctx.rewrites.append(Rewrite(s, before + [n], added, entry))
-        ctx.reformatted.add((id(s.owner), s.index))
-    for r in through:  # the constant's own readers read the new codes; a Pad pads with the new zero
-        direct, pads = new_value is not None and r.node.input[0] == name, _pad_value(r.node)
-        if not (direct or pads):
-            continue
-        n = onnx.NodeProto()
-        n.CopyFrom(r.node)
-        if direct:
-            n.input[0] = new_value
-        if pads:
-            n.input[2] = zname
-        why = (f"reads the int8 codes of '{name}' ('{new_value}')" if direct else
-               f"pads with the new zero point of '{name}' ('{zname}')")
-        ctx.rewrites.append(Rewrite(r, [n], [], Entry(where(r), op_label(r), "converted", [why],
-                                                      verified=verified)))
-        ctx.reformatted.add((id(r.owner), r.index))
-        nodes = nodes + [r]
-    if q is not None:
-        ctx.retyped[(id(q.owner), name)] = TensorProto.INT8
-    return nodes
+        return _Plan(new_scale, activation_bound(scale, zp, new_scale, _opset(q)), False, change, None)
+    new_scale, codes, measured = weights_moved(np.asarray(value), scale, zp, axis)
+    verified = measured.steps == 0
+    change = (f"{zp.dtype} weights with zero point {_zero_points(zp)} -> int8 codes with zero point 0"
+              + ("" if verified else f", scale x{_ratio(scale, new_scale)}") + f" ('{name}')")
+    plan = _Plan(new_scale, measured, verified, change, ctx.namer(f"{name}_symmetric"))
+    plan.inits.append(numpy_helper.from_array(codes, plan.new_value))
+    return plan
+
+
+def _rewrite(ctx: Context, site, plan: _Plan, name: str, bounds, first: bool) -> None:
+    """A Q/DQ node of the tensor with the new scale and zero point (a QuantizeLinear: guarded
+    within ``bounds``); ``first`` carries the new initializers."""
+    n = onnx.NodeProto()
+    n.CopyFrom(site.node)
+    while len(n.input) < 3:
+        n.input.append("")
+    n.input[1], n.input[2] = plan.scale_name, plan.zname
+    if plan.new_value is not None and n.input[0] == name:
+        n.input[0] = plan.new_value
+    kept = [a for a in n.attribute if a.name != "output_dtype"]  # the zero point gives the type
+    del n.attribute[:]
+    n.attribute.extend(kept)
+    added = list(plan.inits) if first else []
+    before = _clip(ctx, site, n, bounds, added) if bounds is not None else []
+    m = plan.measured
+    notes = [plan.change, f"measured: {m.text()}" if plan.verified else f"measured, not proven: {m.text()}"]
+    if before:
+        notes.append(f"{' and '.join(b.op_type for b in before)} before it keeps the source's saturation")
+    entry = Entry(where(site), op_label(site), "converted", notes, verified=plan.verified,
+                  measured=None if plan.verified else m)
+    ctx.rewrites.append(Rewrite(site, before + [n], added, entry))
+    ctx.reformatted.add((id(site.owner), site.index))
+
+
+def _rewrite_through(ctx: Context, r, plan: _Plan, name: str) -> bool:
+    """A node between reading the constant itself (then the new codes) or padding with the
+    zero point (then the new one); False for the others, left as they are."""
+    direct, pads = plan.new_value is not None and r.node.input[0] == name, _pad_value(r.node)
+    if not (direct or pads):
+        return False
+    n = onnx.NodeProto()
+    n.CopyFrom(r.node)
+    if direct:
+        n.input[0] = plan.new_value
+    if pads:
+        n.input[2] = plan.zname
+    why = (f"reads the int8 codes of '{name}' ('{plan.new_value}')" if direct else
+           f"pads with the new zero point of '{name}' ('{plan.zname}')")
+    ctx.rewrites.append(Rewrite(r, [n], [], Entry(where(r), op_label(r), "converted", [why],
+                                                  verified=plan.verified)))
+    ctx.reformatted.add((id(r.owner), r.index))
+    return True
 
 
 def _clip(ctx: Context, site, q: onnx.NodeProto, bounds: tuple, added: list) -> list:
