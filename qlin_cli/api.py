@@ -189,7 +189,7 @@ def convert(path: StrPath, *, to_opset: int | None = None, to_domain: str | None
             target: str | None = None, ir_version: int | None = None, lower: bool = False,
             verify: bool = True, output: StrPath | None = None, vendor_axis: int | None = None,
             to_format: str | None = None, tolerance: int = 0, weights: str | None = None,
-            to_int8: bool = False) -> Converted:
+            to_int8: bool = False, to_symmetric: bool = False) -> Converted:
     """Convert a model file as `qlin convert` does (convert/pipeline.py) and return the
     result: ``.model`` (the converted ModelProto; None when some node is refused),
     ``.entries``, ``.refused``, ``.resolved`` (the source's errors the conversion is the
@@ -197,7 +197,9 @@ def convert(path: StrPath, *, to_opset: int | None = None, to_domain: str | None
     chosen for it; a model it already runs comes back unchanged (``.note`` says so).
     ``to_format="qdq"`` rewrites QOperator nodes into QDQ form, each measured (an entry's
     ``.measured``) and refused beyond ``tolerance`` steps. ``weights="fold"`` / ``"unfold"``
-    stores constant weights as a QuantizeLinear / DequantizeLinear of them computes. With
+    stores constant weights as a QuantizeLinear / DequantizeLinear of them computes.
+    ``to_int8`` moves uint8 Q/DQ tensors to int8 (exact); ``to_symmetric`` moves 8-bit ones
+    with a non-zero zero point to int8 with zero point 0 (measured, within ``tolerance``). With
     ``output`` the result is written there, never over the source. Raises
     ``ConversionStopped`` (a QlinError; ``.findings`` says why) when the model has errors
     the conversion does not resolve or the target would still refuse it, QlinError when
@@ -207,7 +209,7 @@ def convert(path: StrPath, *, to_opset: int | None = None, to_domain: str | None
     if target is not None and (to_opset is not None or to_domain is not None or lower or to_format):
         raise QlinError("target", "it chooses the opset, domain and lowering itself: give it alone")
     if (to_opset is None and to_domain is None and target is None and to_format is None and weights is None
-            and not to_int8):
+            and not to_int8 and not to_symmetric):
         raise QlinError("to_opset", "give a target opset (to_opset=N), a domain (to_domain=D), a "
                                     "format (to_format='qdq'), weights='fold' or 'unfold', a runtime "
                                     "(target=NAME), or several of the first four")
@@ -224,7 +226,7 @@ def convert(path: StrPath, *, to_opset: int | None = None, to_domain: str | None
         _known_targets([target])
     req = Request(os.fspath(path), to_opset, to_domain, target, ir_version, lower, verify, vendor_axis,
                   None if output is None else os.fspath(output), to_format=to_format, tolerance=tolerance,
-                  weights=weights, to_int8=to_int8)
+                  weights=weights, to_int8=to_int8, to_symmetric=to_symmetric)
     try:
         return run(req)
     except QlinError as e:  # the pipeline speaks the command's flags: name this function's arguments
@@ -239,7 +241,8 @@ _FLAGS = (("pass --in-place to overwrite it", "qlin.convert never writes over it
           ("--no-verify", "verify=False"), ("--to-opset", "to_opset"), ("--to-domain", "to_domain"),
           ("--ir-version", "ir_version"), ("--quark-axis", "vendor_axis"), ("--target", "target"),
           ("--lower", "lower=True"), ("--to-format", "to_format"), ("--tolerance", "tolerance"),
-          ("--weights", "weights"), ("--to-int8", "to_int8=True"))
+          ("--weights", "weights"), ("--to-int8", "to_int8=True"),
+          ("--to-symmetric", "to_symmetric=True"))
 
 
 def _arguments(text: str) -> str:

@@ -51,10 +51,14 @@ DOMAINS = tuple(DOMAIN_NAMES.values())
 @click.option("--to-int8", "to_int8", is_flag=True,
               help="uint8 Q/DQ tensors become int8 with every zero point moved down by 128 (exact: "
                    "zero point 128 becomes 0, as TensorRT wants).")
+@click.option("--to-symmetric", "to_symmetric", is_flag=True,
+              help="8-bit Q/DQ tensors with a non-zero zero point become int8 with zero point 0, "
+                   "their scale widened to keep the whole range (measured, not exact: written only "
+                   "within --tolerance, about 2 steps).")
 @click.option("-v", "--verbose", is_flag=True, help="One line per node, not only the summary.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run, no_verify,
-            vendor_axis, target, to_format, tolerance, weights, to_int8, verbose, fmt):
+            vendor_axis, target, to_format, tolerance, weights, to_int8, to_symmetric, verbose, fmt):
     """Convert MODEL to another ai.onnx opset, move its Q/DQ nodes to another domain, and/or
     rewrite its QOperator nodes into QDQ form (--to-format qdq).
 
@@ -69,9 +73,11 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
 
     report = _Report(model, fmt, dry_run, verbose)
     output = _check_options(model, to_opset, to_domain, output, in_place, ir_version, lower, dry_run,
-                            target, report, to_format or weights or ("int8" if to_int8 else None))
+                            target, report, to_format or weights or ("int8" if to_int8 else None)
+                            or ("symmetric" if to_symmetric else None))
     req = Request(model, to_opset, to_domain, target, ir_version, lower, not no_verify, vendor_axis,
-                  None if dry_run else output, in_place, to_format, tolerance, weights, to_int8)
+                  None if dry_run else output, in_place, to_format, tolerance, weights, to_int8,
+                  to_symmetric)
     try:
         result = _run(req, fmt)
     except Stop as e:

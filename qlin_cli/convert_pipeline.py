@@ -53,6 +53,7 @@ class Request:
     tolerance: int = 0  # steps a format rewrite may differ by (measured, never proven)
     weights: str | None = None  # "fold" / "unfold" / "strip" (convert/passes/weights.py)
     to_int8: bool = False  # uint8 Q/DQ -> int8, zero points - 128 (convert/passes/shift.py)
+    to_symmetric: bool = False  # 8-bit Q/DQ -> int8, zero point 0 (convert/passes/symmetric.py)
 
 
 def run(req: Request, progress=None) -> Result:
@@ -101,7 +102,7 @@ def _converted(req: Request, proto, held: list, progress) -> Result:
     if to_opset is None:
         to_opset = _model_opset(proto, path)
     opts = Options(to_opset, to_domain, req.ir_version, lower, req.verify, req.vendor_axis,
-                   req.to_format, req.tolerance, req.weights, req.to_int8)
+                   req.to_format, req.tolerance, req.weights, req.to_int8, req.to_symmetric)
     try:
         result = convert_model(proto, base_dir, opts, progress, source=path, types=a.inferred, analysis=a)
     except QlinError:
@@ -198,6 +199,8 @@ def _through_forms(req: Request, proto, base_dir: str, a, errors: list, progress
     """A target that runs no conversion of the model as it is may run another form of it:
     the QDQ form of its QOperator nodes (measured, within ``req.tolerance``; at opset 13
     where per-channel weights need it), then int8 for its uint8 Q/DQ tensors (exact), then
+    zero point 0 for its 8-bit tensors with other zero points (measured, within the same
+    ``req.tolerance``: convert/passes/symmetric.py), then
     float biases for its DequantizeLinear nodes of constant int32 (exact: the values they
     compute, for a runtime that quantizes no int32), each only where the target's plan still
     fails; then the target's plan. Stop names what still
@@ -217,6 +220,12 @@ def _through_forms(req: Request, proto, base_dir: str, a, errors: list, progress
         shifted = _stage(req, base_dir, model, progress, {"to_int8": True}, "its uint8 tensors cannot move")
         done = _joined(done, shifted)
         model, analysis, steps = shifted.model, analyze(shifted.model, base_dir), steps + ["int8"]
+        plan = _plan_or_none(analysis, req.target)
+    if plan is None and _has_asymmetric(analysis, base_dir):
+        moved = _stage(req, base_dir, model, progress, {"to_symmetric": True, "tolerance": req.tolerance},
+                       "its tensors with non-zero zero points cannot take zero point 0")
+        done = _joined(done, moved)
+        model, analysis, steps = moved.model, analyze(moved.model, base_dir), steps + ["zero point 0"]
         plan = _plan_or_none(analysis, req.target)
     if plan is None and _has_int32_dequantize(analysis):
         unfolded = _stage(req, base_dir, model, progress, {"weights": "unfold-bias"},
@@ -292,6 +301,23 @@ def _has_uint8(a) -> bool:
             return True  # no zero point: uint8, the pages' default
         t = body.scope.find_type(zp or node.input[0])  # a DequantizeLinear's x has its type
         if t is not None and t[0] == TensorProto.UINT8:
+            return True
+    return False
+
+
+def _has_asymmetric(a, base_dir: str) -> bool:
+    """Whether an ai.onnx Q/DQ node has a constant 8-bit zero point with a non-zero element."""
+    import numpy as np
+
+    from .convert.formats.to_qoperator import is_op
+    from .model.tensors import read_value
+
+    for body, _, node in a.nodes():
+        if not (is_op(node, "QuantizeLinear") or is_op(node, "DequantizeLinear")) or len(node.input) < 3:
+            continue
+        t = body.scope.find_value(node.input[2]) if node.input[2] else None
+        zp = None if t is None else read_value(t, base_dir)
+        if zp is not None and np.asarray(zp).dtype in (np.uint8, np.int8) and np.asarray(zp).any():
             return True
     return False
 

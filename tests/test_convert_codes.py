@@ -17,7 +17,7 @@ from qlin_cli.convert import codes
 
 def test_every_code_is_documented_like_a_rule():
     found = codes.all_codes()
-    assert [c.code for c in found] == ["QC101", "QC102", "QC201", "QC202", "QC301", "QC401", "QC402"]
+    assert [c.code for c in found] == ["QC101", "QC102", "QC201", "QC202", "QC301", "QC401", "QC402", "QC403"]
     for c in found:
         assert re.fullmatch(r"QC[1-4]\d\d", c.code) and re.fullmatch(r"[a-z0-9-]+", c.name)
         assert c.summary.endswith(".") and c.severity == "error", c.code  # a refusal writes nothing

@@ -23,6 +23,7 @@ class Options:
     tolerance: int = 0  # the difference a format rewrite may have, in steps of its output
     weights: str | None = None  # "fold" / "unfold" / "strip" (passes/weights.py)
     to_int8: bool = False  # uint8 Q/DQ tensors -> int8, zero points - 128 (passes/shift.py)
+    to_symmetric: bool = False  # 8-bit Q/DQ tensors -> int8, zero point 0 (passes/symmetric.py)
 
 
 @dataclass

@@ -20,10 +20,12 @@ from .prove import Prove
 from .qdq import PlanQDQ
 from .read import ReadModel
 from .shift import PlanShift
+from .symmetric import PlanSymmetric
 from .unify import Unify
 from .weights import PlanWeights
 
-PLAN = (ReadModel(), PlanFormat(), PlanWeights(), PlanShift(), PlanQDQ(), PlanOtherOps(), Unify(), Prove())
+PLAN = (ReadModel(), PlanFormat(), PlanWeights(), PlanShift(), PlanSymmetric(), PlanQDQ(), PlanOtherOps(),
+        Unify(), Prove())
 FINISH = (ApplyRewrites(), FixImports(), ChooseIR())
 
 __all__ = ["FINISH", "PLAN"]
