@@ -453,17 +453,51 @@ def _differences(a, after) -> list[Finding]:
     from .targets import predict
 
     out = []
+    labels = None  # the source's places (_source_places), read when first asked
     for name in MEASURED_RUNTIMES:
         # of the source's findings only codes, severities and places are compared: no plan;
         # the result's are worded with the plan only where one of them offers a conversion
         found = predict.findings_in(after, [name], advice=False)
         if not any(p.severity in ("error", "warning") for p in found):
             continue  # nothing it could report: the source's findings are not needed
-        source = predict.findings_in(a, [name], advice=False)
+        labels = _source_places(a) if labels is None else labels
+        source = predict.findings_in(a, [name], advice=False) if _may_meet(found, labels) else []
         if any(p.convertible for p in found):
             found = predict.findings_in(after, [name])
         out += differing(source, found, _placed)
     return out
+
+
+def _source_places(a) -> tuple[set, int]:
+    """Where a finding on the source can be: (the names of its nodes, and "model"; the
+    length of its longest graph or function: an unnamed node is #index there)."""
+    from .model.graphs import bodies, nodes_of
+
+    names, longest = {"model"}, 0
+    for body in bodies(a.model):
+        nodes = nodes_of(body.owner)
+        names.update(n.name for n in nodes)
+        longest = max(longest, len(nodes))
+    return names, longest
+
+
+def _may_meet(found: list[Finding], places: tuple[set, int]) -> bool:
+    """Whether the source's findings can change what ``differing`` keeps of ``found``: an
+    error in it (kept only where the source had none), or a warning on a node the source's
+    findings can name (its node names, #index within its longest graph, the model). A result
+    whose warnings all sit on nodes the rewrite made keeps every one whatever the source has,
+    so the source's runtime view is not worked out (a format conversion's new nodes)."""
+    names, longest = places
+    for p in found:
+        if p.severity == "error" or p.node in names:
+            return True
+        if p.severity == "warning" and p.node.startswith("#") and not _beyond(p.node[1:], longest):
+            return True
+    return False
+
+
+def _beyond(index: str, longest: int) -> bool:
+    return index.isdigit() and int(index) >= longest
 
 
 def _versions_moved(source, model) -> bool:

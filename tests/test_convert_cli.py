@@ -330,7 +330,7 @@ def test_a_rewrite_the_target_computes_differently_is_refused(monkeypatch):
     def warning(code, node, severity="warning"):
         return Finding(code, severity, "m", node, "QuantizeLinear", "ai.onnx", 21, "main")
 
-    source, result = object(), object()  # two analyses: the source's and the result's
+    source, result = _stub_analysis(), object()  # two analyses: the source's and the result's
     seen = {result: [warning("QT401", "q1")], source: []}
     monkeypatch.setattr(predict, "findings_in", lambda a, targets, advice=True: seen[a])
     with pytest.raises(convert_pipeline.Stop) as stop:
@@ -358,7 +358,7 @@ def test_without_a_target_the_source_is_judged_only_where_the_result_has_somethi
     def finding(code, severity):
         return Finding(code, severity, "m", "q1", "QuantizeLinear", "ai.onnx", 21, "main")
 
-    source, result = object(), object()
+    source, result = _stub_analysis(), object()
     asked = []
     found = {"onnxruntime": [finding("QT207", "info")], "openvino": [finding("QT405", "warning")]}
 
@@ -370,6 +370,51 @@ def test_without_a_target_the_source_is_judged_only_where_the_result_has_somethi
     assert [f.code for f in convert_pipeline._differences(source, result)] == ["QT405"]
     assert [name for was_source, name in asked if was_source] == ["openvino"]
     assert sorted(name for was_source, name in asked if not was_source) == ["onnxruntime", "openvino"]
+
+
+def _stub_analysis(names=("q1",)):
+    """An analysis as _differences reads it to place the source's findings: its model, one
+    QuantizeLinear node of each name (and one unnamed, #len(names))."""
+    from onnx import helper
+
+    class Stub:
+        pass
+
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s"], [f"y{i}"], name=n) for i, n in enumerate(names)]
+    nodes.append(helper.make_node("QuantizeLinear", ["x", "s"], ["z"]))
+    stub = Stub()
+    stub.model = helper.make_model(helper.make_graph(nodes, "g", [], []))
+    return stub
+
+
+def test_the_source_is_not_judged_where_the_result_warns_only_on_new_nodes(monkeypatch):
+    """A result whose runtime findings are warnings on nodes the source has no node for (a
+    format rewrite's new nodes) keeps every one whatever the source's findings are: those
+    are not worked out. A warning on a name or #index the source has, or an error, asks them."""
+    from qlin_cli import convert_pipeline
+    from qlin_cli.finding import Finding
+    from qlin_cli.targets import predict
+
+    def finding(node, severity="warning"):
+        return Finding("QT406", severity, "m", node, "DequantizeLinear", "ai.onnx", 21, "main")
+
+    source, result = _stub_analysis(), object()
+    asked = []
+    found: list = []
+
+    def spy(a, targets, advice=True):
+        asked.append(a is source)
+        return [finding("q1")] if a is source else found
+
+    monkeypatch.setattr(predict, "findings_in", spy)
+    for nodes, severity, source_asked in [(["q1_dq0", "#7"], "warning", False), (["q1"], "warning", True),
+                                          (["#1"], "warning", True), (["new"], "error", True)]:
+        asked.clear()
+        found[:] = [finding(n, severity) for n in nodes]
+        kept = convert_pipeline._differences(source, result)
+        assert any(asked) == source_asked, nodes
+        # what is kept is what differing keeps against the source's real findings
+        assert kept == convert_pipeline.differing([finding("q1")], found, convert_pipeline._placed) * 2
 
 
 def test_names_in_resolved_errors_are_printable(tmp_path):

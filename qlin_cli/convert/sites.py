@@ -43,13 +43,22 @@ def sites(model: onnx.ModelProto, extra: dict | None = None) -> Iterator[Site]:
         yield Site(scope, owner, index, node)
 
 
-def all_names(model: onnx.ModelProto) -> set[str]:
-    """Every value and node name anywhere in the model, to make new names unique."""
+def all_names(model: onnx.ModelProto, bodies=None) -> set[str]:
+    """Every value and node name anywhere in the model, to make new names unique. ``bodies``:
+    the model's analysed bodies (model/view.py ``BodyView``), whose nodes' names are read
+    from the tuples the analysis keeps (every node of the walk is in one of them)."""
     names: set[str] = set()
-    for site in sites(model):
-        names.update(site.node.input)
-        names.update(site.node.output)
-        names.add(site.node.name)
+    if bodies is not None:
+        for body in bodies:
+            for ins, outs in body.io:
+                names.update(ins)
+                names.update(outs)
+            names.update([n.name for n in body.nodes])
+    else:
+        for site in sites(model):
+            names.update(site.node.input)
+            names.update(site.node.output)
+            names.add(site.node.name)
     for _, g in graph_paths(model):
         names.update(t.name for t in g.initializer)
         names.update(v.name for v in list(g.input) + list(g.output) + list(g.value_info))

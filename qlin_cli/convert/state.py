@@ -87,6 +87,8 @@ class Context:
     ensured: set[str] = field(default_factory=set)  # what the passes run so far ensure
     changed: bool = False  # a finishing pass changed the working copy
     analysis: object | None = None  # the caller's analysis of the source (model/analysis.py), if any
+    # the read pass's: site -> the facts its analysis read of the node (None: an op of no family)
+    node_facts: Callable[[Site], object] | None = None
     # id(a body's owner in the source) -> that body's owner in the working copy
     copies: dict = field(default_factory=dict)
 

@@ -26,13 +26,22 @@ def locate(entries: list[Entry], sites: list[Site]) -> None:
     ``domain``, ``opset``): an entry names its node by ``where`` and ``op_label`` of its site,
     so the site is found by those two (nodes that share both share every field)."""
     wanted = {(e.where, e.op) for e in entries}
+    places = {e.where for e in entries}  # a site elsewhere is passed over without its op label
     fields: dict[tuple[str, str], tuple] = {}
+    ops: dict[tuple, tuple] = {}  # (id(scope), domain, op type) -> (op_label, domain name, opset)
     for site in sites if wanted else ():
-        key = (where(site), op_label(site))
+        at = where(site)
+        if at not in places:
+            continue
+        n = site.node
+        kind = (id(site.scope), n.domain, n.op_type)
+        op = ops.get(kind)
+        if op is None:  # the scopes live as long as the sites: their ids are their own
+            opset = schema.opset_of(site.scope.opsets, n.domain) or 0
+            op = ops[kind] = (op_label(site), schema.domain_name(n.domain), opset)
+        key = (at, op[0])
         if key in wanted and key not in fields:
-            n = site.node
-            fields[key] = (label_of(n.name, site.index), site.scope.path, n.op_type,
-                           schema.domain_name(n.domain), schema.opset_of(site.scope.opsets, n.domain) or 0)
+            fields[key] = (label_of(n.name, site.index), site.scope.path, n.op_type, op[1], op[2])
     for e in entries:
         if (e.where, e.op) in fields:
             e.node, e.graph, e.op_type, e.domain, e.opset = fields[(e.where, e.op)]

@@ -39,13 +39,14 @@ class FixImports:
         model, to = ctx.model, ctx.opts.to_opset
         used: dict[str, set[str]] = {}  # root body path -> domains its nodes use
         root_of: dict[str, str] = {}
-        for b in bodies(model):
+        walked = list(bodies(model))
+        for b in walked:
             root = b.path if b.parent is None else root_of[b.parent]
             root_of[b.path] = root
             used.setdefault(root, set()).update(schema.normalize_domain(n.domain) for n in b.owner.node)
         changed = False
         model_used = {schema.AI_ONNX}
-        fn_by_path = {b.path: b.owner for b in bodies(model) if b.parent is None and b.is_function}
+        fn_by_path = {b.path: b.owner for b in walked if b.parent is None and b.is_function}
         for root, domains in used.items():
             fn = fn_by_path.get(root)
             if fn is None:

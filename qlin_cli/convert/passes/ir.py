@@ -11,15 +11,19 @@ from ...schema import dtypes, ir
 from ..state import Context, PassResult
 
 
-def types_used(model: onnx.ModelProto) -> set[str]:
+def types_used(model: onnx.ModelProto, found_bodies: list | None = None) -> set[str]:
+    """The element types the model stores or declares (``found_bodies``: ``bodies(model)``,
+    when the caller walked them already)."""
     found: set[str] = set()
-    for b in bodies(model):
+    for b in bodies(model) if found_bodies is None else found_bodies:
         g = b.owner
         if isinstance(g, onnx.GraphProto):
             found.update(dtypes.name_of(t.data_type) for t in g.initializer)
             for v in (*g.input, *g.output, *g.value_info):
                 if v.type.HasField("tensor_type"):
                     found.add(dtypes.name_of(v.type.tensor_type.elem_type))
+        if not b.may_hold(onnx.AttributeProto.TENSOR):
+            continue  # no node of the body has a tensor attribute (the walk saw each one's)
         for n in g.node:
             for a in n.attribute:
                 if a.type == onnx.AttributeProto.TENSOR:
@@ -27,8 +31,9 @@ def types_used(model: onnx.ModelProto) -> set[str]:
     return found
 
 
-def has_node_metadata(model: onnx.ModelProto) -> bool:
-    return any(len(n.metadata_props) for b in bodies(model) for n in b.owner.node)
+def has_node_metadata(model: onnx.ModelProto, found_bodies: list | None = None) -> bool:
+    return any(len(n.metadata_props) for b in (bodies(model) if found_bodies is None else found_bodies)
+               for n in b.owner.node)
 
 
 class ChooseIR:
@@ -40,8 +45,9 @@ class ChooseIR:
         model = ctx.model
         opsets = {o.domain or "": o.version for o in model.opset_import}
         before = model.ir_version
-        used = types_used(model)
-        need = ir.ir_needed(opsets, used, bool(model.functions), has_node_metadata(model))
+        walked = list(bodies(model))
+        used = types_used(model, walked)
+        need = ir.ir_needed(opsets, used, bool(model.functions), has_node_metadata(model, walked))
         asked = ctx.opts.ir_version
         if asked is not None and asked < need:
             raise QlinError("--ir-version", f"{asked} cannot carry the result: it needs IR {need} or "

@@ -151,7 +151,9 @@ class PlanQDQ:
             if not schema.is_known_op(site.node.domain, site.node.op_type) or (
                     id(site.owner), site.index) in ctx.reformatted:
                 continue
-            facts = read_facts(site.node, site.index, site.scope, ctx.base_dir)
+            facts = ctx.node_facts(site) if ctx.node_facts is not None else None
+            if facts is None:
+                facts = read_facts(site.node, site.index, site.scope, ctx.base_dir)
             if not schema.is_linear(facts.spec):
                 continue
             got = plan(ctx, site, facts, memo)

@@ -23,5 +23,10 @@ class ReadModel:
         a = ctx.analysis if ctx.analysis is not None else analyze(ctx.model, ctx.base_dir, types=ctx.types)
         ctx.extra = a.inferred
         ctx.sites = [Site(body.scope, body.owner, index, node) for body, index, node in a.nodes()]
-        ctx.namer = Namer(all_names(ctx.model))
+        views = {id(body.owner): body for body in a.bodies}
+        # the facts check read of a node already (read_facts of the same node, index, scope and
+        # folder), or read once here for every pass that asks: the source does not change
+        if a.base_dir == ctx.base_dir:
+            ctx.node_facts = lambda site: a.facts(views[id(site.owner)], site.index)
+        ctx.namer = Namer(all_names(ctx.model, a.bodies))
         return PassResult()
