@@ -93,7 +93,7 @@ def test_every_group_of_the_matrix_reads_to_a_measured_key():
     specs = probe_fusion.matrix()
     for spec in specs[::12]:  # a twelfth in make test; the remeasure below reads all
         model = probe_fusion.build(spec)
-        groups = probe_fusion.group_ops(model)
+        groups = probe_fusion.measured_groups(model)  # (a "before_" helper op's key: its own cases')
         assert groups and all(table.outcome(g.text) is not None for _, g in groups), spec
 
 

@@ -8,8 +8,10 @@ Every group of ``matrix()`` (DequantizeLinear -> op -> QuantizeLinear and its va
 activation and weight types, per tensor / per channel and the axis, symmetric weights, a
 QuantizeLinear after the op or not, a Relu / Clip before it, a DequantizeLinear or an
 initializer shared by two groups, a bias, a blocked weight of MatMul, the Q's output of a
-MaxPool / Transpose / Reshape read by two nodes; every 8-bit group at ai.onnx opset 13 and
-21, per tensor at 11 too) is written as a model;
+MaxPool / Transpose / Reshape read by two nodes, an Add / Mul of a constant reading a Conv's,
+MatMul's or Gemm's output through Q -> DQ (the op before it is named "before_...", and is not
+read for its own key: ``measured_groups``), a MatMul read by an Add of a constant; every
+8-bit group at ai.onnx opset 13 and 21, per tensor at 11 too) is written as a model;
 the runtime loads each with default SessionOptions (graph_optimization_level is
 ORT_ENABLE_ALL by default) and ``optimized_model_filepath`` set, so it saves the graph it
 runs; what the group's op became there is its outcome: "fused into QLinearConv" (any
@@ -33,6 +35,7 @@ import json
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 INTEGER_OPS = ("QGemm", "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "MatMulNBits", "MatMulInteger",
                "ConvInteger", "QAttention")
@@ -161,7 +164,7 @@ def matrix() -> list[dict]:
                 out += [_spec(base, bias="none"), _spec(base, bias="float"),
                         _spec(base, bias="none", after="output")]
             if op == "MatMul":
-                out += [_spec(base, b="act"), _spec(base, b="act", after="output")]
+                out += [_spec(base, b="act"), _spec(base, b="act", after="output"), _spec(base, after="add")]
     for act, w in (("uint8", "int8"), ("uint8", "uint8"), ("int8", "int8"), ("uint16", "int8")):
         for gran, axis in (("tensor", None), ("channel", 0), ("channel", 1)):
             for after in ("q", "output"):
@@ -176,7 +179,8 @@ def matrix() -> list[dict]:
         for shared in ("dq", "init"):
             out.append(_spec(op="MatMul", act="float", w=w, gran="blocked", axis=0, block=32, after="output",
                              bias="none", shared=shared))
-        for act, after in (("uint8", "output"), ("uint8", "q"), ("float", "float")):
+        for act, after in (("uint8", "output"), ("uint8", "q"), ("float", "float"), ("float", "add"),
+                           ("uint8", "add")):
             out.append(_spec(op="MatMul", act=act, w=w, gran="blocked", axis=0, block=32, after=after,
                              bias="none"))
     for op in ("Add", "Mul"):
@@ -186,6 +190,9 @@ def matrix() -> list[dict]:
         out += [_spec(op=op, act="uint8", b="mixed"), _spec(op=op, act="uint8", b="const"),
                 _spec(op=op, act="int8", b="const"), _spec(op=op, act="uint8", b="act", shared="act"),
                 _spec(op=op, act="uint8", b="act", opset=13), _spec(op=op, act="uint8", b="float")]
+        for before in sorted(fusion_ops()):  # a constant after an op it may be folded into (its bias)
+            out += [_spec(op=op, act=act, b="const", before=before, sym=sym, after=after)
+                    for act in ACT for sym in (True, False) for after in ("q", "output")]
     for op in ("AveragePool", "GlobalAveragePool", "Sigmoid", "LeakyRelu", "Softmax", "Concat"):
         for act in ACT:
             for after in ("q", "output"):
@@ -215,6 +222,13 @@ def matrix() -> list[dict]:
             seen.add(text)
             unique.append(s)
     return unique
+
+
+def fusion_ops() -> frozenset:
+    """The ops an Add / Mul may be folded into (qlin's fusion.FOLDS_INTO)."""
+    from qlin_cli.targets import fusion
+
+    return fusion.FOLDS_INTO
 
 
 def build(s: dict):
@@ -307,6 +321,11 @@ def build(s: dict):
         if after == "output":
             outputs.append(helper.make_tensor_value_info(y, TensorProto.FLOAT, None))
             return
+        if after == "add":  # an Add of a float constant shaped as the op's bias (fusion.BIAS_ADD)
+            z = new("add")
+            nodes.append(helper.make_node("Add", [y, const(0.1, "float", (shapes[op][1][-1],))], [z], name=z))
+            outputs.append(helper.make_tensor_value_info(z, TensorProto.FLOAT, None))
+            return
         if after == "float":
             z = new("sig")
             nodes.append(helper.make_node("Sigmoid", [y], [z], name=z))
@@ -347,6 +366,9 @@ def build(s: dict):
     w_dq = weight_dq(w_init) if op in shapes and s["shared"] == "dq" else None
     for _ in range(count):
         a_in = shared_act or activation(None, act, x_in)
+        if s.get("before"):  # op -> Q -> DQ -> Add / Mul of a constant shaped as the op's bias
+            a_in, bias_shape = _made_before(s, SimpleNamespace(
+                const=const, dq=dq, q=q, new=new, nodes=nodes, input=graph_input, act=activation))
         if op in shapes:
             if op == "MatMul" and s["b"] == "act":
                 b_in = activation(shapes[op][1], act)
@@ -374,7 +396,8 @@ def build(s: dict):
             elif b == "float":
                 b_in = graph_input((1, 8, 4, 4))
             else:
-                b_in = dq(const(3, act, (1, 8, 4, 4)), act, 0.02, ZERO.get(act, 0))
+                b_in = (dq(const(3, act, bias_shape), act, 0.02, 0 if s["sym"] else 3) if s.get("before")
+                        else dq(const(3, act, (1, 8, 4, 4)), act, 0.02, ZERO.get(act, 0)))
             ins, attrs = [a_in, b_in], ({"axis": 1} if op == "Concat" else {})
         else:
             ins, attrs = [a_in], {}
@@ -396,6 +419,28 @@ def build(s: dict):
     return onnx.shape_inference.infer_shapes(model)
 
 
+# the op before an Add / Mul (spec "before"): its input's and weight's shapes, the shape of a
+# bias of its output
+BEFORE_SHAPES = {"MatMul": ((1, 4, 32), (32, 16), (16,)), "Gemm": ((4, 32), (32, 16), (16,)),
+                 "Conv": ((1, 8, 6, 6), (8, 8, 3, 3), (1, 8, 1, 1))}
+
+
+def _made_before(s: dict, kit) -> tuple[str, tuple]:
+    """The op ``s["before"]`` (fusion.FOLDS_INTO) of a spec's Add / Mul: a fused-shaped group
+    (the spec's activation type, int8 symmetric per-tensor weights, a Q after it) whose Q is
+    dequantized again for the Add; (that DequantizeLinear's output, the shape of the op's bias)."""
+    from onnx import helper
+
+    op = s["before"]
+    x_shape, w_shape, bias = BEFORE_SHAPES[op]
+    x = kit.act(None, s["act"], kit.input(x_shape))
+    w = kit.dq(kit.const(1, "int8", w_shape), "int8", 0.01, 0)
+    y = kit.new("made")
+    attrs = {"pads": [1, 1, 1, 1]} if op == "Conv" else {}
+    kit.nodes.append(helper.make_node(op, [x, w], [y], name=f"before_{y}", **attrs))
+    return kit.dq(kit.q(y, s["act"], 0.1), s["act"], 0.1, ZERO.get(s["act"], 0)), bias
+
+
 def group_ops(model) -> list[tuple[str, str]]:
     """(node name, key) of each QDQ group of ``model``, as qlin reads it (targets/fusion.py)."""
     from qlin_cli.model.analysis import analyze
@@ -409,6 +454,13 @@ def group_ops(model) -> list[tuple[str, str]]:
             if g is not None:
                 out.append((n.name, g))
     return out
+
+
+def measured_groups(model) -> list[tuple[str, str]]:
+    """``group_ops`` but the helper ops a case puts before its group (``_made_before``: "before_..."),
+    whose keys their own cases measure: openvino folds such an op with the Add after it, and a
+    load error names the node, so two cases of one key would differ."""
+    return [(name, g) for name, g in group_ops(model) if not name.startswith("before_")]
 
 
 def outcome_of(original, optimized, name: str) -> str:
@@ -505,7 +557,7 @@ def measure(python: str, folder: str) -> tuple[str, dict, list]:
     conflicts = []
     for cid in ids:
         result = said.get(cid, "crash: no result")
-        groups = group_ops(models[cid])
+        groups = measured_groups(models[cid])
         if result == "ok":
             opt = onnx.load(os.path.join(folder, f"{cid}.opt.onnx"), load_external_data=False)
         for name, g in groups:

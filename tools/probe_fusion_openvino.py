@@ -144,7 +144,7 @@ def measure(python: str, folder: str, specs: list[dict] | None = None) -> tuple[
     conflicts = []
     for cid in ids:
         result = said.get(cid, "crash: no result")
-        for name, g in probe_fusion.group_ops(models[cid]):
+        for name, g in probe_fusion.measured_groups(models[cid]):
             done = outcome_of(models[cid], result["layers"], name) if isinstance(result, dict) else result
             have = found.get(g.text)
             if have is not None and have[0] != done:

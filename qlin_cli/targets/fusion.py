@@ -14,12 +14,15 @@ the Q/DQ nodes.
 measured outcome: the op, per input what makes it (``float`` where no DequantizeLinear does;
 else the quantized type, its granularity and axis, block size, symmetric weights, a constant
 x, a DequantizeLinear or initializer shared with other nodes), what reads the output (a
-QuantizeLinear, a Relu or Clip then a QuantizeLinear, or float ops; for MaxPool, Transpose
-and Reshape whether the Q's output fans out) and, below ai.onnx opset 21, the opset's range
-(``OPSET_SPLITS``: ", opset<21", ", opset<12": the ops take the model's opset, and 1.18 /
-1.19 fuse a MatMul at opset 21 into a QLinearMatMul-21 they have no kernel for, where at
-opset 13 they fuse it into QLinearMatMul-10; the Q/DQ around a MaxPool below 12 are not
-dropped). Only facts that decide a fusion are in it;
+QuantizeLinear, a Relu or Clip then a QuantizeLinear, an Add of a constant after a MatMul, or
+float ops; for MaxPool, Transpose and Reshape whether the Q's output fans out), for an Add or
+Mul of a constant the op whose output it reads through a Q -> DQ pair (``before``: openvino
+folds an int8 one into the MatMul before it, its bias, and leaves a uint8 one in float) and,
+below ai.onnx opset 21, the opset's range (``OPSET_SPLITS``: ", opset<21", ", opset<12":
+the ops take the model's opset, and 1.18 / 1.19 fuse a MatMul at opset 21 into a
+QLinearMatMul-21 they have no kernel for, where at opset 13 they fuse it into
+QLinearMatMul-10; the Q/DQ around a MaxPool below 12 are not dropped). Only facts that
+decide a fusion are in it;
 tools/probe_fusion.py measures groups differing in each, and fails where two groups of one
 key had different outcomes.
 
@@ -64,6 +67,15 @@ SAME_PARAMS = frozenset({"MaxPool", "Transpose", "Reshape"})
 # (", opset<12", ", opset<21"); tools/probe_fusion.py measures 8-bit groups at 11, 13 and 21
 OPSET_SPLITS = (12, 21)
 FOLLOW_ONS = ("Relu", "Clip")  # removed between an op and its Q (ReluQuantFusion, ClipQuantFusion)
+# the ops an Add or Mul of a constant may be folded into when it reads their output through a
+# Q -> DQ pair (openvino's FullyConnected takes the Add as its bias): the key names that op
+# (``Group.before``, "MatMul -> Add(...) -> ...")
+FOLDS_INTO = frozenset({"Conv", "MatMul", "Gemm"})
+BIAS_OPS = frozenset({"Add", "Mul"})
+# ``Group.after`` of a MatMul whose output an Add of a constant reads (no Q between): onnxruntime
+# 1.21 .. 1.24 make the two a Gemm (MatMulAddFusion) before a blocked weight's MatMul becomes
+# MatMulNBits, so it runs in float; 1.25 makes them one MatMulNBits with the Add as its bias
+BIAS_ADD = "Add"
 INPUT_NAMES = {
     "Conv": ("x", "w", "bias"), "MatMul": ("A", "B"), "Gemm": ("A", "B", "C"),
     "Add": ("A", "B"), "Mul": ("A", "B"),
@@ -109,28 +121,37 @@ class Group:
     inputs: tuple[Slot, ...]
     after: str  # "Q uint8", "Q uint8 same", "Relu Q uint8 low", "Clip Q int8", "float"
     opset: str = ""  # "opset<12", "opset<21" (OPSET_SPLITS), or "" at 21 and above
+    # an Add / Mul of a constant: the op of FOLDS_INTO whose output its other input dequantizes
+    # again (op -> Q -> DQ -> Add), else ""
+    before: str = ""
 
     @property
     def text(self) -> str:
         out = f"{self.op}({', '.join(s.text for s in self.inputs)}) -> {self.after}"
+        if self.before:
+            out = f"{self.before} -> {out}"
         return f"{out}, {self.opset}" if self.opset else out
 
     def to_json(self) -> dict:
         out = {"op": self.op, "in": [s.to_json() for s in self.inputs], "after": self.after}
         if self.opset:
             out["opset"] = self.opset
+        if self.before:
+            out["before"] = self.before
         return out
 
     @staticmethod
     def from_json(data: dict) -> Group:
-        return Group(data["op"], tuple(Slot(*s) for s in data["in"]), data["after"], data.get("opset", ""))
+        return Group(data["op"], tuple(Slot(*s) for s in data["in"]), data["after"], data.get("opset", ""),
+                     data.get("before", ""))
 
     def distance(self, other: Group) -> int:
         """How many facts differ: per input each field of its slot, and the words of what reads
         the output."""
         n = sum(x != y for a, b in zip(self.inputs, other.inputs, strict=False)
                 for x, y in zip(a.to_json(), b.to_json(), strict=True))
-        return n + len(set(self.after.split()) ^ set(other.after.split())) + (self.opset != other.opset)
+        n += len(set(self.after.split()) ^ set(other.after.split()))
+        return n + (self.opset != other.opset) + (self.before != other.before)
 
     def differences(self, other: Group) -> list[str]:
         """What ``other`` has otherwise, one phrase per input or output that differs."""
@@ -146,6 +167,9 @@ class Group:
             out.append(f"the output read by '{other.after}' instead of '{self.after}'")
         if self.opset != other.opset:
             out.append(f"ai.onnx opset {_opset_words(other.opset)} instead of {_opset_words(self.opset)}")
+        if self.before != other.before:
+            out.append(f"its input made by '{other.before or 'another op'}' instead of "
+                       f"'{self.before or 'another op'}'")
         return out
 
 
@@ -187,7 +211,8 @@ def group(a, body, index: int) -> Group | None:
     if opset is None:
         opset = next((o.version for o in a.model.opset_import
                       if schema.normalize_domain(o.domain) == schema.AI_ONNX), None)
-    return Group(op, tuple(slots), _after(a, body, op, outs, first), opset_bucket(opset))
+    before = _before(body, ins, slots) if op in BIAS_OPS else ""
+    return Group(op, tuple(slots), _after(a, body, op, outs, first), opset_bucket(opset), before)
 
 
 def opset_bucket(opset: int | None) -> str:
@@ -195,6 +220,28 @@ def opset_bucket(opset: int | None) -> str:
     and above (and where the model imports no ai.onnx)."""
     below = [v for v in OPSET_SPLITS if opset is not None and opset < v]
     return f"opset<{below[0]}" if below else ""
+
+
+def _before(body, ins: tuple, slots: list[Slot]) -> str:
+    """For an Add / Mul with a constant DequantizeLinear input: the op of FOLDS_INTO whose
+    output another input reads through a QuantizeLinear -> DequantizeLinear pair ("MatMul"),
+    else ""."""
+    if not any(s.const for s in slots):
+        return ""
+    producers, kinds, io = body.producers, body.kinds, body.io
+    for name, s in zip(ins, slots, strict=False):
+        if s.type == FLOAT or s.const:
+            continue
+        dq = producers.get(name)
+        x = io[dq][0][0] if dq is not None and io[dq][0] else ""
+        q = producers.get(x) if x else None
+        if q is None or kinds[q][1] != "QuantizeLinear" or not io[q][0]:
+            continue
+        made = producers.get(io[q][0][0])
+        if made is not None and kinds[made][1] in FOLDS_INTO and schema.normalize_domain(
+                kinds[made][0]) == schema.AI_ONNX:
+            return kinds[made][1]
+    return ""
 
 
 def _slot(f, body, j, producers, consumers, find_value) -> Slot:
@@ -223,7 +270,8 @@ def _after(a, body, op: str, outs: tuple, first) -> str:
     """What reads the op's output 0: a QuantizeLinear ("Q TYPE", with " same" for an op of
     SAME_PARAMS whose Q has the scale and zero point of its first DQ), a Relu / Clip read by a
     QuantizeLinear alone ("Relu Q TYPE", " low" where the Q's zero point is its type's lowest
-    value), a graph output ("output"), or anything else ("float")."""
+    value), for a MatMul an Add of a constant ("Add": its bias), a graph output ("output"), or
+    anything else ("float")."""
     y = outs[0] if outs else ""
     readers = body.consumers.get(y, ()) if y else ()
     if not readers and body.path == "main" and y in {o.name for o in a.model.graph.output}:
@@ -232,6 +280,8 @@ def _after(a, body, op: str, outs: tuple, first) -> str:
         return FLOAT
     j = readers[0][0]
     via = body.kinds[j][1]
+    if op == "MatMul" and via == "Add" and _adds_constant(body, j, y):
+        return BIAS_ADD
     if via in FOLLOW_ONS:
         then = body.io[j][1]
         more = body.consumers.get(then[0], ()) if then and then[0] else ()
@@ -249,6 +299,21 @@ def _after(a, body, op: str, outs: tuple, first) -> str:
     same = op in SAME_PARAMS and _same_params(q, first)
     fan = op in SAME_PARAMS and _fans_out(a, body, j)
     return f"Q {nodes.quant_type(q)}" + (" same" if same else "") + (" fan-out" if fan else "")
+
+
+def _adds_constant(body, j: int, y: str) -> bool:
+    """Whether node ``j`` (an Add reading ``y``) is an ai.onnx Add whose other input is a
+    constant (an initializer or a Constant's output): a bias onnxruntime's MatMulAddFusion may
+    take into the MatMul before."""
+    if schema.normalize_domain(body.kinds[j][0]) != schema.AI_ONNX:
+        return False
+    others = [x for x in body.io[j][0] if x != y]
+    if len(others) != 1 or not others[0]:
+        return False
+    made = body.producers.get(others[0])
+    if made is not None:
+        return body.kinds[made][1] == "Constant"
+    return body.scope is not None and body.scope.find_value(others[0]) is not None
 
 
 def _fans_out(a, body, j: int) -> bool:
