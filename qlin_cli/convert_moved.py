@@ -128,10 +128,21 @@ def differences(a, model, runtimes, differing) -> list[Finding] | None:
                 return None
             if not any(x.severity in ("error", "warning") for _, _, x in found):
                 continue  # nothing it could report: the source's findings are not needed
-            out += _new(t, predict._raw(t, info, placed, keys), found, moved, differing)
+            out += _new(t, predict._raw(t, info, _judged(placed, found), keys), found, moved, differing)
     except NotMoved:
         return None
     return out
+
+
+def _judged(placed: list, found: list) -> list:
+    """The source's (site, location) pairs whose findings can change what ``differing`` keeps
+    of ``found``: every one where ``found`` has an error (kept only if the source has none
+    anywhere), else those at the places of its warnings (a warning is dropped only for a
+    finding of the source at its own place; the model's findings are always worked out)."""
+    if any(x.severity == "error" for _, _, x in found):
+        return placed
+    at = {(loc.graph, loc.label) for _, loc, _ in found if loc is not None}
+    return [(site, loc) for site, loc in placed if (loc.graph, loc.label) in at]
 
 
 def _new(t, source: list, found: list, moved: Moved, differing) -> list[Finding]:

@@ -47,6 +47,40 @@ def test_moved_differences_are_those_of_the_result_analysed(to):
     assert compared > 20
 
 
+def test_the_source_is_judged_at_the_places_of_the_results_warnings(monkeypatch):
+    """Without an error on the result, the source's findings are worked out only at the places
+    of the result's warnings (``_judged``): the same differences as from every node's."""
+    compared, narrowed = 0, []
+    judged = moved._judged
+
+    def spy(placed, found):
+        kept = judged(placed, found)
+        narrowed.append(len(kept) < len(placed))
+        return kept
+
+    monkeypatch.setattr(moved, "_judged", spy)
+    for to in (13, 21, 24):
+        for path in MODELS:
+            base = os.path.dirname(path)
+            try:
+                proto, _ = load_model_bytes(path)
+                a = analysis.analyze(proto, base)
+                r = convert_model(proto, base, Options(to), types=a.inferred, analysis=a)
+            except Exception:
+                continue
+            if r.model is None or r.rewritten or not r.changed:
+                continue
+            got = moved.differences(a, r.model, cp.MEASURED_RUNTIMES, cp.differing)
+            with monkeypatch.context() as m:
+                m.setattr(moved, "_judged", lambda placed, found: placed)
+                every = moved.differences(a, r.model, cp.MEASURED_RUNTIMES, cp.differing)
+            assert (got is None) == (every is None), path
+            if got is not None:
+                assert [_key(x) for x in got] == [_key(x) for x in every], path
+                compared += 1
+    assert compared > 20 and sum(narrowed) > 5
+
+
 def _chain(path: str) -> None:
     import numpy as np
     import onnx
