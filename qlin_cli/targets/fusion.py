@@ -419,7 +419,8 @@ class FusionTable:
         best = None
         for other_key, other in self.groups.items():
             done = self.outcomes[other_key]
-            if other.op != mine.op or done == FLOAT or len(other.inputs) != len(mine.inputs):
+            # (a load error or crash is no way out: only a group the release runs in integer)
+            if other.op != mine.op or not done.startswith(INTEGER) or len(other.inputs) != len(mine.inputs):
                 continue
             diff = mine.differences(other)
             if not diff or len(diff) > 2:
