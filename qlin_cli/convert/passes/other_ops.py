@@ -9,7 +9,7 @@ import onnx
 
 from ... import schema
 from ...schema import dtypes, ir
-from .. import ops
+from .. import ops, opsteps
 from ..ops.prove import CannotProve, prove
 from ..sites import Site, constants
 from ..state import Context, Entry, PassResult, Rewrite
@@ -64,7 +64,7 @@ class PlanOtherOps:
                     node.domain, node.op_type) or (id(site.owner), site.index) in ctx.reformatted:
                 continue
             src = schema.opset_of(site.scope.opsets, schema.AI_ONNX)
-            if src is None or src == to:
+            if src is None or src == to or _same_version(node.op_type, src, to):
                 continue
             const, find, rank = _lookups(site, ctx.base_dir)
             names = [n for n in (*node.input, *node.output) if n]
@@ -83,6 +83,13 @@ class PlanOtherOps:
             case = OpCase(node, src, got.nodes, to, types, shapes, const, got.exact)
             ctx.rewrites.append(Rewrite(site, got.nodes, [], Entry(w, op, "other-op", got.changes), case))
         return result
+
+
+def _same_version(op: str, src: int, to: int) -> bool:
+    """Whether ``op`` is at one schema version at both opsets (ops.convert keeps such a node
+    as it is without reading its types: they are not looked up for it)."""
+    s_from = opsteps.since_at(op, src)
+    return s_from is not None and s_from == opsteps.since_at(op, to)
 
 
 def prove_case(case: OpCase) -> tuple[bool, str | None]:
