@@ -25,9 +25,9 @@ def _key(f) -> tuple:
             f.target, f.convertible)
 
 
-@pytest.mark.parametrize("to", [13, 21, 24])
-def test_moved_differences_are_those_of_the_result_analysed(to):
-    compared = 0
+def _moved(to: int):
+    """(path, the source's analysis, the converted model) of each fixture an opset move to
+    ``to`` changes without rewriting a node."""
     for path in MODELS:
         base = os.path.dirname(path)
         try:
@@ -35,13 +35,20 @@ def test_moved_differences_are_those_of_the_result_analysed(to):
             a = analysis.analyze(proto, base)
             r = convert_model(proto, base, Options(to), types=a.inferred, analysis=a)
         except Exception:
-            continue  # a model the passes refuse to read: not this test's
-        if r.model is None or r.rewritten or not r.changed:
-            continue
-        got = moved.differences(a, r.model, cp.MEASURED_RUNTIMES, cp.differing)
+            continue  # a model the passes refuse to read: not these tests'
+        if r.model is not None and not r.rewritten and r.changed:
+            yield path, a, r.model
+
+
+@pytest.mark.parametrize("to", [13, 21, 24])
+def test_moved_differences_are_those_of_the_result_analysed(to):
+    compared = 0
+    for path, a, model in _moved(to):
+        base = os.path.dirname(path)
+        got = moved.differences(a, model, cp.MEASURED_RUNTIMES, cp.differing)
         if got is None:
             continue
-        want = cp._differences(a, analysis.analyze(r.model, base))
+        want = cp._differences(a, analysis.analyze(model, base))
         assert [_key(x) for x in got] == [_key(x) for x in want], path
         compared += 1
     assert compared > 20
@@ -60,20 +67,11 @@ def test_the_source_is_judged_at_the_places_of_the_results_warnings(monkeypatch)
 
     monkeypatch.setattr(moved, "_judged", spy)
     for to in (13, 21, 24):
-        for path in MODELS:
-            base = os.path.dirname(path)
-            try:
-                proto, _ = load_model_bytes(path)
-                a = analysis.analyze(proto, base)
-                r = convert_model(proto, base, Options(to), types=a.inferred, analysis=a)
-            except Exception:
-                continue
-            if r.model is None or r.rewritten or not r.changed:
-                continue
-            got = moved.differences(a, r.model, cp.MEASURED_RUNTIMES, cp.differing)
+        for path, a, model in _moved(to):
+            got = moved.differences(a, model, cp.MEASURED_RUNTIMES, cp.differing)
             with monkeypatch.context() as m:
                 m.setattr(moved, "_judged", lambda placed, found: placed)
-                every = moved.differences(a, r.model, cp.MEASURED_RUNTIMES, cp.differing)
+                every = moved.differences(a, model, cp.MEASURED_RUNTIMES, cp.differing)
             assert (got is None) == (every is None), path
             if got is not None:
                 assert [_key(x) for x in got] == [_key(x) for x in every], path

@@ -55,3 +55,25 @@ def refused(site: Site, code: str, reason: str, ways_out=()) -> Finding:
         code, code_of(code).severity, reason, label_of(node.name, site.index), node.op_type,
         schema.domain_name(node.domain), schema.opset_of(site.scope.opsets, node.domain) or 0,
         site.scope.path, where=where(site), title=op_label(site), ways_out=tuple(ways_out))
+
+
+def by_graph(sites: list[Site]) -> list[list[Site]]:
+    """The sites of each graph (functions left out), in walk order: what the passes that
+    move a tensor as a whole (shift, symmetric) look at one graph at a time."""
+    found: dict[int, list[Site]] = {}
+    for site in sites:
+        if not site.in_function:
+            found.setdefault(id(site.owner), []).append(site)
+    return list(found.values())
+
+
+def readers_within(sites: list[Site], anywhere: dict[str, int]) -> dict[str, list[Site]]:
+    """name -> the sites of one graph that read it, for the names no node elsewhere reads
+    (a subgraph node may read a value of the graph around it: ``anywhere`` counts the
+    readers of the whole model, ``sites.readers_anywhere``)."""
+    readers: dict[str, list[Site]] = {}
+    for s in sites:
+        for x in s.node.input:
+            readers.setdefault(x, []).append(s)
+    return {x: got for x, got in readers.items() if len(got) == anywhere.get(x)}
+

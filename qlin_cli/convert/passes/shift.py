@@ -24,7 +24,7 @@ from ...evaluator import EvaluationError, run_node
 from ..formats.to_qoperator import is_op
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
-from .common import op_label, where
+from .common import by_graph, op_label, readers_within, where
 
 
 class PlanShift:
@@ -36,12 +36,8 @@ class PlanShift:
         result = PassResult()
         if not ctx.opts.to_int8:
             return result
-        by_owner: dict[int, list] = {}
-        for site in ctx.sites:
-            if isinstance(site.owner, onnx.GraphProto):
-                by_owner.setdefault(id(site.owner), []).append(site)
         anywhere = readers_anywhere(ctx.model)
-        for sites in by_owner.values():
+        for sites in by_graph(ctx.sites):
             _plan_graph(ctx, sites, anywhere)
         return result
 
@@ -54,11 +50,7 @@ def _plan_graph(ctx: Context, sites: list, anywhere: dict) -> None:
     """Only values every reader of which is in this graph move (a subgraph node may read
     a value of the graph around it: ``anywhere`` counts the readers of the whole model)."""
     owner = sites[0].owner
-    readers: dict[str, list] = {}
-    for s in sites:
-        for x in s.node.input:
-            readers.setdefault(x, []).append(s)
-    readers = {x: got for x, got in readers.items() if len(got) == anywhere.get(x)}
+    readers = readers_within(sites, anywhere)
     outputs = {o.name for o in owner.output} | {i.name for i in owner.input}
     for s in sites:
         if (id(owner), s.index) in ctx.reformatted:

@@ -45,7 +45,7 @@ from ... import schema
 from ..formats.to_qoperator import is_op
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
-from .common import op_label, refused, where
+from .common import by_graph, op_label, readers_within, refused, where
 from .symmetric_measure import activation_bound, clip_bounds, guard, scale_for, weights_moved, zero_shape
 
 # ops whose output codes are some of their input's codes, moved or picked (MaxPool the largest:
@@ -66,23 +66,15 @@ class PlanSymmetric:
         result = PassResult()
         if not ctx.opts.to_symmetric:
             return result
-        by_owner: dict[int, list] = {}
-        for site in ctx.sites:
-            if isinstance(site.owner, onnx.GraphProto):
-                by_owner.setdefault(id(site.owner), []).append(site)
         anywhere = readers_anywhere(ctx.model)
-        for sites in by_owner.values():
+        for sites in by_graph(ctx.sites):
             _plan_graph(ctx, sites, anywhere, result)
         return result
 
 
 def _plan_graph(ctx: Context, sites: list, anywhere: dict, result: PassResult) -> None:
     owner = sites[0].owner
-    readers: dict[str, list] = {}
-    for s in sites:
-        for x in s.node.input:
-            readers.setdefault(x, []).append(s)
-    readers = {x: got for x, got in readers.items() if len(got) == anywhere.get(x)}
+    readers = readers_within(sites, anywhere)
     outside = {o.name for o in owner.output} | {i.name for i in owner.input}
     inits = {t.name for t in owner.initializer}
     done: list = []
