@@ -40,8 +40,8 @@ def test_the_data_holds_every_release_on_the_matrix_keys():
         assert table is not None and table.machine == "x86_64" and "probe_fusion_openvino.py" in table.command
         assert set(table.outcomes) == keys, version
     # docs/targets.md: the counts of the oldest and the newest release
-    assert _counts(fusion.table("openvino", MEASURED)) == {"integer": 508, "float": 869, "load": 90}
-    assert _counts(fusion.table("openvino", "2024.0.0")) == {"integer": 498, "float": 767, "load": 202}
+    assert _counts(fusion.table("openvino", MEASURED)) == {"integer": 624, "float": 1911, "load": 89}
+    assert _counts(fusion.table("openvino", "2024.0.0")) == {"integer": 614, "float": 1480, "load": 530}
     assert fusion.table("openvino", "2023.3.0") is None and fusion.table("openvino", "2026.4") is None
 
 
@@ -158,7 +158,7 @@ def test_the_prediction_agrees_with_the_installed_release_on_the_quantizer_outpu
             tally(counts, wrong, name, g.text, said, got)
         assert len([f for f in predict.findings(model, ".", "openvino") if f.code == "QT501"]) == said_float
     print(dict(counts), wrong)
-    # docs/targets.md: 262 groups, 178 agree, none differ; the others are keys not measured and
-    # layers the reader does not find, in the model or in the matrix case of its key
+    # docs/targets.md: 262 groups, 259 agree, none differ; the others are the transposed weights
+    # the reader does not find in the matrix case of their key (openvino folds them)
     unfound = [w for w in wrong if probe_fusion_openvino.NOT_FOUND in (w[2], w[3])]
-    assert counts["agree"] >= 170 and wrong == unfound and len(unfound) <= 4, (counts, wrong)
+    assert counts["agree"] >= 255 and wrong == unfound and len(unfound) <= 3, (counts, wrong)

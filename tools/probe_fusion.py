@@ -10,8 +10,9 @@ QuantizeLinear after the op or not, a Relu / Clip before it, a DequantizeLinear 
 initializer shared by two groups, a bias, a blocked weight of MatMul, the Q's output of a
 MaxPool / Transpose / Reshape read by two nodes, an Add / Mul of a constant reading a Conv's,
 MatMul's or Gemm's output through Q -> DQ (the op before it is named "before_...", and is not
-read for its own key: ``measured_groups``), a MatMul read by an Add of a constant; every
-8-bit group at ai.onnx opset 13 and 21, per tensor at 11 too) is written as a model;
+read for its own key: ``measured_groups``), a MatMul read by an Add of a constant, the groups
+onnxruntime's quantizers write beyond one fact at a time (``quantizer_cases``); every 8-bit
+group at ai.onnx opset 13 and 21, per tensor at 11 too) is written as a model;
 the runtime loads each with default SessionOptions (graph_optimization_level is
 ORT_ENABLE_ALL by default) and ``optimized_model_filepath`` set, so it saves the graph it
 runs; what the group's op became there is its outcome: "fused into QLinearConv" (any
@@ -79,7 +80,9 @@ def inside(folder: str) -> None:
                                  providers=["CPUExecutionProvider"])
             return "ok"
         except Exception as exc:  # the runtime refused the model
-            lines = [s for s in str(exc).splitlines() if s.strip()]
+            # (the case's path named as MODEL.onnx: no temporary folder in the data)
+            said = str(exc).replace(os.path.join(folder, f"{case}.onnx"), "MODEL.onnx")
+            lines = [s for s in said.splitlines() if s.strip()]
             return "load: " + (lines[0] if lines else type(exc).__name__)[:300]
 
     each_case(folder, f"{ort.__version__} {platform.machine()}", run)
@@ -193,6 +196,7 @@ def matrix() -> list[dict]:
         for before in sorted(fusion_ops()):  # a constant after an op it may be folded into (its bias)
             out += [_spec(op=op, act=act, b="const", before=before, sym=sym, after=after)
                     for act in ACT for sym in (True, False) for after in ("q", "output")]
+    out += quantizer_cases()
     for op in ("AveragePool", "GlobalAveragePool", "Sigmoid", "LeakyRelu", "Softmax", "Concat"):
         for act in ACT:
             for after in ("q", "output"):
@@ -224,6 +228,80 @@ def matrix() -> list[dict]:
     return unique
 
 
+def quantizer_cases() -> list[dict]:
+    """The groups onnxruntime's quantizers write (fixtures/corpus.py) beyond the facts one at a
+    time: a Conv / MatMul / Gemm of each type pair without a bias, with asymmetric weights, and
+    reading an activation's DequantizeLinear shared with another group; a Conv / Gemm with
+    symmetric 8-bit float weights quantized in the graph (Q -> DQ); int4 / uint4 weights below opset 21
+    (com.microsoft Q/DQ); an Add / Mul whose second input's (or both inputs') DequantizeLinear
+    is shared (a residual), of a symmetric constant, or after a MatMul whose Q -> DQ another
+    group reads too; asymmetric blocked weights read by float ops or an Add;
+    MaxPool, Transpose, Reshape and Add read by float ops; a blocked weight transposed before its
+    MatMul."""
+    out = []
+    for op, axis in (("Conv", 0), ("MatMul", 1), ("Gemm", 0)):
+        extra = {"transB": 1} if op == "Gemm" else {}
+        bias = "none" if op == "MatMul" else "dq"
+        for act in ACT:
+            for w in WEIGHTS:
+                for gran, sym in (("tensor", True), ("tensor", False), ("channel", True), ("channel", False)):
+                    base = _spec(op=op, act=act, w=w, gran=gran, axis=axis if gran == "channel" else None,
+                                 sym=sym, bias=bias, **extra)
+                    out += [base, _spec(base, bias="none"), _spec(base, shared="act")]
+                    # the weights quantized in the graph (Q -> DQ), symmetric as the quantizer's: the
+                    # key does not tell a non-constant x's zero point (openvino runs sym in i8), nor
+                    # such a weight from an activation (a MatMul of two: its own cases)
+                    if w in ("int8", "uint8") and sym and op != "MatMul":
+                        out += [_spec(base, pair=True), _spec(base, bias="none", pair=True),
+                                _spec(base, shared="act", pair=True)]
+                    if act == "uint8" and w in ("int4", "uint4"):  # the quantizer's com.microsoft Q/DQ
+                        out += [_spec(base, opset=13, contrib=True),
+                                _spec(base, bias="none", opset=13, contrib=True),
+                                _spec(base, shared="act", opset=13, contrib=True)]
+    for op in ("Add", "Mul"):
+        for act in ACT:
+            out += [_spec(op=op, act=act, b="act", shared="b"), _spec(op=op, act=act, b="act", shared="ab"),
+                    _spec(op=op, act=act, b="sym_const"), _spec(op=op, act=act, b="float", after="float")]
+            out += [_spec(op=op, act=act, b="const", before="MatMul", sym=sym, after="q", shared="act")
+                    for sym in (True, False)]
+    for w in ("int4", "uint4", "int8", "uint8"):
+        for block in (32, 64, 128):
+            out += [_spec(op="MatMul", act="float", w=w, gran="blocked", axis=0, block=block, sym=sym,
+                          after=after, bias="none") for sym in (True, False) for after in ("float", "add")]
+    for op in ("MaxPool", "Transpose", "Reshape"):
+        out += [_spec(op=op, act=act, after="float") for act in ACT]
+    for w in ("int4", "uint4"):  # the n-bits quantizer's weight blocked along axis 1, transposed
+        out += [_spec(op="Transpose", act=w, w=w, gran="blocked", axis=1, block=block, sym=sym, after="float",
+                      weight_t=True) for block in (32, 64, 128) for sym in (True, False)]
+    return out
+
+
+def _transposed_weight(s: dict):
+    """A spec's (``weight_t``) MatMul weight: a constant blocked along axis 1, dequantized,
+    transposed (the group) and read by a MatMul of a float input."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    b, tp = s["block"], {"int4": TensorProto.INT4, "uint4": TensorProto.UINT4}[s["w"]]
+    rows, cols = 64, max(64, b)
+    n = rows * -(-cols // b)
+    data = np.random.default_rng(7).integers(-7 if s["w"] == "int4" else 0, 8, size=rows * cols)
+    inits = [helper.make_tensor("w", tp, [rows, cols], data.tolist()),
+             helper.make_tensor("s", TensorProto.FLOAT, [rows, n // rows], [0.01] * n)]
+    if not s["sym"]:
+        inits.append(helper.make_tensor("z", tp, [rows, n // rows], [3] * n))
+    nodes = [helper.make_node("DequantizeLinear", [i.name for i in inits], ["wd"], name="dq0", axis=1,
+                              block_size=b),
+             helper.make_node("Transpose", ["wd"], ["wt"], name="group_t", perm=[1, 0]),
+             helper.make_node("MatMul", ["x", "wt"], ["y"], name="mm")]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, cols])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph(nodes, "group", [x], [y], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    return onnx.shape_inference.infer_shapes(model)
+
+
 def fusion_ops() -> frozenset:
     """The ops an Add / Mul may be folded into (qlin's fusion.FOLDS_INTO)."""
     from qlin_cli.targets import fusion
@@ -240,9 +318,12 @@ def build(s: dict):
     TP = {"uint8": TensorProto.UINT8, "int8": TensorProto.INT8, "uint16": TensorProto.UINT16,
           "int16": TensorProto.INT16, "int4": TensorProto.INT4, "uint4": TensorProto.UINT4,
           "int32": TensorProto.INT32, "float": TensorProto.FLOAT}
+    if s.get("weight_t"):
+        return _transposed_weight(s)
     op, act, w = s["op"], s["act"], s["w"]
     nodes, inits, inputs, outputs = [], [], [], []
     names = iter(range(10_000))
+    domain = "com.microsoft" if s.get("contrib") else ""  # the Q/DQ's (int4 below opset 21)
 
     def new(prefix):
         return f"{prefix}{next(names)}"
@@ -263,14 +344,14 @@ def build(s: dict):
             attrs["axis"] = axis
         if block is not None:
             attrs["block_size"] = block
-        nodes.append(helper.make_node("DequantizeLinear", ins, [y], name=y, **attrs))
+        nodes.append(helper.make_node("DequantizeLinear", ins, [y], name=y, domain=domain, **attrs))
         return y
 
     def q(x, t, scale=0.05, zp=None):
         y = new("q")
         zp = ZERO.get(t, 0) if zp is None else zp
         ins = [x, const(scale, "float", ()), const(zp, t, ())]
-        nodes.append(helper.make_node("QuantizeLinear", ins, [y], name=y))
+        nodes.append(helper.make_node("QuantizeLinear", ins, [y], name=y, domain=domain))
         return y
 
     def graph_input(shape):
@@ -299,6 +380,15 @@ def build(s: dict):
                   "int4": (-7, 7), "uint4": (0, 15)}[w]
         data = rng.integers(lo, hi + 1, size=shape)
         name = new("w")
+        if s.get("pair"):  # float weights quantized in the graph: QuantizeLinear -> DequantizeLinear
+            inits.append(numpy_helper.from_array((data * 0.01).astype(np.float32), name))
+            y, a = new("wq"), s["axis"]
+            sshape = (shape[a],) if s["gran"] == "channel" else ()
+            zp = 0 if s["sym"] else 3
+            ins = [name, const(0.01, "float", sshape), const(zp, w, sshape)]
+            nodes.append(helper.make_node("QuantizeLinear", ins, [y], name=y, domain=domain,
+                                          **({"axis": a} if sshape else {})))
+            return y
         inits.append(helper.make_tensor(name, TP[w], list(shape), data.reshape(-1).tolist()))
         return name
 
@@ -361,14 +451,17 @@ def build(s: dict):
 
     count = 2 if s["shared"] else 1
     x_in = graph_input(shapes.get(op, ((1, 8, 4, 4),))[0])
-    shared_act = activation(None, act, x_in) if s["shared"] == "act" else None
+    shared_act = activation(None, act, x_in) if s["shared"] in ("act", "ab") else None
+    shared_b = activation((1, 8, 4, 4), act) if s["shared"] in ("b", "ab") else None
+    made = None  # the op before, its Q -> DQ read by both groups (shared "act")
     w_init = weight_init() if op in shapes and s["shared"] in ("init", "dq") else None
     w_dq = weight_dq(w_init) if op in shapes and s["shared"] == "dq" else None
     for _ in range(count):
         a_in = shared_act or activation(None, act, x_in)
         if s.get("before"):  # op -> Q -> DQ -> Add / Mul of a constant shaped as the op's bias
-            a_in, bias_shape = _made_before(s, SimpleNamespace(
+            made = (made if s["shared"] == "act" else None) or _made_before(s, SimpleNamespace(
                 const=const, dq=dq, q=q, new=new, nodes=nodes, input=graph_input, act=activation))
+            a_in, bias_shape = made
         if op in shapes:
             if op == "MatMul" and s["b"] == "act":
                 b_in = activation(shapes[op][1], act)
@@ -390,13 +483,17 @@ def build(s: dict):
         elif op in ("Add", "Mul", "Concat"):
             b = s["b"] if op != "Concat" else "act"
             if b == "act":
-                b_in = activation((1, 8, 4, 4), act)
+                b_in = shared_b or activation((1, 8, 4, 4), act)
+            elif b == "sym_const":  # every zero point 0, whatever the type
+                b_in = dq(const(3, act, (1, 8, 4, 4)), act, 0.02, 0)
             elif b == "mixed":
                 b_in = activation((1, 8, 4, 4), "int8" if act == "uint8" else "uint8")
             elif b == "float":
                 b_in = graph_input((1, 8, 4, 4))
             else:
-                b_in = (dq(const(3, act, bias_shape), act, 0.02, 0 if s["sym"] else 3) if s.get("before")
+                # (an asymmetric constant not its zero point: a Mul by 0 folds the model to a constant)
+                b_in = (dq(const(3 if s["sym"] else 5, act, bias_shape), act, 0.02, 0 if s["sym"] else 3)
+                        if s.get("before")
                         else dq(const(3, act, (1, 8, 4, 4)), act, 0.02, ZERO.get(act, 0)))
             ins, attrs = [a_in, b_in], ({"axis": 1} if op == "Concat" else {})
         else:
@@ -414,8 +511,9 @@ def build(s: dict):
         tail(y, None)
     graph = helper.make_graph(nodes, "group", inputs, outputs, inits)
     opset = s["opset"]
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                              ir_version=10 if opset >= 21 else 7 if opset >= 13 else 6)
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    model = helper.make_model(graph, opset_imports=imports,
+                              ir_version=10 if opset >= 21 or domain else 7 if opset >= 13 else 6)
     return onnx.shape_inference.infer_shapes(model)
 
 

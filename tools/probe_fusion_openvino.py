@@ -94,7 +94,8 @@ def layer_of(original, layers: list, name: str) -> list | None:
     Conv's "<name>/WithoutBiases"); else, as openvino renames a layer after the Q/DQ it absorbs
     and merges equal ops (the two groups of a shared DequantizeLinear), the one layer of the
     op's type (``LAYER_TYPES``) that reads no constant alone; else a snippets Subgraph that
-    absorbed an elementwise op; None where no layer holds it."""
+    absorbed an elementwise op; else the layer of what openvino folded it with (``_folded_into``:
+    an Add / Mul of a constant and the op before it); None where no layer holds it."""
     node = next(n for n in original.graph.node if n.name == name)
     outs = set(node.output)
     best = None
@@ -113,7 +114,49 @@ def layer_of(original, layers: list, name: str) -> list | None:
     if len({(la[1], la[2], la[5]) for la in typed}) == 1:
         return typed[0]
     if kinds == ("Eltwise",):
-        return next((la for la in layers if la[1] == "Subgraph"), None)
+        sub = next((la for la in layers if la[1] == "Subgraph"), None)
+        if sub is not None:
+            return sub
+    return _folded_into(original, layers, node)
+
+
+def _folded_into(original, layers: list, node) -> list | None:
+    """Where no layer names the node: the layer of what openvino folded it with, named after
+    that alone. For an Add / Mul of a constant, the layer holding a DequantizeLinear around it,
+    of its non-constant input or after its output's QuantizeLinear (from 2026.1 a 16-bit Add /
+    Mul is folded into the Convolution / FullyConnected before it, named after the output's
+    DequantizeLinear); for a Conv / MatMul / Gemm, the layer holding the Add / Mul that reads its
+    output, directly or through Q -> DQ (its bias: the FullyConnected named after the Add);
+    else None."""
+    readers: dict = {}
+    for n in original.graph.node:
+        for x in n.input:
+            readers.setdefault(x, []).append(n)
+
+    def through_q(y: str) -> list:  # the nodes reading y, or reading the DQ after y's Q
+        out = []
+        for r in readers.get(y, []):
+            if r.op_type != "QuantizeLinear":
+                out.append(r)
+                continue
+            for d in readers.get(r.output[0], []):
+                out += readers.get(d.output[0], []) if d.op_type == "DequantizeLinear" else []
+        return out
+
+    if node.op_type in ("Add", "Mul"):
+        made = {o: n for n in original.graph.node for o in n.output}
+        names = [x for x in node.input if x in made and made[x].op_type == "DequantizeLinear"
+                 and made[x].input[0] in made]
+        names += [d.output[0] for q in readers.get(node.output[0], []) if q.op_type == "QuantizeLinear"
+                  for d in readers.get(q.output[0], []) if d.op_type == "DequantizeLinear"]
+    elif node.op_type in ("Conv", "MatMul", "Gemm"):
+        names = [r.name for r in through_q(node.output[0]) if r.op_type in ("Add", "Mul")]
+    else:
+        return None
+    for x in names:
+        found = next((la for la in layers if x in {la[0], *(la[4].split(",") if la[4] else ())}), None)
+        if found is not None:
+            return found
     return None
 
 
