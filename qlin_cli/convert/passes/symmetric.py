@@ -46,7 +46,15 @@ from ..formats.to_qoperator import is_op
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
 from .common import by_graph, op_label, readers_within, refused, where
-from .symmetric_measure import activation_bound, clip_bounds, guard, scale_for, weights_moved, zero_shape
+from .symmetric_measure import (
+    activation_bound,
+    clip_bounds,
+    guard,
+    range_of,
+    scale_for,
+    weights_moved,
+    zero_shape,
+)
 
 # ops whose output codes are some of their input's codes, moved or picked (MaxPool the largest:
 # the new codes keep the order of the old): int8 codes in give the new codes of the same values
@@ -54,7 +62,6 @@ from .symmetric_measure import activation_bound, clip_bounds, guard, scale_for, 
 PASS_ON = frozenset({"MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Identity",
                      "Slice", "Split", "Gather", "Expand", "Tile", "DepthToSpace", "SpaceToDepth"})
 # (and Resize when it picks the nearest code, Pad: ``_passes_on``)
-EIGHT_BIT = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127)}
 
 
 class PlanSymmetric:
@@ -162,7 +169,7 @@ def _params(site, const, absent: np.dtype) -> tuple | None:
     scale = const(node.input[1]) if len(node.input) > 1 and node.input[1] else None
     zp_name = node.input[2] if len(node.input) > 2 else ""
     zp = const(zp_name) if zp_name else np.zeros((), absent)
-    if scale is None or zp is None or np.asarray(zp).dtype not in EIGHT_BIT:
+    if scale is None or zp is None or range_of(np.asarray(zp).dtype) is None:
         return None
     if "output_dtype" in attrs and not zp_name and attrs["output_dtype"].i not in (0, TensorProto.UINT8):
         return None  # no zero point: the type is the attribute's
@@ -199,7 +206,7 @@ def _move(ctx: Context, q, dqs: list, name: str, value, result: PassResult, thro
     plan.inits.append(numpy_helper.from_array(np.zeros(zero_shape(scale, zp), np.int8), plan.zname))
     if plan.scale_name != nodes[0].node.input[1]:
         plan.inits.append(numpy_helper.from_array(plan.new_scale, plan.scale_name))
-    bounds = clip_bounds(scale, zp, plan.new_scale, *EIGHT_BIT[zp.dtype])
+    bounds = clip_bounds(scale, zp, plan.new_scale, *range_of(zp.dtype))
     for k, site in enumerate(nodes):
         _rewrite(ctx, site, plan, name, bounds if site is q else None, k == 0)
     moved = [r for r in through if _rewrite_through(ctx, r, plan, name)]
@@ -212,7 +219,7 @@ def _checked(nodes: list, value, through: list, const) -> tuple | None:
     """(scale, zero point, axis) the nodes share, None when the tensor cannot move: not 8-bit,
     symmetric int8 already, per-axis activations (no one guard keeps their saturation), or a
     Pad whose pad value is not the zero point (the value 0, which moves with it)."""
-    if value is not None and np.asarray(value).dtype not in EIGHT_BIT:
+    if value is not None and range_of(np.asarray(value).dtype) is None:
         return None  # (an int32 bias, say)
     absent = np.dtype(np.uint8) if value is None else np.asarray(value).dtype  # a missing zero point's type
     params = [_params(s, const, absent) for s in nodes]
@@ -242,7 +249,7 @@ class _Plan:
 
 
 def _planned(ctx: Context, name: str, value, q, scale, zp, axis: int) -> _Plan:
-    lo, hi = EIGHT_BIT[zp.dtype]
+    lo, hi = range_of(zp.dtype)
     if value is None:
         new_scale = scale_for(scale, zp, lo, hi)
         change = (f"{zp.dtype} zero point {_zero_points(zp)} -> int8 zero point 0, scale x"

@@ -20,9 +20,19 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ...evaluator import run_node
+from ...schema import dtypes
 from ..formats.measure import REFERENCE_SINCE, Measured
 
 RANDOM = 256  # random probe values per channel
+_INT8 = dtypes.BY_NAME["int8"]
+LOW, HIGH = int(_INT8.lo), int(_INT8.hi)  # the new codes' range (the dtype table's int8: -128, 127)
+
+
+def range_of(dtype) -> tuple[int, int] | None:
+    """(lowest, highest) of an 8-bit integer numpy dtype, from the dtype table; None for
+    another type (what the pass moves: uint8 and int8)."""
+    d = dtypes.BY_NUMPY.get(np.dtype(dtype))
+    return (int(d.lo), int(d.hi)) if d is not None and d.kind == "int" and d.bits == 8 else None
 ENGINES = ("qlin evaluator", "onnx.reference")
 
 
@@ -31,7 +41,7 @@ def scale_for(scale: np.ndarray, zp: np.ndarray, lo: int, hi: int) -> np.ndarray
     no smaller than that by rounding (so the new range holds the source's whole range)."""
     s = scale.astype(np.float64)
     z = np.broadcast_to(zp, scale.shape).astype(np.float64)
-    want = s * np.maximum((z - lo) / 128.0, (hi - z) / 127.0)
+    want = s * np.maximum((z - lo) / -LOW, (hi - z) / HIGH)
     out = want.astype(scale.dtype)
     low = out.astype(np.float64) < want
     while low.any():  # (a float32 rounding down: one ulp up)
@@ -47,8 +57,8 @@ def clip_bounds(scale: np.ndarray, zp: np.ndarray, new_scale: np.ndarray, lo: in
     (``guard``) keeps that saturation, which a quantizer may rely on in place of a Relu."""
     s, z, n = float(scale.reshape(-1)[0]), int(zp.reshape(-1)[0]), float(new_scale.reshape(-1)[0])
     low, high = s * (lo - z), s * (hi - z)
-    return (np.asarray(low, scale.dtype) if -128 * n < low - n / 2 else None,
-            np.asarray(high, scale.dtype) if 127 * n > high + n / 2 else None)
+    return (np.asarray(low, scale.dtype) if LOW * n < low - n / 2 else None,
+            np.asarray(high, scale.dtype) if HIGH * n > high + n / 2 else None)
 
 
 def guard(x: str, out: str, bounds: tuple, names: tuple[str, str]) -> list[onnx.NodeProto]:
@@ -85,7 +95,7 @@ def _bound(scale_b: bytes, scale_t: str, shape: tuple, zp_b: bytes, zp_t: str, z
     new_scale = np.frombuffer(new_b, scale_t).reshape(shape)
     x = _probe(scale, zp, new_scale)
     zero = np.zeros(zero_shape(scale, zp), np.int8)
-    clip = clip_bounds(scale, zp, new_scale, *((0, 255) if zp.dtype == np.uint8 else (-128, 127)))
+    clip = clip_bounds(scale, zp, new_scale, *range_of(zp.dtype))
     before = [_evaluated(x, scale, zp, opset, per_axis), _referenced(x, scale, zp, opset, per_axis)]
     after = [_evaluated(x, new_scale, zero, opset, per_axis, clip),
              _referenced(x, new_scale, zero, opset, per_axis, clip)]
@@ -106,11 +116,11 @@ def _probe(scale: np.ndarray, zp: np.ndarray, new_scale: np.ndarray) -> np.ndarr
     s = np.atleast_1d(scale).astype(np.float64)
     z = np.broadcast_to(np.atleast_1d(zp), s.shape).astype(np.float64)
     n = np.atleast_1d(new_scale).astype(np.float64)
-    lo, hi = (0, 255) if zp.dtype == np.uint8 else (-128, 127)
+    lo, hi = range_of(zp.dtype)
     codes = np.arange(lo - 2, hi + 3, dtype=np.float64)
     shifts = np.array([0.0, 0.25, 0.5, -0.25])
     old = ((codes[:, None] + shifts[None, :]).reshape(-1, 1) - z[None, :]) * s[None, :]
-    ties = (np.arange(-130, 130, dtype=np.float64)[:, None] + 0.5) * n[None, :]
+    ties = (np.arange(LOW - 2, HIGH + 3, dtype=np.float64)[:, None] + 0.5) * n[None, :]
     rng = np.random.default_rng(0)
     width = (hi - lo + 2) * s
     rand = (rng.random((RANDOM, s.size)) * width[None, :] + (lo - z - 1) * s[None, :])
@@ -164,15 +174,15 @@ def weights_moved(w: np.ndarray, scale: np.ndarray, zp: np.ndarray, axis: int
         shape[at] = scale.size
     z = np.asarray(zp, np.int32).reshape(shape if per_axis else ())
     d = w.astype(np.int32) - z
-    if d.min(initial=0) >= -128 and d.max(initial=0) <= 127:
+    if d.min(initial=0) >= LOW and d.max(initial=0) <= HIGH:
         new_scale, codes = scale, d.astype(np.int8)
     else:
         reduce = tuple(i for i in range(w.ndim) if not (per_axis and i == at))
         far = np.abs(d).max(axis=reduce) if d.size else np.zeros(scale.shape, np.int32)
-        far = np.maximum(np.asarray(far, np.float64).reshape(scale.shape), 127.0)
-        new_scale = (scale.astype(np.float64) * far / 127.0).astype(scale.dtype)
+        far = np.maximum(np.asarray(far, np.float64).reshape(scale.shape), HIGH)
+        new_scale = (scale.astype(np.float64) * far / HIGH).astype(scale.dtype)
         ratio = (scale.astype(np.float64) / new_scale.astype(np.float64)).reshape(shape if per_axis else ())
-        codes = np.clip(np.rint(d * ratio), -127, 127).astype(np.int8)
+        codes = np.clip(np.rint(d * ratio), -HIGH, HIGH).astype(np.int8)  # (symmetric weight codes)
     dq = helper.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], **({"axis": axis} if per_axis else {}))
     opset = 13 if per_axis else 10
     before = run_node(dq, opset, [w, scale, zp]).astype(np.float64)
