@@ -64,9 +64,10 @@ def clip_bounds(scale: np.ndarray, zp: np.ndarray, new_scale: np.ndarray, lo: in
 def guard(x: str, out: str, bounds: tuple, names: tuple[str, str]) -> list[onnx.NodeProto]:
     """The nodes that keep ``x`` within ``bounds`` (None: no bound on that side) as ``out``:
     Relu for a lower bound of 0 alone, else Max with the lower and Min with the upper bound
-    (``names``: the initializers holding them). Not Clip: onnxruntime 1.31.1's graph
-    optimization fails to load a Clip before an int8 QuantizeLinear at opset 21
-    ("output_dtype INT8 does not match y_zero_point type UINT8", a node it makes)."""
+    (``names``: the initializers holding them). Relu is the op a quantizer folded into a
+    zero point at the low end; Max and Min read their bound as an input at every opset, where
+    Clip takes attributes below 11. (onnxruntime 1.27 .. 1.32's graph optimizations fail to
+    load any of them before an int8 QuantizeLinear at opset 21: docs/convert.md.)"""
     low, high = bounds
     if low is not None and high is None and float(low) == 0.0:
         return [helper.make_node("Relu", [x], [out])]
