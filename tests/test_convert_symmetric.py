@@ -160,3 +160,30 @@ def _output_step(path: str) -> float:
     dq = next(n for n in g.node if n.output[0] == g.output[0].name)
     assert dq.op_type == "DequantizeLinear"
     return float(next(numpy_helper.to_array(t) for t in g.initializer if t.name == dq.input[1]))
+
+
+@pytest.mark.parametrize("pad_value,moves", [(128, True), (7, False)])
+def test_a_pad_moves_with_its_tensor_only_when_it_pads_with_the_zero_point(tmp_path, pad_value, moves):
+    # Pad's constant value is a code: the zero point's code is the value 0 and moves with it; any
+    # other code would mean another value once the zero point is 0, so the tensor stays
+    inits = [numpy_helper.from_array(np.float32(0.05), "s"), numpy_helper.from_array(np.uint8(128), "z"),
+             numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "pads"),
+             numpy_helper.from_array(np.uint8(pad_value), "pv")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q"),
+             helper.make_node("Pad", ["q", "pads", "pv"], ["p"], name="pad"),
+             helper.make_node("DequantizeLinear", ["p", "s", "z"], ["y"], name="dq")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])], inits)
+    src, out = str(tmp_path / "m.onnx"), str(tmp_path / "s.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=7), src)
+    r = CliRunner().invoke(main, ["convert", src, "--to-symmetric", "--tolerance", "2", "-o", out])
+    assert r.exit_code == 0, r.output
+    pad = next(n for n in onnx.load(out).graph.node if n.op_type == "Pad")
+    inits = {t.name: t for t in onnx.load(out).graph.initializer}
+    assert (inits[pad.input[2]].data_type == TensorProto.INT8) == moves
+    if moves:
+        onnx.checker.check_model(out, full_check=True)
+        x = np.linspace(-6, 6, 6, dtype=np.float32).reshape(2, 3)
+        want = ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        got = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        assert np.array_equal(want[:, [0, 4]], got[:, [0, 4]])  # the padding: 0 either way

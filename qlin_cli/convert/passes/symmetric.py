@@ -278,7 +278,7 @@ def _rewrite(ctx: Context, site, plan: _Plan, name: str, bounds, first: bool) ->
     del n.attribute[:]
     n.attribute.extend(kept)
     added = list(plan.inits) if first else []
-    before = _clip(ctx, site, n, bounds, added) if bounds is not None else []
+    before = _guard_before(ctx, site, n, bounds, added) if bounds is not None else []
     m = plan.measured
     notes = [plan.change, f"measured: {m.text()}" if plan.verified else f"measured, not proven: {m.text()}"]
     if before:
@@ -309,7 +309,7 @@ def _rewrite_through(ctx: Context, r, plan: _Plan, name: str) -> bool:
     return True
 
 
-def _clip(ctx: Context, site, q: onnx.NodeProto, bounds: tuple, added: list) -> list:
+def _guard_before(ctx: Context, site, q: onnx.NodeProto, bounds: tuple, added: list) -> list:
     """The guard (symmetric_measure.guard) of the QuantizeLinear ``q``'s input to ``bounds``,
     ``q`` then reading it; nothing where neither bound is needed."""
     if bounds[0] is None and bounds[1] is None:
