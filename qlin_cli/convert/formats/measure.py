@@ -282,8 +282,8 @@ class _Batch:
                     got = stacked.reference(st, values)
                 else:
                     got = self._session(g, side, ort).run(values)
-                out += [[np.broadcast_to(o[:, j], (_ROWS,) + o.shape[2:]) for o in got]
-                        for j in range(got[0].shape[1])]
+                out += [[o[:, j] if o.shape[0] == _ROWS else np.broadcast_to(o[:, j], (_ROWS,) + o.shape[2:])
+                         for o in got] for j in range(got[0].shape[1])]
         except Exception:  # Declined, or what the models will say again, case by case
             return None
         return out
@@ -302,8 +302,8 @@ class _Batch:
         imports, ir_version = _imports(self.opsets(side), self.cases[0].opset_after)
         key = (g.st.key, tuple(sorted(imports.items())))
         if key not in self.sessions:
-            copies = min(stacked.COPIES, len(g.ids))
-            self.sessions[key] = stacked.Session(ort, g.st, copies, imports, ir_version, _options(ort))
+            copies = min(stacked.COPIES, max(1, len(g.ids) // stacked.SHARED_MIN))
+            self.sessions[key] = stacked.Session(ort, g.st, copies, _ROWS, imports, ir_version, _options(ort))
         return self.sessions[key]
 
     def _model(self, ids: list[int], side: str) -> tuple:

@@ -106,6 +106,27 @@ def dequantized(w: dict) -> np.ndarray:
     return ((w["codes"].astype(np.float32) - z) * s).astype(w["scales"].dtype)
 
 
+def codes_tensor(name: str, elem: int, dims: list, codes: np.ndarray) -> onnx.TensorProto:
+    """``helper.make_tensor(name, elem, dims, codes)`` for uint2 / uint4 / uint8 ``elem`` and
+    uint8 ``codes`` within the type's range, built without its per-call conversions: the same
+    message (tests/test_convert_formats_speed.py holds the two equal)."""
+    t = onnx.TensorProto()
+    t.data_type = elem
+    t.name = name
+    t.dims.extend(dims)
+    flat = np.asarray(codes, np.uint8).reshape(-1)
+    per = {TensorProto.UINT4: 2, TensorProto.UINT2: 4}.get(elem, 1)
+    if per > 1:  # low bits first, the last byte padded with zeros (onnx's _pack_4bitx2 / _pack_2bitx4)
+        bits = 8 // per
+        padded = np.zeros(-(-flat.size // per) * per, np.uint8)
+        padded[:flat.size] = flat & ((1 << bits) - 1)
+        flat = padded.reshape(-1, per)[:, 0].copy()
+        for j in range(1, per):
+            flat |= padded[j::per] << (bits * j)
+    t.int32_data.extend(flat.tolist())
+    return t
+
+
 def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups) -> tuple[Built, dict]:
     if opset < BLOCKED_SINCE:
         raise NoForm(f"blocked DequantizeLinear (and uint4) come with opset {BLOCKED_SINCE}: add "
@@ -117,10 +138,9 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups) -> tuple[Built, dict
     base = node.name or node.op_type
     elem = TYPES[w["bits"]]
     names = {key: look.namer(f"{base}_{key}") for key in ("weight_q", "weight_scale", "weight_zero_point")}
-    inits = [helper.make_tensor(names["weight_q"], elem, [w["K"], w["N"]], w["codes"].T.reshape(-1)),
+    inits = [codes_tensor(names["weight_q"], elem, [w["K"], w["N"]], w["codes"].T),
              numpy_helper.from_array(np.ascontiguousarray(w["scales"].T), names["weight_scale"]),
-             helper.make_tensor(names["weight_zero_point"], elem, list(w["zero"].T.shape),
-                                w["zero"].T.reshape(-1))]
+             codes_tensor(names["weight_zero_point"], elem, list(w["zero"].T.shape), w["zero"].T)]
     weight = look.namer(f"{base}_weight")
     nodes = [helper.make_node("DequantizeLinear", [names["weight_q"], names["weight_scale"],
                                                    names["weight_zero_point"]], [weight],
@@ -182,24 +202,105 @@ class NBitsCase:
 
 
 BATCH = 512  # cases whose DequantizeLinear nodes run as one onnx.reference model
+STACK_BYTES = 1 << 26  # what the tables of one stacked run may take (their float32 values)
 
 
 def prove_all(cases: list[NBitsCase]) -> list[str | None]:
-    """Each case's ``prove()``: the DequantizeLinear nodes of up to BATCH cases of one opset run
-    as one onnx.reference model (each node reads only its own constants, so it computes what it
-    computes alone); a batch whose names clash or that the evaluator cannot run is proven case
-    by case, which names the reason."""
+    """Each case's ``prove()``. Cases whose blocked DequantizeLinear nodes have the same
+    attributes and tables of the same types and shapes are run side by side (``_stacked``): their
+    written tables, each read as onnx.reference reads an initializer, joined along an axis the
+    blocks do not run along, through one DequantizeLinear of one evaluator per structure. The
+    node computes each element from that element's code, scale and zero point alone, so each
+    case's part of the output is what the node computes on the case's tables alone. The others:
+    up to BATCH cases of one opset as one onnx.reference model (each node reads only its own
+    constants); a batch whose names clash or that the evaluator cannot run is proven case by
+    case, which names the reason."""
     out: list[str | None] = [None] * len(cases)
     by_opset: dict[int, list[int]] = {}
     for i, case in enumerate(cases):
         by_opset.setdefault(opset_for(case.w["bits"]), []).append(i)
-    for idx in by_opset.values():
-        for start in range(0, len(idx), BATCH):
-            part = idx[start:start + BATCH]
+    evaluators: dict = {}  # one onnx.reference evaluator per structure
+    for opset, idx in by_opset.items():
+        rest = _stacked(cases, idx, opset, out, evaluators)
+        for start in range(0, len(rest), BATCH):
+            part = rest[start:start + BATCH]
             got = _run_batch([cases[i] for i in part])
             for j, i in enumerate(part):
                 out[i] = cases[i].prove() if got is None else cases[i].compare(got[j])
     return out
+
+
+def _stacked(cases: list[NBitsCase], idx: list[int], opset: int, out: list, evaluators: dict) -> list[int]:
+    """Prove the cases ``idx`` that ``_tables`` reads, side by side, into ``out``; the others
+    (and those of a structure the evaluator cannot run stacked) are returned, in order."""
+    groups: dict[tuple, list] = {}
+    rest: list[int] = []
+    for i in idx:
+        read = _tables(cases[i])
+        if read is None:
+            rest.append(i)
+        else:
+            groups.setdefault(read[0], []).append((i, read[1]))
+    for key, members in groups.items():
+        per_case = 4 * int(np.prod(members[0][1][0].shape, dtype=np.int64))
+        size = max(1, STACK_BYTES // max(per_case, 1))
+        for start in range(0, len(members), size):
+            part = members[start:start + size]
+            try:
+                got = _run_stacked(key, [tables for _, tables in part], opset, evaluators)
+            except Exception:  # proven as before: in a batch model, or case by case
+                rest += [i for i, _ in part]
+                continue
+            for (i, _), value in zip(part, got, strict=True):
+                out[i] = cases[i].compare(value)
+    return sorted(rest)
+
+
+def _tables(case: NBitsCase) -> tuple[tuple, list] | None:
+    """(structure, [codes, scale, zero point]) of a case whose DequantizeLinear is blocked and
+    reads only tensors of the case (``inits``) of one rank of at least 2, each read as
+    onnx.reference reads an initializer; None for any other."""
+    dq = case.dq
+    attrs = {a.name: a for a in dq.attribute}
+    if set(attrs) - {"axis", "block_size"} or "block_size" not in attrs or attrs["block_size"].i <= 0:
+        return None
+    tensors = {t.name: t for t in case.inits}
+    names = list(dq.input)
+    if not 2 <= len(names) <= 3 or any(x not in tensors for x in names):
+        return None
+    try:
+        tables = [numpy_helper.to_array(tensors[x]) for x in names]
+    except Exception:  # the evaluator's own reading will say why
+        return None
+    rank = tables[0].ndim
+    axis = attrs["axis"].i if "axis" in attrs else 1
+    if rank < 2 or any(t.ndim != rank for t in tables) or not -rank <= axis < rank:
+        return None
+    key = (axis % rank, attrs["block_size"].i, tuple((tensors[x].data_type, t.dtype, t.shape)
+                                                     for x, t in zip(names, tables, strict=True)))
+    return key, tables
+
+
+def _run_stacked(key: tuple, parts: list[list[np.ndarray]], opset: int, evaluators: dict) -> list:
+    """Each case's output of the DequantizeLinear of ``key`` (``_tables``), run once on the
+    cases' tables joined along the last axis other than the blocked one."""
+    from onnx.reference import ReferenceEvaluator
+
+    axis, block_size, inputs = key
+    rank = len(inputs[0][2])
+    along = rank - 1 if axis != rank - 1 else rank - 2
+    names = ["x", "scale", "zero_point"][:len(inputs)]
+    if (key, opset) not in evaluators:
+        node = helper.make_node("DequantizeLinear", names, ["y"], axis=axis, block_size=block_size)
+        graph = helper.make_graph([node], "weights", [helper.make_tensor_value_info(n, elem, None)
+                                                      for n, (elem, _, _) in zip(names, inputs, strict=True)],
+                                  [helper.make_tensor_value_info("y", 0, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                                  ir_version=ir.ir_for_opset(opset))
+        evaluators[(key, opset)] = ReferenceEvaluator(model)
+    feeds = {n: np.concatenate([p[j] for p in parts], axis=along) for j, n in enumerate(names)}
+    (got,) = evaluators[(key, opset)].run(None, feeds)
+    return np.split(np.asarray(got), len(parts), axis=along)
 
 
 def _run_batch(cases: list[NBitsCase]) -> list | None:

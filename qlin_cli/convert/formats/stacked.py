@@ -28,11 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import onnx
 from onnx import helper
 
 from ... import schema
 
-COPIES = 16  # cases side by side in one onnxruntime session
+COPIES = 8  # cases side by side in one onnxruntime session (each on every input row)
 SHARED_MIN = 8  # fewer cases of a structure than this: one model of the batch costs less
 NUMPY_2 = int(np.__version__.split(".")[0]) >= 2  # 0-d arrays promote as arrays do (NEP 50)
 _INTEGER_CODES = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
@@ -69,12 +70,26 @@ def signature(nodes: list, inputs: dict, constant, outputs: list) -> tuple[tuple
     (``constant(name)``: its array or None) nor made."""
     slots: dict[str, int] = {}
     wiring = []
+    made = set()
     for n in nodes:
-        ins = tuple([slots.setdefault(x, len(slots)) if x else -1 for x in n.input])
-        outs = tuple([slots.setdefault(o, len(slots)) for o in n.output])
-        attrs = tuple([a.SerializeToString() for a in n.attribute]) if n.attribute else ()
-        wiring.append((n.domain, n.op_type, attrs, ins, outs))
-    made = {o for n in nodes for o in n.output}
+        ins = []
+        for x in n.input:
+            if not x:
+                ins.append(-1)
+                continue
+            at = slots.get(x)
+            if at is None:
+                at = slots[x] = len(slots)
+            ins.append(at)
+        outs = []
+        for o in n.output:
+            at = slots.get(o)
+            if at is None:
+                at = slots[o] = len(slots)
+            outs.append(at)
+            made.add(o)
+        attrs = tuple([a.SerializeToString() for a in n.attribute]) if len(n.attribute) else ()
+        wiring.append((n.domain, n.op_type, attrs, tuple(ins), tuple(outs)))
     kinds: list = []
     for name in slots:
         if name in made:
@@ -247,54 +262,76 @@ def shareable(st: Structure) -> bool:
 
 
 class Session:
-    """One onnxruntime session of ``copies`` cases of ``st`` side by side, every constant
-    an input."""
+    """One onnxruntime session of ``copies`` cases of ``st`` side by side, each on ``rows``
+    inputs. Every input and constant slot is one graph input holding that slot's value of every
+    copy (and row) stacked along a new first axis, from which a Gather of one index gives each
+    copy its own value: an exact copy, so the structure's nodes read, as tensors computed at run
+    time, the values and shapes they read fed alone. A node that reads only constants (a weight's
+    DequantizeLinear) is computed once per copy and read by every row, as it computes the same
+    values for each. One run computes ``copies`` cases on every row, fed a handful of arrays."""
 
-    def __init__(self, ort, st: Structure, copies: int, opsets: dict, ir_version: int, session_options):
-        self.st, self.copies = st, copies
+    def __init__(self, ort, st: Structure, copies: int, rows: int, opsets: dict, ir_version: int,
+                 session_options):
+        self.st, self.copies, self.rows = st, copies, rows
         self.fed = [i for i, k in enumerate(st.kinds) if k[0] != "made"]
+        per_row = {i for i, k in enumerate(st.kinds) if k[0] == "input"}
+        for _, _, _, ins, outs in st.nodes:  # in order: a value made from a row's value varies by row
+            if per_row.intersection(ins):
+                per_row.update(outs)
+        self.per_row = per_row
+
+        def name(i: int, j: int, f: int) -> str:
+            return f"v{i}_{j}_{f}" if i in per_row else f"v{i}_{j}"
+
         nodes, inputs, outputs = [], [], []
+        at = [helper.make_tensor(f"at{m}", onnx.TensorProto.INT64, [], [m]) for m in range(copies * rows)]
+        for i in self.fed:
+            kind = st.kinds[i]
+            elem = kind[1] if kind[0] == "input" else helper.np_dtype_to_tensor_dtype(np.dtype(kind[1]))
+            each = rows if i in per_row else 1
+            inputs.append(helper.make_tensor_value_info(f"s{i}", elem, [copies * each, *kind[2]]))
+            nodes += [helper.make_node("Gather", [f"s{i}", f"at{j * each + f}"], [name(i, j, f)])
+                      for j in range(copies) for f in range(each)]
         for j in range(copies):
             for (domain, op, _, ins, outs), protos in zip(st.nodes, st.protos, strict=True):
-                n = helper.make_node(op, [f"v{i}_{j}" if i >= 0 else "" for i in ins],
-                                     [f"v{o}_{j}" for o in outs], domain=domain)
-                n.attribute.extend(protos)
-                nodes.append(n)
-            for i in self.fed:
-                kind = st.kinds[i]
-                elem = kind[1] if kind[0] == "input" else helper.np_dtype_to_tensor_dtype(np.dtype(kind[1]))
-                inputs.append(helper.make_tensor_value_info(f"v{i}_{j}", elem, list(kind[2])))
-            outputs += [helper.make_tensor_value_info(f"v{s}_{j}", elem, None) for s, elem in st.outputs]
-        graph = helper.make_graph(nodes, "measure", inputs, outputs)
+                for f in range(rows if per_row.intersection(outs) else 1):
+                    n = helper.make_node(op, [name(i, j, f) if i >= 0 else "" for i in ins],
+                                         [name(o, j, f) for o in outs], domain=domain)
+                    n.attribute.extend(protos)
+                    nodes.append(n)
+        for s, elem in st.outputs:
+            outputs += [helper.make_tensor_value_info(name(s, j, f), elem, None)
+                        for j in range(copies) for f in range(rows if s in per_row else 1)]
+        graph = helper.make_graph(nodes, "measure", inputs, outputs, at)
         imports = [helper.make_opsetid(d, v) for d, v in opsets.items()]
         model = helper.make_model(graph, opset_imports=imports, ir_version=ir_version)
         self.session = ort.InferenceSession(model.SerializeToString(), session_options,
                                             providers=["CPUExecutionProvider"])
 
     def run(self, values: list) -> list[np.ndarray]:
-        """The outputs, [inputs, cases, ...] each, ``values`` as for ``reference``; the
-        values the same for every input (constants) bound once per ``copies`` cases."""
-        rows, cases = max(values[i].shape[0] for i in self.fed), values[self.fed[0]].shape[1]
-        names = [o.name for o in self.session.get_outputs()]
-        width = len(self.st.outputs)
-        out: list = [None] * width
-        for start in range(0, cases, self.copies):
-            ks = [min(start + j, cases - 1) for j in range(self.copies)]  # the last case repeated
-            io = self.session.io_binding()
-            for name in names:
-                io.bind_output(name)
-            for f in range(rows):
-                for j, k in enumerate(ks):
-                    for i in self.fed:
-                        v = values[i]
-                        if v.shape[0] > 1 or f == 0:
-                            io.bind_cpu_input(f"v{i}_{j}", v[f if v.shape[0] > 1 else 0, k, ...])
-                self.session.run_with_iobinding(io)
-                result = io.copy_outputs_to_cpu()
-                for j in range(min(self.copies, cases - start)):
-                    for o in range(width):
-                        y = result[j * width + o]
-                        if out[o] is None:
-                            out[o] = np.empty((rows, cases) + y.shape, y.dtype)
-                        out[o][f, start + j] = y
+        """The outputs, [rows, cases, ...] each, ``values`` as for ``reference`` (an input
+        slot's [rows, cases, ...], a constant's [1, cases, ...])."""
+        rows, copies, cases = self.rows, self.copies, values[self.fed[0]].shape[1]
+        out: list = [None] * len(self.st.outputs)
+        for start in range(0, cases, copies):
+            ks = [min(start + j, cases - 1) for j in range(copies)]  # the last case repeated
+            feeds = {}
+            for i in self.fed:
+                v = values[i][:, ks]
+                if i in self.per_row:  # [copies * rows, ...], copy j's row f at j * rows + f
+                    v = np.broadcast_to(v, (rows,) + v.shape[1:]).swapaxes(0, 1)
+                    feeds[f"s{i}"] = np.ascontiguousarray(v).reshape((copies * rows,) + v.shape[2:])
+                else:
+                    feeds[f"s{i}"] = np.ascontiguousarray(v[0])
+            got = self.session.run(None, feeds)
+            n, at = min(copies, cases - start), 0
+            for o, (s, _) in enumerate(self.st.outputs):
+                each = rows if s in self.per_row else 1
+                y = np.stack(got[at:at + copies * each])
+                at += copies * each
+                y = np.broadcast_to(y.reshape((copies, each) + y.shape[1:]).swapaxes(0, 1),
+                                    (rows, copies) + y.shape[1:])
+                if out[o] is None:
+                    out[o] = np.empty((rows, cases) + y.shape[2:], y.dtype)
+                out[o][:, start:start + n] = y[:, :n]
         return out

@@ -1,0 +1,127 @@
+"""The shortcuts that make a format conversion of thousands of nodes cost a few runs: each is
+held to the slow way it stands for (convert/formats/nbits.py, measure.py, stacked.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from qlin_cli.convert.formats import nbits
+
+
+@pytest.mark.parametrize("elem,high", [(TensorProto.UINT4, 16), (TensorProto.UINT2, 4),
+                                       (TensorProto.UINT8, 256)])
+def test_codes_tensor_is_what_make_tensor_writes(elem, high):
+    """The tensor nbits writes for its codes is helper.make_tensor's, message and bytes, for odd
+    sizes (a padded last byte), transposed views and empty tables."""
+    rng = np.random.default_rng(0)
+    for shape in ((32, 32), (3, 5), (1, 1), (7,), (2, 3, 5), (0, 4), (5, 2)):
+        codes = rng.integers(0, high, shape).astype(np.uint8)
+        for c in (codes, codes.T):
+            want = helper.make_tensor("w", elem, list(c.shape), c.reshape(-1))
+            got = nbits.codes_tensor("w", elem, list(c.shape), c)
+            assert got == want and got.SerializeToString() == want.SerializeToString(), (shape, c.shape)
+
+
+def _case(seed: int, k: int = 64, n: int = 6, block: int = 32, bits: int = 4, zero: bool = True,
+          name: str = ""):
+    """A MatMulNBits-like case of its own tables: codes [N, K], blocked along K."""
+    rng = np.random.default_rng(seed)
+    blocks = -(-k // block)
+    codes = rng.integers(0, 1 << bits, (n, k)).astype(np.uint8)
+    scales = rng.uniform(0.01, 0.5, (n, blocks)).astype(np.float32)
+    zp = rng.integers(0, 1 << bits, (n, blocks)) if zero else np.full((n, blocks), 1 << (bits - 1))
+    zp = zp.astype(np.uint8)
+    w = {"K": k, "N": n, "bits": bits, "block_size": block, "codes": codes, "scales": scales, "zero": zp}
+    elem = nbits.TYPES[bits]
+    inits = [nbits.codes_tensor(f"q{name}", elem, [k, n], codes.T),
+             numpy_helper.from_array(np.ascontiguousarray(scales.T), f"s{name}"),
+             nbits.codes_tensor(f"z{name}", elem, [blocks, n], zp.T)]
+    dq = helper.make_node("DequantizeLinear", [f"q{name}", f"s{name}", f"z{name}"], [f"w{name}"], axis=0,
+                          block_size=block)
+    return nbits.NBitsCase(w, dq, inits)
+
+
+def test_the_stacked_proof_gives_each_case_its_own_verdict(monkeypatch):
+    """Cases of one structure are proven side by side in one onnx.reference run: each case's
+    verdict is its own proof's, an error planted in one case (first, middle, last, at a table's
+    edge) fails that case alone with the message its own proof gives; cases of other shapes or
+    bits are proven in their own runs, and none goes to the batch models."""
+    cases = [_case(i, name=str(i)) for i in range(7)]
+    cases += [_case(10, k=48, block=16, name="a"), _case(11, bits=8, name="b"),
+              _case(12, zero=False, name="c")]
+    cases += [_case(20 + i, bits=2, name=f"t{i}") for i in range(3)]
+    for i, at in ((0, (0, 0)), (3, (5, 63)), (6, (2, 31)), (8, (0, 0)), (12, (1, 1))):
+        cases[i].w["codes"] = cases[i].w["codes"].copy()
+        cases[i].w["codes"][at] ^= 1
+    monkeypatch.setattr(nbits, "_run_batch", lambda cases: pytest.fail("a case went to the batch models"))
+    got = nbits.prove_all(cases)
+    want = [c.prove() for c in cases]
+    assert got == want
+    assert [i for i, v in enumerate(got) if v is not None] == [0, 3, 6, 8, 12]
+    assert all("where the page gives" in got[i] for i in (0, 3, 6, 8, 12))
+
+
+def test_the_stacked_proof_splits_by_bytes(monkeypatch):
+    """Stacks are cut at STACK_BYTES; one case a stack gives the same verdicts."""
+    cases = [_case(i, name=str(i)) for i in range(5)]
+    cases[2].w["codes"] = cases[2].w["codes"].copy()
+    cases[2].w["codes"][4, 40] ^= 2
+    whole = nbits.prove_all(cases)
+    monkeypatch.setattr(nbits, "STACK_BYTES", 1)
+    assert nbits.prove_all(cases) == whole == [c.prove() for c in cases]
+    assert whole[2] is not None and whole.count(None) == 4
+
+
+def _matmul_chain(n_tensor: int, n_column: int, seed: int = 3):
+    """x -> QuantizeLinear -> QLinearMatMul nodes (``n_tensor`` with per-tensor weights, then
+    ``n_column`` per column), each with its own weights, scales and zero points -> DequantizeLinear."""
+    rng = np.random.default_rng(seed)
+    inits = [numpy_helper.from_array(np.float32(0.05), "s"), numpy_helper.from_array(np.uint8(128), "z")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q0"])]
+    for i in range(n_tensor + n_column):
+        shape = (16,) if i >= n_tensor else ()
+        inits += [numpy_helper.from_array(rng.integers(-128, 128, (16, 16)).astype(np.int8), f"w{i}"),
+                  numpy_helper.from_array(rng.uniform(0.001, 0.02, shape).astype(np.float32), f"ws{i}"),
+                  numpy_helper.from_array(rng.integers(-8, 8, shape).astype(np.int8), f"wz{i}"),
+                  numpy_helper.from_array(np.float32(rng.uniform(0.02, 0.2)), f"ys{i}"),
+                  numpy_helper.from_array(np.uint8(rng.integers(100, 156)), f"yz{i}")]
+        x_scale, x_zero = ("s", "z") if i == 0 else (f"ys{i - 1}", f"yz{i - 1}")
+        nodes.append(helper.make_node("QLinearMatMul", [f"q{i}", x_scale, x_zero, f"w{i}", f"ws{i}", f"wz{i}",
+                                                        f"ys{i}", f"yz{i}"], [f"q{i + 1}"], name=f"mm{i}"))
+    last = n_tensor + n_column
+    nodes.append(helper.make_node("DequantizeLinear", [f"q{last}", f"ys{last - 1}", f"yz{last - 1}"], ["y"]))
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def test_the_stacked_session_measures_what_each_case_alone_measures(monkeypatch):
+    """onnxruntime's session of a structure (stacked.Session: several cases side by side, each
+    on every input row, fed through Gathers, a weight's DequantizeLinear once per case) gives
+    every node the measurement (bound, outputs that differ, engines) that running each batch as
+    models gives, with the last run of a structure's cases padded (37 and 19 cases: 4 and 2
+    side by side)."""
+    pytest.importorskip("onnxruntime")
+    from qlin_cli.convert.formats import measure, stacked
+    from qlin_cli.convert.run import Options, convert_model
+
+    model = _matmul_chain(37, 19)
+    made = []
+    real = stacked.Session.__init__
+
+    def counted(self, ort, st, copies, *args):
+        made.append(copies)
+        real(self, ort, st, copies, *args)
+
+    monkeypatch.setattr(stacked.Session, "__init__", counted)
+
+    def measured():
+        r = convert_model(model, "", Options(13, to_format="qdq", tolerance=255))
+        return [(e.where, e.measured.to_json()) for e in r.entries if e.measured]
+
+    together = measured()
+    assert sorted(made) == [2, 4] and len(together) == 56
+    monkeypatch.setattr(measure, "STACKED", False)
+    assert measured() == together
