@@ -184,6 +184,36 @@ def _opset_words(bucket: str) -> str:
 def group(a, body, index: int) -> Group | None:
     """The QDQ group of node ``index`` of ``body`` (an analysis' BodyView): None where the
     node is not an ai.onnx op of GROUP_OPS or no input of it is a DequantizeLinear's output."""
+    parts = _parts(a, body, index, None)
+    return None if parts is None else Group(*parts)
+
+
+def texts(a, body):
+    """text_of(index): ``group(a, body, index).text`` (None where there is no group) for the
+    nodes of one body, with what its nodes share worked out once: each input's ``Slot`` per
+    (shape of its DequantizeLinear's facts, constant, symmetric, shared), whether a constant
+    zero point is all zeros per its content, and each key's text per its parts."""
+    memo: dict = {}
+
+    def text_of(index: int) -> str | None:
+        parts = _parts(a, body, index, memo)
+        if parts is None:
+            return None
+        op, slots, after, opset, before = parts
+        key = (op, *map(id, slots), after, opset, before)  # slots are memo's: one object per value
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = Group(*parts).text
+        return found
+    return text_of
+
+
+_GRANULARITY = {schema.PER_TENSOR: "tensor", schema.PER_AXIS: "channel", schema.BLOCKED: "blocked"}
+
+
+def _parts(a, body, index: int, memo: dict | None) -> tuple | None:
+    """``Group``'s fields of node ``index`` (``group``), None where it has no group; ``memo``:
+    what ``texts`` keeps for the body (None: nothing kept)."""
     domain, op = body.kinds[index]
     if op not in GROUP_OPS or schema.normalize_domain(domain) != schema.AI_ONNX:
         return None
@@ -195,24 +225,36 @@ def group(a, body, index: int) -> Group | None:
     for name in ins:
         j = producers.get(name) if name else None
         if j is None or kinds[j][1] != "DequantizeLinear":
-            slots.append(Slot(FLOAT))
+            slots.append(_FLOAT_SLOT)
             continue
         f = a.facts(body, j)
         if f is None or not nodes.is_linear(f):
-            slots.append(Slot(FLOAT))
+            slots.append(_FLOAT_SLOT)
             continue
         first = first or f
-        slots.append(_slot(f, body, j, producers, consumers, find_value))
+        slots.append(_slot(f, body, j, producers, consumers, find_value, memo))
     if first is None:
         return None
     if op == "Gemm" and a.any_facts(body, index).attrs.get("transB", 0):
         op += " transB=1"  # which axis of B holds the output channels
+    opset = _body_opset(a, body, memo)
+    before = _before(body, ins, slots) if op in BIAS_OPS else ""
+    return op, tuple(slots), _after(a, body, op, outs, first), opset, before
+
+
+def _body_opset(a, body, memo: dict | None) -> str:
+    """``opset_bucket`` of the ai.onnx opset the body imports (the model's, where it has no scope)."""
+    if memo is not None and "opset" in memo:
+        return memo["opset"]
+    scope = body.scope
     opset = schema.opset_of(scope.opsets, schema.AI_ONNX) if scope is not None else None
     if opset is None:
         opset = next((o.version for o in a.model.opset_import
                       if schema.normalize_domain(o.domain) == schema.AI_ONNX), None)
-    before = _before(body, ins, slots) if op in BIAS_OPS else ""
-    return Group(op, tuple(slots), _after(a, body, op, outs, first), opset_bucket(opset), before)
+    found = opset_bucket(opset)
+    if memo is not None:
+        memo["opset"] = found
+    return found
 
 
 def opset_bucket(opset: int | None) -> str:
@@ -244,26 +286,55 @@ def _before(body, ins: tuple, slots: list[Slot]) -> str:
     return ""
 
 
-def _slot(f, body, j, producers, consumers, find_value) -> Slot:
+def _slot(f, body, j, producers, consumers, find_value, memo: dict | None = None) -> Slot:
     x = f.inputs[0] if f.inputs else ""
-    const = bool(x) and producers.get(x) is None and find_value(x) is not None
-    if not const and x and producers.get(x) is not None and body.kinds[producers[x]][1] == "Constant":
+    made = producers.get(x) if x else None
+    const = bool(x) and made is None and find_value(x) is not None
+    if not const and made is not None and body.kinds[made][1] == "Constant":
         const = True
-    gran = {schema.PER_TENSOR: "tensor", schema.PER_AXIS: "channel", schema.BLOCKED: "blocked"}.get(
-        f.granularity, str(f.granularity))
-    axis = f.normalized_axis() if gran != "tensor" else None
-    block = f.block_size if gran == "blocked" else None
-    sym = False
-    if const:
-        zp = nodes.zero_point_values(f)
-        sym = zp is not None and not zp.any()
+    sym = const and _symmetric(f, memo)
     y = f.outputs[0] if f.outputs else ""
     shared = ""
     if len(consumers.get(y, ())) > 1:
         shared = "dq"
     elif x and len(consumers.get(x, ())) > 1:
         shared = "init" if const else ""
+    if memo is None:
+        return _slot_of(f, sym, const, shared)
+    # the rest is read from the facts' shape key alone (quantized type, granularity, axis,
+    # block size): facts that share a shape (NodeFacts.share) share their slots
+    key = (id(f.__dict__.get("_like", f)), const, sym, shared)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _slot_of(f, sym, const, shared)
+    return found
+
+
+def _slot_of(f, sym: bool, const: bool, shared: str) -> Slot:
+    gran = _GRANULARITY.get(f.granularity, str(f.granularity))
+    axis = f.normalized_axis() if gran != "tensor" else None
+    block = f.block_size if gran == "blocked" else None
     return Slot(nodes.quant_type(f) or "?", gran, axis, block, sym, const, shared)
+
+
+def _symmetric(f, memo: dict | None) -> bool:
+    """Whether every value of the node's zero point is 0 (an absent one is): per the zero
+    point's content, kept in ``memo`` where it has one."""
+    i = f.zero_point_index
+    c = f.values[i] if memo is not None and i is not None and i < len(f.values) and f.present_at(i) else None
+    key = None if c is None else c.content_key
+    if key is None:
+        zp = nodes.zero_point_values(f)
+        return zp is not None and not zp.any()
+    key = ("sym", key)
+    found = memo.get(key)
+    if found is None:
+        zp = nodes.zero_point_values(f)
+        found = memo[key] = zp is not None and not zp.any()
+    return found
+
+
+_FLOAT_SLOT = Slot(FLOAT)
 
 
 def _after(a, body, op: str, outs: tuple, first) -> str:

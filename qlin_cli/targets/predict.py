@@ -145,14 +145,14 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
     unknown = {k for k in distinct if not schema.knows(*k)}  # ops of no family qlin knows
     linear = _linear_sites(a, body, ops, opsets, main_inputs if main else (), main_outputs if main else (),
                            made)
+    group_of = fusion.texts(a, body)
     for index, (ins, outs) in enumerate(body.io):
         op = ops[index]
         if functions and (op[1], op[0]) in functions:
             continue  # a call of a model-local function: runtimes inline its body, walked on its own
         f = None if kinds[index] in unknown else known.get(index) or a.facts(body, index)
         if f is None:  # an op of no family qlin knows
-            g = fusion.group(a, body, index) if op[0] in fusion.GROUP_OPS else None
-            group = None if g is None else g.text
+            group = group_of(index) if op[0] in fusion.GROUP_OPS else None
             cast = weights.undequantized(body, index) if op[0] in weights.WEIGHTED else None
             key = (op, typed(ins), typed(outs), group, cast)
             site = made.get(key)
@@ -188,13 +188,20 @@ def _linear_sites(a: Analysis, body, ops: list, opsets: tuple, main_inputs, main
     family qlin knows), one ``NodeSite`` per value in ``made``; ``ops`` is (op type, domain)
     of every node, ``opsets`` the body's imports, ``main_inputs`` / ``main_outputs`` the main
     graph's (empty outside it). What the maps of the body give is read here once, so that a
-    node costs a few look-ups."""
+    node costs a few look-ups.
+
+    A node's facts are told apart by their shape (``ModelView.shape_of``: one object per
+    shape key, which the check has found for every node it read) and their constants, which
+    is how the facts compare; each new site's class (site_classes.class_key) is numbered
+    here from the same parts (``_Classes``)."""
     quantized: dict[str, NodeSite] = {}  # output name -> site of a linear Q
     roles: dict[int, tuple[bool, bool, int | None]] = {}  # id(spec) -> (is Q, is DQ, scale index)
-    consumers, producers, same, main = body.consumers, body.producers, body.same, body.path == "main"
+    consumers, producers, main = body.consumers, body.producers, body.path == "main"
     after = _after_of(a, body)
     scope = body.scope
     find_value = scope.find_value if scope is not None else (lambda name: None)
+    classes = _Classes(a, (main, opsets))
+    same, fielded = classes.first.get, classes.kinds.get
 
     def site(f: NodeFacts, index: int, ins: tuple, outs: tuple) -> NodeSite:
         role = roles.get(id(f.spec))
@@ -216,21 +223,75 @@ def _linear_sites(a: Analysis, body, ops: list, opsets: tuple, main_inputs, main
             after(readers, f.x_rank) if dq and readers else _NOTHING_AFTER,
             dq and bool(x) and maker is None and find_value(x) is not None,
         )
-        first = same.get(index) or a.same_as(body, index, f)
-        key = (id(first), id(producer), fields)  # one object per value each
+        shape = f.__dict__.get("_like") or a.shape_of(f)
+        values = tuple([same(id(c)) or classes.same(c) for c in f.values])
+        kind = fielded(fields) or classes.fields(fields)  # the fields as a number: hashed once
+        key = (id(shape), values, id(producer), kind)  # equal keys: equal facts, one producer
         found = made.get(key)
         if found is None:
             x_in, y_out, scale_in, readers_of, x_from, (then, reduced, partners), constant = fields
-            found = made[key] = NodeSite(
-                facts=f, in_main_graph=main, x_is_graph_input=x_in, x_is_constant=constant,
-                y_is_graph_output=y_out,
-                producer=producer.facts if producer is not None else None, producer_site=producer,
-                scale_is_graph_input=scale_in, consumers=readers_of, then=then, x_from=x_from,
-                opsets=opsets, reduced=reduced, partners=partners)
+            # (the fields in NodeSite's order: a call by keyword took three times as long)
+            p = None if producer is None else producer.facts
+            found = made[key] = NodeSite(f, main, x_in, constant, y_out, p, producer, scale_in, readers_of,
+                                         then, x_from, opsets, reduced, partners)
+            classes.number(found, shape, values, producer, kind)
         if is_q and y:
             quantized[y] = found
         return found
     return site
+
+
+class _Classes:
+    """Numbers the classes of the sites ``_linear_sites`` makes as ``site_classes.class_key``
+    would (its ``keys``: the analysis' ``targets.site_classes``), from what the site was
+    found by: the facts' shape object and their constants (each by the first equal one:
+    ``same``), the producer's, and the plain fields (with ``body``: the body's main flag and
+    imports). Two sites of one class here are of one class there; a key here is never one
+    there (so a class is at worst asked twice, once per way its sites were numbered)."""
+
+    def __init__(self, a: Analysis, body: tuple):
+        self.keys = a.memo("targets.site_classes", dict)
+        self.numbers = self.keys.setdefault("classes", {})
+        self.body = body
+        self.first: dict[int, int] = {id(None): -1}  # id(constant) -> id of the first equal to it
+        self.firsts: dict = {}  # constant -> the first equal to it
+        self.content: dict[int, object] = {-1: None}  # id of a first constant -> its content key
+        self.kinds: dict[tuple, int] = {}  # a site's plain fields -> their number (with the body's)
+        self.facts: dict[int, tuple] = {}  # id(site) -> its facts' part of the key
+        self.hiding: dict[int, tuple] = {}  # id(shape) -> per input, whether a constant there is hidden
+
+    def same(self, c) -> int:
+        """The id of the first constant equal to ``c`` (``Const`` equality: by content, or
+        identity for a large one); the first is kept, so its id stays its own."""
+        first = self.firsts.setdefault(c, c)
+        self.first[id(c)] = id(first)
+        if id(first) not in self.content:
+            self.content[id(first)] = site_classes.value_key(first, False)
+        return id(first)
+
+    def fields(self, fields: tuple) -> int:
+        """The number of a site's plain fields in this body (the same in every body of the
+        same main flag and imports)."""
+        every = self.keys.setdefault("fields", {})
+        found = self.kinds[fields] = every.setdefault((self.body, fields), len(every))
+        return found
+
+    def number(self, site: NodeSite, shape: NodeFacts, values: tuple, producer: NodeSite | None,
+               kind: int) -> None:
+        hide = self.hiding.get(id(shape))
+        if hide is None or len(hide) != len(values):
+            hide = self.hiding[id(shape)] = site_classes.hidden_inputs(shape, len(values))
+        content, hidden = self.content, site_classes.HIDDEN_KEY
+        mine = (id(shape), tuple([hidden if h and v != -1 else content[v]
+                                  for v, h in zip(values, hide, strict=True)]))
+        self.facts[id(site)] = mine
+        theirs = made = None
+        if producer is not None:
+            theirs, made = self.facts.get(id(producer)), self.keys.get(id(producer))
+            if theirs is None or made is None:  # not numbered here: class_key numbers the site
+                return
+        numbers = self.numbers
+        self.keys[id(site)] = numbers.setdefault(("site", mine, theirs, made, kind), len(numbers))
 
 
 _NOTHING_AFTER = ((), (), ())
@@ -240,7 +301,7 @@ def _after_of(a: Analysis, body):
     """after(readers, rank): what a DequantizeLinear's readers tell the fusion and chain
     checks: per reader, the op types reading its output 0, the axis it sums over, the
     quantized type of its other operand."""
-    io, kinds, consumers, producers = body.io, body.kinds, body.consumers, body.producers
+    io, kinds, consumers, producers, known = body.io, body.kinds, body.consumers, body.producers, body.facts
 
     def after(readers, rank: int | None) -> tuple[tuple, tuple, tuple]:
         then, reduced, partners = [], [], []
@@ -252,7 +313,7 @@ def _after_of(a: Analysis, body):
             reduced.append(_reduced(a, body, j, k, rank) if op == "MatMul" or op == "Gemm" else None)
             other = 1 if k == 0 else 0
             m = producers.get(ins[other]) if other < len(ins) and ins[other] else None
-            partners.append(nodes.quant_type(a.any_facts(body, m))
+            partners.append((known.get(m) or a.any_facts(body, m)).quant_type
                             if m is not None and kinds[m][1] == "DequantizeLinear" else None)
         return tuple(then), tuple(reduced), tuple(partners)
     return after
@@ -280,13 +341,16 @@ def _targets(names: str | Sequence[str] | Iterable[Target]) -> list[Target]:
 def _place_node(target: Target, f: NodeFacts, found: TargetFinding, loc: Location | None = None,
                 heads: dict | None = None) -> Finding:
     """``found`` on the node at ``loc`` (default: ``f``'s own location) whose facts equal ``f``'s;
-    ``heads`` keeps what is the same for every node sharing ``f`` (its op, domain, titles)."""
+    ``heads`` keeps what is the same for every node of ``f``'s op, domain, version and schema
+    (its op, domain, titles)."""
     loc = loc or f.location
-    head = None if heads is None else heads.get(id(f))
+    # (what the head reads: the title is the schema's, else the op)
+    at = (f.op, f.domain, f.opset, id(f.spec)) if heads is not None else None
+    head = None if heads is None else heads.get(at)
     if head is None:
         head = (f.op, f.domain_name, f.opset or 0, f.title, short_title(f.title))
         if heads is not None:
-            heads[id(f)] = head
+            heads[at] = head
     op, domain, opset, title, short = head
     return Finding(found.code, found.severity, found.message, loc.label, op, domain, opset, loc.graph,
                    where=f"node {loc.where} ({title})", title=short, target=target.name,

@@ -51,10 +51,27 @@ HIDDEN = _Hidden()
 def _value_key(f: NodeFacts, i: int, c) -> object:
     """How a constant input counts in a class: absent (None), hidden (the scale, and any
     constant known by identity only) or its content."""
+    return value_key(c, _hides(f, i))
+
+
+def _hides(f: NodeFacts, i: int) -> bool:
+    """Whether a constant at input ``i`` is hidden whatever its value: the scale, and a zero
+    point of other than one element (one of one element is compared by content: most are 0).
+    Read from the facts' shape key alone (their schema and input shapes)."""
+    return i == f.scale_index or (i == f.zero_point_index and nodes.element_count(f.in_shape(i)) != 1)
+
+
+def hidden_inputs(f: NodeFacts, n: int) -> tuple[bool, ...]:
+    """``_hides`` of each of the first ``n`` inputs: the same for facts of one shape."""
+    return tuple([_hides(f, i) for i in range(n)])
+
+
+def value_key(c, hides: bool) -> object:
+    """``_value_key`` of constant ``c`` at an input that ``hides`` (``_hides``) or not."""
     if c is None:
         return None
-    if i == f.scale_index or (i == f.zero_point_index and nodes.element_count(f.in_shape(i)) != 1):
-        return HIDDEN_KEY  # (a zero point of one element is compared by content: most are 0)
+    if hides:
+        return HIDDEN_KEY
     key = c.content_key
     return HIDDEN_KEY if key is None else key
 
@@ -138,15 +155,17 @@ def asker(ask: Callable[[NodeSite], list], keys: dict | None = None,
     their model's), so the keys worked out for that model serve again."""
     remap = remap or _same
     keys = {} if keys is None else keys  # class_key's: shared by the askers of one analysis
-    answers: dict = {}  # (class, summaries) -> findings, or None where a check read a hidden part
+    # class (an int), or (class, summaries) for a class split by summaries -> findings, or
+    # None where a check read a hidden part
+    answers: dict = {}
     split: dict = {}  # class -> the names of the summaries it is split by
     by_id: dict = {}  # id(site) -> (site, findings): the site kept so that its id stays its own
 
     def by_class(site: NodeSite, key: int) -> list | None:
         while True:
             names = split.get(key, ())
-            told = {name: nodes.SUMMARIES[name](site.facts) for name in names}
-            sub = (key, tuple(told.values()))
+            told = {name: nodes.SUMMARIES[name](site.facts) for name in names} if names else {}
+            sub = (key, tuple(told.values())) if names else key
             found = answers.get(sub, False)
             if found is not False:
                 return found
@@ -165,7 +184,12 @@ def asker(ask: Callable[[NodeSite], list], keys: dict | None = None,
         known = by_id.get(id(site))
         if known is not None:
             return known[1]
-        key = class_key(site, keys) if ENABLED else None
+        if ENABLED:
+            key = keys.get(id(site), _NOT_YET)  # (class_key's first look-up, without a call)
+            if key is _NOT_YET:
+                key = class_key(site, keys)
+        else:
+            key = None
         found = None if key is None else by_class(site, key)
         if found is None:
             found = ask(remap(site))

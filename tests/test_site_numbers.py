@@ -1,0 +1,71 @@
+"""What predict._body_sites works out once per body rather than per node gives what the
+per-node functions give: each group's key from ``fusion.texts`` is ``fusion.group``'s, and the
+classes ``predict._Classes`` numbers while the sites are made never put together two sites
+that ``site_classes.class_key`` keeps apart (a class of one numbering is a class of the other,
+or a part of one: findings asked once per class stay each node's own). On the bundled fixtures,
+the quantizer corpus, and the QDQ chain of the benchmarks."""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+
+import corpus
+import onnx
+import pytest
+
+from qlin_cli.model.analysis import analyze
+from qlin_cli.targets import fusion, predict, site_classes
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _chain(tmp_path) -> str:
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    try:
+        from big_model import build_chain
+    finally:
+        sys.path.pop(0)
+    return build_chain(str(tmp_path / "chain.onnx"), 400, opset=13)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> list[str]:
+    tmp = tmp_path_factory.mktemp("numbers")
+    paths = sorted(glob.glob(os.path.join(ROOT, "fixtures", "models", "**", "*.onnx"), recursive=True))
+    return paths + list(corpus.build(tmp).values()) + [_chain(tmp)]
+
+
+def _analysis(path: str):
+    return analyze(onnx.load(path, load_external_data=False), os.path.dirname(path))
+
+
+def test_group_texts_are_the_groups_keys(models):
+    seen = 0
+    for path in models:
+        a = _analysis(path)
+        for body in a.bodies:
+            text_of = fusion.texts(a, body)
+            for i in range(len(body.nodes)):
+                g = fusion.group(a, body, i)
+                assert text_of(i) == (None if g is None else g.text), (path, body.nodes[i].name)
+                seen += g is not None
+    assert seen > 300
+
+
+def test_classes_numbered_with_the_sites_refine_class_key(models):
+    numbered = 0
+    for path in models:
+        a = _analysis(path)
+        placed = predict._read(a)[1]
+        early = a.memo("targets.site_classes", dict)
+        fresh: dict = {}
+        by_number: dict = {}
+        for site, _ in placed:
+            if id(site) not in early:
+                continue
+            numbered += 1
+            mine = class_key = site_classes.class_key(site, fresh)
+            assert by_number.setdefault(early[id(site)], mine) == class_key, path
+    assert numbered > 1000
