@@ -30,12 +30,13 @@ tests/test_targets_*.py.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..severity import ERROR, INFO, SEVERITIES, WARNING
 from .codes import get as code_of
+from .records import Record, replace
 
 if TYPE_CHECKING:
     from .probe_table import Outcome
@@ -48,14 +49,15 @@ GENERATED = "generated"  # generated from the installed runtime; ``where`` is th
 KINDS = (MEASURED, DOCUMENTED, SOURCE, GENERATED)
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(Record):
     """One fact of a profile and where it comes from."""
+    __slots__ = ("fact", "kind", "where", "note")
+    _defaults = ("",)
 
     fact: str
     kind: str  # one of KINDS
     where: str
-    note: str = ""  # e.g. "documented, not measured here"
+    note: str  # e.g. "documented, not measured here"
 
     def to_json(self) -> dict:
         out = {"fact": self.fact, "kind": self.kind, "where": self.where}
@@ -64,8 +66,7 @@ class Source:
         return out
 
 
-@dataclass(frozen=True)
-class TargetFinding:
+class TargetFinding(Record):
     """One reason a target refuses a model or computes something else.
 
     ``convertible``: ``qlin convert --target NAME`` can remove it (the message says so).
@@ -74,15 +75,17 @@ class TargetFinding:
     it has no measured release), ``fact`` what is wrong, ``way`` the way out (``fix``, after
     the conversion that removes it where there is one).
     """
+    __slots__ = ("code", "severity", "fact", "convertible", "target", "fix", "label", "way")
+    _defaults = (False, "", None, "", "")
 
     code: str
     severity: str
     fact: str
-    convertible: bool = False
-    target: str = ""
-    fix: str | None = None
-    label: str = ""
-    way: str = ""
+    convertible: bool
+    target: str
+    fix: str | None
+    label: str
+    way: str
 
     @property
     def message(self) -> str:
@@ -102,19 +105,21 @@ class TargetFinding:
                        way=self.fix or f"no conversion makes the model run on {self.target}")
 
 
-@dataclass(frozen=True)
-class ModelInfo:
+class ModelInfo(Record):
     """What the model-level checks read: nothing is loaded beyond the model proto."""
+    __slots__ = ("ir_version", "opsets", "node_domains", "functions", "graph_input_types",
+                 "initializer_types", "float_ops")
+    _defaults = ((), frozenset(), ())
 
     ir_version: int
     opsets: Mapping[str, int]  # the model's opset imports, domains normalized ("" is ai.onnx)
     node_domains: frozenset[str]  # normalized domains of every node outside model-local function calls
     functions: frozenset[tuple[str, str]]  # (normalized domain, name) of model-local functions
-    graph_input_types: tuple[str | None, ...] = ()  # element types of the main graph's inputs
-    initializer_types: frozenset[str] = frozenset()  # element types stored in initializers
+    graph_input_types: tuple[str | None, ...]  # element types of the main graph's inputs
+    initializer_types: frozenset[str]  # element types stored in initializers
     # (probe key, op type, node label) of the float ops a probe describes
     # (probe_keys.float_key), the first node of each key
-    float_ops: tuple[tuple[str, str, str], ...] = ()
+    float_ops: tuple[tuple[str, str, str], ...]
 
     @property
     def ai_onnx_opset(self) -> int | None:
@@ -187,9 +192,10 @@ class NodeSite:
         return probe_keys.quantize_key_of(what, parts)
 
 
-@dataclass(frozen=True)
-class Float8Quantize:
+class Float8Quantize(Record):
     """How a target's QuantizeLinear converts to float8 otherwise than the spec (QT403)."""
+    __slots__ = ("types", "saturate_0_only", "what", "fix", "said")
+    _defaults = (None,)
 
     types: tuple[str, ...]  # the float8 output types it concerns
     saturate_0_only: bool  # only nodes with saturate=0
@@ -198,22 +204,22 @@ class Float8Quantize:
     # what a release's float8 probe says where ``what`` describes it (a release whose probe
     # says something else is reported in its probe's words); None: ``what`` is documented,
     # not measured (a target without probes)
-    said: str | None = None
+    said: str | None
 
 
-@dataclass(frozen=True)
-class BlockedScale:
+class BlockedScale(Record):
     """How a target fails a blocked node whose scale is not x's shape with ceil(Di /
     block_size) along the axis (QT309)."""
+    __slots__ = ("broadcast", "what")
 
     broadcast: bool  # a scale dimension of 1 off the axis is read as repeated
     what: str  # what happens ("the conversion of the node fails")
 
 
-@dataclass(frozen=True)
-class PairStripping:
+class PairStripping(Record):
     """How a target treats a Q -> DQ pair of some quantized types (QT308, QT408): it removes
     the pair and its reader sees the unquantized value, or it fails to compile the model."""
+    __slots__ = ("types", "removed")
 
     # the quantized types of the pairs it may remove (whether a release does: its pair probe
     # of the type, "removes the pair")

@@ -20,10 +20,10 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ..finding import Finding
 from .base import Target, TargetFinding
+from .records import Record
 
 TIMEOUT = 120.0  # seconds one load, compile and run may take before it is given up (QT210)
 RUNTIMES = ("onnxruntime", "openvino")  # what runner.py runs
@@ -35,16 +35,17 @@ _LOADER = ("import sys, importlib.util as u; s = u.spec_from_file_location('qlin
            "m = u.module_from_spec(s); s.loader.exec_module(m); m.confirm(*sys.argv[2:])")
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Record):
     """What one attempt gave: ``ran`` the runtime loaded, compiled and ran the model; else
     ``stage`` ("load", "compile", "run") and the runtime's ``error`` where it failed, or
     ``skipped``: why it was not run (not installed, another release, no end in time)."""
+    __slots__ = ("ran", "stage", "error", "skipped")
+    _defaults = (False, "", "", "")
 
-    ran: bool = False
-    stage: str = ""
-    error: str = ""
-    skipped: str = ""
+    ran: bool
+    stage: str
+    error: str
+    skipped: str
 
 
 Feeds = dict[str, tuple[list[int], int]]  # input name -> (shape, ONNX element type)

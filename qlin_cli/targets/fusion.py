@@ -34,11 +34,11 @@ same op, differing from the key in one fact only, that the release fuses (the wa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache, cached_property
 
 from .. import schema
 from . import data_files, nodes
+from .records import Record
 
 FILE = "onnxruntime_fusion.json"  # qlin_cli/targets/data/FILE.gz
 # each measured runtime's file (openvino's: tools/probe_fusion_openvino.py)
@@ -82,17 +82,18 @@ INPUT_NAMES = {
 }
 
 
-@dataclass(frozen=True)
-class Slot:
+class Slot(Record):
     """What makes one input of a group's op."""
+    __slots__ = ("type", "gran", "axis", "block", "sym", "const", "shared")
+    _defaults = ("", None, None, False, False, "")
 
     type: str  # the DequantizeLinear's quantized type, or "float" (no DequantizeLinear)
-    gran: str = ""  # "tensor", "channel", "blocked"
-    axis: int | None = None  # per channel and blocked: the axis (non-negative)
-    block: int | None = None
-    sym: bool = False  # a constant x with every zero point 0 (or none)
-    const: bool = False  # the DequantizeLinear's x is an initializer or a Constant's
-    shared: str = ""  # "dq": its output is read by other nodes too; "init": its x is
+    gran: str  # "tensor", "channel", "blocked"
+    axis: int | None  # per channel and blocked: the axis (non-negative)
+    block: int | None
+    sym: bool  # a constant x with every zero point 0 (or none)
+    const: bool  # the DequantizeLinear's x is an initializer or a Constant's
+    shared: str  # "dq": its output is read by other nodes too; "init": its x is
 
     @property
     def text(self) -> str:
@@ -113,17 +114,18 @@ class Slot:
         return [self.type, self.gran, self.axis, self.block, self.sym, self.const, self.shared]
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(Record):
     """One QDQ group's deciding facts; ``text`` is its key."""
+    __slots__ = ("op", "inputs", "after", "opset", "before")
+    _defaults = ("", "")
 
     op: str  # the op type ("Gemm transB=1" where B is transposed)
     inputs: tuple[Slot, ...]
     after: str  # "Q uint8", "Q uint8 same", "Relu Q uint8 low", "Clip Q int8", "float"
-    opset: str = ""  # "opset<12", "opset<21" (OPSET_SPLITS), or "" at 21 and above
+    opset: str  # "opset<12", "opset<21" (OPSET_SPLITS), or "" at 21 and above
     # an Add / Mul of a constant: the op of FOLDS_INTO whose output its other input dequantizes
     # again (op -> Q -> DQ -> Add), else ""
-    before: str = ""
+    before: str
 
     @property
     def text(self) -> str:

@@ -57,11 +57,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from types import MappingProxyType
 
 from . import kernel_store, releases
+from .records import Record
 
 __all__ = [
     "Kernel", "Match", "OrtTable", "Signature", "available_versions", "from_json", "load", "normalise_type",
@@ -82,20 +82,21 @@ def normalise_type(type_name: str) -> str:
     return type_name
 
 
-@dataclass(frozen=True)
-class Kernel:
+class Kernel(Record):
     """All CPU registrations of one operator for one ``since..until`` range.
 
     ``until`` is inclusive; None means onnxruntime registered it open-ended.
     ``registrations`` holds one mapping per registration: constraint name ->
     frozenset of type names ("float", "int8", "float8e4m3fn", "seq(tensor(float))").
     """
+    __slots__ = ("domain", "op", "since", "until", "registrations")
+    _hidden = ('registrations',)
 
     domain: str
     op: str
     since: int
     until: int | None
-    registrations: tuple[Mapping[str, frozenset[str]], ...] = field(repr=False, compare=False)
+    registrations: tuple[Mapping[str, frozenset[str]], ...]
 
     @property
     def constraints(self) -> dict[str, tuple[str, ...]]:
@@ -124,25 +125,26 @@ class Kernel:
         )
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(Record):
     """How onnxruntime would run a node: with ``kernel``, natively or after float16 -> float casts."""
+    __slots__ = ("kernel", "float16_cast")
 
     kernel: Kernel
     float16_cast: bool  # True: float16 arguments are cast to float and the node computes in float32
 
 
-@dataclass(frozen=True)
-class Signature:
+class Signature(Record):
     """The formal inputs and outputs of one onnxruntime schema version: (name, type
     string, option) each, the type string being the constraint name kernels use ("T1")
     or a fixed type ("tensor(int64)"); option "single", "optional" or "variadic".
     ``function``: onnx's schema has a function body, which onnxruntime inlines when no
     kernel exists."""
+    __slots__ = ("inputs", "outputs", "function")
+    _defaults = (False,)
 
     inputs: tuple[tuple[str, str, str], ...]
     outputs: tuple[tuple[str, str, str], ...]
-    function: bool = False
+    function: bool
 
     def bind(self, in_types, out_types) -> dict[str, str]:
         """{constraint name: type} for the known types of a node's inputs and outputs

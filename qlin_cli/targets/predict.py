@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
@@ -29,8 +28,9 @@ from ..model.analysis import Analysis, analyze
 from ..model.facts import ArrayConst, Location, NodeFacts
 from ..model.view import short_title
 from ..schema import dtypes, ir
-from . import fusion, nodes, probe_keys, site_classes, weights
+from . import fusion, nodes, probe_keys, records, site_classes, weights
 from .base import ERROR, ModelInfo, NodeSite, Target, TargetFinding
+from .records import Record
 from .registry import get
 
 __all__ = ["Choice", "Plan", "capability_matrix", "findings", "model_info", "plan", "sites"]
@@ -459,16 +459,17 @@ def capability_matrix() -> list[dict]:
 
 
 # ---- planning a conversion -------------------------------------------------------------------
-@dataclass(frozen=True)
-class Choice:
+class Choice(Record):
     """What to pass to ``qlin convert`` (``convert.state.Options``) for the model to run."""
+    __slots__ = ("to_opset", "to_domain", "ir_version", "lower", "lowered", "notes")
+    _defaults = ((), ())
 
     to_opset: int
     to_domain: str | None  # None: every node keeps its domain; else "ai.onnx" or "com.microsoft"
     ir_version: int  # the IR the converted model needs (convert computes the same)
     lower: bool  # --lower: some Q/DQ nodes become primitive ops
-    lowered: tuple[str, ...] = ()  # where (node labels) lowering is needed
-    notes: tuple[str, ...] = ()
+    lowered: tuple[str, ...]  # where (node labels) lowering is needed
+    notes: tuple[str, ...]
 
     def options(self) -> dict:
         """Keyword arguments for ``convert.state.Options``."""
@@ -485,17 +486,37 @@ class Choice:
         }
 
 
-@dataclass
 class Plan:
     """The outcome of ``plan``: ``choice`` None means no conversion makes the model run;
     ``blocking`` then holds the error findings of the closest candidate. ``needed`` is
-    False when the model already runs as it is."""
+    False when the model already runs as it is. (A mutable record: equal when its fields
+    are, unhashable, shown as a dataclass shows itself.)"""
 
+    __slots__ = ("target", "needed", "choice", "blocking", "tried")
     target: str
     needed: bool
     choice: Choice | None
-    blocking: list[Finding] = field(default_factory=list)
-    tried: int = 0
+    blocking: list[Finding]
+    tried: int
+
+    def __init__(self, target: str, needed: bool, choice: Choice | None,
+                 blocking: list[Finding] | None = None, tried: int = 0):
+        self.target, self.needed, self.choice, self.tried = target, needed, choice, tried
+        self.blocking = [] if blocking is None else blocking
+
+    def _values(self) -> tuple:
+        return (self.target, self.needed, self.choice, self.blocking, self.tried)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"Plan(target={self.target!r}, needed={self.needed!r}, choice={self.choice!r}, "
+                f"blocking={self.blocking!r}, tried={self.tried!r})")
 
     def to_json(self) -> dict:
         return {
@@ -732,7 +753,7 @@ def _try(
         domains_left.add(new_site.facts.domain)
         blocking += [_place_node(t, f, x, loc) for x in _site_errors(t, new_site, noted, cache)]
     need = _ir_needed(info, opset, domains_left, types)
-    new_info = dataclasses.replace(info, opsets=need[1], ir_version=need[0])
+    new_info = records.replace(info, opsets=need[1], ir_version=need[0])
     found = t.model_findings(new_info) if noted else t.model_errors(new_info)
     blocking[:0] = [_place_model(t, x) for x in found if x.severity == ERROR]
     return blocking, lowered, need[0], can_lower

@@ -13,21 +13,22 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from itertools import takewhile
 
 from . import probe_keys, probe_store, releases
+from .records import Record
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Record):
+    __slots__ = ("runs", "fails", "error", "hosts")
+    _defaults = ("", ())
     runs: int
     fails: int
-    error: str = ""
+    error: str
     # (CPU, what it did: "ok" or "N of M failed: error") for a key whose outcome differs
     # between the CPUs measured; () when every CPU saw the same
-    hosts: tuple[tuple[str, str], ...] = ()
+    hosts: tuple[tuple[str, str], ...]
 
     @property
     def refused(self) -> bool:
