@@ -125,3 +125,28 @@ def test_the_stacked_session_measures_what_each_case_alone_measures(monkeypatch)
     assert sorted(made) == [2, 4] and len(together) == 56
     monkeypatch.setattr(measure, "STACKED", False)
     assert measured() == together
+
+
+@pytest.mark.parametrize("bits", [2, 4, 8])
+def test_pack_and_unpack_are_the_byte_layout_element_by_element(bits):
+    """nbits.pack / unpack (whole rows at once) against the layout written out code by code: code
+    j of a byte is bits j*bits.. of it, low bits first; the bytes after the codes are zero; a code
+    out of its range is added in as a byte is (mod 256), as the sum of shifted codes was."""
+    rng = np.random.default_rng(bits)
+    per, mask = 8 // bits, (1 << bits) - 1
+    for rows, cols, extra in ((3, 5, 0), (4, 33, 2), (1, 1, 1)):
+        per_row = -(-cols // per) + extra
+        for high in (1 << bits, 256):
+            codes = rng.integers(0, high, (rows, cols)).astype(np.uint8)
+            want = np.zeros((rows, per_row), np.uint8)
+            for r in range(rows):
+                for c in range(cols):
+                    shifted = int(codes[r, c]) << (bits * (c % per))
+                    want[r, c // per] = (int(want[r, c // per]) + shifted) % 256
+            assert nbits.pack(codes, bits, per_row).tobytes() == want.tobytes()
+        packed = rng.integers(0, 256, (rows, per_row)).astype(np.uint8)
+        count = per_row * per - extra
+        got = nbits.unpack(packed, bits, count)
+        assert got.shape == (rows, count) and got.dtype == np.uint8
+        assert all(int(got[r, c]) == (int(packed[r, c // per]) >> (bits * (c % per))) & mask
+                   for r in range(rows) for c in range(count))

@@ -49,11 +49,11 @@ def unpack(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
     low bits first."""
     rows = packed.reshape(packed.shape[0], -1).astype(np.uint8)
     if bits == 8:
-        codes = rows
-    else:
-        per = 8 // bits
-        shifts = np.arange(per, dtype=np.uint8) * bits
-        codes = ((rows[:, :, None] >> shifts) & ((1 << bits) - 1)).reshape(rows.shape[0], -1)
+        return rows[:, :count]
+    per, mask = 8 // bits, (1 << bits) - 1
+    codes = np.empty((rows.shape[0], rows.shape[1] * per), np.uint8)
+    for j in range(per):  # the j-th code of every byte at once
+        codes[:, j::per] = (rows >> (bits * j)) & mask
     return codes[:, :count]
 
 
@@ -247,13 +247,41 @@ def _stacked(cases: list[NBitsCase], idx: list[int], opset: int, out: list, eval
         for start in range(0, len(members), size):
             part = members[start:start + size]
             try:
-                got = _run_stacked(key, [tables for _, tables in part], opset, evaluators)
+                whole = _run_stacked(key, [tables for _, tables in part], opset, evaluators)
             except Exception:  # proven as before: in a batch model, or case by case
                 rest += [i for i, _ in part]
                 continue
-            for (i, _), value in zip(part, got, strict=True):
+            if _all_equal([cases[i] for i, _ in part], whole):
+                continue  # every case's part is the page's weights: each proof would say None
+            for (i, _), value in zip(part, np.split(whole, len(part), axis=_along(key)), strict=True):
                 out[i] = cases[i].compare(value)
     return sorted(rest)
+
+
+def _all_equal(cases: list[NBitsCase], whole: np.ndarray) -> bool:
+    """Whether ``whole`` (the cases' outputs side by side, ``_run_stacked``) is, bit for bit,
+    the page's weights of MatMulNBits cases (``want``: [K, N]) side by side: the page's formula
+    computed on their codes, scales and zero points stacked along N, element by element as for
+    each alone. False for anything else, which is then compared case by case."""
+    if any(type(c) is not NBitsCase for c in cases):
+        return False
+    first = cases[0].w
+    keys = ("codes", "scales", "zero")
+    if any(c.w["K"] != first["K"] or c.w["block_size"] != first["block_size"]
+           or any(c.w[k].shape != first[k].shape or c.w[k].dtype != first[k].dtype for k in keys)
+           for c in cases):
+        return False
+    stacked = dict(first, **{k: np.concatenate([c.w[k] for c in cases]) for k in keys})
+    want = np.ascontiguousarray(dequantized(stacked).T)
+    got = np.ascontiguousarray(whole)
+    return got.shape == want.shape and got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def _along(key: tuple) -> int:
+    """The axis ``_run_stacked`` joins the tables of the structure ``key`` along: the last
+    axis the blocks do not run along."""
+    axis, rank = key[0], len(key[2][0][2])
+    return rank - 1 if axis != rank - 1 else rank - 2
 
 
 def _tables(case: NBitsCase) -> tuple[tuple, list] | None:
@@ -281,14 +309,13 @@ def _tables(case: NBitsCase) -> tuple[tuple, list] | None:
     return key, tables
 
 
-def _run_stacked(key: tuple, parts: list[list[np.ndarray]], opset: int, evaluators: dict) -> list:
-    """Each case's output of the DequantizeLinear of ``key`` (``_tables``), run once on the
-    cases' tables joined along the last axis other than the blocked one."""
+def _run_stacked(key: tuple, parts: list[list[np.ndarray]], opset: int, evaluators: dict) -> np.ndarray:
+    """The output of the DequantizeLinear of ``key`` (``_tables``), run once on the cases'
+    tables joined along ``_along(key)``: each case's output side by side along it."""
     from onnx.reference import ReferenceEvaluator
 
     axis, block_size, inputs = key
-    rank = len(inputs[0][2])
-    along = rank - 1 if axis != rank - 1 else rank - 2
+    along = _along(key)
     names = ["x", "scale", "zero_point"][:len(inputs)]
     if (key, opset) not in evaluators:
         node = helper.make_node("DequantizeLinear", names, ["y"], axis=axis, block_size=block_size)
@@ -300,7 +327,7 @@ def _run_stacked(key: tuple, parts: list[list[np.ndarray]], opset: int, evaluato
         evaluators[(key, opset)] = ReferenceEvaluator(model)
     feeds = {n: np.concatenate([p[j] for p in parts], axis=along) for j, n in enumerate(names)}
     (got,) = evaluators[(key, opset)].run(None, feeds)
-    return np.split(np.asarray(got), len(parts), axis=along)
+    return np.asarray(got)
 
 
 def _run_batch(cases: list[NBitsCase]) -> list | None:
@@ -337,8 +364,10 @@ def pack(codes: np.ndarray, bits: int, per_row: int) -> np.ndarray:
     padded[:, : codes.shape[1]] = codes
     if bits == 8:
         return padded
-    shifts = (np.arange(per, dtype=np.uint8) * bits)[None, None, :]
-    return (padded.reshape(n, per_row, per) << shifts).sum(axis=2, dtype=np.uint32).astype(np.uint8)
+    out = padded[:, 0::per].copy()
+    for j in range(1, per):  # each shifted code added in, as a byte (the sum of the shifted codes, mod 256)
+        out += padded[:, j::per] << (bits * j)
+    return out
 
 
 def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray,
