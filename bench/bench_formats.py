@@ -13,7 +13,9 @@ not the seconds). Four models of N nodes each (N = 300 and 3,000), one per direc
 Each ratio is given for the wall time and for the CPU time of the processes (user + system,
 which other work on the machine disturbs less); issue 36 asks at most 2x on 3,000 nodes.
 QLIN_BENCH_ROUNDS (3) sets the rounds, QLIN_BENCH_SIZES (300,3000) the sizes,
-QLIN_BENCH_MODELS (all four) the models."""
+QLIN_BENCH_MODELS (all four) the models. QLIN_BENCH_AGAINST=DIR also runs the qlin_cli of
+another tree (DIR holding its qlin_cli/, on PYTHONPATH) in the same rounds, interleaved, and
+prints its ratios below (the figure to trust for a change on a shared machine)."""
 
 from __future__ import annotations
 
@@ -123,11 +125,14 @@ MODELS = {"qop": (build, ["--to-format", "qdq", "--tolerance", "5"]),
           "blocked": (build_blocked, ["--to-format", "qoperator"])}
 
 
-def timed(args: list[str]) -> tuple[float, float]:
-    """(wall, CPU) seconds of one qlin process."""
+def timed(args: list[str], tree: str | None = None) -> tuple[float, float]:
+    """(wall, CPU) seconds of one qlin process (``tree``: the folder whose qlin_cli it runs;
+    None: the one this Python imports)."""
+    env = None if tree is None else {**os.environ, "PYTHONPATH": tree}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "qlin_cli", *args], check=False, capture_output=True)
+    subprocess.run([sys.executable, "-m", "qlin_cli", *args], check=False, capture_output=True, env=env,
+                   cwd=None if tree is None else tree)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -137,21 +142,29 @@ def main() -> None:
     rounds = int(os.environ.get("QLIN_BENCH_ROUNDS", "3"))
     sizes = [int(s) for s in os.environ.get("QLIN_BENCH_SIZES", "300,3000").split(",")]
     names = os.environ.get("QLIN_BENCH_MODELS", ",".join(MODELS)).split(",")
+    trees = [None] + ([os.path.abspath(os.environ["QLIN_BENCH_AGAINST"])]
+                      if os.environ.get("QLIN_BENCH_AGAINST") else [])
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             for name in names:
                 make, flags = MODELS[name]
                 path = os.path.join(tmp, f"{name}{n}.onnx")
                 make(path, n)
-                check, convert = [], []
+                times: dict = {tree: ([], []) for tree in trees}
                 for _ in range(rounds):  # interleaved
-                    check.append(timed(["check", "--no-cache", path]))
-                    convert.append(timed(["convert", path, *flags, "--dry-run"]))
-                c, c_cpu = (statistics.median(x[i] for x in check) for i in (0, 1))
-                v, v_cpu = (statistics.median(x[i] for x in convert) for i in (0, 1))
-                print(f"{n:5d} nodes {name:8s} {' '.join(flags[:2])}: check {c:.2f} s, convert {v:.2f} s "
-                      f"(median of {rounds}): {v / c:.1f}x; CPU {c_cpu:.2f} s and {v_cpu:.2f} s: "
-                      f"{v_cpu / c_cpu:.1f}x", flush=True)
+                    for tree in trees:
+                        times[tree][0].append(timed(["check", "--no-cache", path], tree))
+                        times[tree][1].append(timed(["convert", path, *flags, "--dry-run"], tree))
+                for tree in trees:
+                    _report(n, name, flags, rounds, *times[tree], tree)
+
+
+def _report(n: int, name: str, flags: list, rounds: int, check: list, convert: list, tree) -> None:
+    c, c_cpu = (statistics.median(x[i] for x in check) for i in (0, 1))
+    v, v_cpu = (statistics.median(x[i] for x in convert) for i in (0, 1))
+    print(f"{n:5d} nodes {name:8s} {' '.join(flags[:2])}: check {c:.2f} s, convert {v:.2f} s "
+          f"(median of {rounds}): {v / c:.1f}x; CPU {c_cpu:.2f} s and {v_cpu:.2f} s: "
+          f"{v_cpu / c_cpu:.2f}x" + (f"  [{tree}]" if tree else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
         by_owner.setdefault(id(site.owner), []).append(site)
     found: list = []  # (site, at, fused, case) of every group with a QOperator form
     anywhere = readers_anywhere(ctx.model)
+    read: dict = {}  # constants read, by scope: the scales and zero points groups share, read once
     for sites in by_owner.values():
         owner = sites[0].owner
         if not isinstance(owner, onnx.GraphProto):
@@ -37,7 +38,7 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
                 continue
             if _plan_nbits(ctx, result, g, site, at) or node.op_type not in QOPERATOR_OF:
                 continue
-            got = _group(ctx, result, g, site)
+            got = _group(ctx, result, g, site, read)
             if got is not None:
                 found.append((site, at, *got))
     measured = measure_all([case for *_, case in found])
@@ -46,11 +47,11 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
     return result
 
 
-def _group(ctx: Context, result: PassResult, g: Graph, site):
+def _group(ctx: Context, result: PassResult, g: Graph, site, read: dict):
     """(fused node, its measuring case) of the group around ``site``, or None (an unfused
     entry says why where the node reads a DequantizeLinear). Groups fold disjoint nodes: a
     DequantizeLinear folds only into its one reader, a QuantizeLinear into its one writer."""
-    const, typed = _lookups(site, ctx)
+    const, typed = _lookups(site, ctx, read)
     try:
         fused = group(g, site.index, ctx.opts.to_opset, const, ctx.namer, lambda x: typed(x)[0])
     except Unfused as e:
@@ -131,8 +132,14 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> b
     return True
 
 
-def _lookups(site, ctx: Context):
-    const = constants(site, ctx.base_dir)
+def _lookups(site, ctx: Context, read: dict):
+    """(const, typed) seen from ``site``'s scope; constants read once per scope (``read``)."""
+    own, cache = constants(site, ctx.base_dir), read.setdefault(id(site.scope), {})
+
+    def const(name: str):
+        if name not in cache:
+            cache[name] = own(name)
+        return cache[name]
 
     def typed(name: str) -> tuple:
         t = site.scope.find_type(name) if name else None
