@@ -69,3 +69,16 @@ def test_classes_numbered_with_the_sites_refine_class_key(models):
             mine = class_key = site_classes.class_key(site, fresh)
             assert by_number.setdefault(early[id(site)], mine) == class_key, path
     assert numbered > 1000
+
+
+def test_the_version_in_force_is_convert_s():
+    """probe_keys asks onnx.defs itself for the version of an op in force (no convert module
+    imported for a check naming a target): what convert.opsteps.since_at gives."""
+    from qlin_cli.convert import opsteps
+    from qlin_cli.targets import probe_keys
+
+    ops = [*opsteps.ops()[::3], "MatMul", "Gemm", "Transpose", "ReduceMean", "NoSuchOp"]
+    for op in ops:
+        for opset in (1, 7, 11, 13, 17, 18, 19, 21, 23, 25, opsteps.newest_opset()):
+            assert probe_keys._since(op, opset) == opsteps.since_at(op, opset), (op, opset)
+    assert probe_keys._since("MatMul", None) is None

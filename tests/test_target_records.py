@@ -97,3 +97,21 @@ def test_plan_is_a_mutable_record():
     assert p.tried == 3
     with pytest.raises(TypeError):
         hash(p)
+
+
+def test_node_site_methods_are_those_a_dataclass_generates():
+    """NodeSite's written-out __init__, __repr__, __eq__ and __hash__ (targets/base.py) behave
+    as @dataclass(unsafe_hash=True) makes them, over the same fields and defaults."""
+    fields = dataclasses.fields(base.NodeSite)
+    assert tuple(f.name for f in fields) == base._SITE_FIELDS
+    twin_cls = dataclasses.make_dataclass("NodeSite", [
+        (f.name, object, dataclasses.field(default=f.default)) if f.default is not dataclasses.MISSING
+        else (f.name, object) for f in fields], unsafe_hash=True)
+    args = [("f",), {"consumers": (("MatMul", "", 0),), "group": "g", "opsets": (("", 21),)}]
+    site, twin = base.NodeSite(*args[0], **args[1]), twin_cls(*args[0], **args[1])
+    assert repr(site) == repr(twin) and hash(site) == hash(twin)
+    assert site == base.NodeSite(*args[0], **args[1]) and site != base.NodeSite("f")
+    values = [getattr(site, f.name) for f in fields]
+    assert base.NodeSite(*values) == site and values == [getattr(twin, f.name) for f in fields]
+    moved = dataclasses.replace(site, facts="g")
+    assert moved.facts == "g" and moved.group == "g" and moved != site

@@ -129,7 +129,11 @@ class ModelInfo(Record):
 # Not frozen (a frozen dataclass sets each field through object.__setattr__, a sixth of
 # `check --target` on large models); a site is never changed after predict builds it
 # (dataclasses.replace makes a new one), and it hashes its fields as a frozen class would.
-@dataclass(unsafe_hash=True)
+# Its __init__, __repr__, __eq__ and __hash__ are written out below, as @dataclass(unsafe_hash=True)
+# generates them (tests/test_target_records.py holds them to it): generating and compiling
+# them took about 0.8 ms of every `qlin check --target`; the decorator, told to make none,
+# still gives the fields dataclasses.replace and dataclasses.fields read.
+@dataclass(init=False, repr=False, eq=False)
 class NodeSite:
     """One node as the node-level checks see it."""
 
@@ -158,6 +162,46 @@ class NodeSite:
     # a Conv / MatMul / Gemm whose weight is a quantized constant made float without a
     # DequantizeLinear: what makes it (targets/weights.py, QT502), else None
     weight_cast: str | None = None
+
+    def __init__(self, facts, in_main_graph=True, x_is_graph_input=False, x_is_constant=False,
+                 y_is_graph_output=False, producer=None, producer_site=None, scale_is_graph_input=False,
+                 consumers=(), then=(), x_from=None, opsets=(), reduced=(), partners=(), group=None,
+                 weight_cast=None):
+        self.facts = facts
+        self.in_main_graph = in_main_graph
+        self.x_is_graph_input = x_is_graph_input
+        self.x_is_constant = x_is_constant
+        self.y_is_graph_output = y_is_graph_output
+        self.producer = producer
+        self.producer_site = producer_site
+        self.scale_is_graph_input = scale_is_graph_input
+        self.consumers = consumers
+        self.then = then
+        self.x_from = x_from
+        self.opsets = opsets
+        self.reduced = reduced
+        self.partners = partners
+        self.group = group
+        self.weight_cast = weight_cast
+
+    def _fields(self) -> tuple:
+        return (self.facts, self.in_main_graph, self.x_is_graph_input, self.x_is_constant,
+                self.y_is_graph_output, self.producer, self.producer_site, self.scale_is_graph_input,
+                self.consumers, self.then, self.x_from, self.opsets, self.reduced, self.partners,
+                self.group, self.weight_cast)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        fields = zip(_SITE_FIELDS, self._fields(), strict=True)
+        shown = ", ".join(f"{name}={value!r}" for name, value in fields)
+        return f"{type(self).__qualname__}({shown})"
 
     # The probe keys of the node, worked out once whichever target and code asks.
     @cached_property
@@ -190,6 +234,11 @@ class NodeSite:
         if parts is False:
             parts = self.__dict__["_quantize_parts"] = probe_keys.quantize_parts(f)
         return probe_keys.quantize_key_of(what, parts)
+
+
+_SITE_FIELDS = ("facts", "in_main_graph", "x_is_graph_input", "x_is_constant", "y_is_graph_output",
+                "producer", "producer_site", "scale_is_graph_input", "consumers", "then", "x_from", "opsets",
+                "reduced", "partners", "group", "weight_cast")
 
 
 class Float8Quantize(Record):

@@ -22,7 +22,6 @@ with its kernels and fusion files, where decompressing the whole files took 10-1
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -30,7 +29,6 @@ import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
-from importlib import resources
 
 _DATA_PACKAGE = "qlin_cli.targets.data"
 GZ = ".gz"  # how every data file is stored (``write``)
@@ -45,11 +43,40 @@ def raw(file_name: str) -> bytes | None:
     gzip-compressed as ``file_name``.gz (``write``), which is read and decompressed whole
     (the generators and the whole-file tests; a check reads ``block``); a plain
     ``file_name`` is read as it is."""
-    folder = resources.files(_DATA_PACKAGE)
-    packed = folder / (file_name + GZ)
-    if packed.is_file():  # every member (``write``), each CRC checked
-        return gzip.decompress(packed.read_bytes())
-    entry = folder / file_name
+    packed = _stored_bytes(file_name + GZ)
+    if packed is not None:  # every member (``write``), each CRC checked
+        return _inflate(packed)
+    return _stored_bytes(file_name)
+
+
+def _inflate(data: bytes) -> bytes:
+    """``gzip.decompress``: every member of ``data`` decompressed, each CRC and length checked
+    (zlib's; the gzip module is not imported for it)."""
+    out = []
+    while data:
+        inflate = zlib.decompressobj(wbits=31)
+        out.append(inflate.decompress(data))
+        if not inflate.eof:
+            raise EOFError("a gzip member ends before its end-of-stream marker")
+        data = inflate.unused_data.lstrip(b"\x00")  # (gzip.decompress skips padding between members)
+    return b"".join(out)
+
+
+_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+
+def _stored_bytes(name: str) -> bytes | None:
+    """The bytes of the package data file ``name`` (None without it): read from the package's
+    folder, or through importlib.resources where the package is not a folder (a zip)."""
+    if os.path.isdir(_FOLDER):
+        try:
+            with open(os.path.join(_FOLDER, name), "rb") as f:
+                return f.read()
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+    from importlib import resources
+
+    entry = resources.files(_DATA_PACKAGE) / name
     return entry.read_bytes() if entry.is_file() else None
 
 
@@ -63,14 +90,14 @@ def load(path: os.PathLike | str) -> dict | None:
     way to read a file they are about to write again."""
     try:
         with open(stored(path), "rb") as f:
-            return json.loads(gzip.decompress(f.read()))
+            return json.loads(_inflate(f.read()))
     except FileNotFoundError:
         return None
 
 
 def write(path: os.PathLike | str, text: str) -> int:
     """Store ``text`` as the data file ``path``: gzip-compressed at level 9 with no name or
-    time in its header, a ``keys`` block in runs (``_members``; the same text gives the
+    time in its header, a run block (``RUN_BLOCKS``) in runs (``_members``; the same text gives the
     same bytes, so git sees a change only where the data changed), written whole and then
     put in place (a reader never sees half a file). Returns the bytes written. The text is
     one line per release and per range: ``gzip -dc`` of two commits' files diffs as what
@@ -128,8 +155,9 @@ def block(file_name: str, name: str) -> Block:
     parts = _parts(file_name)
     if parts is None:
         return Block(b"", 0, 0)
-    if name == parts.run_block:
-        return Runs(parts)
+    runs = parts.runs_of(name)
+    if runs is not None:
+        return Runs(runs)
     for body in (parts.head, parts.tail()):
         found = _span(body, name)
         if found is not None:
@@ -140,7 +168,12 @@ def block(file_name: str, name: str) -> Block:
 @cache
 def rows(file_name: str, name: str, key_of: Callable[[bytes], tuple]) -> Rows:
     """The list block ``name`` of the file, one row per line, sorted by ``key_of(line)``."""
-    body = raw(file_name) or b""
+    parts = _parts(file_name)
+    runs = None if parts is None else parts.runs_of(name)
+    if runs is not None:
+        return RunRows(runs, key_of)
+    whole = parts is not None and not parts.blocks and parts.tail() == b""
+    body = parts.head if whole else raw(file_name) or b""  # (one member: its head is the text)
     start, end = _span(body, name) or (0, 0)
     return Rows(body, start, end, key_of)
 
@@ -292,8 +325,44 @@ class Rows(_Sorted):
         return list(found)
 
 
+class RunRows:
+    """A list block stored in runs (``LIST_RUN_BLOCKS``) as ``Rows`` gives one: the rows of a
+    key are looked for from the run before the first whose first row's key is the key or
+    after it, on through the runs that start with the key."""
+
+    def __init__(self, runs, key_of: Callable[[bytes], tuple]):
+        self._runs, self._key_of = runs, key_of
+        self._keys = [key_of(first.encode()) for first in runs.firsts]
+        self._rows: dict[int, Rows] = {}
+        self._matched: dict = {}
+
+    def _run(self, i: int) -> Rows:
+        found = self._rows.get(i)
+        if found is None:
+            body = b"\n" + self._runs.run(i)  # (a row starts after a newline)
+            found = self._rows[i] = Rows(body, 1, len(body), self._key_of)
+        return found
+
+    def matching(self, key) -> list:
+        """``Rows.matching``."""
+        found = self._matched.get(key)
+        if found is None:
+            keys = self._keys
+            i = max(bisect_left(keys, key) - 1, 0)
+            found = self._run(i).matching(key) if keys else []
+            i += 1
+            while i < len(keys) and keys[i] == key:
+                found += self._run(i).matching(key)
+                i += 1
+            self._matched[key] = found
+        return list(found)
+
+
 # ---- the stored form: a head, runs of one block's entries, a tail ---------------------
-RUN_BLOCK = "keys"  # the block stored in runs (a probe file's; others are stored whole)
+# the blocks stored in runs: a probe file's keys, a fusion file's groups ({key: value} blocks, the
+# first a file has), a kernel file's lists (rows, both); others are stored whole
+RUN_BLOCKS = ("keys", "groups")
+LIST_RUN_BLOCKS = ("kernels", "schemas")
 RUN_BYTES = 16384  # text per run: 16 KiB (a few dozen keys) decompresses in about 0.05 ms
 _SUBFIELD = b"QL"  # the gzip header's extra subfield holding the index (RFC 1952, 2.3.1.1)
 
@@ -313,57 +382,117 @@ def _member(data: bytes, extra: bytes = b"") -> bytes:
 
 
 def _members(text: bytes) -> bytes:
-    """The stored form of ``text``: one member when it has no ``RUN_BLOCK``; else the text
-    before the block's entries (its index of runs in the header: each run's first key and
-    stored length), the entries in runs of about ``RUN_BYTES`` cut where an entry starts,
-    and the rest. Their concatenation is ``text``, so any gzip reader reads the file whole."""
-    span = _span(text, RUN_BLOCK)
-    if span is None or span[0] == span[1]:
+    """The stored form of ``text``: one member when it has none of ``RUN_BLOCKS`` or
+    ``LIST_RUN_BLOCKS``; else the text before the first such block's entries (its index of
+    runs in the header), the entries in runs of about ``RUN_BYTES`` cut where an entry
+    starts, and the text after them (up to the next block's entries, whose runs follow).
+    Their concatenation is ``text``, so any gzip reader reads the file whole. A file of one
+    {key: value} block in runs is indexed {"block": name, "runs": [[first key, stored
+    length] ...]}; one of list blocks {"blocks": [[name, [[first row, length] ...], length
+    of the text after them] ...]}."""
+    found = next(((b, _span(text, b)) for b in RUN_BLOCKS if _span(text, b) is not None), None)
+    if found is not None:
+        blocks = [found] if found[1][0] < found[1][1] else []
+    else:
+        blocks = sorted(((b, span) for b in LIST_RUN_BLOCKS if (span := _span(text, b)) is not None
+                         and span[0] < span[1]), key=lambda b: b[1][0])
+    if not blocks:
         return _member(text)
-    start, end = span
+    cut = [_runs(text, *span, b"[" if name in LIST_RUN_BLOCKS else b'"') for name, span in blocks]
+    stored = [[_member(text[a:b]) for a, b in zip(c, c[1:], strict=False)] for c in cut]
+    ends = [span[1] for _, span in blocks]
+    starts = [span[0] for _, span in blocks[1:]] + [len(text)]
+    gaps = [_member(text[end:nxt]) for end, nxt in zip(ends, starts, strict=True)]
+    if found is not None:
+        firsts = [json.loads(_KEY.match(text, a).group()) for a in cut[0][:-1]]
+        index: dict = {"block": found[0],
+                       "runs": [[k, len(r)] for k, r in zip(firsts, stored[0], strict=True)]}
+    else:
+        index = {"blocks": [[name, [[text[a:text.index(b"\n", a)].decode(), len(r)]
+                                    for a, r in zip(c, runs, strict=False)], len(gap)]
+                            for (name, _), c, runs, gap in zip(blocks, cut, stored, gaps, strict=True)]}
+    packed = json.dumps(index, separators=(",", ":")).encode()
+    if len(packed) > 65000:  # (a header's extra field holds at most 65,535 bytes)
+        raise ValueError(f"{sum(map(len, stored))} runs do not fit a gzip header: raise RUN_BYTES")
+    out = [_member(text[:blocks[0][1][0]], packed)]
+    for runs, gap in zip(stored, gaps, strict=True):
+        out += [*runs, gap]
+    return b"".join(out)
+
+
+def _runs(text: bytes, start: int, end: int, marker: bytes) -> list[int]:
+    """Where the runs of the entries between ``start`` and ``end`` start (each about
+    ``RUN_BYTES`` of text, cut where an entry starts: a line beginning with ``marker``), and
+    ``end``."""
     cuts = [start]
     at = start
     while True:
-        at = text.find(b'\n"', at + RUN_BYTES, end)
+        at = text.find(b"\n" + marker, at + RUN_BYTES, end)
         if at < 0:
             break
         cuts.append(at + 1)
-    cuts.append(end)
-    runs = [_member(text[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
-    firsts = [json.loads(_KEY.match(text, a).group()) for a in cuts[:-1]]
-    index = json.dumps({"block": RUN_BLOCK, "runs": [[k, len(r)] for k, r in zip(firsts, runs, strict=True)]},
-                       separators=(",", ":")).encode()
-    if len(index) > 65000:  # (a header's extra field holds at most 65,535 bytes)
-        raise ValueError(f"{len(runs)} runs do not fit a gzip header: raise RUN_BYTES")
-    return _member(text[:start], index) + b"".join(runs) + _member(text[end:])
+    return [*cuts, end]
 
 
-class _Parts:
-    """A stored data file: its head decompressed, its runs and tail when asked for."""
+class _Runs:
+    """One block's runs in a stored file: the first key (or row) of each, and each run
+    decompressed when asked for."""
 
-    def __init__(self, data: bytes):
-        index = _index(data)
-        inflate = zlib.decompressobj(wbits=31)
-        self.head = inflate.decompress(data)  # the first member only
-        rest = inflate.unused_data
-        self.run_block = index.get("block") if index else None
-        self.firsts: list[str] = []
+    def __init__(self, rest: bytes, at: int, runs: list):
+        self._rest = rest
+        self.firsts: list = []
         self.spans: list[tuple[int, int]] = []
-        at = 0
-        for first, size in (index or {}).get("runs", ()):
+        for first, size in runs:
             self.firsts.append(first)
             self.spans.append((at, size))
             at += size
-        self._rest, self._tail_at = rest, at
-        self._tail: bytes | None = None if rest else b""
+        self.end = at
 
     def run(self, i: int) -> bytes:
         at, size = self.spans[i]
         return zlib.decompress(self._rest[at:at + size], wbits=31)
 
+
+class _Parts:
+    """A stored data file: its head decompressed, its runs and the rest when asked for.
+    ``run_block``, ``firsts`` and ``run`` are those of a file of one {key: value} block in
+    runs; ``blocks`` {name: its runs} of every block in runs."""
+
+    def __init__(self, data: bytes):
+        index = _index(data) or {}
+        inflate = zlib.decompressobj(wbits=31)
+        self.head = inflate.decompress(data)  # the first member only
+        rest = inflate.unused_data
+        self.run_block = index.get("block")
+        self.blocks: dict[str, _Runs] = {}
+        self._gaps: list[tuple[int, int]] = []  # (where, stored length) of the text between runs
+        at = 0
+        if self.run_block is not None:
+            self.blocks[self.run_block] = runs = _Runs(rest, 0, index.get("runs", ()))
+            self._gaps.append((runs.end, len(rest) - runs.end))
+        for name, runs_of, gap in index.get("blocks", ()):
+            self.blocks[name] = runs = _Runs(rest, at, runs_of)
+            self._gaps.append((runs.end, gap))
+            at = runs.end + gap
+        first = self.blocks.get(self.run_block) if self.run_block is not None else None
+        self.firsts: list = first.firsts if first is not None else []
+        self.spans = first.spans if first is not None else []
+        self._rest = rest
+        self._tail: bytes | None = None if rest else b""
+
+    def runs_of(self, name: str) -> _Runs | None:
+        return self.blocks.get(name)
+
+    def run(self, i: int) -> bytes:
+        return self.blocks[self.run_block].run(i)
+
     def tail(self) -> bytes:
+        """The text of the file after its head that is in no run (without runs: all of it)."""
         if self._tail is None:
-            self._tail = gzip.decompress(self._rest[self._tail_at:])
+            if not self._gaps:
+                self._tail = _inflate(self._rest)
+            else:
+                self._tail = b"".join(_inflate(self._rest[a:a + n]) for a, n in self._gaps)
         return self._tail
 
 
@@ -384,15 +513,14 @@ def _index(data: bytes) -> dict | None:
 @cache
 def _parts(file_name: str) -> _Parts | None:
     """The stored file, read once (None without it); a plain ``file_name`` is one head."""
-    folder = resources.files(_DATA_PACKAGE)
-    packed = folder / (file_name + GZ)
-    if packed.is_file():
-        return _Parts(packed.read_bytes())
-    entry = folder / file_name
-    if not entry.is_file():
+    packed = _stored_bytes(file_name + GZ)
+    if packed is not None:
+        return _Parts(packed)
+    entry = _stored_bytes(file_name)
+    if entry is None:
         return None
     parts = _Parts(b"")
-    parts.head = entry.read_bytes()
+    parts.head = entry
     return parts
 
 

@@ -22,7 +22,6 @@ import onnx
 from onnx import AttributeProto
 
 from .. import schema
-from ..convert.refusal import Refusal
 from ..finding import Finding
 from ..model.analysis import Analysis, analyze
 from ..model.facts import ArrayConst, Location, NodeFacts
@@ -715,6 +714,8 @@ def _try(
     """The error findings of one candidate, the nodes it lowers, the IR it needs, and whether
     ``--lower`` would lower a node here; the findings as ``Target.errors_for`` gives them, or
     with ``noted`` as ``findings_for`` does."""
+    from ..convert.refusal import Refusal  # (a plan's alone: a check without one imports no convert)
+
     blocking: list[Finding] = []
     lowered: list[str] = []
     can_lower = False

@@ -313,11 +313,20 @@ FLOAT_OPS = ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "
 
 
 def _since(op: str, opset: int | None) -> int | None:
-    """The version of ai.onnx ``op`` in force at ``opset`` (convert.opsteps' onnx.defs index);
+    """The version of ai.onnx ``op`` in force at ``opset`` (what convert.opsteps.since_at
+    gives, asked of onnx.defs here: a check naming a target imports no convert module for it);
     None when onnx has none."""
-    from ..convert import opsteps  # when asked: `qlin check --target` of most models needs no index
+    return None if opset is None else _since_at(op, opset)
 
-    return None if opset is None else opsteps.since_at(op, opset)
+
+@cache
+def _since_at(op: str, opset: int) -> int | None:
+    import onnx.defs
+
+    try:
+        return onnx.defs.get_schema(op, opset, "").since_version
+    except onnx.defs.SchemaError:
+        return None
 
 
 @cache

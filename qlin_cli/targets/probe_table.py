@@ -95,8 +95,21 @@ class ProbeTable:
         self._chains: dict[str, Outcome | None] = {}  # chain() of keys no probe has
         self._sorted: list[str] | None = None  # the keys in order, made when first needed
         self._all: dict[str, Outcome] | None = None  # keys(), made when first asked for
-        self.max_opset = self._highest(probe_keys.opset_key, probe_keys.PROBED_OPSETS)
-        self.max_ir = self._highest(probe_keys.ir_key, probe_keys.PROBED_IR)
+        self._limits: dict[str, int | None] = {}  # max_opset, max_ir: worked out when first asked
+
+    @property
+    def max_opset(self) -> int | None:
+        """The newest ai.onnx opset the release loads (``_highest`` of its opset probes)."""
+        if "opset" not in self._limits:
+            self._limits["opset"] = self._highest(probe_keys.opset_key, probe_keys.PROBED_OPSETS)
+        return self._limits["opset"]
+
+    @property
+    def max_ir(self) -> int | None:
+        """The newest IR version the release loads (``_highest`` of its IR probes)."""
+        if "ir" not in self._limits:
+            self._limits["ir"] = self._highest(probe_keys.ir_key, probe_keys.PROBED_IR)
+        return self._limits["ir"]
 
     def outcome(self, key: str | None) -> Outcome | None:
         """The outcome of ``key``; for a key no probe has, that of the nearest coarser key
