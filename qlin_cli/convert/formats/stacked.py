@@ -14,11 +14,12 @@ differ only in values. For those:
   order of the BLAS kernel, is run case by case, with the call onnx.reference makes.
   tests/test_convert_formats_measure.py holds all of it equal to onnx.reference, bit for
   bit, on random and edge values.
-* onnxruntime runs one session per structure, ``COPIES`` cases side by side, the
-  constants fed as inputs, where only ai.onnx DequantizeLinear and QuantizeLinear read
-  them (with graph optimizations off, those kernels read scales, zero points and codes at
-  run time whether a value is an initializer or an input; a kernel that packs a constant
-  weight, as QLinearMatMul's does, never gets one here).
+* onnxruntime runs one session per structure, up to ``COPIES`` cases side by side, each on
+  all its inputs at once (``Session``), the constants fed as inputs, where only ai.onnx
+  DequantizeLinear and QuantizeLinear read them (with graph optimizations off, those
+  kernels read scales, zero points and codes at run time whether a value is an initializer
+  or an input; a kernel that packs a constant weight, as QLinearMatMul's does, never gets
+  one here). tests/test_convert_formats_speed.py holds it to running the cases as models.
 
 Anything else raises ``Declined``, and measure.py runs the cases as models, as before.
 """
