@@ -82,3 +82,39 @@ def test_the_version_in_force_is_convert_s():
         for opset in (1, 7, 11, 13, 17, 18, 19, 21, 23, 25, opsteps.newest_opset()):
             assert probe_keys._since(op, opset) == opsteps.since_at(op, opset), (op, opset)
     assert probe_keys._since("MatMul", None) is None
+
+
+def test_negative_scale_read_from_the_bytes_is_the_arrays(models):
+    """``nodes.negative_scale`` reads a float32 / float64 scale's bytes as they are: the same
+    answer as its values read as an array, on every node of the models and on scales with
+    -0.0, NaN, negative and mixed values."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from qlin_cli.targets import nodes
+
+    def slow(f):
+        s = nodes.scale_values(f)
+        return None if s is None else bool((s < 0).any())
+
+    seen = 0
+    for path in models:
+        a = _analysis(path)
+        for body in a.bodies:
+            for f in (a.facts(body, i) for i in range(len(body.nodes))):
+                if f is not None and nodes.is_linear(f):
+                    assert nodes._plain_negative(f) in (None, slow(f)), (path, f.location)
+                    seen += nodes._plain_negative(f) is not None
+    assert seen > 400
+    for dtype in (np.float32, np.float16):
+        for values in ([-0.0], [np.nan], [0.5, -0.25], [0.5, 2.0], [-1e-30], [np.inf, -np.inf]):
+            s = numpy_helper.from_array(np.array(values, dtype), "s")
+            node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=0)
+            g = helper.make_graph([node], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [len(values)])],
+                                  [helper.make_tensor_value_info("y", TensorProto.UINT8, [len(values)])], [s])
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+            a = analyze(m, ".")
+            f = a.facts(a.bodies[0], 0)
+            assert nodes.negative_scale(f) == slow(f) == bool((np.array(values, dtype) < 0).any())
+

@@ -6,6 +6,9 @@ schema decides, the granularity, the axis), so the profiles never restate a sche
 
 from __future__ import annotations
 
+import sys
+from array import array
+
 import numpy as np
 
 from .. import schema
@@ -84,7 +87,25 @@ def negative_scale(f) -> bool | None:
     """Whether some value of the scale is negative; None where the scale is not a known
     constant. A summary: worked out once per node's facts, and site_classes splits a class
     of nodes by it instead of reading each node's scale."""
-    return _summary(f, "negative_scale", scale_values, lambda s: bool((s < 0).any()))
+    return _summary(f, "negative_scale", scale_values, lambda s: bool((s < 0).any()), _plain_negative)
+
+
+def _plain_negative(f) -> bool | None:
+    """``negative_scale`` of a scale stored as float32 or float64 bytes that numpy reads as
+    they are (``Const.plain``), from those bytes (a value below 0: -0.0 and NaN are not);
+    None where the scale is not such a constant (then its values are read as usual)."""
+    i = f.scale_index
+    c = f.values[i] if i is not None and i < len(f.values) else None
+    found = None if c is None else c.plain()
+    if found is None or found[0] not in _PLAIN_FLOATS:
+        return None
+    return any(v < 0 for v in array(_PLAIN_FLOATS[found[0]], found[1]))
+
+
+# the plain float types an array.array reads as numpy does (little-endian bytes, as ONNX
+# stores them, on a little-endian machine)
+_PLAIN_FLOATS = ({np.dtype("<f4"): "f", np.dtype("<f8"): "d"} if sys.byteorder == "little"
+                 and array("f").itemsize == 4 and array("d").itemsize == 8 else {})
 
 
 def odd_zero_point(f) -> bool | None:
@@ -93,17 +114,21 @@ def odd_zero_point(f) -> bool | None:
     return _summary(f, "odd_zero_point", zero_point_values, lambda zp: bool((zp % 2 != 0).any()))
 
 
-def _summary(f, name: str, values, test) -> bool | None:
+def _summary(f, name: str, values, test, quick=None) -> bool | None:
     """``test`` of the node's ``values`` (None where they are not known), kept on the facts; a
-    hidden value (site_classes) raises ValueRead naming the summary asked."""
+    hidden value (site_classes) raises ValueRead naming the summary asked. ``quick(f)``: the
+    same answer without reading the values as an array, or None where it cannot tell."""
     slot = summary_slot(name)
     found = f.__dict__.get(slot, _UNKNOWN)
     if found is _UNKNOWN:
         try:
-            v = values(f)
+            found = None if quick is None else quick(f)
+            if found is None:
+                v = values(f)
+                found = None if v is None else test(v)
         except ValueRead:
             raise ValueRead(name) from None
-        found = f.__dict__[slot] = None if v is None else test(v)
+        f.__dict__[slot] = found
     return found
 
 
