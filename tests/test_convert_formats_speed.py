@@ -150,3 +150,46 @@ def test_pack_and_unpack_are_the_byte_layout_element_by_element(bits):
         assert got.shape == (rows, count) and got.dtype == np.uint8
         assert all(int(got[r, c]) == (int(packed[r, c // per]) >> (bits * (c % per))) & mask
                    for r in range(rows) for c in range(count))
+
+
+def _nbits_node(rng, i: int, k: int, n: int, bits: int, block: int, zero: bool, consts: dict):
+    blocks = -(-k // block)
+    codes = rng.integers(0, 1 << bits, (n, blocks * block)).astype(np.uint8)
+    consts[f"b{i}"] = nbits.pack(codes, bits, blocks * block * bits // 8).reshape(n, blocks, -1)
+    consts[f"s{i}"] = rng.uniform(0.01, 0.5, n * blocks).astype(np.float32)
+    inputs = ["a", f"b{i}", f"s{i}"]
+    if zero:
+        consts[f"z{i}"] = nbits.pack(rng.integers(0, 1 << bits, (n, blocks)).astype(np.uint8), bits,
+                                     -(-blocks * bits // 8)).reshape(-1)
+        inputs.append(f"z{i}")
+    return helper.make_node("MatMulNBits", inputs, [f"y{i}"], name=f"m{i}", domain="com.microsoft", K=k, N=n,
+                            bits=bits, block_size=block)
+
+
+def test_weights_of_many_nodes_is_each_nodes_weights_and_tensors():
+    """nbits.weights_of (nodes of one layout unpacked and packed together) gives each node what
+    weights() gives it alone and what codes_tensor stores for its two tensors, for 2, 4 and 8
+    bits, K not a multiple of the block (the codes cut at K), an odd K x N (a padded byte), with
+    and without zero points; a node weights() refuses is left to it (None)."""
+    from qlin_cli.convert.formats.to_qdq import Lookups
+
+    rng = np.random.default_rng(5)
+    consts: dict = {}
+    layouts = [(32, 6, 4, 16, True), (48, 5, 4, 32, False), (33, 3, 2, 16, True), (16, 4, 8, 16, True),
+               (17, 3, 4, 16, False)]
+    nodes = [_nbits_node(rng, 10 * j + c, *layout, consts)
+             for j, layout in enumerate(layouts) for c in range(3)]
+    bad = helper.make_node("MatMulNBits", ["a", "b0", "s0"], ["y"], domain="com.microsoft", K=32, N=6, bits=3,
+                           block_size=16)
+    look = Lookups(consts.get, lambda name: None, lambda base: base)
+    got = nbits.weights_of([(n, look) for n in [*nodes, bad]])
+    assert got[-1] is None
+    for node, (w, stored) in zip(nodes, got, strict=False):
+        want = nbits.weights(node, look)
+        assert set(w) == set(want) and all(np.array_equal(w[k], want[k]) for k in ("codes", "scales", "zero"))
+        assert all(w[k] == want[k] for k in ("K", "N", "bits", "block_size"))
+        elem = nbits.TYPES[w["bits"]]
+        for codes, kept in ((want["codes"].T, stored[0]), (want["zero"].T, stored[1])):
+            alone = nbits.codes_tensor("t", elem, list(codes.shape), codes)
+            assert nbits.codes_tensor("t", elem, list(codes.shape), codes, kept) == alone
+            assert alone == helper.make_tensor("t", elem, list(codes.shape), codes.reshape(-1))

@@ -60,6 +60,24 @@ def unpack(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
 def weights(node: onnx.NodeProto, look: Lookups) -> dict:
     """What the node's attributes and constants say: K, N, bits, block size, the codes
     [N, K], the scales [N, k_blocks], the zero points [N, k_blocks]."""
+    k, n, bits, bs, packed, scales, zp = _checked(node, look)
+    blocks = -(-k // bs)
+    codes = unpack(np.asarray(packed).reshape(n, -1), bits, blocks * bs)[:, :k]
+    zero = None if zp is None else unpack(np.asarray(zp).reshape(n, -1), bits, blocks)
+    return _weights(k, n, bits, bs, codes, scales, zero)
+
+
+def _weights(k: int, n: int, bits: int, bs: int, codes: np.ndarray, scales, zero) -> dict:
+    blocks = -(-k // bs)
+    if zero is None:
+        zero = np.full((n, blocks), default_zero_point(bits), np.uint8)
+    return {"K": k, "N": n, "bits": bits, "block_size": bs, "codes": codes,
+            "scales": np.asarray(scales).reshape(n, blocks), "zero": zero}
+
+
+def _checked(node: onnx.NodeProto, look: Lookups) -> tuple:
+    """(K, N, bits, block size, B, scales, zero points or None) of a MatMulNBits node whose
+    constants are as the page lays them out; NoForm when it has no DequantizeLinear form."""
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     k, n, bits, bs = attrs["K"], attrs["N"], attrs.get("bits", 4), attrs["block_size"]
     if bits not in TYPES:
@@ -74,8 +92,8 @@ def weights(node: onnx.NodeProto, look: Lookups) -> dict:
         raise NoForm("it has g_idx (deprecated): blocks out of order have no DequantizeLinear form")
     _sized("B", packed, n * blocks * (bs * bits // 8))
     _sized("scales", scales, n * blocks)
-    codes = unpack(np.asarray(packed).reshape(n, -1), bits, blocks * bs)[:, :k]
     zp_name = node.input[3] if len(node.input) > 3 else ""
+    zp = None
     if zp_name:
         zp = look.const(zp_name)
         if zp is None:
@@ -83,11 +101,60 @@ def weights(node: onnx.NodeProto, look: Lookups) -> dict:
         if np.asarray(zp).dtype != np.uint8:
             raise NoForm("its zero points are floats: DequantizeLinear takes integer zero points")
         _sized("zero_points", zp, n * (-(-blocks * bits // 8)))
-        zero = unpack(np.asarray(zp).reshape(n, -1), bits, blocks)
-    else:
-        zero = np.full((n, blocks), default_zero_point(bits), np.uint8)
-    return {"K": k, "N": n, "bits": bits, "block_size": bs, "codes": codes,
-            "scales": np.asarray(scales).reshape(n, blocks), "zero": zero}
+    return k, n, bits, bs, packed, scales, zp
+
+
+UNPACK_BYTES = 1 << 26  # the codes one ``weights_of`` unpacking may make
+
+
+def weights_of(items: list) -> list[tuple | None]:
+    """(``weights``, what ``to_qdq``'s two code tensors store) of many MatMulNBits nodes
+    ([(node, its Lookups)]), in their order: the nodes of one layout (K, N, bits, block size,
+    and B and zero points of the same types and sizes) unpacked and packed together, each row
+    as ``weights`` and ``codes_tensor`` do it alone (the same codes and bytes). None for a node
+    that ``weights`` would refuse, or cannot read: ``weights`` then says why, where the node
+    is planned."""
+    groups: dict[tuple, list] = {}
+    for at, (node, look) in enumerate(items):
+        try:
+            got = _checked(node, look)
+        except Exception:  # weights() raises it again, where the node is planned
+            continue
+        k, n, bits, bs, packed, _, zp = got
+        p, z = np.asarray(packed), None if zp is None else np.asarray(zp)
+        key = (k, n, bits, bs, p.dtype, p.size, None if z is None else (z.dtype, z.size))
+        groups.setdefault(key, []).append((at, got))
+    out: list[tuple | None] = [None] * len(items)
+    for (k, n, bits, bs, *_), members in groups.items():
+        blocks = -(-k // bs)
+        size = max(1, UNPACK_BYTES // max(n * blocks * bs, 1))
+        for start in range(0, len(members), size):
+            part = members[start:start + size]
+            codes = _unpacked([g[4] for _, g in part], n, bits, blocks * bs)[:, :, :k]
+            zeros = None if part[0][1][6] is None else _unpacked([g[6] for _, g in part], n, bits, blocks)
+            ws = [_weights(k, n, bits, bs, codes[c], g[5], None if zeros is None else zeros[c])
+                  for c, (_, g) in enumerate(part)]
+            for (at, _), w, stored in zip(part, ws, _stored(ws, zeros is None), strict=True):
+                out[at] = (w, stored)
+    return out
+
+
+def _stored(ws: list[dict], default_zero: bool) -> list[tuple]:
+    """(codes, zero points) as ``to_qdq``'s tensors store them ([K, N] and [k_blocks, N], the
+    weights transposed), for weights of one layout at once."""
+    elem = TYPES[ws[0]["bits"]]
+    codes = stored_rows(np.stack([w["codes"] for w in ws]).transpose(0, 2, 1).reshape(len(ws), -1), elem)
+    if default_zero:  # the page's default: the same for every node
+        return [(c, stored_rows(ws[0]["zero"].T.reshape(1, -1), elem)[0]) for c in codes]
+    zeros = stored_rows(np.stack([w["zero"] for w in ws]).transpose(0, 2, 1).reshape(len(ws), -1), elem)
+    return list(zip(codes, zeros, strict=True))
+
+
+def _unpacked(tables: list, n: int, bits: int, count: int) -> np.ndarray:
+    """``unpack`` of each of ``tables`` (read as [n, bytes]), [tables, n, count]: their rows
+    unpacked in one call."""
+    rows = np.concatenate([np.asarray(t).reshape(n, -1) for t in tables])
+    return unpack(rows, bits, count).reshape(len(tables), n, count)
 
 
 def _sized(what: str, value, size: int) -> None:
@@ -106,41 +173,52 @@ def dequantized(w: dict) -> np.ndarray:
     return ((w["codes"].astype(np.float32) - z) * s).astype(w["scales"].dtype)
 
 
-def codes_tensor(name: str, elem: int, dims: list, codes: np.ndarray) -> onnx.TensorProto:
+def codes_tensor(name: str, elem: int, dims: list, codes: np.ndarray,
+                 stored: list | None = None) -> onnx.TensorProto:
     """``helper.make_tensor(name, elem, dims, codes)`` for uint2 / uint4 / uint8 ``elem`` and
     uint8 ``codes`` within the type's range, built without its per-call conversions: the same
-    message (tests/test_convert_formats_speed.py holds the two equal)."""
+    message (tests/test_convert_formats_speed.py holds the two equal). ``stored``: what its
+    int32_data holds (``stored_rows`` of the codes), when already worked out."""
     t = onnx.TensorProto()
     t.data_type = elem
     t.name = name
     t.dims.extend(dims)
-    flat = np.asarray(codes, np.uint8).reshape(-1)
-    per = {TensorProto.UINT4: 2, TensorProto.UINT2: 4}.get(elem, 1)
-    if per > 1:  # low bits first, the last byte padded with zeros (onnx's _pack_4bitx2 / _pack_2bitx4)
-        bits = 8 // per
-        padded = np.zeros(-(-flat.size // per) * per, np.uint8)
-        padded[:flat.size] = flat & ((1 << bits) - 1)
-        flat = padded.reshape(-1, per)[:, 0].copy()
-        for j in range(1, per):
-            flat |= padded[j::per] << (bits * j)
-    t.int32_data.extend(flat.tolist())
+    if stored is None:
+        stored = stored_rows(np.asarray(codes, np.uint8).reshape(1, -1), elem)[0]
+    t.int32_data.extend(stored)
     return t
 
 
-def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups) -> tuple[Built, dict]:
+def stored_rows(rows: np.ndarray, elem: int) -> list[list[int]]:
+    """What make_tensor stores in int32_data for each row of uint8 codes ([tables, codes]) of
+    ``elem``: uint2 and uint4 codes packed low bits first, a row's last byte padded with zeros
+    (onnx's _pack_4bitx2 / _pack_2bitx4), uint8 codes as they are."""
+    per = {TensorProto.UINT4: 2, TensorProto.UINT2: 4}.get(elem, 1)
+    if per > 1:
+        bits = 8 // per
+        padded = np.zeros((rows.shape[0], -(-rows.shape[1] // per) * per), np.uint8)
+        padded[:, :rows.shape[1]] = rows & ((1 << bits) - 1)
+        rows = padded[:, 0::per].copy()
+        for j in range(1, per):
+            rows |= padded[:, j::per] << (bits * j)
+    return rows.tolist()
+
+
+def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None = None) -> tuple[Built, dict]:
+    """The QDQ form of a MatMulNBits node (``read``: its ``weights_of``, when already read)."""
     if opset < BLOCKED_SINCE:
         raise NoForm(f"blocked DequantizeLinear (and uint4) come with opset {BLOCKED_SINCE}: add "
                      f"--to-opset {BLOCKED_SINCE}")
-    w = weights(node, look)
+    w, stored = (weights(node, look), (None, None)) if read is None else read
     if opset < opset_for(w["bits"]):
         raise NoForm(f"bits=2: its codes are uint2, which DequantizeLinear reads from opset {TWO_BITS_SINCE} "
                      f"(DequantizeLinear-{TWO_BITS_SINCE}): add --to-opset {TWO_BITS_SINCE}")
     base = node.name or node.op_type
     elem = TYPES[w["bits"]]
     names = {key: look.namer(f"{base}_{key}") for key in ("weight_q", "weight_scale", "weight_zero_point")}
-    inits = [codes_tensor(names["weight_q"], elem, [w["K"], w["N"]], w["codes"].T),
+    inits = [codes_tensor(names["weight_q"], elem, [w["K"], w["N"]], w["codes"].T, stored[0]),
              numpy_helper.from_array(np.ascontiguousarray(w["scales"].T), names["weight_scale"]),
-             codes_tensor(names["weight_zero_point"], elem, list(w["zero"].T.shape), w["zero"].T)]
+             codes_tensor(names["weight_zero_point"], elem, list(w["zero"].T.shape), w["zero"].T, stored[1])]
     weight = look.namer(f"{base}_weight")
     nodes = [helper.make_node("DequantizeLinear", [names["weight_q"], names["weight_scale"],
                                                    names["weight_zero_point"]], [weight],

@@ -33,8 +33,9 @@ class PlanFormat:
         planned = []
         graphs: dict = {}  # id(owner) -> (writer, readers, site by node id) of its nodes
         read: dict = {}  # constants read, by scope and name: the scales and zero points nodes share, once
+        weights = _nbits_weights(ctx)
         for site in ctx.sites:
-            if _plan_nbits(site, ctx, result) or _plan_dynamic(site, ctx, result, graphs):
+            if _plan_nbits(site, ctx, result, weights) or _plan_dynamic(site, ctx, result, graphs):
                 continue
             form = form_of(site.node.domain, site.node.op_type)
             if form is None:
@@ -54,24 +55,41 @@ class PlanFormat:
         return result
 
 
-def _nbits(node, opset: int, look: Lookups):
-    built, w = nbits.to_qdq(node, opset, look)
+def _nbits(node, opset: int, look: Lookups, read: tuple | None = None):
+    built, w = nbits.to_qdq(node, opset, look, read)
     return built, nbits.NBitsCase(w, built.nodes[0], built.inits)
 
 
+def _gather_block(node, opset: int, look: Lookups, read: tuple | None = None):
+    return gather_block.to_qdq(node, opset, look)
+
+
 # the com.microsoft ops of blocked constants whose QDQ form is proven: (built, its proof)
-_BLOCKED = {N_BITS_MATMUL: _nbits, GATHER_BLOCK_QUANTIZED: gather_block.to_qdq}
+_BLOCKED = {N_BITS_MATMUL: _nbits, GATHER_BLOCK_QUANTIZED: _gather_block}
 
 
-def _plan_nbits(site, ctx: Context, result: PassResult) -> bool:
+def _nbits_weights(ctx: Context) -> dict[int, tuple]:
+    """id(site) -> (its Lookups, its node's nbits.weights_of or None) of every MatMulNBits site,
+    their codes unpacked together; {} unless the target opset has their QDQ form."""
+    if ctx.opts.to_opset < nbits.BLOCKED_SINCE:
+        return {}
+    sites = [site for site in ctx.sites
+             if (schema.normalize_domain(site.node.domain), site.node.op_type) == N_BITS_MATMUL]
+    looks = [(site.node, _lookups(site, ctx)) for site in sites]
+    found = nbits.weights_of(looks)
+    return {id(site): (look, w) for site, (_, look), w in zip(sites, looks, found, strict=True)}
+
+
+def _plan_nbits(site, ctx: Context, result: PassResult, weights: dict) -> bool:
     """A com.microsoft MatMulNBits or GatherBlockQuantized node: its QDQ form planned (or
-    refused); False for any other node."""
+    refused); False for any other node. ``weights``: ``_nbits_weights``."""
     node = site.node
     make = _BLOCKED.get((schema.normalize_domain(node.domain), node.op_type))
     if make is None:
         return False
+    look, read = weights.get(id(site), (None, None))
     try:
-        built, case = make(node, ctx.opts.to_opset, _lookups(site, ctx))
+        built, case = make(node, ctx.opts.to_opset, look or _lookups(site, ctx), read)
     except NoForm as e:
         result.refusals.append(refused(site, "QC202", str(e)))
         return True
