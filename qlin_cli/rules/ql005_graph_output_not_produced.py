@@ -1,5 +1,5 @@
 from .base import ModelRule, Violation
-from .base_validity import defined_in
+from .base_validity import is_defined
 
 
 class GraphOutputNotProduced(ModelRule):
@@ -32,9 +32,8 @@ class GraphOutputNotProduced(ModelRule):
     def check_model(self, view):
         for body in view.graphs():
             g = body.owner
-            defined = defined_in(view, body)  # (without "", which an absent output is)
-            for vi in g.output:
-                if vi.name not in defined and not (vi.name == "" and _empty_defined(body)):
+            for vi in g.output:  # (is_defined: not "", which an absent output is)
+                if not is_defined(view, body, vi.name) and not (vi.name == "" and _empty_defined(body)):
                     yield Violation(f"graph output {vi.name!r} is produced by no node of the graph",
                                     at=view.site(body.path, vi.name, f"output {vi.name!r} of {body.path}"))
 
