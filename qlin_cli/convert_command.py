@@ -119,7 +119,7 @@ class _Report:
                 from .report.safe import printable
 
                 render_text(printable(self.model), result.written and printable(result.written),
-                            _shown(result, printable), self.dry_run, self.verbose)
+                            _shown(result, printable, self.verbose), self.dry_run, self.verbose)
 
     def stop(self, e, status: int) -> None:
         from . import output as out
@@ -176,13 +176,18 @@ def _check_options(model, to_opset, to_domain, output, in_place, ir_version, low
     return output
 
 
-def _shown(result, clean):
+def _shown(result, clean, entries: bool = True):
     """The result with every name and message it reports passed through ``clean``
-    (printable text for the text report, valid Unicode for JSON)."""
+    (printable text for the text report, valid Unicode for JSON). ``entries`` False: the
+    report shows no node's entry (text without -v), which are left as they are (one per
+    node: 0.3 s on 100,000 nodes)."""
     from dataclasses import replace
 
-    entries = [replace(e, where=clean(e.where), op=clean(e.op), changes=[clean(c) for c in e.changes])
-               for e in result.entries]
+    if entries:
+        entries = [replace(e, where=clean(e.where), op=clean(e.op), changes=[clean(c) for c in e.changes])
+                   for e in result.entries]
+    else:
+        entries = result.entries
     return replace(result, entries=entries, refused=_cleaned(result.refused, clean),
                    resolved=_cleaned(result.resolved, clean),
                    warnings=_cleaned(result.warnings, clean))
