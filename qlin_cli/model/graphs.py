@@ -98,7 +98,7 @@ def roots(model: onnx.ModelProto) -> list[Body]:
 
 
 # .memo: [the model being read, its bodies or None, {id(owner): (owner, its nodes),
-# ("init", id(graph)): (graph, its initializers)}]
+# ("init", id(graph)): (graph, its initializers)}, whether it only answers (``changing``)]
 _reading = threading.local()
 
 
@@ -112,7 +112,7 @@ def reading(model: onnx.ModelProto):
     if before is not None and before[0] is model:
         yield
         return
-    _reading.memo = [model, None, {}]
+    _reading.memo = [model, None, {}, False]
     try:
         yield
     finally:
@@ -123,9 +123,12 @@ def reading(model: onnx.ModelProto):
 def changing():
     """A block that changes models (a conversion's working copy): nothing read in it is kept,
     so that an outer ``reading`` block does not hand back a body's nodes as they were before
-    the change (a copy's graph read, then rewritten in place, is the same object)."""
+    the change (a copy's graph read, then rewritten in place, is the same object). What the
+    outer block read before (the source's bodies, nodes and initializers, which nothing
+    changes) is still answered from it: a conversion's passes scanned all the source's nodes
+    for subgraphs ten times otherwise (0.2 s on 100,000 nodes)."""
     before = getattr(_reading, "memo", None)
-    _reading.memo = None
+    _reading.memo = None if before is None else [*before[:3], True]
     try:
         yield
     finally:
@@ -135,7 +138,7 @@ def changing():
 def bodies(model: onnx.ModelProto) -> Iterator[Body]:
     """Every body of the model: each root, then its subgraphs depth first."""
     memo = getattr(_reading, "memo", None)
-    if memo is not None and memo[0] is model:
+    if memo is not None and memo[0] is model and (memo[1] is not None or not memo[3]):
         if memo[1] is None:
             memo[1] = [b for root in roots(model) for b in within(root)]
         return iter(memo[1])
@@ -166,6 +169,8 @@ def kept(owner, key, compute):
         return compute()
     found = memo[2].get(key)
     if found is None or found[0] is not owner:  # (the id of an object gone: not this one)
+        if memo[3]:  # (``changing``: answered, not kept)
+            return compute()
         found = memo[2][key] = (owner, compute())
     return found[1]
 
