@@ -15,7 +15,10 @@ A probe file's ``keys`` block, nearly all of it, is stored as runs of entries ea
 compressed on its own (``write``), with an index of the runs in the gzip header: a check
 decompresses the head (releases, 1-2 % of the text) and the runs its keys fall in (16 KiB
 of text each; 45 fixture models checked for onnxruntime read 15 of its 152 runs, 2.9 ms
-with its kernels and fusion files, where decompressing the whole files took 10-16 ms).
+with its kernels and fusion files, where decompressing the whole files took 10-16 ms). A
+fusion file's ``groups`` are stored so too, and a kernel file's two lists (``RunRows``: a
+key's rows are looked for in the runs its key may fall in): a small check naming
+onnxruntime decompressed 2 MB of fusion groups and 0.5 MB of kernels before.
 ``gzip -dc`` of the file is its text; stored, the runs cost 0.47 MB for all four files
 (0.31 MB when each file was compressed whole).
 """
