@@ -46,31 +46,55 @@ def _zero_point(z: qnode.NewZeroPoint, name: str) -> onnx.TensorProto:
     return numpy_helper.from_array(np.zeros(z.shape, dtypes.BY_NAME[z.type_name].numpy), name)
 
 
-def _kept_key(facts) -> tuple | None:
+def new_memo() -> dict:
+    """An empty memo for ``plan``, for one conversion."""
+    return {"specs": {}, "keys": {}, "labels": {}}
+
+
+def _kept_key(facts, keys: dict) -> tuple | None:
     """What the decision to keep a node as it is reads of it: its facts but names, location
     and constant values (``NodeFacts.shape_key``: the node's types, shapes, attributes and
     schema, from which ``qnode.read`` builds what retarget and its policies judge), which
-    inputs it has and how many outputs. None when it cannot be a key."""
+    inputs it has and how many outputs. None when it cannot be a key. ``keys``: the keys
+    worked out, by the facts ``NodeFacts.share`` tied these to (whose key is theirs: which
+    inputs are present and how many outputs there are is in the types of the shape key)."""
+    like = getattr(facts, "_like", None) or facts
+    found = keys.get(id(like))
+    if found is not None and found[0] is like:
+        return found[1]
     try:
-        key = (facts.shape_key(), tuple(bool(i) for i in facts.inputs), len(facts.outputs))
+        key = (facts.shape_key(), tuple(map(bool, facts.inputs)), len(facts.outputs))
         hash(key)
     except TypeError:
-        return None
+        key = None
+    keys[id(like)] = (like, key)  # (``like`` held: its id stays its own)
     return key
 
 
-def _kept(site: Site, facts, spec) -> Entry | None:
-    return None if spec is facts.spec else Entry(where(site), op_label(site), "kept", [
-        f"version {facts.spec.since} -> {spec.since}: nothing to rewrite"], verified=False)
+def _kept(site: Site, facts, spec, labels: dict | None = None) -> Entry | None:
+    """``labels``: op labels worked out, by (scope, domain, op type)."""
+    if spec is facts.spec:
+        return None
+    if labels is None:
+        op = op_label(site)
+    else:
+        n = site.node
+        kind = (id(site.scope), n.domain, n.op_type)  # (the scopes live as long as the sites)
+        op = labels.get(kind)
+        if op is None:
+            op = labels[kind] = op_label(site)
+    return Entry(where(site), op, "kept", [f"version {facts.spec.since} -> {spec.since}: nothing to rewrite"],
+                 verified=False)
 
 
 def plan(ctx: Context, site: Site, facts, memo: dict | None = None) -> Rewrite | Entry | Finding | None:
-    """``memo``: key (``_kept_key``) -> the schema a node of that key is kept at, valid as it
-    is (the decision read no name and no value: nodes of one key are decided once)."""
+    """``memo`` (``new_memo``): "specs", key (``_kept_key``) -> the schema a node of that key is
+    kept at, valid as it is (the decision read no name and no value: nodes of one key are
+    decided once); "keys" and "labels", what ``_kept_key`` and ``_kept`` worked out."""
     node, opts = site.node, ctx.opts
-    key = _kept_key(facts) if memo is not None else None
-    if key is not None and key in memo:
-        return _kept(site, facts, memo[key])
+    key = _kept_key(facts, memo["keys"]) if memo is not None else None
+    if key is not None and key in memo["specs"]:
+        return _kept(site, facts, memo["specs"][key], memo["labels"])
     q = qnode.read(facts)
     w, op = where(site), op_label(site)
     unread = _vendor_axis(site, facts, q, opts)
@@ -100,7 +124,7 @@ def plan(ctx: Context, site: Site, facts, memo: dict | None = None) -> Rewrite |
         # same op, domain and attributes: the node is valid at the target as it is, and
         # means the same (retarget checked its types and granularity): nothing to prove
         if key is not None and res.new_zero_point is None and not q.changes:
-            memo[key] = res.spec
+            memo["specs"][key] = res.spec
         return _kept(site, facts, res.spec)
     new = qnode.emit(res, node)
     nodes, inits, added = [new], [], {}
@@ -146,7 +170,7 @@ class PlanQDQ:
 
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()
-        memo: dict = {}
+        memo = new_memo()
         for site in ctx.sites:
             if not schema.is_known_op(site.node.domain, site.node.op_type) or (
                     id(site.owner), site.index) in ctx.reformatted:
