@@ -222,7 +222,7 @@ def _linear_sites(a: Analysis, body, ops: list, opsets: tuple, main_inputs, main
             after(readers, f.x_rank) if dq and readers else _NOTHING_AFTER,
             dq and bool(x) and maker is None and find_value(x) is not None,
         )
-        shape = f.__dict__.get("_like") or a.shape_of(f)
+        shape = getattr(f, "_like", None) or a.shape_of(f)
         values = tuple([same(id(c)) or classes.same(c) for c in f.values])
         kind = fielded(fields) or classes.fields(fields)  # the fields as a number: hashed once
         key = (id(shape), values, id(producer), kind)  # equal keys: equal facts, one producer
