@@ -21,6 +21,9 @@ from typing import NoReturn
 
 
 def run(prog_name: str | None = None) -> NoReturn:
+    from .gc_pause import pause_for_start
+
+    pause_for_start()  # (gc_pause.py: until the first model is read)
     from .cli import main
 
     try:
