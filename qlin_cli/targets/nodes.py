@@ -119,7 +119,7 @@ def _summary(f, name: str, values, test, quick=None) -> bool | None:
     hidden value (site_classes) raises ValueRead naming the summary asked. ``quick(f)``: the
     same answer without reading the values as an array, or None where it cannot tell."""
     slot = summary_slot(name)
-    found = f.__dict__.get(slot, _UNKNOWN)
+    found = getattr(f, slot, _UNKNOWN)  # (an attribute: see NodeFacts._like)
     if found is _UNKNOWN:
         try:
             found = None if quick is None else quick(f)
@@ -128,7 +128,7 @@ def _summary(f, name: str, values, test, quick=None) -> bool | None:
                 found = None if v is None else test(v)
         except ValueRead:
             raise ValueRead(name) from None
-        f.__dict__[slot] = found
+        setattr(f, slot, found)
     return found
 
 
