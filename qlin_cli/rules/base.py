@@ -11,63 +11,16 @@ edit. A model rule (``ModelRule``) reads the whole model once through a
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import FrozenInstanceError
 
 from .. import schema
 from ..finding import Fix  # noqa: F401 (the rules import it here)
+from ..record import Record
 from ..severity import ERROR, INFO, SEVERITIES, WARNING, cleandoc  # noqa: F401 (the rules import them here)
 
 SECTIONS = ("What it checks", "Why is this bad?", "Example", "Fix")
 
 
-class _Record:
-    """A frozen record of the fields its class lists in ``__slots__``, made by position or
-    keyword (``_defaults``: the last fields' defaults), equal when of one class with equal
-    fields, hashed, shown as a dataclass shows itself. (What ``@dataclass(frozen=True)``
-    gives these classes, without generating and compiling their methods when the rules are
-    imported: 0.4-0.6 ms a class, on every start.)"""
-
-    __slots__ = ()
-    _defaults: tuple = ()
-
-    def __init__(self, *args, **kwargs):
-        names = self.__slots__
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments, {len(args)} given")
-        values = dict(zip(names[len(names) - len(self._defaults):], self._defaults, strict=True))
-        values.update(zip(names, args, strict=False))  # (fewer arguments than fields)
-        for name, value in kwargs.items():
-            if name not in names or name in values and names.index(name) < len(args):
-                raise TypeError(f"{type(self).__name__}() got an unexpected or repeated argument {name!r}")
-            values[name] = value
-        missing = [n for n in names if n not in values]
-        if missing:
-            raise TypeError(f"{type(self).__name__}() missing argument(s): {', '.join(missing)}")
-        for name in names:
-            object.__setattr__(self, name, values[name])
-
-    def _values(self) -> tuple:
-        return tuple(getattr(self, n) for n in self.__slots__)
-
-    def __reduce__(self):  # (pickled to and from --jobs workers: made again by position)
-        return type(self), self._values()
-
-    def __setattr__(self, name, value):
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __eq__(self, other):
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
+_Record = Record  # (the rules' name for it)
 
 
 # ---- fixes: precise edits of the node a finding is about ---------------------------

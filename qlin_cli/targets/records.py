@@ -1,9 +1,9 @@
 """Frozen records of the targets' plain values (a finding, a fact's source, a model's facts, a
 fusion group's slot, a probe's outcome ...): what ``@dataclass(frozen=True)`` gave these
 classes, without generating and compiling their methods each time the targets are imported
-(about 0.6 ms a class, 15 classes, on every `qlin check --target`). They are the rules'
-records (rules/base.py ``_Record``: made by position or keyword, defaults, equality, hash,
-repr, no assignment) with fields left out of equality, hashing and ``repr`` (``_hidden``:
+(about 0.6 ms a class, 15 classes, on every `qlin check --target`). They are records as the
+rules' are (qlin_cli/record.py: made by position or keyword, defaults, equality, hash, repr,
+no assignment) with fields left out of equality, hashing and ``repr`` (``_hidden``:
 ``field(compare=False, repr=False)``) and ``replace``; tests/test_target_records.py holds
 each to the frozen dataclass it stands for.
 
@@ -12,11 +12,11 @@ A class lists its fields in ``__slots__``, the last ones' defaults in ``_default
 
 from __future__ import annotations
 
-from ..rules.base import _Record
+from ..record import Record as _Record
 
 
 class Record(_Record):
-    """A rules record whose ``_hidden`` fields are neither compared, hashed nor shown."""
+    """A record whose ``_hidden`` fields are neither compared, hashed nor shown."""
 
     __slots__ = ()
     _hidden: tuple = ()  # fields neither compared, hashed nor shown
