@@ -514,6 +514,12 @@ _CONST_ROLES = (schema.SCALE, schema.ZERO_POINT)
 
 
 _COMPARED = tuple(f.name for f in fields(NodeFacts) if f.compare)
+
+
+def shared_with(f) -> NodeFacts | None:
+    """The facts ``NodeFacts.share`` tied ``f`` to (the first read with its shape key: what
+    holds for its shape holds for ``f``), None where it was tied to none."""
+    return getattr(f, "_like", None)
 _tuple_new = tuple.__new__  # what __eq__ and __hash__ read
 
 
@@ -621,4 +627,4 @@ def array_facts(node: onnx.NodeProto, opset: int, arrays: list) -> NodeFacts:
 
 
 __all__ = ["Const", "Location", "NodeFacts", "OpInScope", "array_facts", "node_label", "op_in_scope",
-           "read_facts", "summarize"]
+           "read_facts", "shared_with", "summarize"]

@@ -20,11 +20,8 @@ from ..severity import ERROR, INFO, SEVERITIES, WARNING, cleandoc  # noqa: F401 
 SECTIONS = ("What it checks", "Why is this bad?", "Example", "Fix")
 
 
-_Record = Record  # (the rules' name for it)
-
-
 # ---- fixes: precise edits of the node a finding is about ---------------------------
-class SetAttribute(_Record):
+class SetAttribute(Record):
     __slots__ = ("name", "value")
     name: str
     value: int
@@ -33,7 +30,7 @@ class SetAttribute(_Record):
         return f"set attribute {self.name}={self.value}"
 
 
-class RemoveAttribute(_Record):
+class RemoveAttribute(Record):
     __slots__ = ("name",)
     name: str
 
@@ -41,7 +38,7 @@ class RemoveAttribute(_Record):
         return f"remove attribute {self.name}"
 
 
-class ReshapeConstant(_Record):
+class ReshapeConstant(Record):
     __slots__ = ("input_index", "shape")
     input_index: int  # which input of the node
     shape: tuple
@@ -50,7 +47,7 @@ class ReshapeConstant(_Record):
         return f"store input {self.input_index} with shape {list(self.shape)}"
 
 
-class AddOpsetImport(_Record):
+class AddOpsetImport(Record):
     __slots__ = ("domain", "version")
     domain: str
     version: int
@@ -59,7 +56,7 @@ class AddOpsetImport(_Record):
         return f"import {schema.domain_name(self.domain)} version {self.version}"
 
 
-class RemoveOpsetImport(_Record):
+class RemoveOpsetImport(Record):
     __slots__ = ("domain",)
     domain: str
 
@@ -67,7 +64,7 @@ class RemoveOpsetImport(_Record):
         return f"remove the opset import of {schema.domain_name(self.domain)}"
 
 
-class SortNodes(_Record):
+class SortNodes(Record):
     __slots__ = ("graph",)
     graph: str  # the body's path ("main", "main/if.then_branch", "function local.F")
 
@@ -75,7 +72,7 @@ class SortNodes(_Record):
         return f"sort the nodes of {self.graph} topologically"
 
 
-class SetIrVersion(_Record):
+class SetIrVersion(Record):
     __slots__ = ("version",)
     version: int
 
@@ -83,7 +80,7 @@ class SetIrVersion(_Record):
         return f"set ir_version to {self.version}"
 
 
-class Violation(_Record):
+class Violation(Record):
     __slots__ = ("message", "fix", "at")
     _defaults = (None, None)
     message: str

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from functools import cache, cached_property
 
 from .. import schema
+from ..model.facts import shared_with
 from . import data_files, nodes
 from .records import Record
 
@@ -305,7 +306,7 @@ def _slot(f, body, j, producers, consumers, find_value, memo: dict | None = None
         return _slot_of(f, sym, const, shared)
     # the rest is read from the facts' shape key alone (quantized type, granularity, axis,
     # block size): facts that share a shape (NodeFacts.share) share their slots
-    key = (id(getattr(f, "_like", None) or f), const, sym, shared)
+    key = (id(shared_with(f) or f), const, sym, shared)
     found = memo.get(key)
     if found is None:
         found = memo[key] = _slot_of(f, sym, const, shared)

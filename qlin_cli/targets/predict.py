@@ -24,7 +24,7 @@ from onnx import AttributeProto
 from .. import schema
 from ..finding import Finding
 from ..model.analysis import Analysis, analyze
-from ..model.facts import ArrayConst, Location, NodeFacts
+from ..model.facts import ArrayConst, Location, NodeFacts, shared_with
 from ..model.view import short_title
 from ..schema import dtypes, ir
 from . import fusion, nodes, probe_keys, records, site_classes, weights
@@ -222,7 +222,7 @@ def _linear_sites(a: Analysis, body, ops: list, opsets: tuple, main_inputs, main
             after(readers, f.x_rank) if dq and readers else _NOTHING_AFTER,
             dq and bool(x) and maker is None and find_value(x) is not None,
         )
-        shape = getattr(f, "_like", None) or a.shape_of(f)
+        shape = shared_with(f) or a.shape_of(f)
         values = tuple([same(id(c)) or classes.same(c) for c in f.values])
         kind = fielded(fields) or classes.fields(fields)  # the fields as a number: hashed once
         key = (id(shape), values, id(producer), kind)  # equal keys: equal facts, one producer

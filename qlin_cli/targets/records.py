@@ -12,10 +12,10 @@ A class lists its fields in ``__slots__``, the last ones' defaults in ``_default
 
 from __future__ import annotations
 
-from ..record import Record as _Record
+from .. import record
 
 
-class Record(_Record):
+class Record(record.Record):
     """A record whose ``_hidden`` fields are neither compared, hashed nor shown."""
 
     __slots__ = ()

@@ -15,10 +15,19 @@ def where(site: Site) -> str:
     return f"{node_named(n.name, site.index)} in {site.scope.path}"
 
 
-def op_label(site: Site) -> str:
+def op_label(site: Site, labels: dict | None = None) -> str:
+    """How a report names the node's op: "QuantizeLinear (ai.onnx 21)". ``labels``: the
+    labels worked out, by (scope, domain, op type), read and filled here (the scopes live as
+    long as the sites: their ids are their own)."""
     node = site.node
-    version = schema.opset_of(site.scope.opsets, node.domain)
-    return f"{node.op_type} ({schema.domain_name(node.domain)} {version})"
+    kind = (id(site.scope), node.domain, node.op_type)
+    found = None if labels is None else labels.get(kind)
+    if found is None:
+        version = schema.opset_of(site.scope.opsets, node.domain)
+        found = f"{node.op_type} ({schema.domain_name(node.domain)} {version})"
+        if labels is not None:
+            labels[kind] = found
+    return found
 
 
 def locate(entries: list[Entry], sites: list[Site]) -> None:

@@ -8,7 +8,7 @@ from onnx import helper, numpy_helper
 
 from ... import schema
 from ...finding import Finding
-from ...model.facts import read_facts
+from ...model.facts import read_facts, shared_with
 from ...model.tensors import read_value
 from ...schema import dtypes, ir
 from .. import domains, lower, qnode, verify
@@ -58,7 +58,7 @@ def _kept_key(facts, keys: dict) -> tuple | None:
     inputs it has and how many outputs. None when it cannot be a key. ``keys``: the keys
     worked out, by the facts ``NodeFacts.share`` tied these to (whose key is theirs: which
     inputs are present and how many outputs there are is in the types of the shape key)."""
-    like = getattr(facts, "_like", None) or facts
+    like = shared_with(facts) or facts
     found = keys.get(id(like))
     if found is not None and found[0] is like:
         return found[1]
@@ -72,19 +72,11 @@ def _kept_key(facts, keys: dict) -> tuple | None:
 
 
 def _kept(site: Site, facts, spec, labels: dict | None = None) -> Entry | None:
-    """``labels``: op labels worked out, by (scope, domain, op type)."""
+    """``labels``: ``op_label``'s, kept across the nodes of one conversion."""
     if spec is facts.spec:
         return None
-    if labels is None:
-        op = op_label(site)
-    else:
-        n = site.node
-        kind = (id(site.scope), n.domain, n.op_type)  # (the scopes live as long as the sites)
-        op = labels.get(kind)
-        if op is None:
-            op = labels[kind] = op_label(site)
-    return Entry(where(site), op, "kept", [f"version {facts.spec.since} -> {spec.since}: nothing to rewrite"],
-                 verified=False)
+    return Entry(where(site), op_label(site, labels), "kept",
+                 [f"version {facts.spec.since} -> {spec.since}: nothing to rewrite"], verified=False)
 
 
 def plan(ctx: Context, site: Site, facts, memo: dict | None = None) -> Rewrite | Entry | Finding | None:
