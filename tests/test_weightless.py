@@ -25,6 +25,7 @@ def _both(path: str, monkeypatch) -> tuple[tuple, tuple, bytes, bytes]:
     """(inference of the file's bytes, inference of them without weights, both bytes), every
     weight left out however few (WORTH_BYTES 0)."""
     monkeypatch.setattr(weightless, "WORTH_BYTES", 0)
+    monkeypatch.setattr(weightless, "MOVE_AT_LEAST", 0)
     model, data = load_model_bytes(path, weights=False)
     with reading(model):
         light = weightless.without_weights(model, data)
@@ -69,8 +70,16 @@ def _model(tmp_path, consumer: str) -> str:
 @pytest.mark.parametrize("consumer, kept", [("", False), ("Relu", True), ("Shape", True)])
 def test_a_weight_another_op_reads_keeps_its_data(tmp_path, monkeypatch, consumer, kept):
     _, _, _, light = _both(_model(tmp_path, consumer), monkeypatch)
-    w = onnx.load_from_string(light).graph.initializer[0]
-    assert bool(w.raw_data) == kept
+    graph = onnx.load_from_string(light).graph
+    w = [t for t in graph.initializer if t.name == "w"]
+    assert bool(w and w[0].raw_data) == kept
+    # a weight no other op reads, and the scale, go as typed inputs (``_movable``)
+    inputs = {i.name: i.type.tensor_type for i in graph.input}
+    assert ("w" in inputs) == (not kept) and "s" in inputs
+    if not kept:
+        w_type = inputs["w"]
+        assert w_type.elem_type == TensorProto.INT8 and [d.dim_value for d in w_type.shape.dim] == [64, 64]
+    assert inputs["s"].HasField("shape") and not inputs["s"].shape.dim  # a scalar: a shape of no dims
 
 
 def test_a_small_model_goes_as_it_is(tmp_path):
@@ -94,5 +103,7 @@ def test_a_large_model_goes_without_its_weights(tmp_path):
     model, data = load_model_bytes(path, weights=False)
     with reading(model):
         light, skeleton = infer.inference_bytes(model, data)
-        assert not skeleton and len(light) < len(data) - n * 1024
+        assert not skeleton and len(light) < len(data) // 10
+        left = onnx.load_from_string(light).graph
+        assert not any(t.raw_data for t in left.initializer if t.name.startswith("w"))
         assert infer.run_inference(model, light) == infer.run_inference(model, data)

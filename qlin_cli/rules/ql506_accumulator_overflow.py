@@ -6,7 +6,7 @@ from ..schema import dtypes
 from ..schema.ops import INT8S
 from .base import WARNING, ModelRule, Violation
 from .base_numeric import INT32_MAX, by_channel, constant_array, constant_tensor, farthest, g3, span
-from .base_qdq import producer, zero_point_of
+from .base_qdq import zero_point_of
 
 # The integer ops: (x's input, x's zero point, w's input, w's zero point) by op; a missing
 # zero point is 0
@@ -71,7 +71,10 @@ class AccumulatorOverflow(ModelRule):
             # the (domain, op) kinds this rule reads, decided once per distinct kind
             read = {k for k in set(body.kinds)
                     if k[1] in READ and schema.normalize_domain(k[0]) == schema.AI_ONNX}
+            if not read:
+                continue
             within: dict = {}  # (op, transB, x's type, w's type and dims) -> whether K bounds every sum
+            dequantized = view.of_family(body, schema.LINEAR_DEQUANTIZE)  # (``producer``'s map)
             for i, kind in enumerate(body.kinds):
                 if kind not in read:
                     continue
@@ -80,7 +83,7 @@ class AccumulatorOverflow(ModelRule):
                 if op in INTEGER_OPS:
                     found = _integer(view, body, i, node)
                 elif op in QDQ_OPS:
-                    found = _qdq(view, body, node, body.io[i][0], within)
+                    found = _qdq(view, body, node, body.io[i][0], within, dequantized)
                 else:
                     continue
                 message = None if found is None else _message(view, node, *found)
@@ -114,18 +117,19 @@ def _optional(view, body, node, k: int):
     return constant_array(view, body, node.input[k])
 
 
-def _qdq(view, body, node, inputs: tuple, within: dict):
+def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict):
     """The same for a float op whose x and w come from 8-bit DequantizeLinear nodes
     (``inputs``: the node's input names; ``within``: the shapes already known to stay within
-    int32 whatever the values)."""
-    gemm = node.op_type == "Gemm"
-    if gemm and any(a.name == "alpha" and a.f != 1.0 for a in node.attribute):
-        return None
+    int32 whatever the values; ``dequantized``: the body's DequantizeLinear nodes by output,
+    as ``producer`` reads them)."""
     if len(inputs) < 2:
         return None
-    px = producer(view, body, inputs[0], schema.LINEAR_DEQUANTIZE)
-    pw = producer(view, body, inputs[1], schema.LINEAR_DEQUANTIZE)
+    px = dequantized.get(inputs[0])
+    pw = dequantized.get(inputs[1])
     if px is None or pw is None:
+        return None
+    gemm = node.op_type == "Gemm"
+    if gemm and any(a.name == "alpha" and a.f != 1.0 for a in node.attribute):
         return None
     fx, fw = px[1], pw[1]
     x_type = fx.in_type(0)
