@@ -33,8 +33,9 @@ same op, differing from the key in one fact only, that the release fuses (the wa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache, cached_property
+from itertools import takewhile
 
 from .. import schema
 from ..model.facts import shared_with
@@ -295,7 +296,7 @@ def _slot(f, body, j, producers, consumers, find_value, memo: dict | None = None
     const = bool(x) and made is None and find_value(x) is not None
     if not const and made is not None and body.kinds[made][1] == "Constant":
         const = True
-    sym = const and _symmetric(f, memo)
+    sym = const and _symmetric(f, memo, find_value)
     y = f.outputs[0] if f.outputs else ""
     shared = ""
     if len(consumers.get(y, ())) > 1:
@@ -320,20 +321,18 @@ def _slot_of(f, sym: bool, const: bool, shared: str) -> Slot:
     return Slot(nodes.quant_type(f) or "?", gran, axis, block, sym, const, shared)
 
 
-def _symmetric(f, memo: dict | None) -> bool:
+def _symmetric(f, memo: dict | None, find_value=None) -> bool:
     """Whether every value of the node's zero point is 0 (an absent one is): per the zero
-    point's content, kept in ``memo`` where it has one."""
+    point's content, kept in ``memo`` where it has one (``nodes.zero_point_is_zero``)."""
     i = f.zero_point_index
     c = f.values[i] if memo is not None and i is not None and i < len(f.values) and f.present_at(i) else None
     key = None if c is None else c.content_key
     if key is None:
-        zp = nodes.zero_point_values(f)
-        return zp is not None and not zp.any()
+        return nodes.zero_point_is_zero(f, find_value)
     key = ("sym", key)
     found = memo.get(key)
     if found is None:
-        zp = nodes.zero_point_values(f)
-        found = memo[key] = zp is not None and not zp.any()
+        found = memo[key] = nodes.zero_point_is_zero(f, find_value)
     return found
 
 
@@ -411,7 +410,11 @@ def _quantize(a, body, j):
     if body.kinds[j][1] != "QuantizeLinear":
         return None
     f = a.facts(body, j)
-    return f if f is not None and nodes.is_linear(f) else None
+    if f is None or not nodes.is_linear(f):
+        return None
+    if shared_with(f) is None:
+        a.shape_of(f)  # tied to its shape: its quantized type is the shape's, worked out once
+    return f
 
 
 def _zero_point_is_lowest(q, t) -> bool:
@@ -465,6 +468,7 @@ class FusionTable:
     def __init__(self, runtime: str, version: str, entries: Mapping, command: str = "", machine: str = ""):
         self.runtime, self.version, self.command, self.machine = runtime, version, command, machine
         self._entries = entries  # {key: {"group": ..., "outcomes": {release: outcome}}}
+        self._by_op: dict[str, list] = {}  # op -> ``_measured``
 
     @cached_property
     def outcomes(self) -> dict[str, str]:
@@ -475,6 +479,28 @@ class FusionTable:
     @cached_property
     def groups(self) -> dict[str, Group]:
         return {k: Group.from_json(self._entries[k]["group"]) for k in self.outcomes}
+
+    def _measured(self, op: str) -> list[tuple[str, Group, str]]:
+        """(key, group, outcome) of every group of ``op`` the release was measured on, in key
+        order: only the entries whose key (the group's text) names ``op`` are parsed (all of
+        them took 60 ms where ``reason`` was asked once)."""
+        found = self._by_op.get(op)
+        if found is not None:
+            return found
+        entries = self._entries
+        if op in BIAS_OPS or not hasattr(entries, "keys_from"):  # (a bias op's key may start "MatMul -> ")
+            keys: Iterable[str] = entries
+        else:  # the keys of the op's groups without ``before``, together in key order
+            keys = takewhile(lambda k: k.startswith(op + "("), entries.keys_from(op + "("))
+        found = self._by_op[op] = []
+        for k in keys:
+            if _key_op(k) != op:
+                continue
+            e = entries[k]
+            done = e.get("outcomes", {}).get(self.version)
+            if done is not None:
+                found.append((k, Group.from_json(e["group"]), done))
+        return found
 
     def outcome(self, key: str | None) -> str | None:
         if key is None:
@@ -487,12 +513,12 @@ class FusionTable:
         among the groups of the same op that differ from ``key`` in at most two of its inputs
         and output, the one the release fuses that differs in the fewest facts
         (``Group.distance``); None where none is measured."""
-        mine = self.groups.get(key)
-        if mine is None:
+        entry = self._entries.get(key)
+        if entry is None or entry.get("outcomes", {}).get(self.version) is None:
             return None
+        mine = Group.from_json(entry["group"])
         best = None
-        for other_key, other in self.groups.items():
-            done = self.outcomes[other_key]
+        for other_key, other, done in self._measured(mine.op):
             # (a load error or crash is no way out: only a group the release runs in integer)
             if other.op != mine.op or not done.startswith(INTEGER) or len(other.inputs) != len(mine.inputs):
                 continue
@@ -503,6 +529,11 @@ class FusionTable:
             if best is None or rank < best[0]:
                 best = (rank, " and ".join(diff), done)
         return None if best is None else (best[1], best[2])
+
+
+def _key_op(key: str) -> str:
+    """The op of the group whose text is ``key`` (``Group.text``: "[before -> ]op(inputs) -> ...")."""
+    return key.split("(", 1)[0].rsplit(" -> ", 1)[-1]
 
 
 @cache

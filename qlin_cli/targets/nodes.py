@@ -10,8 +10,10 @@ import sys
 from array import array
 
 import numpy as np
+import onnx
 
 from .. import schema
+from ..model.facts import ArrayConst
 from ..schema import dtypes, semantics
 
 QUANTIZE, DEQUANTIZE = "quantize", "dequantize"
@@ -151,6 +153,59 @@ def zero_point_values(f) -> np.ndarray | None:
         return np.zeros(1)
     v = f.value(i)
     return None if v is None else np.asarray(v).astype(np.float64).reshape(-1)
+
+
+def zero_point_is_zero(f, find_value=None) -> bool:
+    """Whether every value of the zero point ``zero_point_values`` gives is 0 (an absent one
+    is). With ``find_value`` (the scope's: name -> its constant tensor), an integer zero point
+    stored as inline raw bytes is answered from those bytes (all zero, or a non-zero byte
+    every bit of which is a value's), without reading it as an array."""
+    i = f.zero_point_index
+    if find_value is not None and i is not None and i < len(f.values) and f.present_at(i):
+        c = f.values[i]
+        told = None if c is None or isinstance(c, ArrayConst) else _zero_bytes(find_value(f.inputs[i]))
+        if told is not None:
+            return told
+    zp = zero_point_values(f)
+    return zp is not None and not zp.any()
+
+
+def _zero_bytes(t) -> bool | None:
+    """Whether the integer tensor ``t``'s values are all 0, from its inline raw bytes or its
+    ``int32_data`` as onnx's ``numpy_helper.to_array`` reads them (each entry's low bits);
+    None where they do not tell (another type or storage, a size that is not the dims', a
+    padding nibble, a tensor too large for ``read_value`` to read)."""
+    from ..model.tensors import MAX_VALUE_BYTES
+
+    if t is None or t.data_location != 0 or t.HasField("segment"):  # (0: TensorProto.DEFAULT, inline)
+        return None
+    d = dtypes.BY_PROTO.get(t.data_type)
+    if d is None or d.kind != "int" or d.bits not in (4, 8, 16, 32, 64):
+        return None
+    count = 1
+    for n in t.dims:
+        if n < 0:
+            return None
+        count *= n
+    need = (count * d.bits + 7) // 8
+    if need > MAX_VALUE_BYTES or not count:
+        return None
+    if t.HasField("raw_data"):
+        raw = t.raw_data
+        if len(raw) != need:
+            return None
+        nonzero = bool(raw.strip(b"\0"))
+    else:
+        if d.bits == 64 or d.proto == onnx.TensorProto.UINT32:  # (int64_data / uint64_data)
+            return None
+        data = t.int32_data
+        if len(data) != (need if d.bits == 4 else count):
+            return None
+        mask = (1 << max(d.bits, 8)) - 1  # (a 4-bit pair is a byte)
+        nonzero = any(v & mask for v in data)
+    if not nonzero:
+        return True
+    return False if d.bits > 4 or count % 2 == 0 else None  # (an odd count of nibbles: a padding one)
 
 
 def x_shape(f) -> tuple | None:

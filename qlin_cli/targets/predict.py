@@ -312,10 +312,16 @@ def _after_of(a: Analysis, body):
             reduced.append(_reduced(a, body, j, k, rank) if op == "MatMul" or op == "Gemm" else None)
             other = 1 if k == 0 else 0
             m = producers.get(ins[other]) if other < len(ins) and ins[other] else None
-            partners.append((known.get(m) or a.any_facts(body, m)).quant_type
+            partners.append(_shape(a, known.get(m) or a.any_facts(body, m)).quant_type
                             if m is not None and kinds[m][1] == "DequantizeLinear" else None)
         return tuple(then), tuple(reduced), tuple(partners)
     return after
+
+
+def _shape(a: Analysis, f: NodeFacts) -> NodeFacts:
+    """The facts of ``f``'s shape (``ModelView.shape_of``), ``f`` tied to them: what holds for
+    the shape (its quantized type ...) is worked out once for every node of it."""
+    return shared_with(f) or a.shape_of(f)
 
 
 def _reduced(a: Analysis, body, index: int, slot: int, rank: int | None) -> int | None:
