@@ -319,11 +319,15 @@ class Rows(_Sorted):
         changed)."""
         found = self._matched.get(key)
         if found is None:
-            found = []
-            for at in self._from(self._seek(key)):
+            first = last = self._seek(key)
+            for at in self._from(first):
                 if self._key(at) != key:
                     break
-                found.append(json.loads(self._text(at)))
+                last = self._next(at + 1)
+            # the key's rows are one run of lines: parsed as one JSON list (a parse per row
+            # cost more than the rows' own text)
+            rows = self._body[first:last].rstrip().removesuffix(b",")
+            found = json.loads(b"[" + rows + b"]") if rows else []
             self._matched[key] = found
         return list(found)
 

@@ -449,10 +449,18 @@ def _raw(t: Target, info: ModelInfo, placed: list[tuple[NodeSite, Location]],
     that differ only in what the target's checks do not read (site_classes)."""
     out: Raw = [(None, None, x) for x in t.model_findings(info)]
     ask = site_classes.asker(t.findings_for, keys)
-    for site, loc in placed:
-        found = ask(site)
-        if found:
-            out += [(site.facts, loc, x) for x in found]
+    # each site asked once, in the order of its first node (the order the asker met them in);
+    # the nodes are walked again only where some site has findings
+    answers = {id(site): site for site, _ in placed}
+    told = False
+    for i, site in answers.items():
+        found = answers[i] = ask(site)
+        told = told or bool(found)
+    if told:
+        for site, loc in placed:
+            found = answers[id(site)]
+            if found:
+                out += [(site.facts, loc, x) for x in found]
     return out
 
 
