@@ -111,15 +111,18 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> b
     weight = site.scope.find_value(dq.input[0])
     scale = const(dq.input[1])
     zero = const(dq.input[2]) if len(dq.input) > 2 and dq.input[2] else None
+    read: dict = {}  # the weights as the proof reads them, read once (nbits.NBitsCase.read)
     try:
         if weight is None or scale is None or (len(dq.input) > 2 and dq.input[2] and zero is None):
             raise nbits.NoForm("its weights, scale or zero point are computed at run time")
-        fused, inits, w = form.from_qdq(dq, node, weight, np.asarray(scale), zero, ctx.namer)
+        fused, inits, w = form.from_qdq(dq, node, weight, np.asarray(scale), zero, ctx.namer,
+                                        **({"read": read} if form is nbits else {}))
     except nbits.NoForm as e:
         result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {e}"]))
         return True
     source = [t for t in (weight, *(site.scope.find_value(x) for x in dq.input[1:] if x)) if t is not None]
-    case = gather_block.GatherCase(w, dq, source) if form is gather_block else nbits.NBitsCase(w, dq, source)
+    case = (gather_block.GatherCase(w, dq, source) if form is gather_block
+            else nbits.NBitsCase(w, dq, source, read))
     entry = Entry(where(site), op_label(site), "reformatted",
                   [f"{node.op_type} of {what} -> {fused.op_type} '{fused.name}' (QOperator form)"])
     ctx.rewrites.append(Rewrite(site, [fused], inits, entry, case))

@@ -26,6 +26,7 @@ from onnx import helper, numpy_helper
 from ... import schema
 from ...schema import ir
 from . import stacked
+from .to_qdq import raw_tensor
 
 SAMPLES = 6  # random inputs, besides the edge inputs
 
@@ -43,6 +44,7 @@ class FormatCase:
     float_step: float | None = None  # QGemm's float output: the size of one step
     opsets_after: dict[str, int] | None = None  # default: ai.onnx at opset_after
     outputs: list | None = None  # (name, element type) of each output; default: the last node's
+    plain: dict | None = None  # side ("before" / "after") -> its nodes as to_qdq.Plain, where kept
 
     def output_list(self) -> list:
         return self.outputs or [(self.before[-1].output[0], self.output_type)]
@@ -83,17 +85,21 @@ def measure_all(cases: list[FormatCase], seed: int = 0) -> list:
     out: list = [None] * len(cases)
     sessions: dict = {}  # onnxruntime sessions of this call, by structure
     kinds: dict[tuple, list[int]] = {}  # cases the same engines compute, batched together
+    opsets = []  # each case's (source opset, opset after)
     for i, c in enumerate(cases):
-        source_opset = schema.opset_of(c.opsets_before, schema.AI_ONNX) or c.opset_after
-        kinds.setdefault((_reference_reads(c.before, source_opset), _reference_reads(c.after, c.opset_after)),
-                         []).append(i)
-    for members in kinds.values():
+        opsets.append((schema.opset_of(c.opsets_before, schema.AI_ONNX) or c.opset_after, c.opset_after))
+        plain = c.plain or {}
+        kinds.setdefault((_reference_reads(plain.get("before") or c.before, opsets[i][0]),
+                          _reference_reads(plain.get("after") or c.after, c.opset_after)), []).append(i)
+    for kind, members in kinds.items():
         for start in range(0, len(members), BATCH):
             batch = members[start:start + BATCH]
             got = None
             if len(batch) > 1:
+                # cases of one kind at the same opsets: the batch's nodes read as each case's do
+                reads = kind if len({opsets[i] for i in batch}) == 1 else None
                 try:
-                    got = _measure([cases[i] for i in batch], seed, sessions)
+                    got = _measure([cases[i] for i in batch], seed, sessions, reads)
                 except CannotMeasure:
                     pass
             for j, i in enumerate(batch):
@@ -108,7 +114,9 @@ def _one(case: FormatCase, seed: int, sessions: dict):
         return e
 
 
-def _measure(cases: list[FormatCase], seed: int, sessions: dict) -> list[Measured]:
+def _measure(cases: list[FormatCase], seed: int, sessions: dict,
+             reads: tuple | None = None) -> list[Measured]:
+    """``reads``: whether onnx.reference reads the batch's nodes before and after, when known."""
     batch = _Batch(cases, sessions)
     feeds = _feeds(batch.inputs, np.random.default_rng(seed))
     ort = _onnxruntime()
@@ -116,33 +124,42 @@ def _measure(cases: list[FormatCase], seed: int, sessions: dict) -> list[Measure
     runs_after = []
     if ort is not None:
         runs_after.append((f"onnxruntime {ort.__version__}", batch.computed(feeds, "after", ort)))
-    if _reference_reads([n for c in cases for n in c.after], first.opset_after):
+    if reads is None:
+        source_opset = schema.opset_of(first.opsets_before, schema.AI_ONNX) or first.opset_after
+        reads = (_reference_reads([n for c in cases for n in c.before], source_opset),
+                 _reference_reads([n for c in cases for n in c.after], first.opset_after))
+    if reads[1]:
         runs_after.append(("onnx.reference", batch.computed(feeds, "after", None)))
     # what the source computes: for ai.onnx nodes their pages, as onnx.reference computes them
     # (a runtime's kernel may differ from the page: onnxruntime's u8s8 QLinearConv saturates
     # pairs of products on CPUs without VNNI); a vendor node's is its runtime's kernel
-    before = [n for c in cases for n in c.before]
-    vendor = [n.domain for n in before if schema.normalize_domain(n.domain) != schema.AI_ONNX]
-    source_opset = schema.opset_of(first.opsets_before, schema.AI_ONNX) or first.opset_after
-    if _reference_reads(before, source_opset):
+    if reads[0]:
         truth = ("onnx.reference", batch.computed(feeds, "before", None))
     elif ort is not None:
         truth = (f"onnxruntime {ort.__version__}", batch.computed(feeds, "before", ort))
     else:
+        vendor = [n.domain for c in cases for n in c.before
+                  if schema.normalize_domain(n.domain) != schema.AI_ONNX]
         raise CannotMeasure("onnxruntime is not installed, and nothing else computes the "
                             f"{vendor[0] if vendor else 'source'} node to measure against")
     engines = tuple(dict.fromkeys([truth[0]] + [name for name, _ in runs_after]))
     steps, differ = _compared(cases, truth[1], [got for _, got in runs_after])
-    return [Measured(steps[k], differ[k], sum(a.size for a in truth[1][k]), engines)
-            for k in range(len(cases))]
+    return [Measured(steps[k], differ[k], truth[1].size(k), engines) for k in range(len(cases))]
 
 
-def _compared(cases: list[FormatCase], truth: list, afters: list) -> tuple[list[int], list[int]]:
-    """Each case's largest difference between ``truth`` and any of ``afters`` (each a list
-    of each case's outputs), in steps, and the most outputs that differ under one engine;
-    the cases whose outputs have the same shapes and types computed at once."""
+def _compared(cases: list[FormatCase], truth: _Computed, afters: list) -> tuple[list[int], list[int]]:
+    """Each case's largest difference between ``truth`` and any of ``afters`` (each a
+    ``_Computed``), in steps, and the most outputs that differ under one engine; the cases
+    whose outputs have the same shapes and types computed at once: those truth computed
+    stacked as they were computed (``_compared_stacked``), the others case by case."""
+    steps, differ = [0] * len(cases), [0] * len(cases)
+    done = _compared_stacked(cases, truth, afters, steps, differ)
+    if done is None:  # a shape differs: said below, at the first case where it does
+        done, steps, differ = set(), [0] * len(cases), [0] * len(cases)
     groups: dict[tuple, list[int]] = {}
     for k in range(len(cases)):
+        if k in done:
+            continue
         for got in afters:
             for a, b in zip(truth[k], got[k], strict=True):
                 if a.shape != b.shape:
@@ -151,12 +168,80 @@ def _compared(cases: list[FormatCase], truth: list, afters: list) -> tuple[list[
         sig = tuple((a.shape, a.dtype.str, tuple(got[k][o].dtype.str for got in afters))
                     for o, a in enumerate(truth[k]))
         groups.setdefault(sig, []).append(k)
-    steps, differ = [0] * len(cases), [0] * len(cases)
     for group in groups.values():
         per_case = 32 * sum(a.size for a in truth[group[0]])  # int64 / float64 copies, and their difference
         for ids in _chunks(group, per_case):
             _compare(cases, ids, truth, afters, steps, differ)
     return steps, differ
+
+
+def _compared_stacked(cases, truth: _Computed, afters: list, steps: list, differ: list) -> set | None:
+    """``_compared`` of the cases truth computed stacked, part by part (an engine's outputs of
+    the part's cases stacked alike where it computed them otherwise): the cases done, or None
+    where an output's shape differs between truth and an engine."""
+    done: set = set()
+    for ids, want in truth.parts:
+        gots = [got.part(ids) for got in afters]
+        if any(g is None for g in gots):
+            continue  # a case with outputs of another shape or type: compared case by case
+        if any(len(g) != len(want) or any(b.shape != a.shape for a, b in zip(want, g, strict=True))
+               for g in gots):
+            return None
+        per_case = 32 * sum(a.size for a in want) // max(len(ids), 1)
+        for at in _chunks(list(range(len(ids))), per_case):
+            sub = [ids[j] for j in at]
+            step = np.array([cases[k].float_step or 1.0 for k in sub], np.float64)
+            for got in gots:
+                count = np.zeros(len(sub), np.int64)
+                for a, b in zip(want, got, strict=True):
+                    a, b = a[:, at], b[:, at]
+                    d = _steps(a, b, step.reshape((1, -1) + (1,) * (a.ndim - 2)))
+                    flat = d.swapaxes(0, 1).reshape(len(sub), -1)
+                    for j, m in enumerate(flat.max(axis=1, initial=0).tolist()):
+                        steps[sub[j]] = max(steps[sub[j]], int(m))
+                    count += (flat > 0).sum(axis=1)
+                for j, n in enumerate(count.tolist()):
+                    differ[sub[j]] = max(differ[sub[j]], n)
+        done.update(ids)
+    return done
+
+
+class _Computed:
+    """Each case's outputs ([input, ...] each): those computed stacked kept as their part's
+    arrays ([input, case, ...] each: ``parts``), the others case by case; ``c[k]``: case
+    ``k``'s."""
+
+    def __init__(self, count: int):
+        self.each: list = [None] * count
+        self.parts: list = []  # (ids, arrays)
+        self.at: dict = {}  # case -> (part, position)
+
+    def add(self, ids: list[int], arrays: list) -> None:
+        arrays = [o if o.shape[0] == _ROWS else np.broadcast_to(o, (_ROWS,) + o.shape[1:]) for o in arrays]
+        self.at.update((k, (len(self.parts), j)) for j, k in enumerate(ids))
+        self.parts.append((ids, arrays))
+
+    def __getitem__(self, k: int) -> list:
+        if self.each[k] is None:
+            p, j = self.at[k]
+            self.each[k] = [o[:, j] for o in self.parts[p][1]]
+        return self.each[k]
+
+    def size(self, k: int) -> int:
+        if k in self.at:
+            return sum(o[:, 0].size for o in self.parts[self.at[k][0]][1])
+        return sum(a.size for a in self.each[k])
+
+    def part(self, ids: list[int]) -> list | None:
+        """The outputs of the cases ``ids`` stacked as a part is ([input, case, ...] each), or None
+        where their outputs differ in shape or type."""
+        p = self.at.get(ids[0], (None,))[0]
+        if p is not None and self.parts[p][0] == ids:
+            return self.parts[p][1]
+        first = [(a.shape, a.dtype) for a in self[ids[0]]]
+        if any([(a.shape, a.dtype) for a in self[k]] != first for k in ids):
+            return None
+        return [np.stack([self[k][o] for k in ids], 1) for o in range(len(first))]
 
 
 def _chunks(ids: list, per_case: int) -> list[list]:
@@ -221,16 +306,16 @@ class _Batch:
     def opsets(self, side: str) -> dict:
         return self.cases[0].opsets_before if side == "before" else self.opsets_after
 
-    def computed(self, feeds: dict, side: str, ort) -> list:
-        out: list = [None] * len(self.cases)
+    def computed(self, feeds: dict, side: str, ort) -> _Computed:
+        out = _Computed(len(self.cases))
         rest: list[int] = []
         for g in self._structures(side):
             got = self._stacked(g, feeds, side, ort)
             if got is None:
                 rest += g.ids
                 continue
-            for k, outputs in zip(g.ids, got, strict=True):
-                out[k] = outputs
+            for ids, arrays in got:
+                out.add(ids, arrays)
         rest.sort()
         # onnxruntime's session costs more than linearly in a model's inputs and outputs
         size = MODEL_CASES if ort else max(len(rest), 1)
@@ -241,7 +326,7 @@ class _Batch:
             runs = [{x: np.asarray(feeds[x][f]) for x in ins} for f in range(_ROWS)]
             got = _run_ort(ort, model, runs) if ort else _run_reference(_for_reference(model), runs)
             for k, at in zip(ids, outputs, strict=True):
-                out[k] = [np.stack([r[i] for r in got]) for i in at]
+                out.each[k] = [np.stack([r[i] for r in got]) for i in at]
         return out
 
     def _structures(self, side: str) -> list:
@@ -252,8 +337,9 @@ class _Batch:
         groups: dict = {}
         loose = _Group(None)
         for k, c in enumerate(self.cases):
-            nodes, const = getattr(c, side), self.constant(k, side)
-            found = stacked.signature(nodes, c.inputs, const, c.output_list()) if STACKED else None
+            nodes, const = (c.plain or {}).get(side) or getattr(c, side), {}
+            found = stacked.signature(nodes, c.inputs, self.constant(k, side), c.output_list(),
+                                      const) if STACKED else None
             if found is None:
                 loose.ids.append(k)
                 continue
@@ -267,23 +353,23 @@ class _Batch:
         return self.shapes[side]
 
     def _stacked(self, g: _Group, feeds: dict, side: str, ort) -> list | None:
-        """Each case's outputs of ``g`` ([input, ...] each), computed at once, or None where
-        stacked.py does not compute them."""
+        """The outputs of ``g``'s cases computed at once, part by part ([(ids, [input, case,
+        ...] each)]), or None where stacked.py does not compute them."""
         st = g.st
         if st is None or (not stacked.computable(st) if ort is None else
                           len(g.ids) < stacked.SHARED_MIN or not stacked.shareable(st)):
             return None
         if g.values is None:
-            g.values = [self._values(g, feeds, at) for at in _chunks(list(range(len(g.ids))), g.bytes())]
+            g.at = _chunks(list(range(len(g.ids))), g.bytes())
+            g.values = [self._values(g, feeds, at) for at in g.at]
         out: list = []
         try:
-            for values in g.values:
+            for at, values in zip(g.at, g.values, strict=True):
                 if ort is None:
                     got = stacked.reference(st, values)
                 else:
                     got = self._session(g, side, ort).run(values)
-                out += [[o[:, j] if o.shape[0] == _ROWS else np.broadcast_to(o[:, j], (_ROWS,) + o.shape[2:])
-                         for o in got] for j in range(got[0].shape[1])]
+                out.append(([g.ids[j] for j in at], got))
         except Exception:  # Declined, or what the models will say again, case by case
             return None
         return out
@@ -295,7 +381,7 @@ class _Batch:
             if kind[0] == "input":
                 values[i] = np.stack([feeds[self.apart(g.names[j][i], g.ids[j])] for j in at], 1)
             elif kind[0] == "const":
-                values[i] = np.stack([g.consts[j](g.names[j][i]) for j in at])[None]
+                values[i] = np.stack([g.consts[j][i] for j in at])[None]
         return values
 
     def _session(self, g: _Group, side: str, ort) -> stacked.Session:
@@ -324,10 +410,11 @@ class _Batch:
 
 class _Group:
     """Cases of one structure (``st``; None: cases run as models), each case's value names
-    by slot and its constants, and the slots' stacked values once computed."""
+    by slot and its constants' arrays by slot, and the slots' stacked values once computed."""
 
     def __init__(self, st):
         self.st, self.ids, self.names, self.consts, self.values = st, [], [], [], None
+        self.at: list = []  # the positions of the cases of each of ``values``
 
     def bytes(self) -> int:
         """What stacking one case may take: its inputs and constants for every input of the
@@ -432,7 +519,7 @@ def _imports(opsets: dict, opset_after: int) -> tuple[dict, int]:
 
 def _model(nodes, consts: dict, added: list, inputs: dict, outputs: list, opsets: dict,
            opset_after: int) -> onnx.ModelProto:
-    inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()] + list(added)
+    inits = [raw_tensor(np.asarray(v), k) for k, v in consts.items()] + list(added)
     ins = [helper.make_tensor_value_info(n, e, s) for n, (e, s) in inputs.items()]
     outs = [helper.make_tensor_value_info(name, elem, None) for name, elem in outputs]
     graph = helper.make_graph(list(nodes), "measure", ins, outs, inits)

@@ -15,6 +15,8 @@ weights are the same values, which ``prove`` checks bit for bit on the model's o
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -22,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ... import schema
 from ...schema import ir
 from ...schema.qdq_forms import N_BITS_MATMUL
-from .to_qdq import Built, Lookups, NoForm
+from .to_qdq import Built, Lookups, NoForm, raw_tensor
 
 # the first DequantizeLinear with block_size (and uint4 / int4), as schema/ reads onnx.defs
 BLOCKED_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
@@ -217,7 +219,7 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None =
     elem = TYPES[w["bits"]]
     names = {key: look.namer(f"{base}_{key}") for key in ("weight_q", "weight_scale", "weight_zero_point")}
     inits = [codes_tensor(names["weight_q"], elem, [w["K"], w["N"]], w["codes"].T, stored[0]),
-             numpy_helper.from_array(np.ascontiguousarray(w["scales"].T), names["weight_scale"]),
+             raw_tensor(np.ascontiguousarray(w["scales"].T), names["weight_scale"]),
              codes_tensor(names["weight_zero_point"], elem, list(w["zero"].T.shape), w["zero"].T, stored[1])]
     weight = look.namer(f"{base}_weight")
     nodes = [helper.make_node("DequantizeLinear", [names["weight_q"], names["weight_scale"],
@@ -242,8 +244,9 @@ class NBitsCase:
     """What proves a MatMulNBits rewrite: the page's dequantized weights against
     onnx.reference's DequantizeLinear-21 of the initializers written."""
 
-    def __init__(self, w: dict, dq: onnx.NodeProto, inits: list[onnx.TensorProto]):
+    def __init__(self, w: dict, dq: onnx.NodeProto, inits: list[onnx.TensorProto], read: dict | None = None):
         self.w, self.dq, self.inits = w, dq, inits
+        self.read = read or {}  # what numpy_helper.to_array gave of some of ``inits``, by name
 
     def want(self) -> np.ndarray:
         """The values the DequantizeLinear must compute: the page's weights, [K, N]."""
@@ -313,8 +316,9 @@ def _stacked(cases: list[NBitsCase], idx: list[int], opset: int, out: list, eval
     (and those of a structure the evaluator cannot run stacked) are returned, in order."""
     groups: dict[tuple, list] = {}
     rest: list[int] = []
+    codes = read_codes([t for i in idx for t in cases[i].inits])
     for i in idx:
-        read = _tables(cases[i])
+        read = _tables(cases[i], codes)
         if read is None:
             rest.append(i)
         else:
@@ -362,10 +366,37 @@ def _along(key: tuple) -> int:
     return rank - 1 if axis != rank - 1 else rank - 2
 
 
-def _tables(case: NBitsCase) -> tuple[tuple, list] | None:
+def read_codes(tensors: list) -> dict[int, np.ndarray]:
+    """id(tensor) -> numpy_helper.to_array(tensor) of the 4-bit tables among ``tensors`` whose
+    codes are in int32_data (as codes_tensor writes them), read together: to_array's own steps
+    (the int32 values as uint8 bytes, onnx's _unpack_4bit, the element type) on their bytes
+    joined end to end, each table's codes then its first prod(dims) of the codes of its own
+    bytes (to_array drops an odd count's padding likewise). Tables stored any other way are
+    not here (to_array reads them); tests/test_formats_speed_tensors.py holds the two equal."""
+    unpack4 = getattr(numpy_helper, "_unpack_4bit", None)
+    groups: dict[int, list] = {}
+    for t in tensors:
+        if (t.data_type in (TensorProto.UINT4, TensorProto.INT4) and not t.HasField("raw_data")
+                and not t.HasField("segment") and t.data_location != TensorProto.EXTERNAL):
+            count = math.prod(t.dims)
+            if len(t.int32_data) == (count + 1) // 2:
+                groups.setdefault(t.data_type, []).append((t, count))
+    out: dict[int, np.ndarray] = {}
+    for elem, tables in ({} if unpack4 is None else groups).items():
+        data = np.concatenate([np.array(t.int32_data, dtype=np.int32) for t, _ in tables])
+        data = data.view(np.uint32).astype(np.uint8)
+        flat = unpack4(data, [data.size * 2]).view(helper.tensor_dtype_to_np_dtype(elem))
+        at = 0
+        for t, count in tables:
+            out[id(t)] = flat[at:at + count].reshape(tuple(t.dims))
+            at += 2 * ((count + 1) // 2)
+    return out
+
+
+def _tables(case: NBitsCase, codes: dict | None = None) -> tuple[tuple, list] | None:
     """(structure, [codes, scale, zero point]) of a case whose DequantizeLinear is blocked and
     reads only tensors of the case (``inits``) of one rank of at least 2, each read as
-    onnx.reference reads an initializer; None for any other."""
+    onnx.reference reads an initializer; None for any other. ``codes``: ``read_codes``."""
     dq = case.dq
     attrs = {a.name: a for a in dq.attribute}
     if set(attrs) - {"axis", "block_size"} or "block_size" not in attrs or attrs["block_size"].i <= 0:
@@ -375,7 +406,9 @@ def _tables(case: NBitsCase) -> tuple[tuple, list] | None:
     if not 2 <= len(names) <= 3 or any(x not in tensors for x in names):
         return None
     try:
-        tables = [numpy_helper.to_array(tensors[x]) for x in names]
+        codes = codes or {}
+        tables = [case.read[x] if x in case.read else codes[id(tensors[x])] if id(tensors[x]) in codes
+                  else numpy_helper.to_array(tensors[x]) for x in names]
     except Exception:  # the evaluator's own reading will say why
         return None
     rank = tables[0].ndim
@@ -449,10 +482,11 @@ def pack(codes: np.ndarray, bits: int, per_row: int) -> np.ndarray:
 
 
 def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray,
-             zero: np.ndarray | None, namer) -> tuple[onnx.NodeProto, list, dict]:
+             zero: np.ndarray | None, namer, read: dict | None = None) -> tuple[onnx.NodeProto, list, dict]:
     """The MatMulNBits of ``matmul`` reading ``dq``'s blocked weights [K, N] (``weight``, its
     ``scale`` and ``zero`` point arrays): (node, initializers, the page's weights as
-    ``weights`` gives them, for the proof). NoForm when the layout has none."""
+    ``weights`` gives them, for the proof). NoForm when the layout has none. ``read``: given
+    ``weight``'s numpy_helper.to_array, by its name (``NBitsCase.read``; left unchanged)."""
     attrs = {a.name: helper.get_attribute_value(a) for a in dq.attribute}
     bs = attrs.get("block_size", 0)
     if attrs.get("axis", 1) not in (0, -2) or not bs or bs < 16 or bs & (bs - 1):
@@ -464,7 +498,10 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
         bits, shift = UNSIGNED[elem], 0
     else:
         raise NoForm("its weights are not 2-, 4- or 8-bit integers")
-    codes = numpy_helper.to_array(weight).astype(np.int32)
+    raw = numpy_helper.to_array(weight)
+    if read is not None:
+        read[weight.name] = raw
+    codes = raw.astype(np.int32)
     if codes.ndim != 2 or scale.ndim != 2:
         raise NoForm("its weights are not a [K, N] matrix")
     k, n = codes.shape
@@ -478,12 +515,11 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
     blob = bs * bits // 8
     names = {key: namer(f"{base}_{key}") for key in ("B", "scales", "zero_points")}
     packed = pack(w["codes"], bits, blocks * blob).reshape(n, blocks, blob)
-    inits = [numpy_helper.from_array(packed, names["B"]),
-             numpy_helper.from_array(w["scales"], names["scales"])]
+    inits = [raw_tensor(packed, names["B"]), raw_tensor(w["scales"], names["scales"])]
     inputs = [matmul.input[0], names["B"], names["scales"]]
     if np.any(w["zero"] != default_zero_point(bits)):  # the default zero point needs no input
         zp = pack(w["zero"], bits, -(-blocks * bits // 8))
-        inits.append(numpy_helper.from_array(zp, names["zero_points"]))
+        inits.append(raw_tensor(zp, names["zero_points"]))
         inputs.append(names["zero_points"])
     domain, op = N_BITS_MATMUL
     node = helper.make_node(op, inputs, [matmul.output[0]], name=namer(f"{base}_{op}"), domain=domain,

@@ -65,10 +65,12 @@ class Structure:
 _MADE = ("made",)
 
 
-def signature(nodes: list, inputs: dict, constant, outputs: list) -> tuple[tuple, list[str]] | None:
+def signature(nodes: list, inputs: dict, constant, outputs: list,
+              values: dict | None = None) -> tuple[tuple, list[str]] | None:
     """The key of the structure of ``nodes`` (``Structure.of`` builds it) and the case's
     value names by slot; None when a value is neither an input, a constant
-    (``constant(name)``: its array or None) nor made."""
+    (``constant(name)``: its array or None) nor made. ``values``: filled with each constant
+    slot's array, by slot."""
     slots: dict[str, int] = {}
     wiring = []
     made = set()
@@ -102,6 +104,8 @@ def signature(nodes: list, inputs: dict, constant, outputs: list) -> tuple[tuple
             value = constant(name)
             if value is None:
                 return None
+            if values is not None:
+                values[len(kinds)] = value
             kinds.append(("const", value.dtype.str, value.shape))
     outs = tuple([(slots[name], elem) for name, elem in outputs if name in slots])
     if len(outs) != len(outputs):
@@ -313,26 +317,27 @@ class Session:
         """The outputs, [rows, cases, ...] each, ``values`` as for ``reference`` (an input
         slot's [rows, cases, ...], a constant's [1, cases, ...])."""
         rows, copies, cases = self.rows, self.copies, values[self.fed[0]].shape[1]
-        out: list = [None] * len(self.st.outputs)
+        padded = -(-cases // copies) * copies
+        ks = np.minimum(np.arange(padded), cases - 1)  # the last run's last case repeated
+        whole = {}  # each slot's feed of every run at once: run r's is its r-th part
+        for i in self.fed:
+            v = values[i][:, ks]
+            if i in self.per_row:  # [cases * rows, ...], case c's row f at c * rows + f
+                v = np.broadcast_to(v, (rows,) + v.shape[1:]).swapaxes(0, 1)
+                whole[f"s{i}"] = (np.ascontiguousarray(v).reshape((padded * rows,) + v.shape[2:]), rows)
+            else:
+                whole[f"s{i}"] = (np.ascontiguousarray(v[0]), 1)
+        got: list = []
         for start in range(0, cases, copies):
-            ks = [min(start + j, cases - 1) for j in range(copies)]  # the last case repeated
-            feeds = {}
-            for i in self.fed:
-                v = values[i][:, ks]
-                if i in self.per_row:  # [copies * rows, ...], copy j's row f at j * rows + f
-                    v = np.broadcast_to(v, (rows,) + v.shape[1:]).swapaxes(0, 1)
-                    feeds[f"s{i}"] = np.ascontiguousarray(v).reshape((copies * rows,) + v.shape[2:])
-                else:
-                    feeds[f"s{i}"] = np.ascontiguousarray(v[0])
-            got = self.session.run(None, feeds)
-            n, at = min(copies, cases - start), 0
-            for o, (s, _) in enumerate(self.st.outputs):
-                each = rows if s in self.per_row else 1
-                y = np.stack(got[at:at + copies * each])
-                at += copies * each
-                y = np.broadcast_to(y.reshape((copies, each) + y.shape[1:]).swapaxes(0, 1),
-                                    (rows, copies) + y.shape[1:])
-                if out[o] is None:
-                    out[o] = np.empty((rows, cases) + y.shape[2:], y.dtype)
-                out[o][:, start:start + n] = y[:, :n]
+            got += self.session.run(None, {name: v[start * each:(start + copies) * each]
+                                           for name, (v, each) in whole.items()})
+        out: list = []
+        per_run = sum(copies * (rows if s in self.per_row else 1) for s, _ in self.st.outputs)
+        at = 0
+        for s, _ in self.st.outputs:  # the runs' outputs of this slot, [cases, each, ...]
+            each = rows if s in self.per_row else 1
+            y = np.stack([got[r + at + m] for r in range(0, len(got), per_run) for m in range(copies * each)])
+            at += copies * each
+            y = y.reshape((padded, each) + y.shape[1:])[:cases].swapaxes(0, 1)
+            out.append(np.ascontiguousarray(np.broadcast_to(y, (rows,) + y.shape[1:])))
         return out

@@ -5,8 +5,10 @@ reason the target opset has no QDQ form of the node."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import onnx
@@ -22,11 +24,56 @@ PER_AXIS_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear", lambda
 SOFTMAX_PER_AXIS_SINCE = 13
 
 
+_RAW_TYPES = {np.dtype(t): helper.np_dtype_to_tensor_dtype(np.dtype(t))
+              for t in (np.float32, np.float16, np.uint8, np.int8, np.uint16, np.int16, np.int32)}
+
+
+def raw_tensor(array: np.ndarray, name: str) -> onnx.TensorProto:
+    """``numpy_helper.from_array(array, name)``, built without its per-call look-ups for the
+    plain numeric types (_RAW_TYPES): the same message (its dims, name, type and little-endian
+    raw_data; tests/test_formats_speed_tensors.py holds the two equal)."""
+    elem = _RAW_TYPES.get(array.dtype)
+    if elem is None or sys.byteorder != "little" or not name:
+        return numpy_helper.from_array(array, name)
+    t = onnx.TensorProto()
+    t.dims.extend(array.shape)
+    t.name = name
+    t.data_type = elem
+    t.raw_data = array.tobytes()
+    return t
+
+
+class Plain(NamedTuple):
+    """A node's fields as Python values, read once (a NodeProto's attribute reads make new
+    Python objects each time): what ``to_qdq`` and the measurement's structures read of it."""
+
+    op_type: str
+    input: tuple
+    output: tuple
+    name: str
+    domain: str
+    attribute: tuple  # its AttributeProto messages
+
+
+def plain(node: onnx.NodeProto) -> Plain:
+    return Plain(node.op_type, tuple(node.input), tuple(node.output), node.name, node.domain,
+                 tuple(node.attribute))
+
+
 @dataclass
 class Built:
     nodes: list[onnx.NodeProto]
     inits: list[onnx.TensorProto]
     changes: list[str]
+    plain: list[Plain] = field(default_factory=list)  # ``nodes`` as Plain, where the builder keeps them
+
+
+def _made(nodes: list, twins: list, op: str, inputs: list, outputs: list, name: str, **kw) -> None:
+    """``helper.make_node(op, inputs, outputs, name=name, **kw)`` added to ``nodes``, and its
+    Plain to ``twins``."""
+    node = helper.make_node(op, inputs, outputs, name=name, **kw)
+    nodes.append(node)
+    twins.append(Plain(op, tuple(inputs), tuple(outputs), name, "", tuple(node.attribute) if kw else ()))
 
 
 class NoForm(Exception):
@@ -40,8 +87,8 @@ class Lookups:
     namer: Callable[[str], str]
 
 
-def to_qdq(node: onnx.NodeProto, form: Form, opset: int, look: Lookups) -> Built:
-    """The QDQ form of ``node`` at ai.onnx ``opset``; NoForm when there is none."""
+def to_qdq(node: onnx.NodeProto | Plain, form: Form, opset: int, look: Lookups) -> Built:
+    """The QDQ form of ``node`` (or its ``plain``) at ai.onnx ``opset``; NoForm when there is none."""
     attrs = {a.name: a for a in node.attribute}
     for name in form.must_be_zero:
         if name in attrs and helper.get_attribute_value(attrs[name]) != 0:
@@ -49,27 +96,30 @@ def to_qdq(node: onnx.NodeProto, form: Form, opset: int, look: Lookups) -> Built
                          f"channels first; there is no DequantizeLinear -> {form.float_op} form of it")
     base = node.name or node.op_type
     nodes: list[onnx.NodeProto] = []
+    twins: list[Plain] = []
     inits: list[onnx.TensorProto] = []
     floats = []
     for i, q in enumerate(_quantized(node, form)):
-        floats.append(_dequantize(node, q, attrs, opset, look, f"{base}_dq{i}", nodes))
+        floats.append(_dequantize(node, q, attrs, opset, look, f"{base}_dq{i}", (nodes, twins)))
     if form.bias is not None and len(node.input) > form.bias and node.input[form.bias]:
-        floats.append(_bias(node, form, attrs, opset, look, base, nodes, inits))
+        floats.append(_bias(node, form, attrs, opset, look, base, (nodes, twins), inits))
     float_attrs = [a for a in node.attribute if a.name not in form.drop]
     if form.float_op == "Softmax":
         float_attrs = _softmax_axis(node, attrs, opset, look)
     scale_at, zp_at = form.output
     quantized_out = len(node.input) > scale_at and node.input[scale_at]
     computed = look.namer(f"{node.output[0]}_float") if quantized_out else node.output[0]
-    op = helper.make_node(form.float_op, floats, [computed], name=look.namer(f"{base}_{form.float_op}"))
+    name = look.namer(f"{base}_{form.float_op}")
+    op = helper.make_node(form.float_op, floats, [computed], name=name)
     op.attribute.extend(float_attrs)
     nodes.append(op)
+    twins.append(Plain(form.float_op, tuple(floats), (computed,), name, "", tuple(float_attrs)))
     if quantized_out:
-        nodes.append(_quantize(node, scale_at, zp_at, computed, look, base, inits))
-    n_dq = sum(1 for n in nodes if n.op_type == "DequantizeLinear")
+        _quantize(node, scale_at, zp_at, computed, look, base, inits, (nodes, twins))
+    n_dq = sum(1 for n in twins if n.op_type == "DequantizeLinear")
     change = (f"{node.op_type} -> {n_dq} DequantizeLinear, {form.float_op}"
               + (", QuantizeLinear" if quantized_out else "") + " (QDQ form)")
-    return Built(nodes, inits, [change])
+    return Built(nodes, inits, [change], twins)
 
 
 def _quantized(node: onnx.NodeProto, form: Form) -> list[Quantized]:
@@ -104,7 +154,7 @@ def _axis(q: Quantized, node: onnx.NodeProto, attrs: dict, look: Lookups) -> int
                  "a scalar")
 
 
-def _dequantize(node, q: Quantized, attrs, opset: int, look: Lookups, name: str, nodes: list) -> str:
+def _dequantize(node, q: Quantized, attrs, opset: int, look: Lookups, name: str, into: tuple) -> str:
     x, scale = node.input[q.value], node.input[q.scale]
     zp = node.input[q.zero_point] if len(node.input) > q.zero_point else ""
     size = _scale_size(scale, look)
@@ -121,8 +171,7 @@ def _dequantize(node, q: Quantized, attrs, opset: int, look: Lookups, name: str,
         kw["axis"] = _axis(q, node, attrs, look)
     _float32_scale(scale, look, opset)
     out = look.namer(f"{x}_dequantized")
-    nodes.append(helper.make_node("DequantizeLinear", [x, scale] + ([zp] if zp else []), [out],
-                                  name=look.namer(name), **kw))
+    _made(*into, "DequantizeLinear", [x, scale] + ([zp] if zp else []), [out], look.namer(name), **kw)
     return out
 
 
@@ -133,7 +182,7 @@ def _float32_scale(scale: str, look: Lookups, opset: int) -> None:
                      "the QDQ form of float32 scales only")
 
 
-def _bias(node, form: Form, attrs, opset: int, look: Lookups, base: str, nodes: list, inits: list) -> str:
+def _bias(node, form: Form, attrs, opset: int, look: Lookups, base: str, into: tuple, inits: list) -> str:
     """The int32 bias dequantized at the product of the two input scales (times alpha)."""
     bias = node.input[form.bias]
     a, b = (look.const(node.input[q.scale]) for q in form.inputs[:2])
@@ -151,10 +200,9 @@ def _bias(node, form: Form, attrs, opset: int, look: Lookups, base: str, nodes: 
                          f"opset {PER_AXIS_SINCE}: add --to-opset {PER_AXIS_SINCE}")
         kw["axis"] = 0
     scale_name = look.namer(f"{bias}_scale")
-    inits.append(numpy_helper.from_array(product, scale_name))
+    inits.append(raw_tensor(product, scale_name))
     out = look.namer(f"{bias}_dequantized")
-    nodes.append(helper.make_node("DequantizeLinear", [bias, scale_name], [out],
-                                  name=look.namer(f"{base}_dq_bias"), **kw))
+    _made(*into, "DequantizeLinear", [bias, scale_name], [out], look.namer(f"{base}_dq_bias"), **kw)
     return out
 
 
@@ -173,7 +221,8 @@ def _softmax_axis(node, attrs: dict, opset: int, look: Lookups) -> list:
     return [helper.make_attribute("axis", axis)]
 
 
-def _quantize(node, scale_at: int, zp_at: int, computed: str, look: Lookups, base: str, inits: list):
+def _quantize(node, scale_at: int, zp_at: int, computed: str, look: Lookups, base: str, inits: list,
+              into: tuple) -> None:
     scale = node.input[scale_at]
     size = _scale_size(scale, look)
     if size is None or size[0] != 1:
@@ -184,6 +233,5 @@ def _quantize(node, scale_at: int, zp_at: int, computed: str, look: Lookups, bas
         if t is None or t[0] == 0:
             raise NoForm("the output has no zero point and its type is unknown")
         zp = look.namer(f"{node.output[0]}_zero_point")
-        inits.append(numpy_helper.from_array(np.zeros((), helper.tensor_dtype_to_np_dtype(t[0])), zp))
-    return helper.make_node("QuantizeLinear", [computed, scale, zp], [node.output[0]],
-                            name=look.namer(f"{base}_q"))
+        inits.append(raw_tensor(np.zeros((), helper.tensor_dtype_to_np_dtype(t[0])), zp))
+    _made(*into, "QuantizeLinear", [computed, scale, zp], [node.output[0]], look.namer(f"{base}_q"))

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from ... import schema
 from ...schema.qdq_forms import FORMS, QOPERATOR_OF, Form, Quantized
+from .to_qdq import raw_tensor
 
 
 class Unfused(Exception):
@@ -147,7 +148,7 @@ def _zero_point(n, elem: int, namer: Callable, inits: list) -> str:
     if elem not in (TensorProto.UINT8, TensorProto.INT8):
         raise Unfused(f"'{n.input[0]}' has no zero point and its type is not known to be 8-bit")
     name = namer(f"{n.output[0]}_zero_point")
-    inits.append(numpy_helper.from_array(np.zeros((), helper.tensor_dtype_to_np_dtype(elem)), name))
+    inits.append(raw_tensor(np.zeros((), helper.tensor_dtype_to_np_dtype(elem)), name))
     return name
 
 

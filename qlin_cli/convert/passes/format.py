@@ -13,7 +13,7 @@ from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED, N_BITS_MATMUL, form_of
 from ..formats import dynamic, gather_block, nbits
 from ..formats.fuse import plan_qoperator as _plan_qoperator
 from ..formats.measure import FormatCase, observed_shapes
-from ..formats.to_qdq import Lookups, NoForm, to_qdq
+from ..formats.to_qdq import Lookups, NoForm, Plain, plain, to_qdq
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
 from .common import op_label, refused, where
@@ -41,12 +41,13 @@ class PlanFormat:
             if form is None:
                 continue
             look = _lookups(site, ctx, read)
+            node = plain(site.node)
             try:
-                built = to_qdq(site.node, form, ctx.opts.to_opset, look)
+                built = to_qdq(node, form, ctx.opts.to_opset, look)
             except NoForm as e:
                 result.refusals.append(refused(site, "QC202", str(e)))
                 continue
-            case = _case(site, built, look, ctx)
+            case = _case(site, node, built, look, ctx)
             entry = Entry(where(site), op_label(site), "reformatted", built.changes)
             ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case))
             ctx.reformatted.add((id(site.owner), site.index))
@@ -193,8 +194,8 @@ def _written_type(node, built, look: Lookups) -> int:
     return 0 if value is None else helper.np_dtype_to_tensor_dtype(np.asarray(value).dtype)
 
 
-def _case(site, built, look: Lookups, ctx: Context) -> FormatCase:
-    node = site.node
+def _case(site, node: Plain, built, look: Lookups, ctx: Context) -> FormatCase:
+    """What measures the rewrite ``built`` of ``site``'s node (``node``: its Plain)."""
     consts, inputs = {}, {}
     for name in node.input:
         if not name or name in consts or name in inputs:
@@ -219,5 +220,6 @@ def _case(site, built, look: Lookups, ctx: Context) -> FormatCase:
         if a is not None and b is not None:
             alpha = next((x.f for x in node.attribute if x.name == "alpha"), 1.0)
             step = float(np.min(np.abs(np.asarray(a, np.float64) * np.asarray(b, np.float64)))) * abs(alpha)
-    return FormatCase([node], built.nodes, built.inits, consts, inputs, 0 if out is None else out[0],
-                      before, ctx.opts.to_opset, step)
+    return FormatCase([site.node], built.nodes, built.inits, consts, inputs, 0 if out is None else out[0],
+                      before, ctx.opts.to_opset, step,
+                      plain={"before": [node], "after": built.plain} if built.plain else None)

@@ -1,0 +1,114 @@
+"""The format conversions' shortcuts write and read what onnx's own helpers do."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import numpy_helper
+
+from qlin_cli.convert.formats import nbits, to_qdq
+
+
+@pytest.mark.parametrize("array", [
+    np.arange(32, dtype=np.float32).reshape(1, 32) / 7,
+    np.arange(64, dtype=np.float32).reshape(8, 8).T,  # not contiguous: written in C order
+    np.float32(0.25).reshape(()),
+    np.arange(24, dtype=np.float16).reshape(2, 3, 4),
+    np.arange(200, dtype=np.uint8).reshape(4, 5, 10),
+    np.zeros((0, 3), np.uint8),
+    np.arange(-3, 3, dtype=np.int32).reshape(2, 3),
+    np.int8(-3).reshape(()),
+    np.arange(6, dtype=np.uint16).reshape(3, 2)[::2],
+    np.array([True, False]),  # another type: from_array itself
+    np.arange(6, dtype=np.float64),
+])
+def test_raw_tensor_is_what_from_array_writes(array):
+    got = to_qdq.raw_tensor(array, "t")
+    assert got.SerializeToString() == numpy_helper.from_array(array, "t").SerializeToString()
+    assert np.array_equal(numpy_helper.to_array(got), array)
+
+
+def _four_bit(name: str, elem: int, dims: list, codes: np.ndarray):
+    from onnx import helper
+
+    return helper.make_tensor(name, elem, dims, codes.flatten().tolist())
+
+
+def test_read_codes_is_what_to_array_reads():
+    """4-bit tables in int32_data (even and odd counts, uint4 and int4, one of each shape
+    mixed), read together: each exactly numpy_helper.to_array's; tables stored otherwise
+    (raw_data, 8-bit) are left out."""
+    from onnx import TensorProto
+
+    rng = np.random.default_rng(3)
+    tables = []
+    for i, dims in enumerate([[32, 32], [3, 5], [1, 7], [4, 1, 3], [2, 2], [1]]):
+        tables.append(_four_bit(f"u{i}", TensorProto.UINT4, dims, rng.integers(0, 16, dims)))
+        tables.append(_four_bit(f"s{i}", TensorProto.INT4, dims, rng.integers(-8, 8, dims)))
+    raw = TensorProto(name="raw", data_type=TensorProto.UINT4, dims=[3, 3], raw_data=b"\x12\x34\x56\x78\x09")
+    eight = numpy_helper.from_array(rng.integers(0, 255, (4, 4)).astype(np.uint8), "u8")
+    got = nbits.read_codes(tables + [raw, eight])
+    assert id(raw) not in got and id(eight) not in got
+    for t in tables:
+        want = numpy_helper.to_array(t)
+        assert got[id(t)].dtype == want.dtype and got[id(t)].shape == want.shape
+        assert got[id(t)].tobytes() == want.tobytes(), t.name
+
+
+def _qlinear_model():
+    """A QLinearMatMul and a per-channel QLinearConv with a bias (DequantizeLinear with an axis,
+    the bias's scale added, Conv's attributes) at opset 13."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(5)
+    f = numpy_helper.from_array
+    inits = [f(np.float32(0.05), "s"), f(np.uint8(128), "z"),
+             f(rng.integers(-9, 9, (4, 4)).astype(np.int8), "w"), f(np.float32(0.01), "ws"),
+             f(np.int8(0), "wz"),
+             f(rng.integers(-9, 9, (3, 1, 2, 2)).astype(np.int8), "cw"),
+             f(np.array([0.01, 0.02, 0.03], np.float32), "cs"), f(np.zeros(3, np.int8), "cz"),
+             f(np.array([5, -7, 9], np.int32), "cb")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q0"]),
+             helper.make_node("QLinearMatMul", ["q0", "s", "z", "w", "ws", "wz", "s", "z"], ["q1"],
+                              name="mm"),
+             helper.make_node("Reshape", ["q1", "shape"], ["q2"]),
+             helper.make_node("QLinearConv", ["q2", "s", "z", "cw", "cs", "cz", "s", "z", "cb"], ["q3"],
+                              name="conv", pads=[1, 1, 1, 1], strides=[1, 1]),
+             helper.make_node("DequantizeLinear", ["q3", "s", "z"], ["y"])]
+    inits.append(f(np.array([1, 1, 4, 4], np.int64), "shape"))
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return onnx.shape_inference.infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                                                               ir_version=8))
+
+
+def test_the_plain_twins_are_the_nodes_and_give_their_structures(monkeypatch):
+    """Every measured QOperator -> QDQ case keeps its nodes as to_qdq.Plain: each the Plain of
+    the node itself, and the measurement's structure read from them is the one read from the
+    nodes (names by slot, constants and all)."""
+    pytest.importorskip("onnxruntime")
+    from qlin_cli.convert.formats import stacked
+    from qlin_cli.convert.passes import prove
+    from qlin_cli.convert.run import Options, convert_model
+
+    seen = []
+    real = prove.measure_all
+
+    def kept(cases, *args):
+        seen.extend(cases)
+        return real(cases, *args)
+
+    monkeypatch.setattr(prove, "measure_all", kept)
+    result = convert_model(_qlinear_model(), "", Options(13, to_format="qdq", tolerance=255))
+    assert result.model is not None and len(seen) == 2
+    for case in seen:
+        for side in ("before", "after"):
+            nodes, twins = getattr(case, side), case.plain[side]
+            assert twins == [to_qdq.plain(n) for n in nodes]
+
+            def const(name, case=case):
+                return np.asarray(case.consts[name]) if name in case.consts else None
+            assert stacked.signature(twins, case.inputs, const, case.output_list()) == \
+                stacked.signature(nodes, case.inputs, const, case.output_list())
+    assert any(a.name == "axis" for n in seen[1].plain["after"] for a in n.attribute)
