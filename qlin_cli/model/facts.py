@@ -28,6 +28,7 @@ from .tensors import UnsafeData, read_value
 
 SMALL = 4096  # bytes: constants up to this size are compared by content
 PLAIN_MAX_BYTES = 2**20  # larger constants are read one by one (``Const.array``)
+_DEFAULT = onnx.TensorProto.DEFAULT  # a tensor's data in the file
 # numpy's own integer and float element types, read from inline raw data as they are
 # (``Const.plain``), little-endian
 _PLAIN = {d.proto: np.dtype(d.numpy).newbyteorder("<") for d in dtypes.BY_NAME.values()
@@ -131,20 +132,22 @@ class Const:
         return self._summary
 
     def _find_plain(self) -> tuple[np.dtype, bytes] | None:
-        if self._external():
-            return None
         t = self._tensor
+        if t.data_location != _DEFAULT:  # (external, or a location onnx does not define)
+            return None
         data_type, dims = self._typed if self._typed is not None else (t.data_type, t.dims[:])
         dt = _PLAIN.get(data_type)
-        if dt is None or any(d < 0 for d in dims):
+        if dt is None:
             return None
         count = 1
-        for d in dims:
+        for d in dims:  # (none for a scalar, the usual scale or zero point)
+            if d < 0:
+                return None
             count *= d
             if count > PLAIN_MAX_BYTES:  # (also the bound on a product of many dims)
                 return None
         size = count * dt.itemsize
-        if not size or size > PLAIN_MAX_BYTES or t.data_location != onnx.TensorProto.DEFAULT:
+        if not size or size > PLAIN_MAX_BYTES:
             return None
         raw = t.raw_data
         return (dt, raw) if len(raw) == size else None

@@ -49,10 +49,10 @@ class NodeSchema(ModelRule):
             verdicts: dict = {}  # a node without attributes: its verdict by op and arity
             skip = {kind: is_known(kind[0], kind[1]) or schema.opset_of(opsets, kind[0]) is None
                     for kind in set(body.kinds)}  # the Q/DQ rules judge those; QL103 unimported ones
-            for i, node in enumerate(body.nodes):
-                domain, op = body.kinds[i]
-                if skip[domain, op]:
-                    continue
+            kinds, nodes = body.kinds, body.nodes
+            for i in [i for i, kind in enumerate(kinds) if not skip[kind]]:
+                node = nodes[i]
+                domain, op = kinds[i]
                 if i in attributed:
                     why = check_node(node, ir, opsets)
                 else:

@@ -1,6 +1,7 @@
 import numpy as np
 
 from .. import schema
+from ..model.facts import shared_with
 from .base import WARNING, ModelRule, Violation, magnitudes, scale_consts
 from .base_numeric import by_channel, constant_array, g3, int_range
 from .base_qdq import of_family, scale_of, zero_point_of
@@ -53,7 +54,7 @@ class DeadChannel(ModelRule):
         for family, judge in ((schema.LINEAR_QUANTIZE, _quantized), (schema.LINEAR_DEQUANTIZE, _dequantized)):
             for body in view.bodies:
                 found = [(i, f) for i, f in of_family(view, body, family)
-                         if f.granularity == schema.PER_AXIS and f.present_at(0)]
+                         if (shared_with(f) or f).granularity == schema.PER_AXIS and f.present_at(0)]
                 ranges = _scale_ranges(found) if judge is _dequantized else [None] * len(found)
                 for (i, f), known in zip(found, ranges, strict=True):
                     if known is not None and not _spread(*known):

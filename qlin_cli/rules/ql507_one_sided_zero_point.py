@@ -1,6 +1,7 @@
 import numpy as np
 
 from .. import schema
+from ..model.facts import shared_with
 from .base import WARNING, ModelRule, Violation
 from .base_numeric import constant_array, g3, int_range
 from .base_qdq import fed_by, label, of_family, scale_of, zero_point_of
@@ -55,15 +56,16 @@ class OneSidedZeroPoint(ModelRule):
     summary = "A zero point at an end of its type's range where the values quantized take the other sign."
 
     def check_model(self, view):
-        dequantized = {}
-        for body, i, _f, j, g in fed_by(view, schema.LINEAR_QUANTIZE, schema.LINEAR_DEQUANTIZE):
-            dequantized[(id(body), i)] = (j, g)
+        dequantized = None  # (id(body), i) -> the DequantizeLinear x comes from: made when first asked
         for body in view.bodies:
             found = list(of_family(view, body, schema.LINEAR_QUANTIZE))
             for (i, f), possible in zip(found, _ends_possible([f for _, f in found]), strict=True):
                 end = _end(f) if possible else None
                 if end is None:
                     continue
+                if dequantized is None:
+                    dequantized = {(id(b), k): (j, g) for b, k, _f, j, g in
+                                   fed_by(view, schema.LINEAR_QUANTIZE, schema.LINEAR_DEQUANTIZE)}
                 before = dequantized.get((id(body), i))
                 known = _known(view, body, f, before)
                 if known is not None:  # a constant's values decide, where they can be read
@@ -82,8 +84,14 @@ def _ends_possible(found: list) -> list[bool]:
     cost no read each (a 50,000-node chain: 12,500 QuantizeLinear)."""
     possible = [True] * len(found)
     parts: dict = {}  # (dtype, the node type's (lowest, highest)) -> ([node positions], [bytes])
+    shapes: dict = {}  # id of the facts a node's shape is tied to (shared_with) -> (zi, range)
     for k, f in enumerate(found):
-        zi, values, rng = f.zero_point_index, f.values, int_range(f.quant_type)
+        like = shared_with(f) or f
+        known = shapes.get(id(like))
+        if known is None:  # (the zero point's position and the type's range: the shape's)
+            known = shapes[id(like)] = (like, like.zero_point_index, int_range(like.quant_type))
+        _, zi, rng = known
+        values = f.values
         c = values[zi] if zi is not None and zi < len(values) else None
         p = None if c is None or rng is None else c.plain()  # absent: 0, which may be an end
         if p is None or p[0].kind not in "iu" or not p[1]:
