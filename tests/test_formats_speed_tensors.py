@@ -112,3 +112,16 @@ def test_the_plain_twins_are_the_nodes_and_give_their_structures(monkeypatch):
             assert stacked.signature(twins, case.inputs, const, case.output_list()) == \
                 stacked.signature(nodes, case.inputs, const, case.output_list())
     assert any(a.name == "axis" for n in seen[1].plain["after"] for a in n.attribute)
+
+
+@pytest.mark.parametrize("ints", [
+    {}, {"axis": 0}, {"axis": 0, "block_size": 32}, {"block_size": 16, "axis": -1},
+    {"K": 64, "N": 32, "bits": 4, "block_size": 16}])
+def test_made_node_is_what_make_node_writes(ints):
+    from onnx import helper
+
+    for domain in (None, "com.microsoft"):
+        want = helper.make_node("Op", ["a", "", "b"], ["y"], name="n", domain=domain, **ints)
+        for _ in range(2):  # made, then from the attributes kept
+            got = to_qdq.made_node("Op", ["a", "", "b"], ["y"], "n", domain, **ints)
+            assert got.SerializeToString() == want.SerializeToString()

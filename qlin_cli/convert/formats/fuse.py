@@ -26,6 +26,7 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
     found: list = []  # (site, at, fused, case) of every group with a QOperator form
     anywhere = readers_anywhere(ctx.model)
     read: dict = {}  # constants read, by scope: the scales and zero points groups share, read once
+    tables: dict = {}  # id(graph) -> its 4-bit tables read together (nbits.read_codes), once asked
     for sites in by_owner.values():
         owner = sites[0].owner
         if not isinstance(owner, onnx.GraphProto):
@@ -36,7 +37,7 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
             node = site.node
             if schema.normalize_domain(node.domain) != schema.AI_ONNX:
                 continue
-            if _plan_nbits(ctx, result, g, site, at) or node.op_type not in QOPERATOR_OF:
+            if _plan_nbits(ctx, result, g, site, at, tables) or node.op_type not in QOPERATOR_OF:
                 continue
             got = _group(ctx, result, g, site, read)
             if got is not None:
@@ -96,10 +97,10 @@ def _decide(ctx: Context, result: PassResult, site, at: dict, fused, m) -> None:
 _BLOCKED = {"MatMul": (1, nbits, "blocked weights"), "Gather": (0, gather_block, "a blocked table")}
 
 
-def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> bool:
+def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tables: dict) -> bool:
     """A MatMul of blocked weights (a DequantizeLinear with block_size of a constant [K, N]),
     or a Gather of a blocked table: its MatMulNBits or GatherBlockQuantized planned, the
-    constants proven; False for any other node."""
+    constants proven; False for any other node. ``tables``: see plan_qoperator."""
     node = site.node
     slot, form, what = _BLOCKED.get(node.op_type, (None, None, ""))
     writer = g.writer.get(node.input[slot]) if slot is not None and len(node.input) > slot else None
@@ -112,6 +113,11 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict) -> b
     scale = const(dq.input[1])
     zero = const(dq.input[2]) if len(dq.input) > 2 and dq.input[2] else None
     read: dict = {}  # the weights as the proof reads them, read once (nbits.NBitsCase.read)
+    if form is nbits and weight is not None:
+        if id(site.owner) not in tables:
+            tables[id(site.owner)] = nbits.read_codes(list(site.owner.initializer))
+        if id(weight) in tables[id(site.owner)]:
+            read[weight.name] = tables[id(site.owner)][id(weight)]
     try:
         if weight is None or scale is None or (len(dq.input) > 2 and dq.input[2] and zero is None):
             raise nbits.NoForm("its weights, scale or zero point are computed at run time")

@@ -24,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ... import schema
 from ...schema import ir
 from ...schema.qdq_forms import N_BITS_MATMUL
-from .to_qdq import Built, Lookups, NoForm, raw_tensor
+from .to_qdq import Built, Lookups, NoForm, made_node, raw_tensor
 
 # the first DequantizeLinear with block_size (and uint4 / int4), as schema/ reads onnx.defs
 BLOCKED_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
@@ -222,9 +222,9 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None =
              raw_tensor(np.ascontiguousarray(w["scales"].T), names["weight_scale"]),
              codes_tensor(names["weight_zero_point"], elem, list(w["zero"].T.shape), w["zero"].T, stored[1])]
     weight = look.namer(f"{base}_weight")
-    nodes = [helper.make_node("DequantizeLinear", [names["weight_q"], names["weight_scale"],
-                                                   names["weight_zero_point"]], [weight],
-                              name=look.namer(f"{base}_dq"), axis=0, block_size=w["block_size"])]
+    dq_inputs = [names["weight_q"], names["weight_scale"], names["weight_zero_point"]]
+    nodes = [made_node("DequantizeLinear", dq_inputs, [weight], look.namer(f"{base}_dq"), axis=0,
+                       block_size=w["block_size"])]
     bias = node.input[5] if len(node.input) > 5 else ""
     product = look.namer(f"{node.output[0]}_product") if bias else node.output[0]
     nodes.append(helper.make_node("MatMul", [node.input[0], weight], [product],
@@ -485,8 +485,9 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
              zero: np.ndarray | None, namer, read: dict | None = None) -> tuple[onnx.NodeProto, list, dict]:
     """The MatMulNBits of ``matmul`` reading ``dq``'s blocked weights [K, N] (``weight``, its
     ``scale`` and ``zero`` point arrays): (node, initializers, the page's weights as
-    ``weights`` gives them, for the proof). NoForm when the layout has none. ``read``: given
-    ``weight``'s numpy_helper.to_array, by its name (``NBitsCase.read``; left unchanged)."""
+    ``weights`` gives them, for the proof). NoForm when the layout has none. ``read``: arrays
+    numpy_helper.to_array gives, by name (``NBitsCase.read``): ``weight``'s taken from there,
+    or read and put there."""
     attrs = {a.name: helper.get_attribute_value(a) for a in dq.attribute}
     bs = attrs.get("block_size", 0)
     if attrs.get("axis", 1) not in (0, -2) or not bs or bs < 16 or bs & (bs - 1):
@@ -498,9 +499,11 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
         bits, shift = UNSIGNED[elem], 0
     else:
         raise NoForm("its weights are not 2-, 4- or 8-bit integers")
-    raw = numpy_helper.to_array(weight)
-    if read is not None:
-        read[weight.name] = raw
+    raw = None if read is None else read.get(weight.name)
+    if raw is None:
+        raw = numpy_helper.to_array(weight)
+        if read is not None:
+            read[weight.name] = raw
     codes = raw.astype(np.int32)
     if codes.ndim != 2 or scale.ndim != 2:
         raise NoForm("its weights are not a [K, N] matrix")
@@ -522,8 +525,8 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
         inits.append(raw_tensor(zp, names["zero_points"]))
         inputs.append(names["zero_points"])
     domain, op = N_BITS_MATMUL
-    node = helper.make_node(op, inputs, [matmul.output[0]], name=namer(f"{base}_{op}"), domain=domain,
-                            K=k, N=n, bits=bits, block_size=bs)
+    node = made_node(op, inputs, [matmul.output[0]], namer(f"{base}_{op}"), domain, K=k, N=n, bits=bits,
+                     block_size=bs)
     # what the proof holds against the source's DequantizeLinear: the node as written, read
     # back as the way there reads a MatMulNBits (so the packing is proven too)
     written = {t.name: numpy_helper.to_array(t) for t in inits}

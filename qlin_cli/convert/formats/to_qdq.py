@@ -5,6 +5,7 @@ reason the target opset has no QDQ form of the node."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,10 +69,26 @@ class Built:
     plain: list[Plain] = field(default_factory=list)  # ``nodes`` as Plain, where the builder keeps them
 
 
+@functools.lru_cache(maxsize=1024)
+def _attributes(items: tuple) -> tuple:
+    return tuple(helper.make_attribute(key, value) for key, value in items)
+
+
+def made_node(op: str, inputs: list, outputs: list, name: str, domain: str | None = None,
+              **ints: int) -> onnx.NodeProto:
+    """``helper.make_node(op, inputs, outputs, name=name, domain=domain, **ints)`` for integer
+    attributes, each (name, value) made once: the same message (make_node adds them sorted by
+    name; tests/test_formats_speed_tensors.py holds the two equal)."""
+    node = helper.make_node(op, inputs, outputs, name=name, domain=domain)
+    if ints:
+        node.attribute.extend(_attributes(tuple(sorted(ints.items()))))
+    return node
+
+
 def _made(nodes: list, twins: list, op: str, inputs: list, outputs: list, name: str, **kw) -> None:
     """``helper.make_node(op, inputs, outputs, name=name, **kw)`` added to ``nodes``, and its
     Plain to ``twins``."""
-    node = helper.make_node(op, inputs, outputs, name=name, **kw)
+    node = made_node(op, inputs, outputs, name, **kw)
     nodes.append(node)
     twins.append(Plain(op, tuple(inputs), tuple(outputs), name, "", tuple(node.attribute) if kw else ()))
 
