@@ -14,6 +14,7 @@ import onnx
 
 from .. import schema
 from ..model.facts import ArrayConst
+from ..model.tensors import MAX_VALUE_BYTES
 from ..schema import dtypes, semantics
 
 QUANTIZE, DEQUANTIZE = "quantize", "dequantize"
@@ -175,8 +176,6 @@ def _zero_bytes(t) -> bool | None:
     ``int32_data`` as onnx's ``numpy_helper.to_array`` reads them (each entry's low bits);
     None where they do not tell (another type or storage, a size that is not the dims', a
     padding nibble, a tensor too large for ``read_value`` to read)."""
-    from ..model.tensors import MAX_VALUE_BYTES
-
     if t is None or t.data_location != 0 or t.HasField("segment"):  # (0: TensorProto.DEFAULT, inline)
         return None
     d = dtypes.BY_PROTO.get(t.data_type)
@@ -202,7 +201,7 @@ def _zero_bytes(t) -> bool | None:
         if len(data) != (need if d.bits == 4 else count):
             return None
         mask = (1 << max(d.bits, 8)) - 1  # (a 4-bit pair is a byte)
-        nonzero = any(v & mask for v in data)
+        nonzero = any(data) and any(v & mask for v in data)
     if not nonzero:
         return True
     return False if d.bits > 4 or count % 2 == 0 else None  # (an odd count of nibbles: a padding one)
