@@ -32,7 +32,7 @@ class PlanFormat:
             return result
         planned = []
         graphs: dict = {}  # id(owner) -> (writer, readers, site by node id) of its nodes
-        read: dict = {}  # constants read, by scope and name: the scales and zero points nodes share, once
+        read: dict = {}  # id(scope) -> its Lookups: the scales and zero points nodes share, read once
         weights = _nbits_weights(ctx)
         for site in ctx.sites:
             if _plan_nbits(site, ctx, result, weights) or _plan_dynamic(site, ctx, result, graphs):
@@ -168,17 +168,15 @@ def _fill_shapes(ctx: Context, planned: list) -> None:
 
 
 def _lookups(site, ctx: Context, read: dict | None = None) -> Lookups:
-    const = constants(site, ctx.base_dir)
+    """What ``site``'s scope holds; with ``read``, one Lookups per scope, kept there (the
+    scales and zero points its nodes share read once)."""
+    if read is not None and id(site.scope) in read:
+        return read[id(site.scope)]
+    scope = site.scope
+    look = Lookups(constants(site, ctx.base_dir), lambda n: scope.find_type(n) if n else None, ctx.namer)
     if read is not None:
-        own = const
-
-        def const(name: str):
-            key = (id(site.scope), name)
-            if key not in read:
-                read[key] = own(name)
-            return read[key]
-
-    return Lookups(const, lambda n: site.scope.find_type(n) if n else None, ctx.namer)
+        read[id(scope)] = look
+    return look
 
 
 def _written_type(node, built, look: Lookups) -> int:
