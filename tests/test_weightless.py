@@ -107,3 +107,30 @@ def test_a_large_model_goes_without_its_weights(tmp_path):
         left = onnx.load_from_string(light).graph
         assert not any(t.raw_data for t in left.initializer if t.name.startswith("w"))
         assert infer.run_inference(model, light) == infer.run_inference(model, data)
+
+
+def _scalars(tmp_path, op: str, n: int = 1100) -> str:
+    """n float scalars, each read by one node of ``op`` (IR 10: initializers need not be inputs)."""
+    inits = [numpy_helper.from_array(np.float32(i), f"c{i}") for i in range(n)]
+    arity = 2 if op == "Mul" else 1
+    nodes = [helper.make_node(op, [f"c{i}"] * arity, [f"y{i}"]) for i in range(n)]
+    outs = [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None) for i in range(n)]
+    graph = helper.make_graph(nodes, "g", [], outs, inits)
+    path = str(tmp_path / f"{op}.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10), path)
+    return path
+
+
+def test_many_small_tensors_go_as_inputs_only_where_they_may(tmp_path):
+    """MOVE_AT_LEAST counts the tensors that may go as inputs: 1,100 scalars only Mul (of
+    SHAPE_ONLY) reads go so, with the same types and errors; 1,100 that Relu reads stay, and
+    with no weight bytes to leave out the model goes as it is."""
+    model, data = load_model_bytes(_scalars(tmp_path, "Mul"), weights=False)
+    with reading(model):
+        light = weightless.without_weights(model, data)
+        assert light is not None and len(onnx.load_from_string(light).graph.input) == 1100
+        assert not onnx.load_from_string(light).graph.initializer
+        assert infer.run_inference(model, light) == infer.run_inference(model, data)
+    model, data = load_model_bytes(_scalars(tmp_path, "Relu"), weights=False)
+    with reading(model):
+        assert weightless.without_weights(model, data) is None

@@ -19,7 +19,10 @@ initializer at all (``_movable``), in a model of IR version 4 or later. onnx's i
 types an initializer exactly so (an input's type, its dims as dim values: implementation.cc,
 ``ProcessInitializer``) and keeps a pointer to its data for the ops that ask for values,
 none of SHAPE_ONLY; parsing 62,500 tensors and building each one's type was a fifth of the
-inference of a 50,000-node model. tests/test_weightless.py holds the types and the strict
+inference of a 50,000-node model. This holds with data propagation off, as every inference
+qlin runs has it (model/infer.py ``_infer``): with it on, onnx's propagation reads the values
+of small Add, Mul and Gather inputs (a shape computed from constants), which a tensor moved so
+would no longer give it. tests/test_weightless.py holds the types and the strict
 errors to those of the whole model on every fixture and quantizer output.
 """
 
@@ -58,8 +61,9 @@ def without_weights(model: onnx.ModelProto, data: bytes) -> bytes | None:
     outside = set(c.external)
     sizes = {typed: _bytes(*typed) for typed in set(c.typed)}
     wanted = [i for i, typed in enumerate(c.typed) if sizes[typed] and i not in outside]
-    moving = model.ir_version >= 4 and len(c.typed) - len(outside) >= MOVE_AT_LEAST
-    if not moving and sum(sizes[c.typed[i]] for i in wanted) < WORTH_BYTES:
+    worth = sum(sizes[c.typed[i]] for i in wanted) >= WORTH_BYTES
+    moving = model.ir_version >= 4 and len(c.typed) - len(outside) >= MOVE_AT_LEAST  # (may be)
+    if not moving and not worth:
         return None
     read = set()  # names some node of another op reads
     for node in all_nodes(model):
@@ -80,6 +84,10 @@ def without_weights(model: onnx.ModelProto, data: bytes) -> bytes | None:
             return None
         names = [t.name for t in tensors]
         moved = _movable(model.graph, c, names, read) if moving else []
+        if len(moved) < MOVE_AT_LEAST:
+            if not worth:
+                return None  # (nothing worth a pass after all: the model goes as it is)
+            moved = []
         for i in wanted:
             t = tensors[i]
             if t.name not in read:
@@ -95,7 +103,8 @@ def _movable(graph: onnx.GraphProto, c, names: list[str], read: set) -> list[int
     """The initializers inference may read as graph inputs of their type and shape: onnx's
     inference types an initializer of an IR 4 or later model (not also an input) as
     exactly that (its dims as dim values) and reads its data only where an op's inference
-    asks for an input's values, which no op of SHAPE_ONLY does. Left as they are: a tensor
+    asks for an input's values, which no op of SHAPE_ONLY does (with data propagation off:
+    see the module's text). Left as they are: a tensor
     outside the file, one another op reads, one whose name is also a graph input, output,
     value_info or another initializer (onnx checks those against each other), and one of
     a type or dims the tensor check refuses (the initializer's own errors stay onnx's)."""

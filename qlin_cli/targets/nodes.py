@@ -159,8 +159,8 @@ def zero_point_values(f) -> np.ndarray | None:
 def zero_point_is_zero(f, find_value=None) -> bool:
     """Whether every value of the zero point ``zero_point_values`` gives is 0 (an absent one
     is). With ``find_value`` (the scope's: name -> its constant tensor), an integer zero point
-    stored as inline raw bytes is answered from those bytes (all zero, or a non-zero byte
-    every bit of which is a value's), without reading it as an array."""
+    stored inline (raw bytes or ``int32_data``) is answered from what it stores (``_zero_bytes``),
+    without reading it as an array."""
     i = f.zero_point_index
     if find_value is not None and i is not None and i < len(f.values) and f.present_at(i):
         c = f.values[i]
@@ -174,9 +174,9 @@ def zero_point_is_zero(f, find_value=None) -> bool:
 def _zero_bytes(t) -> bool | None:
     """Whether the integer tensor ``t``'s values are all 0, from its inline raw bytes or its
     ``int32_data`` as onnx's ``numpy_helper.to_array`` reads them (each entry's low bits);
-    None where they do not tell (another type or storage, a size that is not the dims', a
-    padding nibble, a tensor too large for ``read_value`` to read)."""
-    if t is None or t.data_location != 0 or t.HasField("segment"):  # (0: TensorProto.DEFAULT, inline)
+    None where they do not tell (another type or storage, a segment, no values, a size that
+    is not the dims', a padding nibble, a tensor too large for ``read_value`` to read)."""
+    if t is None or t.data_location != onnx.TensorProto.DEFAULT or t.HasField("segment"):
         return None
     d = dtypes.BY_PROTO.get(t.data_type)
     if d is None or d.kind != "int" or d.bits not in (4, 8, 16, 32, 64):
