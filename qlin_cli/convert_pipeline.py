@@ -519,14 +519,13 @@ def _versions_moved(source, model) -> bool:
 
 def _since(domain: str, op: str, opset: int | None) -> int | None:
     """The version of ``op`` in force at ``opset`` of its domain: onnx.defs' for ai.onnx
-    (opsteps.since_at), qlin's schema table for the vendor ops it knows; an op neither knows
+    (schema.ai_onnx_since), qlin's schema table for the vendor ops it knows; an op neither knows
     is taken to change with the opset."""
     from . import schema
-    from .convert.opsteps.index import since_at
 
     if opset is None:
         return None
-    found = since_at(op, opset) if domain == schema.AI_ONNX else None
+    found = schema.ai_onnx_since(op, opset) if domain == schema.AI_ONNX else None
     if found is None and domain != schema.AI_ONNX:
         spec = schema.lookup(domain, op, opset)
         found = None if spec is None else spec.since

@@ -15,6 +15,7 @@ every family.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 
 from .families import SPECS as FAMILY_SPECS
 from .ops import (
@@ -175,6 +176,19 @@ def first_version(domain: str, op_type: str, pred) -> int | None:
     return None
 
 
+@cache
+def ai_onnx_since(op_type: str, opset: int) -> int | None:
+    """The since_version of the ai.onnx schema of ``op_type`` in force at ``opset``, as
+    onnx.defs has it (for any ai.onnx op, not only the ones of SPECS), None where the op does
+    not exist yet at that opset; asked of onnx.defs for the one op, once per (op, opset)."""
+    import onnx.defs
+
+    try:
+        return onnx.defs.get_schema(op_type, opset, "").since_version
+    except onnx.defs.SchemaError:
+        return None
+
+
 def oldest_opset() -> int:
     """The first ai.onnx opset with a QuantizeLinear (the lowest target qlin converts to)."""
     return min(s.since for s in SPECS if s.domain == AI_ONNX)
@@ -199,7 +213,8 @@ __all__ = [
     "DEFAULT_QUANT_TYPE", "DOMAIN_NAMES", "DYNAMIC_QUANTIZE", "FAMILIES", "FAMILY_SPECS", "INTEGER",
     "LINEAR", "LINEAR_DEQUANTIZE", "LINEAR_QUANTIZE", "MICROSOFT", "N_BITS", "OTHER",
     "OTHER_FAMILIES", "PER_AXIS", "PER_TENSOR", "QLINEAR", "QUARK", "SCALE", "SPECS", "X", "ZERO_POINT",
-    "Group", "OpSpec", "Param", "all_types", "domain_from_name", "domain_name", "domain_version",
+    "Group", "OpSpec", "Param", "ai_onnx_since", "all_types", "domain_from_name", "domain_name",
+    "domain_version",
     "first_version", "is_known_op", "is_linear", "knows", "lookup", "normalize_domain",
     "oldest_opset", "op_for", "opset_of", "spec_for", "vendor_domains", "versions",
 ]

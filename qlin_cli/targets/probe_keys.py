@@ -313,20 +313,9 @@ FLOAT_OPS = ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "
 
 
 def _since(op: str, opset: int | None) -> int | None:
-    """The version of ai.onnx ``op`` in force at ``opset`` (what convert.opsteps.since_at
-    gives, asked of onnx.defs here: a check naming a target imports no convert module for it);
-    None when onnx has none."""
-    return None if opset is None else _since_at(op, opset)
-
-
-@cache
-def _since_at(op: str, opset: int) -> int | None:
-    import onnx.defs
-
-    try:
-        return onnx.defs.get_schema(op, opset, "").since_version
-    except onnx.defs.SchemaError:
-        return None
+    """The version of ai.onnx ``op`` in force at ``opset`` (``schema.ai_onnx_since``); None
+    when onnx has none."""
+    return None if opset is None else schema.ai_onnx_since(op, opset)
 
 
 @cache

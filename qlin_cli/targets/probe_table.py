@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from functools import cache
 from itertools import takewhile
 
+from .. import schema
 from . import probe_keys, probe_store, releases
 from .records import Record
 
@@ -226,9 +227,8 @@ def _versions(op: str) -> tuple[int, ...]:
     found: list[int] = []
     opset = onnx.defs.onnx_opset_version()
     while opset >= 1:
-        try:
-            since = onnx.defs.get_schema(op, opset, "").since_version
-        except onnx.defs.SchemaError:
+        since = schema.ai_onnx_since(op, opset)
+        if since is None:
             break
         found.append(since)
         opset = since - 1

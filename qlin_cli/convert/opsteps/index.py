@@ -7,6 +7,7 @@ import functools
 
 import onnx.defs
 
+from ... import schema
 from .notes import AI_ONNX, FIRST_OPSET
 
 
@@ -49,13 +50,7 @@ def step_pairs(op: str, first: int = FIRST_OPSET, last: int | None = None) -> li
     return [(a, b) for a, b in zip(v, v[1:], strict=False) if first < b <= last]
 
 
-@functools.cache
-def since_at(op: str, opset: int) -> int | None:
-    """The since_version of the schema in force at ``opset`` (None: the op does not exist yet),
-    asked of onnx.defs for the one op (the index of every op is built for walks of steps),
-    once per (op, opset)."""
-    try:
-        return onnx.defs.get_schema(op, opset, AI_ONNX).since_version
-    except onnx.defs.SchemaError:
-        return None
+# The since_version of the schema in force at an opset (None: the op does not exist yet),
+# asked of onnx.defs for the one op (the index of every op is built for walks of steps)
+since_at = schema.ai_onnx_since
 
