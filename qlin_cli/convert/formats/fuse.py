@@ -25,8 +25,8 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
         by_owner.setdefault(id(site.owner), []).append(site)
     found: list = []  # (site, at, fused, case) of every group with a QOperator form
     anywhere = readers_anywhere(ctx.model)
-    read: dict = {}  # constants read, by scope: the scales and zero points groups share, read once
-    tables: dict = {}  # id(graph) -> its 4-bit tables read together (nbits.read_codes), once asked
+    read: dict = {}  # id(scope) -> its ``constants``: the scales and zero points groups share, read once
+    tables: dict = {}  # id(graph) -> (its initializers, their 4-bit tables read together), once asked
     for sites in by_owner.values():
         owner = sites[0].owner
         if not isinstance(owner, onnx.GraphProto):
@@ -114,10 +114,12 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
     zero = const(dq.input[2]) if len(dq.input) > 2 and dq.input[2] else None
     read: dict = {}  # the weights as the proof reads them, read once (nbits.NBitsCase.read)
     if form is nbits and weight is not None:
-        if id(site.owner) not in tables:
-            tables[id(site.owner)] = nbits.read_codes(list(site.owner.initializer))
-        if id(weight) in tables[id(site.owner)]:
-            read[weight.name] = tables[id(site.owner)][id(weight)]
+        if id(site.owner) not in tables:  # (the tensors kept with their tables: ids stay theirs)
+            tensors = list(site.owner.initializer)
+            tables[id(site.owner)] = (tensors, nbits.read_codes(tensors))
+        codes = tables[id(site.owner)][1]
+        if id(weight) in codes:
+            read[weight.name] = codes[id(weight)]
     try:
         if weight is None or scale is None or (len(dq.input) > 2 and dq.input[2] and zero is None):
             raise nbits.NoForm("its weights, scale or zero point are computed at run time")
@@ -142,13 +144,11 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
 
 
 def _lookups(site, ctx: Context, read: dict):
-    """(const, typed) seen from ``site``'s scope; constants read once per scope (``read``)."""
-    own, cache = constants(site, ctx.base_dir), read.setdefault(id(site.scope), {})
-
-    def const(name: str):
-        if name not in cache:
-            cache[name] = own(name)
-        return cache[name]
+    """(const, typed) seen from ``site``'s scope; one ``constants`` per scope (``read``), which
+    reads each constant once."""
+    const = read.get(id(site.scope))
+    if const is None:
+        const = read[id(site.scope)] = constants(site, ctx.base_dir)
 
     def typed(name: str) -> tuple:
         t = site.scope.find_type(name) if name else None
