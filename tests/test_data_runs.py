@@ -32,14 +32,15 @@ def parts(monkeypatch):
     text = _text(KEYS)
     stored = data_files._members(text.encode())
     assert gzip.decompress(stored).decode() == text  # the file is its text to any reader
-    return text, data_files._Parts(stored)
+    p = data_files._Parts(stored)
+    return text, p, p.runs_of(p.run_block)
 
 
 def test_runs_give_every_key_as_the_whole_parse(parts):
-    text, p = parts
+    text, _, r = parts
     whole = json.loads(text)
-    runs = data_files.Runs(p)
-    assert len(p.firsts) > 20 and p.firsts == sorted(p.firsts)
+    runs = data_files.Runs(r)
+    assert len(r.firsts) > 20 and r.firsts == sorted(r.firsts)
     assert list(runs) == list(whole["keys"]) and len(runs) == len(KEYS)
     assert dict(runs.items()) == whole["keys"]
     for k in KEYS[::7]:
@@ -47,18 +48,18 @@ def test_runs_give_every_key_as_the_whole_parse(parts):
 
 
 def test_a_lookup_decompresses_one_run(parts, monkeypatch):
-    _, p = parts
+    _, _, r = parts
     asked = []
-    run = p.run
-    monkeypatch.setattr(p, "run", lambda i: asked.append(i) or run(i))
-    runs = data_files.Runs(p)
+    run = r.run
+    monkeypatch.setattr(r, "run", lambda i: asked.append(i) or run(i))
+    runs = data_files.Runs(r)
     assert runs[KEYS[len(KEYS) // 2]][0]["runs"] == len(KEYS) // 2
     assert len(asked) == 1
 
 
 @pytest.mark.parametrize("missing", ["", "A", "QuantizeLinear-13 x=float32 note=\u00e95 more", "zzz"])
 def test_a_key_not_stored_is_missing(parts, missing):
-    runs = data_files.Runs(parts[1])
+    runs = data_files.Runs(parts[2])
     assert missing not in runs
     with pytest.raises(KeyError):
         runs[missing]
@@ -67,15 +68,15 @@ def test_a_key_not_stored_is_missing(parts, missing):
 @pytest.mark.parametrize("prefix", ["", "QuantizeLinear-19", "QuantizeLinear-19 x=float32",
                                     "QuantizeLinear-3", "zz"])
 def test_keys_from_a_prefix_run_on_across_runs(parts, prefix):
-    runs = data_files.Runs(parts[1])
+    runs = data_files.Runs(parts[2])
     assert list(runs.keys_from(prefix)) == [k for k in KEYS if k >= prefix]
 
 
 def test_head_and_tail_blocks_are_read_from_their_own_members(parts):
-    text, p = parts
+    text, p, r = parts
     assert p.run_block == "keys" and b'"releases"' in p.head and b'"keys": {' in p.head
     assert b'"errors"' in p.tail() and b'"errors"' not in p.head
-    stored = len(p.head) + sum(len(p.run(i)) for i in range(len(p.firsts))) + len(p.tail())
+    stored = len(p.head) + sum(len(r.run(i)) for i in range(len(r.firsts))) + len(p.tail())
     assert stored == len(text.encode())
 
 
@@ -83,14 +84,15 @@ def test_the_stored_probe_files_are_in_runs_and_a_release_reads_few_of_them(monk
     for runtime in ("onnxruntime", "openvino"):
         name = probe_store.file_name(runtime)
         p = data_files._parts(name)
-        assert p.run_block == "keys" and len(p.firsts) > 50
+        r = p.runs_of("keys")
+        assert p.run_block == "keys" and len(r.firsts) > 50
         asked: set[int] = set()
-        run = p.run
-        monkeypatch.setattr(p, "run", lambda i, run=run, asked=asked: asked.add(i) or run(i))
-        keys = data_files.Runs(p)
-        some = [k for i, k in enumerate(p.firsts) if i % 10 == 3]
+        run = r.run
+        monkeypatch.setattr(r, "run", lambda i, run=run, asked=asked: asked.add(i) or run(i))
+        keys = data_files.Runs(r)
+        some = [k for i, k in enumerate(r.firsts) if i % 10 == 3]
         assert all(k in keys for k in some)
-        assert asked == {p.firsts.index(k) for k in some}
+        assert asked == {r.firsts.index(k) for k in some}
 
 
 def test_an_ops_versions_are_its_history_in_onnx_defs():

@@ -462,8 +462,8 @@ class _Runs:
 
 class _Parts:
     """A stored data file: its head decompressed, its runs and the rest when asked for.
-    ``run_block``, ``firsts`` and ``run`` are those of a file of one {key: value} block in
-    runs; ``blocks`` {name: its runs} of every block in runs."""
+    ``blocks``: {name: its runs} of every block in runs; ``run_block``: the name of a file's
+    one {key: value} block in runs (None: it has none)."""
 
     def __init__(self, data: bytes):
         index = _index(data) or {}
@@ -481,17 +481,11 @@ class _Parts:
             self.blocks[name] = runs = _Runs(rest, at, runs_of)
             self._gaps.append((runs.end, gap))
             at = runs.end + gap
-        first = self.blocks.get(self.run_block) if self.run_block is not None else None
-        self.firsts: list = first.firsts if first is not None else []
-        self.spans = first.spans if first is not None else []
         self._rest = rest
         self._tail: bytes | None = None if rest else b""
 
     def runs_of(self, name: str) -> _Runs | None:
         return self.blocks.get(name)
-
-    def run(self, i: int) -> bytes:
-        return self.blocks[self.run_block].run(i)
 
     def tail(self) -> bytes:
         """The text of the file after its head that is in no run (without runs: all of it)."""
@@ -535,19 +529,19 @@ class Runs(Mapping):
     """The run block of a stored file as ``Block`` gives a block: a key is looked for in the
     one run whose first key is the last at or before it, decompressed when first asked."""
 
-    def __init__(self, parts: _Parts):
-        self._parts = parts
+    def __init__(self, runs: _Runs):
+        self._runs = runs
         self._blocks: dict[int, Block] = {}
 
     def _block(self, i: int) -> Block:
         found = self._blocks.get(i)
         if found is None:
-            body = b"\n" + self._parts.run(i)  # (an entry starts after a newline)
+            body = b"\n" + self._runs.run(i)  # (an entry starts after a newline)
             found = self._blocks[i] = Block(body, 1, len(body))
         return found
 
     def _run_of(self, key: str) -> int:
-        return bisect_right(self._parts.firsts, key) - 1
+        return bisect_right(self._runs.firsts, key) - 1
 
     def __getitem__(self, key: str):
         i = self._run_of(key)
@@ -562,16 +556,16 @@ class Runs(Mapping):
     def keys_from(self, prefix: str) -> Iterator[str]:
         """The keys from the first one at or after ``prefix`` on, in order."""
         first = max(self._run_of(prefix), 0)
-        for i in range(first, len(self._parts.firsts)):
+        for i in range(first, len(self._runs.firsts)):
             yield from (self._block(i).keys_from(prefix) if i == first else self._block(i))
 
     def items(self) -> Iterator[tuple[str, object]]:
-        for i in range(len(self._parts.firsts)):
+        for i in range(len(self._runs.firsts)):
             yield from self._block(i).items()
 
     def __iter__(self) -> Iterator[str]:
-        for i in range(len(self._parts.firsts)):
+        for i in range(len(self._runs.firsts)):
             yield from self._block(i)
 
     def __len__(self) -> int:
-        return sum(len(self._block(i)) for i in range(len(self._parts.firsts)))
+        return sum(len(self._block(i)) for i in range(len(self._runs.firsts)))
