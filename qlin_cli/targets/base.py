@@ -30,8 +30,9 @@ tests/test_targets_*.py.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ..severity import ERROR, INFO, SEVERITIES, WARNING
@@ -185,10 +186,7 @@ class NodeSite:
         self.weight_cast = weight_cast
 
     def _fields(self) -> tuple:
-        return (self.facts, self.in_main_graph, self.x_is_graph_input, self.x_is_constant,
-                self.y_is_graph_output, self.producer, self.producer_site, self.scale_is_graph_input,
-                self.consumers, self.then, self.x_from, self.opsets, self.reduced, self.partners,
-                self.group, self.weight_cast)
+        return _site_values(self)
 
     def __eq__(self, other):
         if other.__class__ is self.__class__:
@@ -199,8 +197,8 @@ class NodeSite:
         return hash(self._fields())
 
     def __repr__(self) -> str:
-        fields = zip(_SITE_FIELDS, self._fields(), strict=True)
-        shown = ", ".join(f"{name}={value!r}" for name, value in fields)
+        pairs = zip(_SITE_FIELDS, self._fields(), strict=True)
+        shown = ", ".join(f"{name}={value!r}" for name, value in pairs)
         return f"{type(self).__qualname__}({shown})"
 
     # The probe keys of the node, worked out once whichever target and code asks.
@@ -236,9 +234,8 @@ class NodeSite:
         return probe_keys.quantize_key_of(what, parts)
 
 
-_SITE_FIELDS = ("facts", "in_main_graph", "x_is_graph_input", "x_is_constant", "y_is_graph_output",
-                "producer", "producer_site", "scale_is_graph_input", "consumers", "then", "x_from", "opsets",
-                "reduced", "partners", "group", "weight_cast")
+_SITE_FIELDS = tuple(f.name for f in fields(NodeSite))  # (the annotations above, in order)
+_site_values = attrgetter(*_SITE_FIELDS)  # a site's fields' values, as a tuple
 
 
 class Float8Quantize(Record):
