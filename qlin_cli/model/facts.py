@@ -514,8 +514,6 @@ def _spec_for(domain: str, op: str, opset: int | None, imported: bool) -> OpSpec
 _CONST_ROLES = (schema.SCALE, schema.ZERO_POINT)
 
 
-
-
 _COMPARED = tuple(f.name for f in fields(NodeFacts) if f.compare)
 
 
@@ -523,6 +521,8 @@ def shared_with(f) -> NodeFacts | None:
     """The facts ``NodeFacts.share`` tied ``f`` to (the first read with its shape key: what
     holds for its shape holds for ``f``), None where it was tied to none."""
     return getattr(f, "_like", None)
+
+
 _tuple_new = tuple.__new__  # what __eq__ and __hash__ read
 
 
