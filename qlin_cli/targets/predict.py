@@ -15,6 +15,7 @@ the model or compute something else out; the capability matrix; the conversion p
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -544,11 +545,13 @@ class Plan:
 _INT = AttributeProto.INT
 
 
-def _retargeted(f: NodeFacts, written, opset: int) -> NodeFacts:
+def _retargeted(f: NodeFacts, written, opset: int, keeps=None) -> NodeFacts:
     """The facts of a linear Q/DQ node as convert writes it (``written``: convert's QNode for
     the target domain at ai.onnx ``opset``): its op, schema and attributes (those qnode.emit
-    keeps, then the integers it writes), the zero point convert adds."""
-    from ..convert.qnode import keeps
+    keeps, then the integers it writes), the zero point convert adds. ``keeps``: qnode.keeps
+    (``_keeps`` for a node convert leaves as read)."""
+    if keeps is None:
+        from ..convert.qnode import keeps
 
     spec = written.spec
     items = [a for a in f.attr_items if keeps(written, a[0], a[1], a[2] if a[1] == _INT else None)]
@@ -582,6 +585,42 @@ def _other_op(f: NodeFacts, opset: int) -> NodeFacts:
         return f
     spec = schema.lookup(f.domain, f.op, opset) if schema.knows(f.domain, f.op) else None
     return dataclasses.replace(f, opset=opset, spec=spec if spec is not None else f.spec)
+
+
+class _AsRead:
+    """What ``_retargeted`` reads of qnode.read(f) (its schema, integer attributes, references
+    to function attributes, no zero point to add), without importing convert."""
+    __slots__ = ("spec", "attrs", "refs", "new_zero_point")
+
+    def __init__(self, f: NodeFacts):
+        self.spec, self.attrs, self.new_zero_point = f.spec, dict(f.attrs), None
+        self.refs = {name: value[1] for name, _, value in f.attr_items if isinstance(value, tuple)}
+
+
+@functools.cache
+def _known_attrs() -> frozenset[str]:
+    """qnode.KNOWN_ATTRS: every attribute some version's schema of a Q/DQ op defines."""
+    return frozenset(name for spec in schema.SPECS for name in spec.attributes)
+
+
+def _keeps(q, name: str, attr_type: int, int_value) -> bool:
+    """qnode.keeps (tests/test_targets_plan_unchanged.py holds the two equal)."""
+    return (name in q.refs
+            or (name in q.attrs and attr_type == _INT and int_value == q.attrs[name])
+            or (name not in _known_attrs() and attr_type != _INT))
+
+
+def _unchanged(f: NodeFacts, opset: int) -> NodeFacts | None:
+    """``_retargeted(f, _written(f, None, opset)[1], opset)`` where convert leaves the node at
+    its version (the schema in force at ai.onnx ``opset`` is the node's: adapters.convert
+    makes no step and gives the node as qnode.read read it), worked out without importing
+    convert (the plan behind a check's advice, most often the model's own opset, cost 4 ms
+    of imports); None where convert moves the node to another version."""
+    spec = f.spec
+    now = schema.lookup(spec.domain, spec.op_type, opset)
+    if now is None or now.since != spec.since:
+        return None
+    return _retargeted(f, _AsRead(f), opset, _keeps)
 
 
 def _written(f: NodeFacts, domain: str | None, opset: int):
@@ -728,8 +767,6 @@ def _try(
     """The error findings of one candidate, the nodes it lowers, the IR it needs, and whether
     ``--lower`` would lower a node here; the findings as ``Target.errors_for`` gives them, or
     with ``noted`` as ``findings_for`` does."""
-    from ..convert.refusal import Refusal  # (a plan's alone: a check without one imports no convert)
-
     blocking: list[Finding] = []
     lowered: list[str] = []
     can_lower = False
@@ -746,9 +783,7 @@ def _try(
             to = domain if domain is not None else f.domain
             at = ("written", id(site), domain, opset)  # the same for the candidate with --lower
             if at not in cache:
-                q, written = _written(f, domain, opset)
-                g = None if isinstance(written, Refusal) else _retargeted(f, written, opset)
-                cache[at] = q, written, g
+                cache[at] = _written_once(f, domain, opset)
             q, written, g = cache[at]
             if g is None:
                 lowers = _lowerable(q, f, opset) and t.runs_lowered(nodes.quant_type(f), opset)
@@ -772,6 +807,19 @@ def _try(
     found = t.model_findings(new_info) if noted else t.model_errors(new_info)
     blocking[:0] = [_place_model(t, x) for x in found if x.severity == ERROR]
     return blocking, lowered, need[0], can_lower
+
+
+def _written_once(f: NodeFacts, domain: str | None, opset: int) -> tuple:
+    """(the node as read, as written or convert's Refusal, its facts as written or None) for
+    one candidate; a node convert leaves as it is: (None, None, its facts), convert not
+    imported (the first two are read only where the third is None)."""
+    g = _unchanged(f, opset) if domain is None else None
+    if g is not None:
+        return None, None, g
+    from ..convert.refusal import Refusal  # (a plan's alone: a check without one imports no convert)
+
+    q, written = _written(f, domain, opset)
+    return q, written, None if isinstance(written, Refusal) else _retargeted(f, written, opset)
 
 
 def _moved_once(site: NodeSite, g: NodeFacts | None, domain: str | None, opset: int, moved: dict, gone: set,
