@@ -35,7 +35,7 @@ def _keeps_each(model: onnx.ModelProto) -> bool:
     """The skeleton decision as it was made: every tensor looked at on its own."""
     from qlin_cli.model.safety import all_tensors
 
-    if not all(t.data_location == TensorProto.EXTERNAL or infer._keeps_data(t) for t in all_tensors(model)):
+    if not all(t.data_location == TensorProto.EXTERNAL or infer.keeps_data(t) for t in all_tensors(model)):
         return False
     return not any(a.type in infer._SPARSE for b in graphs.bodies(model) for i in b.attributed
                    for a in b.owner.node[i].attribute)

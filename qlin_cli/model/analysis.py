@@ -30,12 +30,13 @@ import onnx
 
 from .. import schema
 from .facts import NodeFacts, read_facts
-from .graphs import all_nodes, bodies, node_label, reading
+from .graphs import MAIN, all_nodes, bodies, node_label, reading
 from .infer import give_back, inference_bytes, run_inference
+from .infer_kinds import by_kind
 from .propagate import fill, fill_ranks
 from .tensors import census, initializers_pass
 from .view import BodyView, ModelView
-from .walk import walk_bodies
+from .walk import type_of_bytes, walk_bodies
 
 IGNORE_KEY = "qlin:ignore"
 # marks a vendor node while it stands as its ai.onnx twin, so its inference errors
@@ -126,6 +127,11 @@ def _infer(a: Analysis, foreign: bool, serialized: bytes | None = None) -> tuple
         with vendor_twins(a.model):
             light, skeleton = inference_bytes(a.model)
     else:
+        found = by_kind(a.model)  # onnx asked once per kind of node, where that is the same
+        if found is not None:
+            a.inferred = {MAIN: [(name, type_of_bytes(t)) for name, t in found]}
+            # (the file's bytes hold every node's metadata; without them, look at each node)
+            return serialized is None or IGNORE_KEY.encode() in serialized, True
         light, skeleton = inference_bytes(a.model, serialized)
     if light is None:
         return True, False

@@ -192,7 +192,7 @@ _SIZED = frozenset(dtypes.BY_PROTO)  # element types with a fixed width
 _SPARSE = (AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS)
 
 
-def _keeps_data(t: onnx.TensorProto) -> bool:
+def keeps_data(t: onnx.TensorProto) -> bool:
     """Whether the skeleton keeps a tensor whole: inline data of at most KEEP_DATA_BYTES,
     its size read from the dims (nothing is copied to measure it)."""
     if t.data_location == onnx.TensorProto.EXTERNAL:
@@ -209,7 +209,7 @@ _BITS = {proto: d.bits for proto, d in dtypes.BY_PROTO.items()}
 def _same_as_skeleton(model: onnx.ModelProto) -> bool:
     """Whether the skeleton would drop nothing but external references: every tensor
     that can carry data (``safety.all_tensors``) is external or kept whole, and no
-    attribute holds a sparse tensor. (``_keeps_data`` of each tensor, its size read from
+    attribute holds a sparse tensor. (``keeps_data`` of each tensor, its size read from
     a few dims at once: a large model has tens of thousands of tensors.)"""
     external, limit = onnx.TensorProto.EXTERNAL, KEEP_DATA_BYTES * 8
     found = list(bodies(model))
@@ -229,11 +229,11 @@ def _same_as_skeleton(model: onnx.ModelProto) -> bool:
         if doubtful:
             outside = set(c.external)
             for i, typed in enumerate(c.typed):
-                if typed in doubtful and i not in outside and not _keeps_data(c.tensor(i)):
+                if typed in doubtful and i not in outside and not keeps_data(c.tensor(i)):
                     return False
-        if not all(t.data_location == external or _keeps_data(t) for t in sparse_tensors(g)):
+        if not all(t.data_location == external or keeps_data(t) for t in sparse_tensors(g)):
             return False
-    if not all(t.data_location == external or _keeps_data(t) for t in attribute_tensors(found)):
+    if not all(t.data_location == external or keeps_data(t) for t in attribute_tensors(found)):
         return False
     return not any(a.type in _SPARSE for b in bodies(model) if b.attributed and b.may_hold(*_SPARSE)
                    for node in (nodes_of(b.owner),) for i in b.attributed for a in node[i].attribute)
@@ -241,7 +241,7 @@ def _same_as_skeleton(model: onnx.ModelProto) -> bool:
 
 def _light_tensor(src: onnx.TensorProto, dst: onnx.TensorProto) -> None:
     """``dst`` = ``src`` without its data when that is external or large."""
-    if _keeps_data(src):
+    if keeps_data(src):
         dst.CopyFrom(src)
         return
     dst.name = src.name

@@ -127,7 +127,7 @@ def _as_inputs(graph, typed: list, names: list[str], moved: list[int]) -> None:
     del tensors[:]
     for b in kept:
         tensors.add().MergeFromString(b)
-    tails = {t: _field(2, _type_bytes(*t)) for t in {typed[i] for i in moved}}  # the type, once per type
+    tails = {t: _field(2, type_bytes(*t)) for t in {typed[i] for i in moved}}  # the type, once per type
     inputs = []
     for i in moved:
         name = names[i].encode()
@@ -140,7 +140,7 @@ def _as_inputs(graph, typed: list, names: list[str], moved: list[int]) -> None:
 _SHORT = [bytes((1 << 3 | 2, n)) for n in range(0x80)]  # the key and length of a name of n < 128 bytes
 
 
-def _type_bytes(data_type: int, dims: tuple) -> bytes:
+def type_bytes(data_type: int, dims: tuple) -> bytes:
     """A TypeProto of a tensor of ``data_type`` and ``dims`` (a scalar: a shape of no dims)."""
     t = onnx.TypeProto()
     t.tensor_type.elem_type = data_type
