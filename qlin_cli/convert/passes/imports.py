@@ -43,7 +43,8 @@ class FixImports:
         for b in walked:
             root = b.path if b.parent is None else root_of[b.parent]
             root_of[b.path] = root
-            used.setdefault(root, set()).update(schema.normalize_domain(n.domain) for n in b.owner.node)
+            spelled = {n.domain for n in b.owner.node}
+            used.setdefault(root, set()).update(map(schema.normalize_domain, spelled))
         changed = False
         model_used = {schema.AI_ONNX}
         fn_by_path = {b.path: b.owner for b in walked if b.parent is None and b.is_function}

@@ -18,7 +18,7 @@ def types_used(model: onnx.ModelProto, found_bodies: list | None = None) -> set[
     for b in bodies(model) if found_bodies is None else found_bodies:
         g = b.owner
         if isinstance(g, onnx.GraphProto):
-            found.update(dtypes.name_of(t.data_type) for t in g.initializer)
+            found.update(map(dtypes.name_of, {t.data_type for t in g.initializer}))
             for v in (*g.input, *g.output, *g.value_info):
                 if v.type.HasField("tensor_type"):
                     found.add(dtypes.name_of(v.type.tensor_type.elem_type))

@@ -9,8 +9,7 @@ import onnx
 
 from ... import schema
 from ...schema import dtypes, ir
-from .. import ops, opsteps
-from ..ops.prove import CannotProve, prove
+from .. import opsteps
 from ..sites import Site, constants
 from ..state import Context, Entry, PassResult, Rewrite
 from .common import op_label, refused, where
@@ -31,6 +30,8 @@ class OpCase:
 
     def prove(self) -> str | None:
         """None when proven; else why not. CannotProve when no proof can run."""
+        from ..ops.prove import prove
+
         return prove(self.before, self.from_opset, self.after, self.to_opset, types=self.types,
                      shapes=self.shapes, const=self.const,
                      ir_version=ir.ir_for_opset(max(self.from_opset, self.to_opset)))
@@ -71,6 +72,8 @@ class PlanOtherOps:
             found = {n: find(n) for n in names}
             types = {n: (None if t is None or t[0] == 0 else dtypes.name_of(t[0])) for n, t in found.items()}
             elem = {n: (0 if t is None else t[0]) for n, t in found.items()}
+            from .. import ops  # its adapters, read from onnx.defs at import: only for a node that steps
+
             got = ops.convert(node, src, to, types=types, elem_types=elem, const=const, rank=rank,
                               namer=ctx.namer, ir_version=ctx.source_ir)
             if got is None:
@@ -94,6 +97,8 @@ def _same_version(op: str, src: int, to: int) -> bool:
 
 def prove_case(case: OpCase) -> tuple[bool, str | None]:
     """(verified, refusal reason or None) for one non-Q/DQ rewrite."""
+    from ..ops.prove import CannotProve
+
     try:
         why = case.prove()
     except CannotProve as e:

@@ -20,7 +20,6 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 from ... import schema
-from ...evaluator import EvaluationError, run_node
 from ..formats.to_qoperator import is_op
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
@@ -129,6 +128,8 @@ def _shift(ctx: Context, q, dqs: list, name: str, value) -> None:
 def _proof(s, after: onnx.NodeProto, added: list, const, quantize: bool) -> str | None:
     """The node before and after on probe inputs, with qlin's evaluator: a QuantizeLinear's
     codes exactly 128 apart, a DequantizeLinear's values bit for bit."""
+    from ...evaluator import EvaluationError, run_node  # (its import only where a pass proves)
+
     opset = schema.opset_of(s.scope.opsets, s.node.domain) or 10
     extra = {t.name: numpy_helper.to_array(t) for t in added}
 

@@ -19,7 +19,6 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ...evaluator import run_node
 from ...schema import dtypes
 from ..formats.measure import REFERENCE_SINCE, Measured
 
@@ -138,6 +137,8 @@ def _nodes(per_axis: bool, clip) -> list[onnx.NodeProto]:
 
 
 def _evaluated(x, scale, zp, opset: int, per_axis: bool, clip=None) -> np.ndarray:
+    from ...evaluator import run_node  # (its import only where a pass measures)
+
     q, dq = _nodes(per_axis, None)
     if clip is not None and clip[0] is not None:  # Max / Relu: the larger of the two
         x = np.maximum(x, clip[0])
@@ -186,6 +187,8 @@ def weights_moved(w: np.ndarray, scale: np.ndarray, zp: np.ndarray, axis: int
         codes = np.clip(np.rint(d * ratio), -HIGH, HIGH).astype(np.int8)  # (symmetric weight codes)
     dq = helper.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], **({"axis": axis} if per_axis else {}))
     opset = 13 if per_axis else 10
+    from ...evaluator import run_node
+
     before = run_node(dq, opset, [w, scale, zp]).astype(np.float64)
     zero = np.zeros(zero_shape(scale, zp), np.int8)
     after = run_node(dq, opset, [codes, new_scale, zero]).astype(np.float64)

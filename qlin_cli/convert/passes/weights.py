@@ -21,7 +21,6 @@ import onnx
 from onnx import numpy_helper
 
 from ... import schema
-from ...evaluator import EvaluationError, run_node
 from ..formats.measure import REFERENCE_SINCE
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
@@ -121,6 +120,8 @@ def _plan(ctx: Context, site, opset: int, mode: str) -> Rewrite | None:
         return None
     if mode == "unfold-bias" and np.asarray(values[0]).dtype != np.int32:
         return None
+    from ...evaluator import EvaluationError, run_node  # (its import only where a pass computes)
+
     try:
         computed = run_node(node, opset, values)
     except EvaluationError:
