@@ -119,8 +119,8 @@ def _converted(req: Request, proto, held: list, progress) -> Result:
     # a plain conversion that replaced no node is held to the runtimes without analysing its
     # result: its nodes are the source's, at the same or other versions of their ops
     model_level = _kept_differences(a, proto, result.model) if plain and not result.rewritten else None
-    after = analyze(result.model, base_dir) if (errors or mended or req.target or result.changed) \
-        and model_level is None else None
+    analysed = (errors or mended or req.target or result.changed) and model_level is None
+    after = _analysed(a, result, base_dir, bool(errors or mended)) if analysed else None
     # the result's errors, read once: (those no conversion mends, those every one does)
     kept, still = model_errors(after, mended=True) if errors or mended else ([], [])
     if errors:
@@ -136,6 +136,17 @@ def _converted(req: Request, proto, held: list, progress) -> Result:
         result.warnings = _differences(a, after) if model_level is None else model_level
         _held_to_the_domains_runtime(result.warnings, req.to_domain, path)
     return _write(result, proto, base_dir, req)
+
+
+def _analysed(a, result: Result, base_dir: str, checked: bool):
+    """The result's analysis: its types worked out from the source's and from the nodes the
+    passes wrote (convert/result_types.py) where that covers it and its errors are not asked
+    (``checked``: the rules read inference's errors, QL010), else from an inference of it whole."""
+    from .convert.result_types import result_types
+    from .model.analysis import analyze
+
+    types = None if checked else result_types(a, result.model, result.made)
+    return analyze(result.model, base_dir, types=types)
 
 
 def _kept_differences(a, proto, model) -> list[Finding] | None:

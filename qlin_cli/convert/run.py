@@ -70,7 +70,16 @@ def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
     _run(FINISH, ctx)
     opsets_to = {schema.normalize_domain(o.domain): o.version for o in work.opset_import}
     return Result(work, entries, [], opsets_from, opsets_to, model.ir_version, work.ir_version,
-                  changed=ctx.changed, rewritten=len(ctx.rewrites) + len(ctx.retyped) + len(ctx.dropped))
+                  changed=ctx.changed, rewritten=len(ctx.rewrites) + len(ctx.retyped) + len(ctx.dropped),
+                  made=_made_in_main(ctx, work))
+
+
+def _made_in_main(ctx: Context, work: onnx.ModelProto) -> dict | None:
+    """``Result.made``: the apply pass's indices of the main graph's written nodes, where it
+    replaced nodes of that graph alone and nothing was retyped or dropped."""
+    if ctx.retyped or ctx.dropped or set(ctx.made) - {id(work.graph)}:
+        return None
+    return ctx.made.get(id(work.graph), {})
 
 
 def _one_each(entries: list[Entry]) -> list[Entry]:

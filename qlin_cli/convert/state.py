@@ -54,6 +54,7 @@ class Rewrite:
     inits: list[onnx.TensorProto]
     entry: Entry
     case: object | None = None  # verify.Case: before/after nodes and probe inputs
+    twins: list | None = None  # ``nodes`` as formats.to_qdq.Plain, where the rewrite kept them
 
 
 @dataclass
@@ -91,6 +92,9 @@ class Context:
     node_facts: Callable[[Site], object] | None = None
     # id(a body's owner in the source) -> that body's owner in the working copy
     copies: dict = field(default_factory=dict)
+    # id(a body's owner in the working copy) -> {index there of a node the apply pass wrote: the
+    # node as its to_qdq.Plain twin, or None}
+    made: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -106,6 +110,9 @@ class Result:
     # nodes the passes replaced (0: the result's nodes are the source's, only its opset
     # imports and IR version may differ)
     rewritten: int = 0
+    # {index in the main graph of a node the passes wrote: its to_qdq.Plain twin or None}, where
+    # they replaced nodes of that graph alone and changed no value's type or initializer (else None)
+    made: dict | None = None
     # set by convert/pipeline.py: the source's errors the conversion resolved, a note on
     # the whole conversion ("already runs on openvino as it is"), the file written
     resolved: list = field(default_factory=list)

@@ -24,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ... import schema
 from ...schema import ir
 from ...schema.qdq_forms import N_BITS_MATMUL
-from .to_qdq import Built, Lookups, NoForm, made_node, raw_tensor
+from .to_qdq import Built, Lookups, NoForm, _made, made_node, raw_tensor
 
 # the first DequantizeLinear with block_size (and uint4 / int4), as schema/ reads onnx.defs
 BLOCKED_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
@@ -223,21 +223,20 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None =
              codes_tensor(names["weight_zero_point"], elem, list(w["zero"].T.shape), w["zero"].T, stored[1])]
     weight = look.namer(f"{base}_weight")
     dq_inputs = [names["weight_q"], names["weight_scale"], names["weight_zero_point"]]
-    nodes = [made_node("DequantizeLinear", dq_inputs, [weight], look.namer(f"{base}_dq"), axis=0,
-                       block_size=w["block_size"])]
+    nodes, twins = [], []  # (and the nodes as Plain twins, which the result's types read)
+    _made(nodes, twins, "DequantizeLinear", dq_inputs, [weight], look.namer(f"{base}_dq"), axis=0,
+          block_size=w["block_size"])
     bias = node.input[5] if len(node.input) > 5 else ""
     product = look.namer(f"{node.output[0]}_product") if bias else node.output[0]
-    nodes.append(helper.make_node("MatMul", [node.input[0], weight], [product],
-                                  name=look.namer(f"{base}_matmul")))
+    _made(nodes, twins, "MatMul", [node.input[0], weight], [product], look.namer(f"{base}_matmul"))
     if bias:
-        nodes.append(helper.make_node("Add", [product, bias], [node.output[0]],
-                                      name=look.namer(f"{base}_bias")))
+        _made(nodes, twins, "Add", [product, bias], [node.output[0]], look.namer(f"{base}_bias"))
     changes = [f"MatMulNBits -> DequantizeLinear (uint{w['bits']} [{w['K']}, {w['N']}], blocks of "
                f"{w['block_size']} along K), MatMul" + (", Add" if bias else "") + " (QDQ form)"]
     if any(a.name == "accuracy_level" and a.i == 4 for a in node.attribute):
         changes.append("accuracy_level=4 dropped: onnxruntime quantized A to int8 inside the node; the "
                        "MatMul computes in float, as the page's formula does")
-    return Built(nodes, inits, changes), w
+    return Built(nodes, inits, changes, twins), w
 
 
 class NBitsCase:

@@ -26,9 +26,10 @@ class ApplyRewrites:
             key = id(source)  # the sites, rewrites and marks name the source's bodies
             owner = ctx.copies[key]  # what is changed: the working copy's
             repl = {r.site.index: r for r in by_owner[key]}
-            rebuilt = []
+            rebuilt, made = [], {}
             for i, n in enumerate(owner.node):
                 if i in repl:
+                    made.update(enumerate(_twins(repl[i]), len(rebuilt)))
                     rebuilt.extend(repl[i].nodes)
                 else:
                     c = onnx.NodeProto()
@@ -36,6 +37,7 @@ class ApplyRewrites:
                     rebuilt.append(c)
             del owner.node[:]
             owner.node.extend(rebuilt)
+            ctx.made[id(owner)] = made
             if isinstance(owner, onnx.GraphProto):
                 for r in by_owner[key]:
                     owner.initializer.extend(r.inits)
@@ -49,3 +51,9 @@ class ApplyRewrites:
                     del owner.initializer[:]
                     owner.initializer.extend(kept)
         return PassResult(modified=bool(ctx.rewrites) or bool(ctx.retyped))
+
+
+def _twins(r: Rewrite) -> list:
+    """The rewrite's nodes as to_qdq.Plain twins where the rewrite kept them, else None each."""
+    twins = r.twins
+    return twins if twins is not None and len(twins) == len(r.nodes) else [None] * len(r.nodes)

@@ -49,7 +49,7 @@ class PlanFormat:
                 continue
             case = _case(site, node, built, look, ctx)
             entry = Entry(where(site), op_label(site), "reformatted", built.changes)
-            ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case))
+            ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case, built.plain or None))
             ctx.reformatted.add((id(site.owner), site.index))
             planned.append((site, case))
         _fill_shapes(ctx, planned)
@@ -95,7 +95,7 @@ def _plan_nbits(site, ctx: Context, result: PassResult, weights: dict) -> bool:
         result.refusals.append(refused(site, "QC202", str(e)))
         return True
     entry = Entry(where(site), op_label(site), "reformatted", built.changes)
-    ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case))
+    ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case, built.plain or None))
     ctx.reformatted.add((id(site.owner), site.index))
     return True
 

@@ -1,0 +1,181 @@
+"""convert/result_types.py: a format conversion's result typed from the source's analysis and
+one inference of each kind of written node gives exactly what inference of the whole result
+gives, and the conversion reports the same with it as without it."""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+
+import corpus
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from paths import MODELS, ROOT
+
+from qlin_cli import convert_pipeline, schema
+from qlin_cli.convert import result_types as rt
+from qlin_cli.convert.run import Options, convert_model
+from qlin_cli.model.analysis import analyze
+from qlin_cli.model.load import load_model_bytes
+
+pytest.importorskip("onnxruntime")
+
+FIXTURES = sorted(glob.glob(os.path.join(MODELS, "**", "*.onnx"), recursive=True))
+FORMATS = (("qdq", 5), ("qoperator", 5))
+
+
+def _bench():
+    path = os.path.join(ROOT, "bench", "bench_formats.py")
+    spec = importlib.util.spec_from_file_location("bench_formats", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def bench_models(tmp_path_factory):
+    """The four benchmark models (bench_formats.py's builders), 40 nodes each."""
+    folder, b = tmp_path_factory.mktemp("bench"), _bench()
+    out = {}
+    for name, (make, _) in b.MODELS.items():
+        out[name] = str(folder / f"{name}.onnx")
+        make(out[name], 40)
+    return out
+
+
+def _both(path: str, fmt: str, tolerance: int):
+    """(the derived types or None, the whole inference's types) of ``path`` converted to ``fmt``
+    at its own opset; None where the conversion changed nothing or was refused."""
+    proto, data = load_model_bytes(path)
+    base = os.path.dirname(path)
+    a = analyze(proto, base, serialized=data)
+    opset = schema.opset_of({o.domain: o.version for o in proto.opset_import}, schema.AI_ONNX)
+    try:
+        r = convert_model(proto, base, Options(opset, to_format=fmt, tolerance=tolerance), types=a.inferred,
+                          analysis=a)
+    except Exception:  # what the conversion itself refuses is not looked at here
+        return None
+    if r.model is None or not r.changed:
+        return None
+    return rt.result_types(a, r.model, r.made), analyze(r.model, base).inferred
+
+
+def test_bench_results_typed_as_inference_types_them(bench_models):
+    """The QOperator -> QDQ, QDQ -> QOperator and MatMulNBits -> DQ results are covered (and
+    typed as the whole inference types them); the DQ -> MatMulNBits result imports
+    com.microsoft, which onnx does not infer: left to the whole inference."""
+    for name, fmt in (("qop", "qdq"), ("qdq", "qoperator"), ("nbits", "qdq")):
+        mine, whole = _both(bench_models[name], fmt, 5)
+        assert mine is not None, name
+        assert mine == whole, name
+    mine, _ = _both(bench_models["blocked"], "qoperator", 5)
+    assert mine is None
+
+
+def test_fixtures_typed_as_inference_types_them():
+    asked = 0
+    for path in FIXTURES:
+        for fmt, tolerance in FORMATS:
+            got = _both(path, fmt, tolerance)
+            if got is not None and got[0] is not None:
+                asked += 1
+                assert got[0] == got[1], (path, fmt)
+    assert asked >= 5
+
+
+def test_corpus_typed_as_inference_types_them(tmp_path_factory):
+    models = corpus.build(tmp_path_factory.mktemp("corpus"))
+    asked = 0
+    for name, path in sorted(models.items()):
+        for fmt, tolerance in FORMATS:
+            got = _both(path, fmt, tolerance)
+            if got is not None and got[0] is not None:
+                asked += 1
+                assert got[0] == got[1], (name, fmt)
+    assert asked >= 3
+
+
+def _qlinear_chain(path: str, *, declared: list | None = None) -> str:
+    """Two QLinearMatMul nodes between a QuantizeLinear and a DequantizeLinear (opset 13);
+    ``declared``: the dims the first one's output is declared with (value_info)."""
+    _bench().build(path, 2)
+    if declared is not None:
+        m = onnx.load(path)
+        m.graph.value_info.append(helper.make_tensor_value_info("q1", TensorProto.UINT8, declared))
+        onnx.save(m, path)
+    return path
+
+
+def test_gives_up_where_the_reasoning_does_not_cover(tmp_path):
+    """A written node's output declared with a dimension unknown (inference merges what it
+    finds into it), a source whose inference met an error, an unknown set of written nodes, an
+    op whose inference may read values."""
+    for name, declared in (("plain", None), ("declared", [1, 16])):
+        mine, whole = _both(_qlinear_chain(str(tmp_path / f"{name}.onnx"), declared=declared), "qdq", 5)
+        assert mine is not None and mine == whole, name
+    mine, _ = _both(_qlinear_chain(str(tmp_path / "open.onnx"), declared=[1, "n"]), "qdq", 5)
+    assert mine is None
+    path = str(tmp_path / "plain.onnx")
+    proto, data = load_model_bytes(path)
+    a = analyze(proto, str(tmp_path), serialized=data)
+    r = convert_model(proto, str(tmp_path), Options(13, to_format="qdq", tolerance=5), types=a.inferred,
+                      analysis=a)
+    assert rt.result_types(a, r.model, r.made) is not None
+    assert rt.result_types(a, r.model, None) is None
+    a.inference_errors = ("(op_type:QLinearMatMul): an error",)
+    assert rt.result_types(a, r.model, r.made) is None
+    a.inference_errors = ()
+    reshaped = onnx.ModelProto()
+    reshaped.CopyFrom(r.model)
+    first = min(r.made)
+    reshaped.graph.node[first].op_type = "Reshape"  # its inference reads the shape input's values
+    assert rt.result_types(a, reshaped, {i: None for i in r.made}) is None
+
+
+def test_written_node_changing_a_read_type_gives_up(tmp_path):
+    """An untouched node reading a value a written node makes must read the type it read in the
+    source: a written node whose output type differs makes the whole inference run."""
+    path = _qlinear_chain(str(tmp_path / "chain.onnx"))
+    proto, data = load_model_bytes(path)
+    a = analyze(proto, str(tmp_path), serialized=data)
+    r = convert_model(proto, str(tmp_path), Options(13, to_format="qdq", tolerance=5), types=a.inferred,
+                      analysis=a)
+    last_q = max(i for i in r.made if r.model.graph.node[i].op_type == "QuantizeLinear")
+    assert r.model.graph.node[last_q + 1].op_type == "DequantizeLinear"  # the source's, untouched
+    assert last_q + 1 not in r.made
+    changed = onnx.ModelProto()
+    changed.CopyFrom(r.model)
+    zp = changed.graph.node[last_q].input[2]
+    changed.graph.initializer.append(helper.make_tensor(zp + "_i8", TensorProto.INT8, [], [0]))
+    changed.graph.node[last_q].input[2] = zp + "_i8"  # the Q now writes int8, which the DQ reads
+    made = {i: None for i in r.made}
+    assert rt.result_types(a, changed, made) is None
+    assert rt.result_types(a, r.model, made) == analyze(r.model, str(tmp_path)).inferred
+
+
+@pytest.mark.parametrize("name, flags", [("qop", ("qdq", 5)), ("qdq", ("qoperator", 5)),
+                                         ("nbits", ("qdq", 0))])
+def test_conversion_reports_the_same_with_and_without(bench_models, monkeypatch, name, flags):
+    """The pipeline's report (warnings, entries) of a conversion the result types cover is the
+    same when the result is inferred whole."""
+    def report():
+        r = convert_pipeline.run(convert_pipeline.Request(bench_models[name], to_format=flags[0],
+                                                          tolerance=flags[1]))
+        return ([(w.code, w.node, w.message, w.target) for w in r.warnings],
+                [(e.where, e.action, tuple(e.changes)) for e in r.entries])
+
+    used = []
+    real = rt.result_types
+
+    def counted(*args):
+        got = real(*args)
+        used.append(got is not None)
+        return got
+
+    monkeypatch.setattr(rt, "result_types", counted)
+    shortcut = report()
+    assert used == [True]
+    monkeypatch.setattr(rt, "result_types", lambda *args: None)
+    assert report() == shortcut
