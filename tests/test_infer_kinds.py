@@ -37,7 +37,9 @@ def _both(path: str):
     with reading(model):
         found = infer_kinds.by_kind(model)
         whole = infer.run_inference(model, data)
-    mine = None if found is None else {MAIN: [(n, type_of_bytes(t)) for n, t in found]}
+    mine = None if found is None else {MAIN: [(n, type_of_bytes(t)) for n, t in found.types]}
+    if found is not None:  # (each node's names as they are)
+        assert found.io == [(tuple(n.input), tuple(n.output)) for n in model.graph.node]
     return mine, whole
 
 

@@ -142,24 +142,33 @@ class _NodePass:
         a, scope, judge = self.a, body.scope, self._judge
         ops, known = scope.ops, body.facts
         attributed = set(body.attributed)  # (as the bodies' walk found them, where it did)
-        kinds: list = []
-        io: list = []
+        pre = body.read_io()  # what the analysis read of the nodes (infer_kinds.ByKind), if it did
+        kinds: list = [] if pre is None else pre.kinds
+        io: list = [] if pre is None else pre.io
         one: dict = {}  # each kind once: a body has few
         families: dict = {}  # ModelView.of_family's map
         read = 0
         for index, node in enumerate(body.nodes):
-            kind = (node.domain, node.op_type)
-            kinds.append(one.setdefault(kind, kind))
+            if pre is None:
+                kind = (node.domain, node.op_type)
+                kinds.append(one.setdefault(kind, kind))
+            else:
+                kind = kinds[index]
             op = ops.get(kind, False)  # op_in_scope's cache, read here without a call per node
             if op is False:
-                op = op_in_scope(scope, node.domain, node.op_type)
+                op = op_in_scope(scope, *kind)
             if op is None:
-                io.append((tuple(node.input[:]), tuple(node.output[:])))
+                if pre is None:
+                    io.append((tuple(node.input[:]), tuple(node.output[:])))
                 continue
             facts = known.get(index)
             if facts is None:
-                facts = known[index] = read_facts(node, index, scope, a.base_dir, op, index in attributed)
-            io.append((facts.inputs, facts.outputs))
+                facts = known[index] = (
+                    read_facts(node, index, scope, a.base_dir, op, index in attributed) if pre is None else
+                    read_facts(node, index, scope, a.base_dir, op, index in attributed, io[index],
+                               pre.attrs.get(index)))
+            if pre is None:
+                io.append((facts.inputs, facts.outputs))
             read += 1
             family = None if facts.spec is None else facts.spec.family
             if family is not None and facts.outputs and facts.outputs[0]:

@@ -32,7 +32,7 @@ from .. import schema
 from .facts import NodeFacts, read_facts
 from .graphs import MAIN, all_nodes, bodies, node_label, reading
 from .infer import give_back, inference_bytes, run_inference
-from .infer_kinds import by_kind
+from .infer_kinds import by_kind, fits_by_kind
 from .propagate import fill, fill_ranks
 from .tensors import census, initializers_pass
 from .view import BodyView, ModelView
@@ -60,6 +60,9 @@ class Analysis(ModelView):
         # the file's bytes at once, ``analyze(check_initializers=True)``; False: not asked, or
         # not so). QL007 then has nothing to look at there.
         self.initializers_pass = False
+        # what inference by kind read of the main graph's nodes (infer_kinds.ByKind; else
+        # None): the main body's ``io`` and ``kinds``, which the check then does not read again
+        self.read_io = None
 
     def nodes(self) -> Iterator[tuple[BodyView, int, onnx.NodeProto]]:
         """(body, index, node) of every node, in walk order."""
@@ -94,18 +97,24 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
     with reading(model):  # nothing below changes the model (the twins are put back)
         foreign = _imports_beyond_ai_onnx(model)
         marks, whole = True, False
-        if infer and types is None and any(True for _ in all_nodes(model)):
+        inferring = infer and types is None and any(True for _ in all_nodes(model))
+        # onnx's check of the initializers before inference by kind (which keeps what it read
+        # for the check), after a whole inference (whose copy of the model is then gone)
+        first = inferring and not foreign and fits_by_kind(model)
+        if first:
+            _check_initializers(a, check_initializers, serialized)
+        if inferring:
             marks, whole = _infer(a, foreign, serialized)
-        if check_initializers and serialized is not None and not census(model.graph).external:
-            # (onnx would look for an external tensor's file from the working folder)
-            a.initializers_pass = initializers_pass(serialized, model.ir_version)
-            give_back(len(serialized))  # what onnx's check of the tensors freed (73 MB on 50,000 nodes)
+        if not first:
+            _check_initializers(a, check_initializers, serialized)
         found = {b.path: b for b in bodies(model)}  # which nodes have attributes, of what kinds
         for scope, owner, nodes in walk_bodies(model, a.inferred):
             if not nodes:  # a body without nodes has no place in the view (rules meet it via graphs())
                 continue
             body = a.body_of(scope, owner)
             body.nodes.extend(nodes)
+            if a.read_io is not None and owner is model.graph and len(a.read_io.io) == len(nodes):
+                body.keep_io(a.read_io)
             seen = found.get(scope.path)
             if seen is not None and seen.owner is owner and body.found_attributed is None:
                 body.found_attributed, body.found_attr_types = seen.attributed, seen.attr_types
@@ -116,6 +125,15 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
             if marks:
                 _note_ignores(a, body)
     return a
+
+
+def _check_initializers(a: Analysis, asked: bool, serialized: bytes | None) -> None:
+    """``Analysis.initializers_pass``, where asked and the model's bytes are at hand."""
+    model = a.model
+    if asked and serialized is not None and not census(model.graph).external:
+        # (onnx would look for an external tensor's file from the working folder)
+        a.initializers_pass = initializers_pass(serialized, model.ir_version)
+        give_back(len(serialized))  # what onnx's check of the tensors freed (73 MB on 50,000 nodes)
 
 
 def _infer(a: Analysis, foreign: bool, serialized: bytes | None = None) -> tuple[bool, bool]:
@@ -129,7 +147,8 @@ def _infer(a: Analysis, foreign: bool, serialized: bytes | None = None) -> tuple
     else:
         found = by_kind(a.model)  # onnx asked once per kind of node, where that is the same
         if found is not None:
-            a.inferred = {MAIN: [(name, type_of_bytes(t)) for name, t in found]}
+            a.inferred = {MAIN: [(name, type_of_bytes(t)) for name, t in found.types]}
+            a.read_io = found
             # (the file's bytes hold every node's metadata; without them, look at each node)
             return serialized is None or IGNORE_KEY.encode() in serialized, True
         light, skeleton = inference_bytes(a.model, serialized)

@@ -224,11 +224,13 @@ _ITEMS: dict = {}  # a node's attributes as protobuf writes them -> their attr_i
 _ITEMS_MAX = 65536
 
 
-def _attr_items(attrs) -> tuple:
+def _attr_items(attrs, key: tuple | None = None) -> tuple:
     """``NodeFacts.attr_items`` of a node's attributes, one tuple for every node whose
     attributes are written alike (most Q/DQ nodes of a model: 1 us less a node, and one
-    tuple in memory)."""
-    key = attrs[0].SerializeToString() if len(attrs) == 1 else tuple([a.SerializeToString() for a in attrs])
+    tuple in memory); ``key``: the attributes as protobuf writes them, where the caller has
+    them."""
+    if key is None:
+        key = tuple([a.SerializeToString() for a in attrs])
     found = _ITEMS.get(key)
     if found is None:
         found = tuple([_attr_item(a) for a in attrs])
@@ -556,10 +558,13 @@ def op_in_scope(scope, domain: str, op_type: str) -> OpInScope | None:
 
 
 def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
-               op: OpInScope | None = None, attributed: bool = True) -> NodeFacts:
+               op: OpInScope | None = None, attributed: bool = True, io: tuple | None = None,
+               attr_key: tuple | None = None) -> NodeFacts:
     """The facts of one node in a ``model.walk.Scope``; ``op`` is its ``op_in_scope``
     when the caller has it; ``attributed=False``: the caller knows the node has no
-    attribute (protobuf makes room for the list when it is asked for it, on every node).
+    attribute (protobuf makes room for the list when it is asked for it, on every node);
+    ``io``: the node's (input names, output names) where the caller has read them, and
+    ``attr_key`` its attributes as protobuf writes them.
     (The hot path of `qlin check`: written for speed, every field as the dataclass
     documents it.)"""
     if op is None:
@@ -571,8 +576,11 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
                 d = schema.normalize_domain(node.domain)
                 opset = schema.opset_of(scope.opsets, d)
                 op = scope.ops[key] = OpInScope(d, opset, opset is not None, None, (), node.op_type)
-    inputs = tuple(node.input[:])  # a slice first: twice as fast as tuple() on protobuf's list
-    outputs = tuple(node.output[:])
+    if io is None:
+        inputs = tuple(node.input[:])  # a slice first: twice as fast as tuple() on protobuf's list
+        outputs = tuple(node.output[:])
+    else:
+        inputs, outputs = io
     if scope.parent is None:  # the usual scope: one dict look-up per name, no call
         types, own = scope.types, scope.own_type
         get = types.get
@@ -597,12 +605,13 @@ def read_facts(node: onnx.NodeProto, index: int, scope, base_dir: str,
                 if tensor is not None:
                     c = consts[name] = Const(tensor, base_dir, scope.read_cache, typed)
             values[i] = c
-    attrs = node.attribute if attributed else ()
+    items = (_ITEMS.get(attr_key) or _attr_items(node.attribute, attr_key) if attr_key is not None else
+             _attr_items(attrs) if attributed and len(attrs := node.attribute) else ())
     # Positional, in the order of NodeFacts' fields (keywords cost 8% of this function);
     # tests/test_architecture.py holds every field to what it must be.
     return NodeFacts(
         op.op_type, op.domain, op.opset, op.imported, op.spec, found, out_found,
-        _attr_items(attrs) if len(attrs) else (),  # attr_items
+        items,  # attr_items
         tuple(values), inputs, outputs,
         _tuple_new(Location, (scope.path, index, node.name, scope.is_function)),  # Location(...) without
     )                                                                              # its Python __new__

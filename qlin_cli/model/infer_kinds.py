@@ -38,6 +38,8 @@ fixture and quantizer output, with any number of nodes and kinds, and on models 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import onnx
 from onnx import AttributeProto
 
@@ -60,15 +62,26 @@ NODES_PER_KIND = 16
 FEW_KINDS = 64
 
 
+class ByKind(NamedTuple):
+    """What ``by_kind`` gives."""
+
+    types: list[tuple[str, bytes]]  # (name, type bytes) of the value_info then the outputs
+    io: list[tuple[tuple[str, ...], tuple[str, ...]]]  # each node's (inputs, outputs), as read
+    kinds: list[tuple[str, str]]  # each node's (domain as spelled, op_type), one tuple for equal ones
+    attrs: dict[int, tuple[bytes, ...]]  # node index -> its attributes as protobuf writes them
+
+
 class _GiveUp(Exception):
     """This model goes to onnx whole."""
 
 
-def by_kind(model: onnx.ModelProto) -> list[tuple[str, bytes]] | None:
+def by_kind(model: onnx.ModelProto) -> ByKind | None:
     """(name, type bytes) of the main graph's value_info then outputs, as onnx's inference
     of the whole model writes them (what infer.read_inferred reads), asking onnx once per
-    kind of node; None where the model must go to onnx whole (see the module's text)."""
-    if not _fits(model):
+    kind of node, and each node's input and output names as the walk read them (the check
+    reads them again otherwise); None where the model must go to onnx whole (see the
+    module's text)."""
+    if not fits_by_kind(model):
         return None
     try:
         return _Walk(model).run()
@@ -76,7 +89,8 @@ def by_kind(model: onnx.ModelProto) -> list[tuple[str, bytes]] | None:
         return None
 
 
-def _fits(model: onnx.ModelProto) -> bool:
+def fits_by_kind(model: onnx.ModelProto) -> bool:
+    """Whether ``by_kind`` may try the model (what it can tell before the walk)."""
     if model.ir_version < 4 or len(model.functions) or not model.HasField("graph"):
         return False
     g = model.graph
@@ -96,29 +110,35 @@ class _Walk:
         self.opsets = [o.SerializeToString() for o in model.opset_import]
         self.data = _Data(census(model.graph))
 
-    def run(self) -> list[tuple[str, bytes]]:
+    def run(self) -> ByKind:
         g = self.model.graph
         types, untyped, infos, outputs, inputs = _declared(g)  # types: onnx's value_types_by_name
         c = census(g)
+        names = c.names
+        fixed = set(names)  # names no node may write: the initializers, and the inputs
+        # (onnx checks an initializer against an input's type; two of one name, or none)
+        if "" in fixed or len(fixed) != len(names) or not fixed.isdisjoint(types):
+            raise _GiveUp
+        if not fixed.isdisjoint(untyped):
+            raise _GiveUp
         once = {typed: type_bytes(*typed) for typed in set(c.typed)}  # most initializers share a few
-        for name, typed in zip(c.names, c.typed, strict=True):
-            if not name or name in types or name in untyped:
-                raise _GiveUp  # (onnx checks an initializer against its input's type)
-            types[name] = once[typed]
-        fixed = set(c.names).union(inputs)  # names no node may write
+        types.update(zip(names, map(once.__getitem__, c.typed), strict=True))
+        fixed.update(inputs)
         types[""] = _ABSENT
-        new = self._nodes(g, types, fixed)
+        read = ByKind([], [], [], {})
+        new = self._nodes(g, types, fixed, read)
         get = types.get
-        return [(name, get(name, b"")) for name in (*infos, *new, *outputs)]
+        read.types.extend((name, get(name, b"")) for name in (*infos, *new, *outputs))
+        return read
 
-    def _nodes(self, g, types: dict, fixed: set) -> list[str]:
-        """Every node's outputs typed into ``types``; returns the names onnx adds to the
-        value_info (those that had no type before), in order. (A name written twice, or one
-        of ``fixed``, gives up: that is looked for once at the end, the types written before
-        then being thrown away with the rest.)"""
+    def _nodes(self, g, types: dict, fixed: set, read: ByKind) -> list[str]:
+        """Every node's outputs typed into ``types`` (what it read of the node into ``read``);
+        returns the names onnx adds to the value_info (those that had no type before), in
+        order. (A name written twice, or one of ``fixed``, gives up: that is looked for once
+        at the end, the types written before then being thrown away with the rest.)"""
         before = set(types)
-        written: list[tuple] = []
-        get, kinds, update = types.get, self.kinds, types.update
+        get, kinds, update, add = types.get, self.kinds, types.update, read.io.append
+        add_kind, one, attr_keys = read.kinds.append, {}, read.attrs
         attributed = set(next(iter(bodies(self.model))).attributed)
         for index, node in enumerate(nodes_of(g)):
             ins, outs = tuple(node.input[:]), tuple(node.output[:])
@@ -126,10 +146,14 @@ class _Walk:
             if None in in_types:
                 raise _GiveUp  # (a name with no type yet: onnx infers without it)
             had = tuple(map(get, outs))
-            op = node.op_type
+            op, domain = node.op_type, node.domain
+            kind = (domain, op)
+            add_kind(one.setdefault(kind, kind))
             datas = () if op in SHAPE_ONLY else tuple(map(self.data.key, ins))
-            key = (op, node.domain, in_types, had, datas,
-                   tuple([a.SerializeToString() for a in node.attribute]) if index in attributed else ())
+            attrs = ()
+            if index in attributed:
+                attrs = attr_keys[index] = tuple([a.SerializeToString() for a in node.attribute])
+            key = (op, domain, in_types, had, datas, attrs)
             found = kinds.get(key)
             if found is None:
                 found = kinds[key] = self._ask(node, ins, outs, in_types, had, datas)
@@ -139,8 +163,8 @@ class _Walk:
                 update((n, t) for n, t in zip(outs, found, strict=True) if n)
             else:
                 update(zip(outs, found, strict=True))
-            written.append(outs)
-        names = [n for outs in written for n in outs if n]
+            add((ins, outs))
+        names = [n for _, outs in read.io for n in outs if n]
         if len(set(names)) != len(names) or not fixed.isdisjoint(names):
             raise _GiveUp
         return [n for n in names if n not in before]

@@ -82,6 +82,18 @@ class BodyView:
         self.__dict__.setdefault("kinds", kinds)
         self.__dict__.setdefault("io", io)
 
+    def keep_io(self, read) -> None:
+        """``io`` and ``kinds`` as the analysis read them (model/infer_kinds.ByKind), before
+        any facts: the facts then read the nodes' names and attributes from it (``read_io``)."""
+        self.__dict__["io"], self.__dict__["kinds"] = read.io, read.kinds
+        self._read_io = read
+
+    _read_io = None  # (not a field: what ``keep_io`` was given)
+
+    def read_io(self):
+        """What the analysis read of the nodes (``keep_io``: an infer_kinds.ByKind), else None."""
+        return self._read_io
+
 
     @cached_property
     def attributed(self) -> tuple[int, ...]:
