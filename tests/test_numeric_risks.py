@@ -216,3 +216,24 @@ def test_silent_on_every_quantizer_output(corpus_paths):
              for name, p in corpus_paths.items()}
     assert {n: c for n, c in found.items() if c} == {}
     assert os.path.exists(next(iter(corpus_paths.values())))
+
+
+def _two_groups(k, x_type="uint8"):
+    """``_qdq_matmul`` twice over, the second group of the same shapes of facts (its own tensors)."""
+    one = _qdq_matmul(k, x_type)
+    g = one.graph
+    nodes = [helper.make_node(n.op_type, [i + "2" if i else i for i in n.input], [o + "2" for o in n.output],
+                              name=n.name + "2") for n in g.node]
+    nodes[0].input[0] = "xq"  # (x's DequantizeLinear of the second reads the graph's input too)
+    g.node.extend(nodes)
+    g.initializer.extend([tensor(t.name + "2", numpy_helper.to_array(t), None) for t in g.initializer])
+    g.output.append(helper.make_tensor_value_info("y2", 1, (1, 1)))
+    return one
+
+
+def test_groups_of_one_pair_of_shapes_are_each_judged():
+    """QL506 judges a MatMul by its DequantizeLinear nodes' shapes of facts once when that pair
+    is clear whatever the values (ql506 ``_qdq``), and every group's values otherwise."""
+    assert len(_messages(_two_groups(70000), "QL506")) == 2
+    assert not _messages(_two_groups(70000, x_type="int16"), "QL506")
+    assert not _messages(_two_groups(60000), "QL506")

@@ -1,6 +1,7 @@
 import numpy as np
 
 from .. import schema
+from ..model.facts import shared_with
 from ..model.tensors import UnsafeData, read_value
 from ..schema import dtypes
 from ..schema.ops import INT8S
@@ -73,7 +74,10 @@ class AccumulatorOverflow(ModelRule):
                     if k[1] in READ and schema.normalize_domain(k[0]) == schema.AI_ONNX}
             if not read:
                 continue
-            within: dict = {}  # (op, transB, x's type, w's type and dims) -> whether K bounds every sum
+            # (op, transB, x's type, w's type and dims) -> whether K bounds every sum; and
+            # (op, id of x's DequantizeLinear shape of facts, id of w's) -> True: clear (``_qdq``)
+            within: dict = {}
+            pairs = _pairs(body)
             dequantized = view.of_family(body, schema.LINEAR_DEQUANTIZE)  # (``producer``'s map)
             for i, kind in enumerate(body.kinds):
                 if kind not in read:
@@ -83,7 +87,7 @@ class AccumulatorOverflow(ModelRule):
                 if op in INTEGER_OPS:
                     found = _integer(view, body, i, node)
                 elif op in QDQ_OPS:
-                    found = _qdq(view, body, node, body.io[i][0], within, dequantized)
+                    found = _qdq(view, body, node, body.io[i][0], within, dequantized, pairs)
                 else:
                     continue
                 message = None if found is None else _message(view, node, *found)
@@ -117,11 +121,11 @@ def _optional(view, body, node, k: int):
     return constant_array(view, body, node.input[k])
 
 
-def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict):
+def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict, pairs: bool):
     """The same for a float op whose x and w come from 8-bit DequantizeLinear nodes
     (``inputs``: the node's input names; ``within``: the shapes already known to stay within
     int32 whatever the values; ``dequantized``: the body's DequantizeLinear nodes by output,
-    as ``producer`` reads them)."""
+    as ``producer`` reads them; ``pairs``: ``_pairs`` of the body)."""
     if len(inputs) < 2:
         return None
     px = dequantized.get(inputs[0])
@@ -132,8 +136,20 @@ def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict):
     if gemm and any(a.name == "alpha" and a.f != 1.0 for a in node.attribute):
         return None
     fx, fw = px[1], pw[1]
+    # what follows but the values reads the two DequantizeLinear nodes' shapes of facts, and
+    # a MatMul's or Conv's op alone (a Gemm's attributes too): a pair of shapes found clear
+    # whatever the values is clear for every node that reads it (a weight not constant: no
+    # sum to bound, as below). (The weight's type and dims are its shape's where the scope is
+    # the main graph's and no Constant takes an initializer's name: ``_pairs``.)
+    pair = None
+    if pairs and not gemm:
+        pair = (node.op_type, id(shared_with(fx) or fx), id(shared_with(fw) or fw))
+    if pair is not None and pair in within:
+        return None
     x_type = fx.in_type(0)
     if x_type not in EIGHT_BIT or fw.in_type(0) not in EIGHT_BIT or not fw.present_at(0):
+        if pair is not None:
+            within[pair] = True
         return None
     w = _integer_tensor(view, body, fw.inputs[0])
     if w is not None:
@@ -147,11 +163,21 @@ def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict):
             safe = within[key] = (k is not None and span(x_type) * k * span(dtypes.name_of(key[3]))
                                   <= INT32_MAX)
         if safe:
+            if pair is not None:
+                within[pair] = True
             return None  # within int32 whatever the zero points and weights (none read)
     zx, zw = zero_point_of(fx), zero_point_of(fw)
     if w is None or zx is None or zw is None:
         return None
     return x_type, zx, w, zw
+
+
+def _pairs(body) -> bool:
+    """Whether ``_qdq`` may judge a MatMul or Conv by its pair of shapes of facts: the weight's
+    type and dims then are those its DequantizeLinear's facts hold (walk.Scope.own_typed
+    keeps every initializer's unless a Constant took its name; a subgraph reads outer names)."""
+    scope = body.scope
+    return scope.parent is None and len(scope.own_typed) == scope.initializers
 
 
 def _integer_tensor(view, body, name: str):
