@@ -1,3 +1,5 @@
+from onnx import AttributeProto
+
 from ..model.graphs import nodes_of
 from ..model.tensors import census
 from ..schema import dtypes, ir
@@ -102,6 +104,8 @@ def _mentions(body, types: set[int]) -> bool:
         return True
     if not types.isdisjoint({vi.type.tensor_type.elem_type for vi in (*g.input, *g.output, *g.value_info)}):
         return True
+    if not body.may_hold(AttributeProto.TENSOR, AttributeProto.TENSORS):  # (no node holds a tensor)
+        return False
     nodes = nodes_of(body.owner)
     return any(a.HasField("t") or len(a.tensors) for i in body.attributed for a in nodes[i].attribute)
 
