@@ -194,11 +194,22 @@ def _shown(result, clean, entries: bool = True):
 
 
 def _cleaned(findings, clean) -> list:
-    """Findings with every text from the model (names, messages) passed through ``clean``."""
+    """Findings with every text from the model (names, messages) passed through ``clean``; a
+    finding ``clean`` leaves as it is is kept itself (a Finding is frozen: a report of thousands
+    of warnings made a copy of each)."""
     from dataclasses import replace
 
-    return [replace(f, detail=clean(f.detail), where=clean(f.where), node=clean(f.node), graph=clean(f.graph),
-                    title=clean(f.title), ways_out=tuple(clean(w) for w in f.ways_out)) for f in findings]
+    out = []
+    for f in findings:
+        texts = (clean(f.detail), clean(f.where), clean(f.node), clean(f.graph), clean(f.title))
+        ways_out = tuple(clean(w) for w in f.ways_out)
+        if texts == (f.detail, f.where, f.node, f.graph, f.title) and ways_out == f.ways_out:
+            out.append(f)
+            continue
+        detail, where, node, graph, title = texts
+        out.append(replace(f, detail=detail, where=where, node=node, graph=graph, title=title,
+                           ways_out=ways_out))
+    return out
 
 
 def _newest_ir() -> int:

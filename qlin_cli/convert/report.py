@@ -105,8 +105,8 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool,
     if result.note:
         unchanged = " (a copy of the source, unchanged)" if written and not result.entries else ""
         click.echo(f"  {result.note}{unchanged}")
-    for f in result.warnings:
-        click.echo(f"  {f.severity}: {f.code} {f.message}")
+    if result.warnings:  # one write of them all (click.echo flushes after each)
+        click.echo("\n".join([f"  {f.severity}: {f.code} {f.message}" for f in result.warnings]))
     if result.resolved:
         codes = ", ".join(sorted({f.code for f in result.resolved}))
         n = len(result.resolved)
