@@ -47,8 +47,20 @@ class OpenVinoCpu(Target):
         if aliases is not None:
             self.aliases = aliases
         self.versions = (self.table.version,)
-        self.max_opset = self.table.max_opset  # None: the newest probed opset (28) loads
-        self.max_ir = self.table.max_ir
+
+    @property
+    def max_opset(self) -> int | None:
+        """The newest ai.onnx opset the release loads (None: the newest probed, 28, loads): its
+        opset probes, read when first asked (a plan's candidates, `qlin targets`); a check
+        reads the model's own opset's probe (QT101), not the 31 probes of every opset and IR
+        version (7 M instructions of a check naming openvino when the target was made)."""
+        return self.table.max_opset
+
+    @property
+    def max_ir(self) -> int | None:
+        """The newest IR version the release loads, read when first asked (``max_opset``)."""
+        return self.table.max_ir
+
     qdq_domains = ("", schema.MICROSOFT)
     quantized_types = (
         "int8",
