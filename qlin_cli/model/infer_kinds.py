@@ -147,22 +147,22 @@ class _Walk:
                 raise _GiveUp  # (a name with no type yet: onnx infers without it)
             had = tuple(map(get, outs))
             op, domain = node.op_type, node.domain
-            kind = (domain, op)
-            add_kind(one.setdefault(kind, kind))
+            kind = one.setdefault((domain, op), (domain, op))
+            add_kind(kind)
             datas = () if op in SHAPE_ONLY else tuple(map(self.data.key, ins))
             attrs = ()
             if index in attributed:
                 attrs = attr_keys[index] = tuple([a.SerializeToString() for a in node.attribute])
-            key = (op, domain, in_types, had, datas, attrs)
+            key = (kind, in_types, had, datas, attrs)
             found = kinds.get(key)
             if found is None:
                 found = kinds[key] = self._ask(node, ins, outs, in_types, had, datas)
             if op == "Constant":
                 self.data.constant(node, outs)
-            if "" in outs:
-                update((n, t) for n, t in zip(outs, found, strict=True) if n)
+            if len(outs) == 1 and outs[0]:  # (the usual node)
+                types[outs[0]] = found[0]
             else:
-                update(zip(outs, found, strict=True))
+                update((n, t) for n, t in zip(outs, found, strict=True) if n)
             add((ins, outs))
         names = [n for _, outs in read.io for n in outs if n]
         if len(set(names)) != len(names) or not fixed.isdisjoint(names):
