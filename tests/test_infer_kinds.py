@@ -28,6 +28,7 @@ def any_size(monkeypatch):
     """by_kind on models of any size and any number of kinds."""
     monkeypatch.setattr(infer_kinds, "KINDS_FROM", 0)
     monkeypatch.setattr(infer_kinds, "FEW_KINDS", 10**6)
+    monkeypatch.setattr(infer_kinds, "MOST_KINDS", 10**6)
 
 
 def _both(path: str):
@@ -190,6 +191,10 @@ def test_too_many_kinds_or_too_few_nodes_go_whole(monkeypatch):
     model = _chain(300)
     monkeypatch.setattr(infer_kinds, "FEW_KINDS", 0)
     monkeypatch.setattr(infer_kinds, "NODES_PER_KIND", 10**6)
+    with reading(model):
+        assert infer_kinds.by_kind(model) is None
+    monkeypatch.setattr(infer_kinds, "FEW_KINDS", 10**6)
+    monkeypatch.setattr(infer_kinds, "MOST_KINDS", 1)
     with reading(model):
         assert infer_kinds.by_kind(model) is None
     monkeypatch.undo()

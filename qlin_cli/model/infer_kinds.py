@@ -30,7 +30,9 @@ always exactly what inference gives:
 * onnx finds an error on a kind (the whole model then gives every node's error, named);
 * an inferred type holds a dimension onnx named itself (``unk__``: its names count up over
   the whole model), or onnx gives an output no type;
-* the model has more kinds than FEW_KINDS and one per NODES_PER_KIND nodes.
+* the model has more kinds than FEW_KINDS and one per NODES_PER_KIND nodes, or than
+  MOST_KINDS (each is a call of onnx: a model of a kind per node would pay more than once
+  for its inference).
 
 tests/test_infer_kinds.py holds what it gives to the whole model's inference on every
 fixture and quantizer output, with any number of nodes and kinds, and on models it builds.
@@ -57,9 +59,11 @@ _GENERATED = b"unk__"  # the prefix of the dimension names onnx's inference make
 
 # below this many nodes onnx's inference of the whole model is cheap: it goes as it is
 KINDS_FROM = 1024
-# at most one kind per this many nodes (and FEW_KINDS more): a model of many kinds goes whole
+# at most one kind per this many nodes (and FEW_KINDS more), and MOST_KINDS in all: a model
+# of many kinds goes whole (a kind costs onnx about 50 us, more with data)
 NODES_PER_KIND = 16
 FEW_KINDS = 64
+MOST_KINDS = 512
 
 
 class ByKind(NamedTuple):
@@ -106,7 +110,7 @@ class _Walk:
     def __init__(self, model: onnx.ModelProto):
         self.model = model
         self.kinds: dict = {}  # kind -> the types of its outputs (bytes per position)
-        self.most = FEW_KINDS + len(model.graph.node) // NODES_PER_KIND
+        self.most = min(MOST_KINDS, FEW_KINDS + len(model.graph.node) // NODES_PER_KIND)
         self.opsets = [o.SerializeToString() for o in model.opset_import]
         self.data = _Data(census(model.graph))
 
