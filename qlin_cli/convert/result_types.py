@@ -3,9 +3,11 @@ and one inference of each distinct node the passes wrote, instead of an inferenc
 whole result (issue 35: "its result re-analysed only where it changed").
 
 onnx's inference of a node reads the types of its inputs and its attributes; for the ops of
-``TYPES_ONLY`` nothing else (no input's values). A node the passes left as it was reads what
-it read in the source, so inference gives it the source's types; a node they wrote is
-inferred alone, once per distinct (op, attributes, input types), as a model of that one node.
+model/weightless.py's ``SHAPE_ONLY`` nothing else (no input's values). A node the passes left
+as it was reads what it read in the source, so inference gives it the source's types; a node
+they wrote is
+inferred alone, once per distinct (op, attributes, input types), as a model of that one node
+(model/infer_kinds.py ``infer_alone``, which the source's inference by kind asks too).
 ``result_types`` gives what ``Analysis.inferred`` holds for the result (the same list, in
 inference's order: the types of the main graph's node outputs, node by node, then its
 outputs), or None wherever that reasoning does not cover the result, which is then inferred
@@ -23,16 +25,10 @@ from onnx import helper
 
 from .. import schema
 from ..model.graphs import MAIN
-from ..model.infer import _infer, read_inferred
+from ..model.infer_kinds import infer_alone
 from ..model.walk import type_of_bytes
+from ..model.weightless import SHAPE_ONLY, type_bytes
 from .formats.to_qdq import Plain, plain
-
-# ops whose onnx inference reads their inputs' types and their attributes, never a value
-TYPES_ONLY = frozenset({
-    "DequantizeLinear", "QuantizeLinear", "MatMul", "Gemm", "Conv", "Add", "Mul", "Sigmoid", "LeakyRelu",
-    "Softmax", "GlobalAveragePool", "AveragePool", "Concat", "Gather", "QLinearMatMul", "QLinearConv",
-    "MatMulInteger", "ConvInteger",
-})
 
 
 def result_types(source, model: onnx.ModelProto, made: dict | None) -> dict | None:
@@ -99,7 +95,7 @@ def _covered(source, model: onnx.ModelProto) -> bool:
     if set(domains) != {schema.AI_ONNX} or before.get(schema.AI_ONNX) != domains[schema.AI_ONNX]:
         return False
     # (the source's inference typed its main graph alone: it has no subgraph; a written node of
-    # TYPES_ONLY holds none, and every other node of the result is the source's)
+    # SHAPE_ONLY holds none, and every other node of the result is the source's)
     return True
 
 
@@ -197,14 +193,14 @@ class _Inferred:
     types, as a model of that one node at the result's imports and IR version."""
 
     def __init__(self, model: onnx.ModelProto):
-        self.opsets = list(model.opset_import)
+        self.opsets = [o.SerializeToString() for o in model.opset_import]
         self.ir_version = model.ir_version
         self.found: dict[tuple, list | None] = {}
 
     def outputs(self, node: Plain, known: dict) -> list | None:
         """The types of ``node``'s outputs, or None where it is not covered."""
         op, domain, outs = node.op_type, node.domain, node.output
-        if op not in TYPES_ONLY or (domain and schema.normalize_domain(domain) != schema.AI_ONNX):
+        if op not in SHAPE_ONLY or (domain and schema.normalize_domain(domain) != schema.AI_ONNX):
             return None
         types = tuple([known.get(x) if x else _EMPTY for x in node.input])
         attrs = node.attribute
@@ -221,15 +217,11 @@ class _Inferred:
         outs = [f"o{k}" for k in range(len(node.output))]
         alone = helper.make_node(node.op_type, ins, outs)
         alone.attribute.extend(node.attribute)
-        graph = helper.make_graph([alone], "alone",
-                                  [helper.make_tensor_value_info(n, t[0], t[1])
-                                   for n, t in zip(ins, types, strict=True) if n], [])
-        m = helper.make_model(graph, opset_imports=self.opsets, ir_version=self.ir_version)
-        try:
-            got = dict(read_inferred(_infer(m.SerializeToString(), True), True)[MAIN])
-        except Exception:  # an error the whole inference would meet as well: it says what follows
+        got = infer_alone(alone, tuple([b"" if t is _EMPTY else type_bytes(*t) for t in types]),
+                          self.opsets, self.ir_version)
+        if got is None:  # an error the whole inference would meet as well: it says what follows
             return None
-        found = [got.get(o) for o in outs]
+        found = [type_of_bytes(t) for t in got]
         if any(t is None or not t[0] or t[1] is None for t in found):
             return None
         return found

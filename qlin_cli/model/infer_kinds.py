@@ -183,36 +183,55 @@ class _Walk:
             raise _GiveUp
         if not set(ins).isdisjoint(n for n in outs if n):
             raise _GiveUp
-        m = onnx.ModelProto()
-        m.ir_version = self.model.ir_version
-        for o in self.opsets:
-            m.opset_import.add().MergeFromString(o)
-        g = m.graph
-        g.name = "kind"
-        g.node.add().MergeFromString(node.SerializeToString())
-        seen = set()
-        for name, t, data in zip(ins, in_types, datas or (None,) * len(ins), strict=True):
-            if name and name not in seen:
-                seen.add(name)
-                _value(g.input.add(), name, t)
-                if data is not None:  # (an initializer too: onnx reads its values, its type is the input's)
-                    tensor = g.initializer.add()
-                    tensor.MergeFromString(data)
-                    tensor.name = name
-        for name, t in zip(outs, had, strict=True):
-            if name and t is not None and name not in seen:
-                seen.add(name)
-                _value(g.value_info.add(), name, t)
+        found = infer_alone(node, in_types, self.opsets, self.model.ir_version, had, datas)
+        if found is None:
+            raise _GiveUp
+        return found
+
+
+def infer_alone(node: onnx.NodeProto, in_types: tuple, opsets: list[bytes], ir_version: int,
+                had: tuple = (), datas: tuple = ()) -> tuple[bytes, ...] | None:
+    """The types onnx's strict inference (types checked, as full_check) gives the outputs of
+    ``node`` as a model of that node alone, at ``opsets`` (each OperatorSetIdProto as its
+    bytes) and ``ir_version``: each as its TypeProto's bytes (b"" for an empty output name).
+    ``in_types``: each input's type as bytes (anything for an empty name); ``had``: each
+    output's type before, which onnx checks the inferred one against and merges it into (None:
+    none); ``datas``: each input's data onnx is given, a tensor's bytes without its name (None:
+    none). None where onnx finds an error, names a dimension itself (``unk__``) or gives an
+    output no type."""
+    m = onnx.ModelProto()
+    m.ir_version = ir_version
+    for o in opsets:
+        m.opset_import.add().MergeFromString(o)
+    g = m.graph
+    g.name = "kind"
+    g.node.add().MergeFromString(node.SerializeToString())
+    ins, outs = node.input, node.output
+    seen = set()
+    for name, t, data in zip(ins, in_types, datas or (None,) * len(ins), strict=True):
+        if name and name not in seen:
+            seen.add(name)
+            _value(g.input.add(), name, t)
+            if data is not None:  # (an initializer too: onnx reads its values, its type is the input's)
+                tensor = g.initializer.add()
+                tensor.MergeFromString(data)
+                tensor.name = name
+    for name, t in zip(outs, had or (None,) * len(outs), strict=True):
+        if name and t is not None and name not in seen:
+            seen.add(name)
+            _value(g.value_info.add(), name, t)
+    try:
         out = _infer_one(m.SerializeToString())
-        inferred = onnx.ModelProto.FromString(out).graph.value_info
-        found = {vi.name: vi.type.SerializeToString() for vi in inferred}
-        result = []
-        for name in outs:
-            t = found.get(name) if name else b""
-            if t is None or _GENERATED in t:
-                raise _GiveUp
-            result.append(t)
-        return tuple(result)
+    except _GiveUp:
+        return None
+    found = {vi.name: vi.type.SerializeToString() for vi in onnx.ModelProto.FromString(out).graph.value_info}
+    result = []
+    for name in outs:
+        t = found.get(name) if name else b""
+        if t is None or _GENERATED in t:
+            return None
+        result.append(t)
+    return tuple(result)
 
 
 _ABSENT = b"\x00absent"  # the "type" of an empty input name: no input at that position
