@@ -5,9 +5,9 @@ whole result (issue 35: "its result re-analysed only where it changed").
 onnx's inference of a node reads the types of its inputs and its attributes; for the ops of
 model/weightless.py's ``SHAPE_ONLY`` nothing else (no input's values). A node the passes left
 as it was reads what it read in the source, so inference gives it the source's types; a node
-they wrote is
-inferred alone, once per distinct (op, attributes, input types), as a model of that one node
-(model/infer_kinds.py ``infer_alone``, which the source's inference by kind asks too).
+they wrote is inferred alone, once per distinct (op, attributes, input types), as a model of
+that one node (model/infer_kinds.py ``infer_alone``, which the source's inference by kind
+asks too).
 ``result_types`` gives what ``Analysis.inferred`` holds for the result (the same list, in
 inference's order: the types of the main graph's node outputs, node by node, then its
 outputs), or None wherever that reasoning does not cover the result, which is then inferred
