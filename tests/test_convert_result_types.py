@@ -74,27 +74,26 @@ def test_bench_results_typed_as_inference_types_them(bench_models):
     assert mine is None
 
 
-def test_fixtures_typed_as_inference_types_them():
+def _compared(paths) -> int:
+    """How many of ``paths``' conversions (every format) result_types covered, each held to the
+    whole inference's types."""
     asked = 0
-    for path in FIXTURES:
+    for path in paths:
         for fmt, tolerance in FORMATS:
             got = _both(path, fmt, tolerance)
             if got is not None and got[0] is not None:
                 asked += 1
                 assert got[0] == got[1], (path, fmt)
-    assert asked >= 5
+    return asked
+
+
+def test_fixtures_typed_as_inference_types_them():
+    assert _compared(FIXTURES) >= 5
 
 
 def test_corpus_typed_as_inference_types_them(tmp_path_factory):
     models = corpus.build(tmp_path_factory.mktemp("corpus"))
-    asked = 0
-    for name, path in sorted(models.items()):
-        for fmt, tolerance in FORMATS:
-            got = _both(path, fmt, tolerance)
-            if got is not None and got[0] is not None:
-                asked += 1
-                assert got[0] == got[1], (name, fmt)
-    assert asked >= 3
+    assert _compared([path for _, path in sorted(models.items())]) >= 3
 
 
 def _qlinear_chain(path: str, *, declared: list | None = None) -> str:
