@@ -138,7 +138,7 @@ def head(file_name: str) -> dict:
     for line in body[:body.find(b"\n" + _OPEN.encode())].splitlines()[1:]:
         k, _, v = line.partition(b": ")
         out[json.loads(k)] = json.loads(v.removesuffix(b","))
-    out["releases"] = dict(block(file_name, "releases").items())  # in the file's order
+    out["releases"] = InOrder(block(file_name, "releases"))  # in the file's order, each parsed when asked
     return out
 
 
@@ -300,6 +300,32 @@ class Block(_Sorted, Mapping):
 
     def __len__(self) -> int:
         return len(self._listed()[0])
+
+
+class InOrder(Mapping):
+    """{key: value} of a block in the file's order, its keys listed in one walk and each
+    value parsed when first asked for: a file's ``releases`` (not in key order, so not
+    bisected), of which a check reads the one it judges by (all 15 of onnxruntime's kernel
+    file, parsed, were 0.5 M instructions). Equal to ``dict(block.items())``."""
+
+    def __init__(self, found: Block):
+        self._block, self._at = found, {}
+        for key, at in zip(*found._listed(), strict=True):
+            self._at.setdefault(key, at)  # a key twice: its first value, as Block.items gives it
+        self._parsed: dict[str, object] = {}
+
+    def __getitem__(self, key: str):
+        found = self._parsed.get(key, self)
+        if found is self:
+            at = self._at[key]
+            found = self._parsed[key] = json.loads(self._block._text(at)[len(self._block._raw_key(at)) + 2:])
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
 
 
 class Rows(_Sorted):
