@@ -148,7 +148,7 @@ def _infer(a: Analysis, foreign: bool, serialized: bytes | None = None) -> tuple
         found = by_kind(a.model)  # onnx asked once per kind of node, where that is the same
         if found is not None:
             a.inferred = {MAIN: [(name, type_of_bytes(t)) for name, t in found.types]}
-            a.read_io = found
+            a.read_io = found._replace(types=None)  # (the types' bytes: read, not kept)
             # (the file's bytes hold every node's metadata; without them, look at each node)
             return serialized is None or IGNORE_KEY.encode() in serialized, True
         light, skeleton = inference_bytes(a.model, serialized)
