@@ -177,10 +177,12 @@ def _edited(edit) -> onnx.ModelProto:
     lambda m: m.graph.node[5].output.__setitem__(0, "m0"),  # a name written twice
     lambda m: m.graph.node[1].output.__setitem__(0, "x"),  # a graph input written
     lambda m: m.graph.input.append(helper.make_tensor_value_info("w0", TensorProto.INT8, [8, 8])),  # twice
+    lambda m: (m.graph.node.add().CopyFrom(helper.make_node("Constant", [], [""], value_ints=[2, 32])),
+               m.graph.node.add().CopyFrom(helper.make_node("Reshape", ["d0", ""], ["r"]))),
     lambda m: m.functions.append(helper.make_function("local", "F", ["a"], ["b"], [
         helper.make_node("Identity", ["a"], ["b"])], [helper.make_opsetid("", 21)])),
 ], ids=["ir3", "other-domain", "large-data", "untyped", "twice", "input-written", "declared-twice",
-        "function"])
+        "empty-constant", "function"])
 def test_gives_up_where_it_might_differ(tmp_path, edit):
     model = _edited(edit)
     with reading(model):

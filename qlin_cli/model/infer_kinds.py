@@ -26,7 +26,9 @@ always exactly what inference gives:
   initializer, reads a name with no type at that point, or reads one of its own outputs;
 * a node outside SHAPE_ONLY reads data the copy onnx reads may hold otherwise (an external
   tensor, or one larger than infer.KEEP_DATA_BYTES, which the skeleton leaves out), or has
-  a tensor attribute the skeleton may leave out;
+  a tensor attribute the skeleton may leave out; a Constant writes the empty name (onnx
+  keeps its value under "" and gives it to each empty input after it: Resize's scales,
+  TopK's K, a Reshape's shape read so);
 * onnx finds an error on a kind (the whole model then gives every node's error, named);
 * an inferred type holds a dimension onnx named itself (``unk__``: its names count up over
   the whole model), or onnx gives an output no type;
@@ -270,8 +272,10 @@ class _Data:
         (implementation.cc, ``ProcessConstant``): attribute ``value``'s tensor; an attribute
         of another name by its type, an int or ints as int64, a float or floats as float (a
         scalar for one, a 1-D tensor for a list); the last such attribute holds."""
-        if len(outs) != 1 or not outs[0]:
+        if len(outs) != 1:
             return
+        if not outs[0]:  # onnx keeps its value under the name "" all the same, and gives it to
+            raise _GiveUp  # every empty input after it (an op may read one it does not have)
         found = None
         for a in node.attribute:
             if a.name == "value":
