@@ -84,9 +84,9 @@ class _GiveUp(Exception):
 def by_kind(model: onnx.ModelProto) -> ByKind | None:
     """(name, type bytes) of the main graph's value_info then outputs, as onnx's inference
     of the whole model writes them (what infer.read_inferred reads), asking onnx once per
-    kind of node, and each node's input and output names as the walk read them (the check
-    reads them again otherwise); None where the model must go to onnx whole (see the
-    module's text)."""
+    kind of node, with what the walk read of each node (``ByKind``: its names, kind and
+    attributes, which the check would read again otherwise); None where the model must go
+    to onnx whole (see the module's text)."""
     if not fits_by_kind(model):
         return None
     try:
