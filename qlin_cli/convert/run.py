@@ -65,7 +65,11 @@ def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
                       model.ir_version)
     work = onnx.ModelProto()
     work.CopyFrom(model)
-    ctx.copies = {id(a.owner): b.owner for a, b in zip(bodies(model), bodies(work), strict=True)}
+    found = list(bodies(model))  # (read once: the source does not change)
+    if len(found) == 1 and found[0].owner is model.graph:  # the copy's one body: its graph
+        ctx.copies = {id(model.graph): work.graph}
+    else:
+        ctx.copies = {id(a.owner): b.owner for a, b in zip(found, bodies(work), strict=True)}
     ctx.model = work
     _run(FINISH, ctx)
     opsets_to = {schema.normalize_domain(o.domain): o.version for o in work.opset_import}
