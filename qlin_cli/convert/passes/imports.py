@@ -6,8 +6,18 @@ from __future__ import annotations
 from onnx import helper
 
 from ... import schema
-from ...model.graphs import bodies
+from ...model.graphs import MAIN, Body, bodies
 from ..state import Context, PassResult
+
+
+def one_body(ctx: Context) -> list[Body] | None:
+    """The copy's bodies without walking its nodes, where the source has its main graph alone
+    (no pass writes a function or a node holding a graph): that graph, its nodes' attributes
+    not looked at (None: unknown). None otherwise."""
+    model = ctx.model
+    if len(ctx.copies) == 1 and next(iter(ctx.copies.values())) is model.graph and not len(model.functions):
+        return [Body(MAIN, model.graph, None)]
+    return None
 
 
 def _set_imports(imports, used: set[str], to_opset: int, had: set[str]) -> bool:
@@ -39,7 +49,7 @@ class FixImports:
         model, to = ctx.model, ctx.opts.to_opset
         used: dict[str, set[str]] = {}  # root body path -> domains its nodes use
         root_of: dict[str, str] = {}
-        walked = list(bodies(model))
+        walked = one_body(ctx) or list(bodies(model))
         for b in walked:
             root = b.path if b.parent is None else root_of[b.parent]
             root_of[b.path] = root
