@@ -211,3 +211,16 @@ def test_the_check_of_a_large_chain_is_the_same_either_way(tmp_path, monkeypatch
     monkeypatch.setattr(analysis, "by_kind", lambda _model: None)
     whole = check_file(path, ["QL"])
     assert fast.diagnostics == whole.diagnostics and fast.diagnostics  # (QL findings of the declared types)
+
+
+def test_a_failure_inside_the_walk_leaves_the_model_to_the_whole_inference(tmp_path, monkeypatch):
+    """(inference is a help: whatever goes wrong by kind, the check runs as it did)"""
+    def broken(self):
+        raise ValueError("unexpected")
+
+    model = _chain(300)
+    monkeypatch.setattr(infer_kinds._Walk, "run", broken)
+    with reading(model):
+        assert infer_kinds.by_kind(model) is None
+    fast, whole = _analysed(model, tmp_path, True), _analysed(model, tmp_path, False)
+    assert fast.inferred == whole.inferred and fast.inferred

@@ -93,6 +93,8 @@ def by_kind(model: onnx.ModelProto) -> ByKind | None:
         return _Walk(model).run()
     except _GiveUp:
         return None
+    except Exception:  # (as the whole inference: a help, not a requirement; it then runs)
+        return None
 
 
 def fits_by_kind(model: onnx.ModelProto) -> bool:
