@@ -3,7 +3,7 @@ and one inference of each distinct node the passes wrote, instead of an inferenc
 whole result (issue 35: "its result re-analysed only where it changed").
 
 onnx's inference of a node reads the types of its inputs and its attributes; for the ops of
-model/weightless.py's ``SHAPE_ONLY`` nothing else (no input's values). A node the passes left
+schema/inference.py's ``SHAPE_ONLY`` nothing else (no input's values). A node the passes left
 as it was reads what it read in the source, so inference gives it the source's types; a node
 they wrote is inferred alone, once per distinct (op, attributes, input types), as a model of
 that one node (model/infer_kinds.py ``infer_alone``, which the source's inference by kind
@@ -27,7 +27,8 @@ from .. import schema
 from ..model.graphs import MAIN
 from ..model.infer_kinds import infer_alone
 from ..model.walk import type_of_bytes
-from ..model.weightless import SHAPE_ONLY, type_bytes
+from ..model.weightless import type_bytes
+from ..schema.inference import SHAPE_ONLY
 from .formats.to_qdq import Plain, plain
 
 

@@ -5,7 +5,7 @@ onnx infers a graph node by node, in the order the nodes are written (implementa
 alone: its op, domain and the version imported for it, its attributes, which inputs and
 outputs it has, the types its inputs have by then, the data it is given for them (the main
 graph's initializers and the outputs of earlier Constant nodes; an op of
-weightless.SHAPE_ONLY reads none, with data propagation off as qlin runs it), and the type
+schema.inference.SHAPE_ONLY reads none, with data propagation off as qlin runs it), and the type
 an output already has (a value_info or graph output, which the inferred type is checked
 against and merged into). A model of 50,000 Q/DQ nodes has a few such kinds of node, and
 onnx's inference of the whole model, with the copy of the model it reads, took a quarter of
@@ -48,10 +48,11 @@ import onnx
 from onnx import AttributeProto
 
 from ..schema import AI_ONNX
+from ..schema.inference import SHAPE_ONLY
 from .graphs import MAIN, bodies, nodes_of
 from .infer import keeps_data
 from .tensors import census
-from .weightless import SHAPE_ONLY, type_bytes
+from .weightless import type_bytes
 
 _AI_ONNX_SPELLINGS = frozenset({"", AI_ONNX})
 # attributes the skeleton copy (infer.skeleton) may change otherwise than a tensor's data

@@ -33,18 +33,10 @@ from collections import Counter
 import onnx
 
 from ..schema import AI_ONNX, normalize_domain
+from ..schema.inference import SHAPE_ONLY
 from .graphs import all_nodes
 from .tensors import census, element_count
 
-# ai.onnx ops whose shape inference reads their inputs' types and shapes (and the node's
-# attributes), never values, with data propagation off (each op's inference function in onnx's
-# defs: none asks for an input's data). The one list of them: weightless leaves their weights'
-# data out, model/infer_kinds.py and convert/result_types.py infer them without it.
-SHAPE_ONLY = frozenset({
-    "DequantizeLinear", "QuantizeLinear", "MatMul", "Gemm", "Conv", "ConvTranspose",
-    "MatMulInteger", "ConvInteger", "QLinearConv", "QLinearMatMul", "Gather", "Add", "Mul",
-    "Sigmoid", "LeakyRelu", "Softmax", "GlobalAveragePool", "AveragePool", "Concat",
-})
 # below this many bytes of such weights, the model goes as it is (nothing worth a pass)...
 WORTH_BYTES = 2**20
 # ... unless it has this many initializers that may go as typed inputs (``_movable``): onnx's
