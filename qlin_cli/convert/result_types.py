@@ -119,7 +119,7 @@ def _declared(source, graph: onnx.GraphProto) -> dict | None:
     return known
 
 
-def _reads_as_before(node, known: dict, producer: dict, made: frozenset, src_values: dict,
+def _reads_as_before(node, known: dict, producer: dict, made: dict, src_values: dict,
                      src_outputs: dict) -> bool:
     """Whether an untouched node reads inputs of the types it read in the source: each value a
     written node makes has the type the source's inference gave it, and each other value is
@@ -185,8 +185,7 @@ _EMPTY = ()  # an input left out (and a key not yet inferred)
 
 def _static(t) -> bool:
     """Whether an input's type is fully known (or the input left out)."""
-    return t is _EMPTY or (t is not None and bool(t[0]) and t[1] is not None
-                           and all(isinstance(d, int) for d in t[1]))
+    return t is _EMPTY or _complete(t)
 
 
 class _Inferred:
