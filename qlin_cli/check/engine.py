@@ -142,7 +142,7 @@ class _NodePass:
         a, scope, judge = self.a, body.scope, self._judge
         ops, known = scope.ops, body.facts
         attributed = set(body.attributed)  # (as the bodies' walk found them, where it did)
-        pre = body.read_io()  # what the analysis read of the nodes (infer_kinds.ByKind), if it did
+        pre = body.walked  # what inference by kind read of the nodes (infer_kinds.ByKind), if it did
         kinds: list = [] if pre is None else pre.kinds
         io: list = [] if pre is None else pre.io
         one: dict = {}  # each kind once: a body has few

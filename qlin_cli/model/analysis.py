@@ -62,7 +62,7 @@ class Analysis(ModelView):
         self.initializers_pass = False
         # what inference by kind read of the main graph's nodes (infer_kinds.ByKind; else
         # None): the main body's ``io`` and ``kinds``, which the check then does not read again
-        self.read_io = None
+        self.walked = None
 
     def nodes(self) -> Iterator[tuple[BodyView, int, onnx.NodeProto]]:
         """(body, index, node) of every node, in walk order."""
@@ -113,8 +113,8 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
                 continue
             body = a.body_of(scope, owner)
             body.nodes.extend(nodes)
-            if a.read_io is not None and owner is model.graph and len(a.read_io.io) == len(nodes):
-                body.keep_io(a.read_io)
+            if a.walked is not None and owner is model.graph and len(a.walked.io) == len(nodes):
+                body.keep_walked(a.walked)
             seen = found.get(scope.path)
             if seen is not None and seen.owner is owner and body.found_attributed is None:
                 body.found_attributed, body.found_attr_types = seen.attributed, seen.attr_types
@@ -148,7 +148,7 @@ def _infer(a: Analysis, foreign: bool, serialized: bytes | None = None) -> tuple
         found = by_kind(a.model)  # onnx asked once per kind of node, where that is the same
         if found is not None:
             a.inferred = {MAIN: [(name, type_of_bytes(t)) for name, t in found.types]}
-            a.read_io = found._replace(types=None)  # (the types' bytes: read, not kept)
+            a.walked = found._replace(types=None)  # (the types' bytes: read, not kept)
             # (the file's bytes hold every node's metadata; without them, look at each node)
             return serialized is None or IGNORE_KEY.encode() in serialized, True
         light, skeleton = inference_bytes(a.model, serialized)

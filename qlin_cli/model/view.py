@@ -82,17 +82,13 @@ class BodyView:
         self.__dict__.setdefault("kinds", kinds)
         self.__dict__.setdefault("io", io)
 
-    def keep_io(self, read) -> None:
-        """``io`` and ``kinds`` as the analysis read them (model/infer_kinds.ByKind), before
-        any facts: the facts then read the nodes' names and attributes from it (``read_io``)."""
-        self.__dict__["io"], self.__dict__["kinds"] = read.io, read.kinds
-        self._read_io = read
+    def keep_walked(self, walked) -> None:
+        """``io`` and ``kinds`` as inference by kind read them (model/infer_kinds.ByKind),
+        before any facts: the facts then read the nodes' names and attributes from it too."""
+        self.__dict__["io"], self.__dict__["kinds"] = walked.io, walked.kinds
+        self.walked = walked
 
-    _read_io = None  # (not a field: what ``keep_io`` was given)
-
-    def read_io(self):
-        """What the analysis read of the nodes (``keep_io``: an infer_kinds.ByKind), else None."""
-        return self._read_io
+    walked = None  # (not a field: the ByKind ``keep_walked`` was given, else None)
 
 
     @cached_property
