@@ -37,3 +37,14 @@ def test_judging_is_what_the_modules_declare():
     for what, found in codes.JUDGING.items():
         assert codes.judged(what) == found
         assert codes.judging(what) == found
+
+
+def test_every_code_package_is_listed_as_pkgutil_lists_it():
+    """(code.module_names' one listing of a folder, for the convert codes too)"""
+    from qlin_cli import code
+    from qlin_cli.convert import codes as convert_codes
+
+    for package in (codes, convert_codes):
+        listed = code.module_names(tuple(package.__path__))
+        assert listed == tuple(sorted(m.name for m in pkgutil.iter_modules(package.__path__)))
+        assert any(name.startswith(("qt", "qc")) for name in listed)

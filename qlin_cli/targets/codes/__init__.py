@@ -12,68 +12,20 @@ docs/targets.md. Nothing here imports onnx: `qlin rules` lists the codes without
 
 from __future__ import annotations
 
-import importlib
-import os
 from functools import cache
 
-from ...code import QUANTIZE_ARITHMETIC, Code, Table
+from ...code import QUANTIZE_ARITHMETIC, Table, module_names
 
 _TABLE = Table(__path__, __name__, "qt")
 all_codes = _TABLE.all_codes
-_ONE: dict[str, type[Code]] = {}
+get = _TABLE.get
+find = _TABLE.find
 
 
-def get(code: str) -> type[Code]:
-    """``Table.get``: the code's class (its own module imported, no other); KeyError for a
-    code that does not exist. Its module is found in one listing of the folder (``_listed``)."""
-    found = _ONE.get(code)
-    if found is None:
-        names = _listed()
-        found = _ONE[code] = _TABLE.get(code) if names is None else _imported(code.upper(), names)
-    return found
-
-
-def _imported(code: str, names: tuple[str, ...]) -> type[Code]:
-    """The class of ``code`` from the module whose name starts with it (as ``code.discover``
-    finds it: the module must hold the code its name says)."""
-    if not code.isalnum() or not code.lower().startswith("qt"):
-        raise KeyError(code)
-    prefix = code.lower() + "_"
-    found = None
-    for name in names:
-        if not name.startswith(prefix):
-            continue
-        for value in vars(importlib.import_module(f"{__name__}.{name}")).values():
-            if isinstance(value, type) and issubclass(value, Code) and value is not Code:
-                if not name.startswith(value.code.lower() + "_"):
-                    raise RuntimeError(f"{name} holds {value.code}")
-                if value.code == code:
-                    found = value
-    if found is None:
-        raise KeyError(code)
-    return found
-
-
-@cache
-def _listed() -> tuple[str, ...] | None:
-    """The code modules' names, from one listing of the package's folder of sources (the
-    listing ``Table`` makes, pkgutil's, cost 0.6 ms of a check naming a target); None where
-    the package is not such a folder (a zip, compiled files alone): ``Table`` finds them."""
-    try:
-        entries = os.listdir(__path__[0])
-    except OSError:
-        return None
-    names = tuple(sorted(e[:-3] for e in entries if e.endswith(".py") and e[:-3].isidentifier()
-                         and e != "__init__.py"))
-    return names if any(n.startswith("qt") for n in names) else None
-
-
-def find(code: str) -> type[Code] | None:
-    """``get``, None for a code that does not exist."""
-    try:
-        return get(code)
-    except KeyError:
-        return None
+def _listed() -> tuple[str, ...]:
+    """The code modules' names, as ``Table`` lists them (code.module_names: one listing of
+    the folder)."""
+    return module_names(tuple(__path__))
 
 
 # Only a divergence (QT4xx, above) judges a kind of fact: ``judging`` reads those modules
