@@ -12,6 +12,7 @@ import onnx
 import pytest
 
 from qlin_cli import schema
+from qlin_cli.convert import keeps as keeps_module
 from qlin_cli.convert import qnode
 from qlin_cli.model.analysis import analyze
 from qlin_cli.targets import nodes, predict
@@ -38,7 +39,8 @@ def linear_facts():
 
 
 def test_known_attributes_are_qnodes():
-    assert predict._known_attrs() == qnode.KNOWN_ATTRS
+    # one rule of what a rewrite keeps, convert's and the plan's
+    assert qnode.KNOWN_ATTRS is keeps_module.KNOWN_ATTRS and qnode.keeps is keeps_module.keeps
 
 
 def test_keeps_is_qnodes(linear_facts):
@@ -50,7 +52,7 @@ def test_keeps_is_qnodes(linear_facts):
         for name in names:
             for attr_type in (onnx.AttributeProto.INT, onnx.AttributeProto.FLOAT, onnx.AttributeProto.STRING):
                 for value in (0, 1, -1, None):
-                    ours = predict._keeps(mine, name, attr_type, value)
+                    ours = keeps_module.keeps(mine, name, attr_type, value)
                     assert ours == qnode.keeps(q, name, attr_type, value)
                     asked += 1
     assert asked > 1000

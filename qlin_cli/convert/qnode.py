@@ -5,15 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import onnx
-from onnx import AttributeProto, helper
+from onnx import helper
 
-from .. import schema
 from ..model.facts import NodeFacts
 from ..schema import OpSpec, semantics
-
-# The attributes qlin understands (any version's schema defines them); anything
-# else on a Q/DQ node is kept verbatim.
-KNOWN_ATTRS = frozenset(name for spec in schema.SPECS for name in spec.attributes)
+from .keeps import KNOWN_ATTRS, keeps  # noqa: F401 (KNOWN_ATTRS read from here too)
 
 
 @dataclass
@@ -80,15 +76,6 @@ def read(facts: NodeFacts) -> QNode:
         x_rank=facts.x_rank,
         granularity=facts.granularity,
     )
-
-
-def keeps(q: QNode, name: str, attr_type: int, int_value) -> bool:
-    """Whether the rewrite ``q`` keeps an attribute of the original node as it is: a reference
-    to a function attribute, an integer it leaves at its value, or an attribute qlin does not
-    understand that is not an integer (``emit``; the targets' plan reads the node the same way)."""
-    return (name in q.refs
-            or (name in q.attrs and attr_type == AttributeProto.INT and int_value == q.attrs[name])
-            or (name not in KNOWN_ATTRS and attr_type != AttributeProto.INT))
 
 
 def emit(q: QNode, original: onnx.NodeProto) -> onnx.NodeProto:

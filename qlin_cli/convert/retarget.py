@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from .. import schema
 from ..schema import BLOCKED, DEFAULT_QUANT_TYPE, PER_AXIS, PER_TENSOR, OpSpec, dtypes, semantics
-from .qnode import KNOWN_ATTRS, NewZeroPoint, QNode
+from .keeps import KNOWN_ATTRS
+from .qnode import NewZeroPoint, QNode
 from .refusal import Refusal
 
 

@@ -15,7 +15,6 @@ the model or compute something else out; the capability matrix; the conversion p
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -545,13 +544,11 @@ class Plan:
 _INT = AttributeProto.INT
 
 
-def _retargeted(f: NodeFacts, written, opset: int, keeps=None) -> NodeFacts:
+def _retargeted(f: NodeFacts, written, opset: int) -> NodeFacts:
     """The facts of a linear Q/DQ node as convert writes it (``written``: convert's QNode for
-    the target domain at ai.onnx ``opset``): its op, schema and attributes (those qnode.emit
-    keeps, then the integers it writes), the zero point convert adds. ``keeps``: qnode.keeps
-    (``_keeps`` for a node convert leaves as read)."""
-    if keeps is None:
-        from ..convert.qnode import keeps
+    the target domain at ai.onnx ``opset``, or ``_AsRead``): its op, schema and attributes
+    (those qnode.emit keeps, then the integers it writes), the zero point convert adds."""
+    from ..convert.keeps import keeps
 
     spec = written.spec
     items = [a for a in f.attr_items if keeps(written, a[0], a[1], a[2] if a[1] == _INT else None)]
@@ -597,19 +594,6 @@ class _AsRead:
         self.refs = {name: value[1] for name, _, value in f.attr_items if isinstance(value, tuple)}
 
 
-@functools.cache
-def _known_attrs() -> frozenset[str]:
-    """qnode.KNOWN_ATTRS: every attribute some version's schema of a Q/DQ op defines."""
-    return frozenset(name for spec in schema.SPECS for name in spec.attributes)
-
-
-def _keeps(q, name: str, attr_type: int, int_value) -> bool:
-    """qnode.keeps (tests/test_targets_plan_unchanged.py holds the two equal)."""
-    return (name in q.refs
-            or (name in q.attrs and attr_type == _INT and int_value == q.attrs[name])
-            or (name not in _known_attrs() and attr_type != _INT))
-
-
 def _unchanged(f: NodeFacts, opset: int) -> NodeFacts | None:
     """``_retargeted(f, _written(f, None, opset)[1], opset)`` where convert leaves the node at
     its version (the schema in force at ai.onnx ``opset`` is the node's: adapters.convert
@@ -620,7 +604,7 @@ def _unchanged(f: NodeFacts, opset: int) -> NodeFacts | None:
     now = schema.lookup(spec.domain, spec.op_type, opset)
     if now is None or now.since != spec.since:
         return None
-    return _retargeted(f, _AsRead(f), opset, _keeps)
+    return _retargeted(f, _AsRead(f), opset)
 
 
 def _written(f: NodeFacts, domain: str | None, opset: int):
