@@ -47,14 +47,14 @@ from typing import NamedTuple
 import onnx
 from onnx import AttributeProto
 
-from ..schema import AI_ONNX
+from ..schema import AI_ONNX, DOMAIN_ALIASES
 from ..schema.inference import SHAPE_ONLY
 from .graphs import MAIN, bodies, nodes_of
 from .infer import keeps_data
 from .tensors import census
 from .weightless import type_bytes
 
-_AI_ONNX_SPELLINGS = frozenset({"", AI_ONNX})
+_AI_ONNX_SPELLINGS = frozenset({AI_ONNX, *(d for d, to in DOMAIN_ALIASES.items() if to == AI_ONNX)})
 # attributes the skeleton copy (infer.skeleton) may change otherwise than a tensor's data
 _HEAVY = (AttributeProto.TENSORS, AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS)
 _GENERATED = b"unk__"  # the prefix of the dimension names onnx's inference makes up
