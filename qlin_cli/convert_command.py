@@ -77,7 +77,7 @@ def convert(model, to_opset, to_domain, output, in_place, ir_version, lower, dry
                             or ("symmetric" if to_symmetric else None))
     req = Request(model, to_opset, to_domain, target, ir_version, lower, not no_verify, vendor_axis,
                   None if dry_run else output, in_place, to_format, tolerance, weights, to_int8,
-                  to_symmetric)
+                  to_symmetric, whole=False)  # the report reads no model: nothing copied for it
     try:
         result = _run(req, fmt)
     except Stop as e:

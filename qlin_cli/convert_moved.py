@@ -113,7 +113,9 @@ def differences(a, model, runtimes, differing) -> list[Finding] | None:
     try:
         moved = Moved(a, model)
         info, placed = predict._read(a)
-        now = predict.model_info(model, a)  # the result's imports and IR, the source's nodes
+        # the result's imports and IR, the source's nodes and graph (``model`` may be a header
+        # alone: convert/state.py Result.graph_from)
+        now = predict.model_info(model, a, graph_from=a.model)
         keys = a.memo("targets.site_classes", dict)
         out: list[Finding] = []
         for name in runtimes:

@@ -54,6 +54,10 @@ class Request:
     weights: str | None = None  # "fold" / "unfold" / "strip" (convert/passes/weights.py)
     to_int8: bool = False  # uint8 Q/DQ -> int8, zero points - 128 (convert/passes/shift.py)
     to_symmetric: bool = False  # 8-bit Q/DQ -> int8, zero point 0 (convert/passes/symmetric.py)
+    # the result's model whole; False: a result that rewrote no node may come back as a header
+    # sharing the source's graph (``Result.graph_from``), for a caller that reads no model
+    # after the pipeline has written it (`qlin convert`)
+    whole: bool = True
 
 
 def run(req: Request, progress=None) -> Result:
@@ -64,7 +68,10 @@ def run(req: Request, progress=None) -> Result:
     # as check does (gc_pause.py): the facts of every node live until the end, and each run
     # of the cyclic collector walked all of them again
     with paused_collection():
-        return _run(req, progress)
+        result = _run(req, progress)
+    if req.whole:
+        result.whole()
+    return result
 
 
 def _run(req: Request, progress) -> Result:
@@ -104,7 +111,10 @@ def _converted(req: Request, proto, held: list, progress) -> Result:
     opts = Options(to_opset, to_domain, req.ir_version, lower, req.verify, req.vendor_axis,
                    req.to_format, req.tolerance, req.weights, req.to_int8, req.to_symmetric)
     try:
-        result = convert_model(proto, base_dir, opts, progress, source=path, types=a.inferred, analysis=a)
+        # a plain conversion (held against the runtimes without analysing its result where it
+        # rewrites no node) does not copy a graph it does not change
+        result = convert_model(proto, base_dir, opts, progress, source=path, types=a.inferred, analysis=a,
+                               share_graph=not (errors or mended or req.target))
     except QlinError:
         raise
     except Exception:
@@ -120,6 +130,8 @@ def _converted(req: Request, proto, held: list, progress) -> Result:
     # result: its nodes are the source's, at the same or other versions of their ops
     model_level = _kept_differences(a, proto, result.model) if plain and not result.rewritten else None
     analysed = (errors or mended or req.target or result.changed) and model_level is None
+    if analysed:
+        result.whole()
     after = _analysed(a, result, base_dir, bool(errors or mended)) if analysed else None
     # the result's errors, read once: (those no conversion mends, those every one does)
     kept, still = model_errors(after, mended=True) if errors or mended else ([], [])
@@ -390,7 +402,8 @@ def _write(result: Result, proto, base_dir: str, req: Request) -> Result:
         return result
     if result.model is proto and req.in_place:
         return result  # the file already holds it
-    write.write_model(result.model, base_dir, req.output, source=req.path, in_place=req.in_place)
+    write.write_model(result.model, base_dir, req.output, source=req.path, in_place=req.in_place,
+                      graph_from=result.graph_from)
     result.written = req.output
     return result
 
@@ -551,7 +564,8 @@ def _model_differences(a, model) -> list[Finding] | None:
     so the result is analysed as any other."""
     from .targets import predict, registry
 
-    before, now = predict.model_info(a.model, a), predict.model_info(model)
+    # the result's nodes and graph are the source's (its header may be alone: Result.graph_from)
+    before, now = predict.model_info(a.model, a), predict.model_info(model, a, graph_from=a.model)
     out = []
     for name in MEASURED_RUNTIMES:
         t = registry.get(name)

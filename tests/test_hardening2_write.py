@@ -367,9 +367,9 @@ def test_output_that_becomes_a_fifo_while_qlin_writes_is_not_replaced(tmp_path, 
     out.parent.mkdir()
     real = w._serialize
 
-    def swap(model, path):
+    def swap(model, path, *rest):
         os.mkfifo(path)  # someone puts a FIFO there after qlin's first check
-        return real(model, path)
+        return real(model, path, *rest)
 
     monkeypatch.setattr(w, "_serialize", swap)
     assert_bad_input(cli("convert", src, "--to-opset", 23, "-o", out), out, "not a regular file")

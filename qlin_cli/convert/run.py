@@ -28,23 +28,26 @@ __all__ = ["Entry", "Options", "Result", "convert_model"]
 
 def convert_model(model: onnx.ModelProto, base_dir: str, opts: Options,
                   progress: Callable[[int, int], None] | None = None, source: str | None = None,
-                  types: dict | None = None, analysis=None) -> Result:
+                  types: dict | None = None, analysis=None, share_graph: bool = False) -> Result:
     """The converted model (None when something is refused) and what happened.
 
     A tensor qlin cannot read raises QlinError naming ``source`` (the model file).
     ``types``: inference's types from the caller's analysis of ``model`` (``Analysis.inferred``),
     so the conversion does not infer again; ``analysis``: that analysis itself
     (model/analysis.py), which the read pass then takes as it is (no walk of the model again).
+    ``share_graph``: a result that rewrites no node of a model of one graph is its header
+    alone, sharing ``model``'s graph (``Result.graph_from``; ``Result.whole`` copies it).
     """
     try:
         with changing():  # the working copy changes: nothing of it is kept for the source's readers
-            return _convert(model, base_dir, opts, progress, types, analysis)
+            return _convert(model, base_dir, opts, progress, types, analysis, share_graph)
     except UnsafeData as e:
         raise QlinError(source or base_dir, str(e)) from None
 
 
 def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
-             progress: Callable[[int, int], None] | None, types: dict | None, analysis=None) -> Result:
+             progress: Callable[[int, int], None] | None, types: dict | None, analysis=None,
+             share_graph: bool = False) -> Result:
     if opts.to_domain is not None:  # any spelling of a domain qlin knows
         opts = dataclasses.replace(opts, to_domain=schema.domain_from_name(opts.to_domain) or opts.to_domain)
     newest = ir.newest_opset()
@@ -63,9 +66,11 @@ def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
     if entries_refusals[1]:
         return Result(None, entries, entries_refusals[1], opsets_from, {}, model.ir_version,
                       model.ir_version)
+    found = list(bodies(model))  # (read once: the source does not change)
+    if share_graph and _header_only(ctx, found, model):
+        return _finish_header(ctx, model, entries)
     work = onnx.ModelProto()
     work.CopyFrom(model)
-    found = list(bodies(model))  # (read once: the source does not change)
     if len(found) == 1 and found[0].owner is model.graph:  # the copy's one body: its graph
         ctx.copies = {id(model.graph): work.graph}
     else:
@@ -76,6 +81,32 @@ def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
     return Result(work, entries, [], opsets_from, opsets_to, model.ir_version, work.ir_version,
                   changed=ctx.changed, rewritten=len(ctx.rewrites) + len(ctx.retyped) + len(ctx.dropped),
                   made=_made_in_main(ctx, work))
+
+
+def _header_only(ctx: Context, found: list, model: onnx.ModelProto) -> bool:
+    """Whether the finishing passes can change nothing but the header of ``model`` (no node
+    rewritten, no value retyped, no initializer dropped, one body: its graph, no function)."""
+    return (not (ctx.rewrites or ctx.retyped or ctx.dropped or len(model.functions))
+            and len(found) == 1 and found[0].owner is model.graph)
+
+
+def _finish_header(ctx: Context, model: onnx.ModelProto, entries: list[Entry]) -> Result:
+    """The finishing passes run on the source itself, whose header alone they change (no
+    rewrite: ``_header_only``); the result is the header they leave, the source gets its own
+    back, and the result shares its graph (``Result.graph_from``)."""
+    from ..model.header import header_of, put_header
+
+    own = header_of(model)
+    ctx.copies = {id(model.graph): model.graph}
+    ctx.model = model
+    try:
+        _run(FINISH, ctx)
+        head = header_of(model)
+    finally:
+        put_header(model, own)
+    opsets_to = {schema.normalize_domain(o.domain): o.version for o in head.opset_import}
+    return Result(head, entries, [], ctx.opsets_from, opsets_to, model.ir_version, head.ir_version,
+                  changed=ctx.changed, rewritten=0, made={}, graph_from=model)
 
 
 def _made_in_main(ctx: Context, work: onnx.ModelProto) -> dict | None:

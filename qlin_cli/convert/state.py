@@ -119,6 +119,21 @@ class Result:
     note: str = ""
     written: str | None = None
     warnings: list = field(default_factory=list)  # the target's QT4xx warnings on the result
+    # where set, ``model`` is the result's header alone (model/header.py) and its graph is this
+    # model's, which the conversion left as it was: a conversion that rewrote no node, asked
+    # with ``run.convert_model(share_graph=True)`` (the pipeline of `qlin convert`, which writes
+    # it from there); ``whole`` copies the graph in
+    graph_from: onnx.ModelProto | None = None
+
+    def whole(self) -> onnx.ModelProto | None:
+        """The converted model whole (None when something was refused): the graph ``graph_from``
+        shares copied in, once."""
+        if self.graph_from is not None:
+            from ..model.header import whole
+
+            whole(self.model, self.graph_from)
+            self.graph_from = None
+        return self.model
 
     def count(self, action: str) -> int:
         return sum(1 for e in self.entries if e.action == action)

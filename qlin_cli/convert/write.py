@@ -41,6 +41,7 @@ from google.protobuf.message import EncodeError
 
 from .. import signals
 from ..errors import QlinError
+from ..model.header import serialized
 from ..model.safety import all_tensors
 from ..model.tensors import UnsafeData, check_external, is_external
 
@@ -277,9 +278,9 @@ def _first_line(e: Exception) -> str:
     return lines[0][:160] if lines else type(e).__name__
 
 
-def _serialize(model: onnx.ModelProto, out_path: str) -> bytes:
+def _serialize(model: onnx.ModelProto, out_path: str, graph_from: onnx.ModelProto | None = None) -> bytes:
     try:
-        return model.SerializeToString()
+        return model.SerializeToString() if graph_from is None else serialized(model, graph_from)
     except (EncodeError, ValueError) as e:
         raise QlinError(
             out_path,
@@ -289,16 +290,19 @@ def _serialize(model: onnx.ModelProto, out_path: str) -> bytes:
 
 
 def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: str | None = None,
-                in_place: bool = False) -> str | None:
+                in_place: bool = False, graph_from: onnx.ModelProto | None = None) -> str | None:
     """Write ``model``; returns the data file's path when there is external data.
 
     ``source`` is the input model file: neither it nor any of its data files may
     be replaced by the output or the output's data file unless ``in_place``.
+    ``graph_from``: ``model`` is a header whose graph is this model's (convert/state.py
+    ``Result.graph_from``); its external tensors are pointed at the written data file, as
+    those of a copy would be.
     """
     out_dir = os.path.dirname(os.path.abspath(out_path))
     data_name = os.path.basename(out_path) + ".data"
     data_path = os.path.join(out_dir, data_name)
-    external = [t for t in all_tensors(model) if is_external(t)]
+    external = [t for t in all_tensors(model if graph_from is None else graph_from) if is_external(t)]
     ranges = []
     for t in external:
         try:
@@ -311,7 +315,7 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
         data = _Output(out_dir, ".data.tmp", outputs) if external else None
         if data is not None:
             _copy_external(external, ranges, data.file, data_name)
-        blob = _serialize(model, out_path)
+        blob = _serialize(model, out_path, graph_from)
         proto = _Output(out_dir, ".onnx.tmp", outputs)
         proto.file.write(blob)
         del blob

@@ -48,9 +48,12 @@ def _elem_type(vi: onnx.ValueInfoProto) -> str | None:
     return dtypes.name_of(t) if t else None
 
 
-def model_info(model: onnx.ModelProto, a: Analysis | None = None) -> ModelInfo:
+def model_info(model: onnx.ModelProto, a: Analysis | None = None,
+               graph_from: onnx.ModelProto | None = None) -> ModelInfo:
     """The model-level facts the targets read (no tensor data is touched); ``a``, the model's
-    analysis, gives the ops of every node without reading them from the model again."""
+    analysis, gives the ops of every node without reading them from the model again (or
+    those of a model with the same nodes); ``graph_from``, a model whose graph is ``model``'s
+    (which may be a header alone: convert/state.py ``Result.graph_from``)."""
     functions = frozenset((schema.normalize_domain(fn.domain), fn.name) for fn in model.functions)
     opsets: dict[str, int] = {}
     for o in model.opset_import:
@@ -71,13 +74,14 @@ def model_info(model: onnx.ModelProto, a: Analysis | None = None) -> ModelInfo:
                 key = probe_keys.float_key(n, opsets.get(schema.AI_ONNX))
                 if key is not None:
                     float_ops.setdefault(key, (op, n.name or op))
-    inits = frozenset(dtypes.name_of(t) for t in {t.data_type for t in model.graph.initializer} if t)
+    graph = (model if graph_from is None else graph_from).graph
+    inits = frozenset(dtypes.name_of(t) for t in {t.data_type for t in graph.initializer} if t)
     return ModelInfo(
         ir_version=model.ir_version,
         opsets=opsets,
         node_domains=frozenset(used),
         functions=functions,
-        graph_input_types=tuple(_elem_type(vi) for vi in model.graph.input),
+        graph_input_types=tuple(_elem_type(vi) for vi in graph.input),
         initializer_types=inits,
         float_ops=tuple((key, op, label) for key, (op, label) in float_ops.items()),
     )

@@ -1,0 +1,59 @@
+"""A model's header: every field of a ModelProto but its graph (the IR version, opset
+imports, producer, metadata, functions ...). A conversion that rewrites no node changes its
+model's header alone; such a result is that header and the source's graph, which is not
+copied (on 100,000 nodes the copy was 86 MB and 0.07 s) until someone asks for the whole
+model (convert/state.py ``Result.whole``), and is written from the source's graph
+(``serialized``)."""
+
+from __future__ import annotations
+
+import onnx
+
+_GRAPH = "graph"
+
+
+def header_of(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` without its graph."""
+    head = onnx.ModelProto()
+    _put_fields(head, model)
+    return head
+
+
+def put_header(model: onnx.ModelProto, head: onnx.ModelProto) -> None:
+    """Replace every field of ``model`` but its graph with ``head``'s (fields ``head`` does not
+    set are cleared); the graph is left as it is."""
+    for fd in model.DESCRIPTOR.fields:
+        if fd.name != _GRAPH:
+            model.ClearField(fd.name)
+    _put_fields(model, head)
+
+
+def _put_fields(model: onnx.ModelProto, source: onnx.ModelProto) -> None:
+    for fd, value in source.ListFields():
+        if fd.name == _GRAPH:
+            continue
+        if hasattr(value, "extend"):  # a repeated field (of messages or of plain values)
+            getattr(model, fd.name).extend(value)
+        elif fd.message_type is not None:
+            getattr(model, fd.name).CopyFrom(value)
+        else:
+            setattr(model, fd.name, value)
+
+
+def serialized(head: onnx.ModelProto, graph_from: onnx.ModelProto) -> bytes:
+    """The bytes of the model whose header is ``head`` and whose graph is ``graph_from``'s,
+    byte for byte what serializing such a model would give (protobuf writes a message's
+    fields in the order of their numbers, whichever object holds them): ``graph_from`` wears
+    ``head`` while it is serialized and gets its own header back after, even on an error."""
+    own = header_of(graph_from)
+    put_header(graph_from, head)
+    try:
+        return graph_from.SerializeToString()
+    finally:
+        put_header(graph_from, own)
+
+
+def whole(head: onnx.ModelProto, graph_from: onnx.ModelProto) -> onnx.ModelProto:
+    """``head`` made whole: ``graph_from``'s graph copied into it (returned)."""
+    head.graph.CopyFrom(graph_from.graph)
+    return head
