@@ -74,7 +74,7 @@ def test_the_stacked_proof_splits_by_bytes(monkeypatch):
     assert whole[2] is not None and whole.count(None) == 4
 
 
-def _matmul_chain(n_tensor: int, n_column: int, seed: int = 3):
+def _matmul_chain(n_tensor: int, n_column: int, seed: int = 3, opset: int = 13):
     """x -> QuantizeLinear -> QLinearMatMul nodes (``n_tensor`` with per-tensor weights, then
     ``n_column`` per column), each with its own weights, scales and zero points -> DequantizeLinear."""
     rng = np.random.default_rng(seed)
@@ -94,37 +94,47 @@ def _matmul_chain(n_tensor: int, n_column: int, seed: int = 3):
     nodes.append(helper.make_node("DequantizeLinear", [f"q{last}", f"ys{last - 1}", f"yz{last - 1}"], ["y"]))
     g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=8 if opset < 21 else 10)
 
 
-def test_the_stacked_session_measures_what_each_case_alone_measures(monkeypatch):
+@pytest.mark.parametrize("opset", [11, 13, 21])
+def test_the_stacked_session_measures_what_each_case_alone_measures(monkeypatch, opset):
     """onnxruntime's session of a structure (stacked.Session: several cases side by side, each
-    on every input row, fed through Gathers, a weight's DequantizeLinear once per case) gives
-    every node the measurement (bound, outputs that differ, engines) that running each batch as
-    models gives, with the last run of a structure's cases padded (37 and 19 cases: 4 and 2
-    side by side)."""
+    on every input row, fed through a Split where a value has a first axis and a Gather where it
+    is a scalar, a weight's DequantizeLinear once per case) gives every node the measurement
+    (bound, outputs that differ, engines) that running each batch as models gives, with the last
+    run of a structure's cases padded (37 and 19 cases: 4 and 2 side by side; at 11, whose
+    DequantizeLinear has no per-column scales, the 37 alone), at an opset whose Split takes its
+    sizes as an attribute (11) and as an input (13, 21); no case runs as a model while the
+    sessions compute them."""
     pytest.importorskip("onnxruntime")
     from qlin_cli.convert.formats import measure, stacked
     from qlin_cli.convert.run import Options, convert_model
 
-    model = _matmul_chain(37, 19)
-    made = []
+    model = _matmul_chain(37, 19, opset=opset)
+    made, split = [], []
     real = stacked.Session.__init__
 
     def counted(self, ort, st, copies, *args):
         made.append(copies)
         real(self, ort, st, copies, *args)
+        split.append(len(self.split))
 
     monkeypatch.setattr(stacked.Session, "__init__", counted)
+    as_models = []
+    real_ort = measure._run_ort
+    monkeypatch.setattr(measure, "_run_ort", lambda *a: as_models.append(1) or real_ort(*a))
 
     def measured():
-        r = convert_model(model, "", Options(13, to_format="qdq", tolerance=255))
+        r = convert_model(model, "", Options(opset, to_format="qdq", tolerance=255))
         return [(e.where, e.measured.to_json()) for e in r.entries if e.measured]
 
     together = measured()
-    assert sorted(made) == [2, 4] and len(together) == 56
+    assert (sorted(made), len(together)) == (([4], 37) if opset < 13 else ([2, 4], 56))
+    assert not as_models and min(split) >= 2  # the activation and the weight split, every time
     monkeypatch.setattr(measure, "STACKED", False)
-    assert measured() == together
+    assert measured() == together and as_models
 
 
 @pytest.mark.parametrize("bits", [2, 4, 8])

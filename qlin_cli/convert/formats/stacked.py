@@ -26,6 +26,7 @@ Anything else raises ``Declined``, and measure.py runs the cases as models, as b
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -269,11 +270,13 @@ def shareable(st: Structure) -> bool:
 class Session:
     """One onnxruntime session of ``copies`` cases of ``st`` side by side, each on ``rows``
     inputs. Every input and constant slot is one graph input holding that slot's value of every
-    copy (and row) stacked along a new first axis, from which a Gather of one index gives each
-    copy its own value: an exact copy, so the structure's nodes read, as tensors computed at run
-    time, the values and shapes they read fed alone. A node that reads only constants (a weight's
-    DequantizeLinear) is computed once per copy and read by every row, as it computes the same
-    values for each. One run computes ``copies`` cases on every row, fed a handful of arrays."""
+    copy (and row): one Split gives each copy its own value where the value has a first axis
+    (the values joined along it, each part as long as one), else a Gather of one index does (the
+    values stacked along a new first axis). Either is an exact copy, so the structure's nodes
+    read, as tensors computed at run time, the values and shapes they read fed alone. A node
+    that reads only constants (a weight's DequantizeLinear) is computed once per copy and read
+    by every row, as it computes the same values for each. One run computes ``copies`` cases on
+    every row, fed a handful of arrays."""
 
     def __init__(self, ort, st: Structure, copies: int, rows: int, opsets: dict, ir_version: int,
                  session_options):
@@ -288,15 +291,9 @@ class Session:
         def name(i: int, j: int, f: int) -> str:
             return f"v{i}_{j}_{f}" if i in per_row else f"v{i}_{j}"
 
-        nodes, inputs, outputs = [], [], []
-        at = [helper.make_tensor(f"at{m}", onnx.TensorProto.INT64, [], [m]) for m in range(copies * rows)]
-        for i in self.fed:
-            kind = st.kinds[i]
-            elem = kind[1] if kind[0] == "input" else helper.np_dtype_to_tensor_dtype(np.dtype(kind[1]))
-            each = rows if i in per_row else 1
-            inputs.append(helper.make_tensor_value_info(f"s{i}", elem, [copies * each, *kind[2]]))
-            nodes += [helper.make_node("Gather", [f"s{i}", f"at{j * each + f}"], [name(i, j, f)])
-                      for j in range(copies) for f in range(each)]
+        nodes, outputs = [], []
+        consts: dict = {}  # the Gathers' indices and the Splits' sizes, by name
+        inputs = self._fed(name, schema.opset_of(opsets, schema.AI_ONNX) or 0, nodes, consts)
         for j in range(copies):
             for (domain, op, _, ins, outs), protos in zip(st.nodes, st.protos, strict=True):
                 for f in range(rows if per_row.intersection(outs) else 1):
@@ -307,11 +304,35 @@ class Session:
         for s, elem in st.outputs:
             outputs += [helper.make_tensor_value_info(name(s, j, f), elem, None)
                         for j in range(copies) for f in range(rows if s in per_row else 1)]
-        graph = helper.make_graph(nodes, "measure", inputs, outputs, at)
+        graph = helper.make_graph(nodes, "measure", inputs, outputs, list(consts.values()))
         imports = [helper.make_opsetid(d, v) for d, v in opsets.items()]
         model = helper.make_model(graph, opset_imports=imports, ir_version=ir_version)
         self.session = ort.InferenceSession(model.SerializeToString(), session_options,
                                             providers=["CPUExecutionProvider"])
+
+    def _fed(self, name, opset: int, nodes: list, consts: dict) -> list:
+        """The graph inputs, one a slot, and the nodes that give each copy (and row) its part
+        of one (added to ``nodes``, their constants to ``consts`` by name); ``self.split``: the
+        slots fed to a Split."""
+        inputs, self.split = [], set()
+        for i in self.fed:
+            kind = self.st.kinds[i]
+            elem = kind[1] if kind[0] == "input" else helper.np_dtype_to_tensor_dtype(np.dtype(kind[1]))
+            parts = [name(i, j, f) for j in range(self.copies)
+                     for f in range(self.rows if i in self.per_row else 1)]
+            shape = tuple(kind[2])
+            if opset and shape and shape[0] > 0 and len(parts) > 1:  # joined along their first axis
+                joined = [len(parts) * shape[0], *shape[1:]]
+                inputs.append(helper.make_tensor_value_info(f"s{i}", elem, joined))
+                nodes.append(_split(f"s{i}", parts, shape[0], opset, consts))
+                self.split.add(i)
+                continue
+            inputs.append(helper.make_tensor_value_info(f"s{i}", elem, [len(parts), *shape]))
+            for m, part in enumerate(parts):
+                if f"at{m}" not in consts:
+                    consts[f"at{m}"] = helper.make_tensor(f"at{m}", onnx.TensorProto.INT64, [], [m])
+                nodes.append(helper.make_node("Gather", [f"s{i}", f"at{m}"], [part]))
+        return inputs
 
     def run(self, values: list) -> list[np.ndarray]:
         """The outputs, [rows, cases, ...] each, ``values`` as for ``reference`` (an input
@@ -324,9 +345,13 @@ class Session:
             v = values[i][:, ks]
             if i in self.per_row:  # [cases * rows, ...], case c's row f at c * rows + f
                 v = np.broadcast_to(v, (rows,) + v.shape[1:]).swapaxes(0, 1)
-                whole[f"s{i}"] = (np.ascontiguousarray(v).reshape((padded * rows,) + v.shape[2:]), rows)
+                v, each = np.ascontiguousarray(v).reshape((padded * rows,) + v.shape[2:]), rows
             else:
-                whole[f"s{i}"] = (np.ascontiguousarray(v[0]), 1)
+                v, each = np.ascontiguousarray(v[0]), 1
+            if i in self.split:  # the parts joined along their first axis, as the Split reads them
+                v = v.reshape((-1,) + v.shape[2:])
+                each *= self.st.kinds[i][2][0]
+            whole[f"s{i}"] = (v, each)
         got: list = []
         for start in range(0, cases, copies):
             got += self.session.run(None, {name: v[start * each:(start + copies) * each]
@@ -341,3 +366,22 @@ class Session:
             y = y.reshape((padded, each) + y.shape[1:])[:cases].swapaxes(0, 1)
             out.append(np.ascontiguousarray(np.broadcast_to(y, (rows,) + y.shape[1:])))
         return out
+
+
+def _split(source: str, parts: list[str], size: int, opset: int, consts: dict) -> onnx.NodeProto:
+    """A Split of ``source`` along its first axis into ``parts``, ``size`` rows each: its sizes
+    an attribute where Split at ``opset`` has one (Split-2 and -11, as onnx.defs has them), else
+    its second input (an initializer added to ``consts``)."""
+    sizes = [size] * len(parts)
+    if _sizes_attribute(opset):
+        return helper.make_node("Split", [source], parts, axis=0, split=sizes)
+    consts[f"{source}_sizes"] = helper.make_tensor(f"{source}_sizes", onnx.TensorProto.INT64, [len(sizes)],
+                                                   sizes)
+    return helper.make_node("Split", [source, f"{source}_sizes"], parts, axis=0)
+
+
+@functools.cache
+def _sizes_attribute(opset: int) -> bool:
+    import onnx.defs
+
+    return "split" in onnx.defs.get_schema("Split", opset).attributes
