@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import onnx
@@ -79,8 +79,17 @@ def readers_anywhere(model: onnx.ModelProto) -> dict[str, int]:
 
 
 class Namer:
-    def __init__(self, taken: set[str]):
-        self.taken = taken
+    """New names, unique in the model: ``taken``, the names in use, or a function that
+    finds them, called on the first name asked (most conversions make none)."""
+
+    def __init__(self, taken: set[str] | Callable[[], set[str]]):
+        self._taken = taken
+
+    @property
+    def taken(self) -> set[str]:
+        if callable(self._taken):
+            self._taken = self._taken()
+        return self._taken
 
     def __call__(self, base: str) -> str:
         name, i = base, 0

@@ -30,10 +30,25 @@ def op_label(site: Site, labels: dict | None = None) -> str:
     return found
 
 
+def located(e: Entry, site: Site, ops: dict) -> Entry:
+    """``e``, made from ``site`` (its ``where`` and ``op_label``), with the node's fields
+    ``locate`` would give it, which then passes it over; ``ops``: (id(scope), domain, op type)
+    -> (domain name, opset), kept across the nodes of one conversion."""
+    n, scope = site.node, site.scope
+    kind = (id(scope), n.domain, n.op_type)
+    op = ops.get(kind)
+    if op is None:  # the scopes live as long as the sites: their ids are their own
+        op = ops[kind] = (schema.domain_name(n.domain), schema.opset_of(scope.opsets, n.domain) or 0)
+    e.node, e.graph, e.op_type, e.domain, e.opset = label_of(n.name, site.index), scope.path, n.op_type, *op
+    return e
+
+
 def locate(entries: list[Entry], sites: list[Site]) -> None:
     """Give each of ``entries`` its node as fields (``Entry.node``, ``graph``, ``op_type``,
     ``domain``, ``opset``): an entry names its node by ``where`` and ``op_label`` of its site,
-    so the site is found by those two (nodes that share both share every field)."""
+    so the site is found by those two (nodes that share both share every field). Entries made
+    ``located`` already are passed over (every node kept as it is: no walk of the sites)."""
+    entries = [e for e in entries if not e.op_type]
     wanted = {(e.where, e.op) for e in entries}
     places = {e.where for e in entries}  # a site elsewhere is passed over without its op label
     fields: dict[tuple[str, str], tuple] = {}

@@ -59,14 +59,16 @@ class PlanOtherOps:
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()
         to = ctx.opts.to_opset
+        passed: dict[tuple, bool] = {}  # (id(scope), domain, op type) -> whether its nodes stay as they are
         for site in ctx.sites:
             node = site.node
-            if schema.normalize_domain(node.domain) != schema.AI_ONNX or schema.is_known_op(
-                    node.domain, node.op_type) or (id(site.owner), site.index) in ctx.reformatted:
+            kind = (id(site.scope), node.domain, node.op_type)  # (the scopes live as long as the sites)
+            stays = passed.get(kind)
+            if stays is None:
+                stays = passed[kind] = _stays(site, node, to)
+            if stays or (id(site.owner), site.index) in ctx.reformatted:
                 continue
             src = schema.opset_of(site.scope.opsets, schema.AI_ONNX)
-            if src is None or src == to or _same_version(node.op_type, src, to):
-                continue
             const, find, rank = _lookups(site, ctx.base_dir)
             names = [n for n in (*node.input, *node.output) if n]
             found = {n: find(n) for n in names}
@@ -86,6 +88,16 @@ class PlanOtherOps:
             case = OpCase(node, src, got.nodes, to, types, shapes, const, got.exact)
             ctx.rewrites.append(Rewrite(site, got.nodes, [], Entry(w, op, "other-op", got.changes), case))
         return result
+
+
+def _stays(site, node, to: int) -> bool:
+    """Whether a node is none of this pass' (a Q/DQ op, another domain's) or its op is at one
+    version at both opsets: the same for every node of its scope, domain and op type."""
+    domain, op = node.domain, node.op_type
+    if schema.normalize_domain(domain) != schema.AI_ONNX or schema.is_known_op(domain, op):
+        return True
+    src = schema.opset_of(site.scope.opsets, schema.AI_ONNX)
+    return src is None or src == to or _same_version(op, src, to)
 
 
 def _same_version(op: str, src: int, to: int) -> bool:

@@ -15,7 +15,7 @@ from .. import domains, lower, qnode, verify
 from ..refusal import Refusal
 from ..sites import Site
 from ..state import Context, Entry, PassResult, Rewrite
-from .common import op_label, refused, where
+from .common import located, op_label, refused, where
 
 
 def after_opsets(opsets: dict[str, int], to_opset: int) -> dict[str, int]:
@@ -48,7 +48,7 @@ def _zero_point(z: qnode.NewZeroPoint, name: str) -> onnx.TensorProto:
 
 def new_memo() -> dict:
     """An empty memo for ``plan``, for one conversion."""
-    return {"specs": {}, "keys": {}, "labels": {}}
+    return {"specs": {}, "keys": {}, "labels": {}, "ops": {}}
 
 
 def _kept_key(facts, keys: dict) -> tuple | None:
@@ -71,22 +71,25 @@ def _kept_key(facts, keys: dict) -> tuple | None:
     return key
 
 
-def _kept(site: Site, facts, spec, labels: dict | None = None) -> Entry | None:
-    """``labels``: ``op_label``'s, kept across the nodes of one conversion."""
+def _kept(site: Site, facts, spec, memo: dict | None = None) -> Entry | None:
+    """``memo``: ``plan``'s, whose "labels" (``op_label``'s) and "ops" (``located``'s) are kept
+    across the nodes of one conversion."""
     if spec is facts.spec:
         return None
-    return Entry(where(site), op_label(site, labels), "kept",
-                 [f"version {facts.spec.since} -> {spec.since}: nothing to rewrite"], verified=False)
+    labels, ops = (None, {}) if memo is None else (memo["labels"], memo["ops"])
+    return located(Entry(where(site), op_label(site, labels), "kept",
+                         [f"version {facts.spec.since} -> {spec.since}: nothing to rewrite"], verified=False),
+                   site, ops)
 
 
 def plan(ctx: Context, site: Site, facts, memo: dict | None = None) -> Rewrite | Entry | Finding | None:
     """``memo`` (``new_memo``): "specs", key (``_kept_key``) -> the schema a node of that key is
     kept at, valid as it is (the decision read no name and no value: nodes of one key are
-    decided once); "keys" and "labels", what ``_kept_key`` and ``_kept`` worked out."""
+    decided once); "keys", "labels" and "ops", what ``_kept_key`` and ``_kept`` worked out."""
     node, opts = site.node, ctx.opts
     key = _kept_key(facts, memo["keys"]) if memo is not None else None
     if key is not None and key in memo["specs"]:
-        return _kept(site, facts, memo["specs"][key], memo["labels"])
+        return _kept(site, facts, memo["specs"][key], memo)
     q = qnode.read(facts)
     w, op = where(site), op_label(site)
     unread = _vendor_axis(site, facts, q, opts)
@@ -117,7 +120,7 @@ def plan(ctx: Context, site: Site, facts, memo: dict | None = None) -> Rewrite |
         # means the same (retarget checked its types and granularity): nothing to prove
         if key is not None and res.new_zero_point is None and not q.changes:
             memo["specs"][key] = res.spec
-        return _kept(site, facts, res.spec)
+        return _kept(site, facts, res.spec, memo)
     new = qnode.emit(res, node)
     nodes, inits, added = [new], [], {}
     if res.new_zero_point is not None:
@@ -163,9 +166,14 @@ class PlanQDQ:
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()
         memo = new_memo()
+        known: dict[tuple[str, str], bool] = {}  # (domain, op type) -> an op of a family qlin knows
         for site in ctx.sites:
-            if not schema.is_known_op(site.node.domain, site.node.op_type) or (
-                    id(site.owner), site.index) in ctx.reformatted:
+            node = site.node
+            kind = (node.domain, node.op_type)
+            ours = known.get(kind)
+            if ours is None:
+                ours = known[kind] = schema.is_known_op(*kind)
+            if not ours or (id(site.owner), site.index) in ctx.reformatted:
                 continue
             facts = ctx.node_facts(site) if ctx.node_facts is not None else None
             if facts is None:

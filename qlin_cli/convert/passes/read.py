@@ -28,5 +28,6 @@ class ReadModel:
         # folder), or read once here for every pass that asks: the source does not change
         if a.base_dir == ctx.base_dir:
             ctx.node_facts = lambda site: a.facts(views[id(site.owner)], site.index)
-        ctx.namer = Namer(all_names(ctx.model, a.bodies))
+        model = ctx.model  # (the source: the names are found before any pass changes a model)
+        ctx.namer = Namer(lambda: all_names(model, a.bodies))
         return PassResult()
