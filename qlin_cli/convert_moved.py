@@ -122,10 +122,16 @@ def differences(a, model, runtimes, differing) -> list[Finding] | None:
             t = registry.get(name)
             found = [(None, None, x) for x in t.model_findings(now)]
             ask = site_classes.asker(t.findings_for, keys, moved.site)
+            clean: set = set()  # classes answered whole with no finding: their sites are passed over
             for site, loc in placed:
+                k = keys.get(id(site))
+                if k in clean:
+                    continue
                 got = ask(site)
                 if got:
                     found += [(site, loc, x) for x in got]
+                elif k is not None and ask.of_class(k) == []:
+                    clean.add(k)
             if any(x.convertible for _, _, x in found):
                 return None
             if not any(x.severity in ("error", "warning") for _, _, x in found):
