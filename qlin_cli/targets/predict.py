@@ -452,14 +452,23 @@ def _raw(t: Target, info: ModelInfo, placed: list[tuple[NodeSite, Location]],
     findings first. A site shared by several nodes is asked once, and so is a class of sites
     that differ only in what the target's checks do not read (site_classes)."""
     out: Raw = [(None, None, x) for x in t.model_findings(info)]
+    keys = {} if keys is None else keys
     ask = site_classes.asker(t.findings_for, keys)
-    # each site asked once, in the order of its first node (the order the asker met them in);
-    # the nodes are walked again only where some site has findings
+    # each site asked once, in the order of its first node (the order the asker met them in),
+    # but those of a class answered whole with no finding (``clean``); the nodes are walked
+    # again only where some site has findings
     answers = {id(site): site for site, _ in placed}
-    told = False
+    told, clean = False, set()
     for i, site in answers.items():
+        k = keys.get(i)
+        if k in clean:
+            answers[i] = ()
+            continue
         found = answers[i] = ask(site)
-        told = told or bool(found)
+        if found:
+            told = True
+        elif k is not None and ask.of_class(k) == []:
+            clean.add(k)
     if told:
         for site, loc in placed:
             found = answers[id(site)]
