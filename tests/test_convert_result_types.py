@@ -18,6 +18,7 @@ from qlin_cli import convert_pipeline, schema
 from qlin_cli.convert import result_types as rt
 from qlin_cli.convert.run import Options, convert_model
 from qlin_cli.model.analysis import analyze
+from qlin_cli.model.graphs import MAIN
 from qlin_cli.model.load import load_model_bytes
 
 pytest.importorskip("onnxruntime")
@@ -63,15 +64,39 @@ def _both(path: str, fmt: str, tolerance: int):
 
 
 def test_bench_results_typed_as_inference_types_them(bench_models):
-    """The QOperator -> QDQ, QDQ -> QOperator and MatMulNBits -> DQ results are covered (and
-    typed as the whole inference types them); the DQ -> MatMulNBits result imports
-    com.microsoft, which onnx does not infer: left to the whole inference."""
-    for name, fmt in (("qop", "qdq"), ("qdq", "qoperator"), ("nbits", "qdq")):
+    """The four results are covered and typed as the whole inference types them: QOperator ->
+    QDQ, QDQ -> QOperator, MatMulNBits -> DQ, and DQ -> MatMulNBits, whose com.microsoft nodes
+    inference leaves untyped (the list holds the graph's output alone, as declared)."""
+    for name, fmt in (("qop", "qdq"), ("qdq", "qoperator"), ("nbits", "qdq"), ("blocked", "qoperator")):
         mine, whole = _both(bench_models[name], fmt, 5)
         assert mine is not None, name
         assert mine == whole, name
-    mine, _ = _both(bench_models["blocked"], "qoperator", 5)
-    assert mine is None
+    mine, whole = _both(bench_models["blocked"], "qoperator", 5)
+    assert list(mine) == [MAIN] and [name for name, _ in mine[MAIN]] == ["y"]
+
+
+def test_a_vendor_node_is_left_untyped_only_where_written(bench_models):
+    """The DQ -> MatMulNBits result: a MatMulNBits node the passes did not write (its index
+    taken out of ``made``), a vendor Q/DQ op (which the analysis infers as its ai.onnx twin) or
+    an op onnx.defs defines in that domain as a written node, or a graph output it makes
+    declared without a shape: left to the whole inference."""
+    proto, data = load_model_bytes(bench_models["blocked"])
+    base = os.path.dirname(bench_models["blocked"])
+    a = analyze(proto, base, serialized=data)
+    r = convert_model(proto, base, Options(21, to_format="qoperator", tolerance=5), types=a.inferred,
+                      analysis=a)
+    assert rt.result_types(a, r.model, r.made) is not None
+    first = min(r.made)
+    assert rt.result_types(a, r.model, {i: t for i, t in r.made.items() if i != first}) is None
+    for op in ("DequantizeLinear", "QuantizeLinear"):
+        twin = onnx.ModelProto()
+        twin.CopyFrom(r.model)
+        twin.graph.node[first].op_type = op
+        assert rt.result_types(a, twin, {i: None for i in r.made}) is None, op
+    shapeless = onnx.ModelProto()
+    shapeless.CopyFrom(r.model)
+    shapeless.graph.output[0].type.tensor_type.ClearField("shape")
+    assert rt.result_types(a, shapeless, {i: None for i in r.made}) is None
 
 
 def _compared(paths) -> int:
@@ -155,7 +180,7 @@ def test_written_node_changing_a_read_type_gives_up(tmp_path):
 
 
 @pytest.mark.parametrize("name, flags", [("qop", ("qdq", 5)), ("qdq", ("qoperator", 5)),
-                                         ("nbits", ("qdq", 0))])
+                                         ("nbits", ("qdq", 0)), ("blocked", ("qoperator", 5))])
 def test_conversion_reports_the_same_with_and_without(bench_models, monkeypatch, name, flags):
     """The pipeline's report (warnings, entries) of a conversion the result types cover is the
     same when the result is inferred whole."""

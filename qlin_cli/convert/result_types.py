@@ -11,14 +11,18 @@ asks too).
 ``result_types`` gives what ``Analysis.inferred`` holds for the result (the same list, in
 inference's order: the types of the main graph's node outputs, node by node, then its
 outputs), or None wherever that reasoning does not cover the result, which is then inferred
-whole as before: a body other than the main graph, an import other than ai.onnx, declared
-value_info, a written node of another op or of an input whose shape is not fully known, an
-untouched node that would read another type than in the source, a value left untyped, a
-source inference that met an error. tests/test_convert_result_types.py holds the list equal
-to the whole inference's on the fixtures, the quantizer corpus and the bench models.
+whole as before: a body other than the main graph, declared value_info, a written node of
+another op or of an input whose shape is not fully known, an untouched node that would read
+another type than in the source, a value left untyped, a source inference that met an error,
+a node of another domain than ai.onnx, except a written one of an op onnx.defs does not
+define (com.microsoft MatMulNBits, QLinearAdd ...): inference leaves its outputs untyped,
+and lists a graph output it makes as declared. tests/test_convert_result_types.py holds the
+list equal to the whole inference's on the fixtures, the quantizer corpus and the bench models.
 """
 
 from __future__ import annotations
+
+import functools
 
 import onnx
 from onnx import helper
@@ -67,6 +71,8 @@ def result_types(source, model: onnx.ModelProto, made: dict | None) -> dict | No
                 return None
         else:
             node = nodes[index]
+            if node.domain and schema.normalize_domain(node.domain) != schema.AI_ONNX:
+                return None  # (a vendor node the source's inference typed: left to the whole one)
             outs = tuple(node.output)
             if not _reads_as_before(node, known, producer, made, src_values, src_outputs):
                 return None
@@ -77,7 +83,7 @@ def result_types(source, model: onnx.ModelProto, made: dict | None) -> dict | No
             if name:
                 producer[name] = index
                 known[name] = t
-                if name not in ends:
+                if name not in ends and t is not None:  # (None: a vendor op's, left untyped)
                     entries.append((name, t))
     head = _declared_values(declared, known, producer, made, src_values)
     tail = _outputs(graph, known, producer, made, src_outputs)
@@ -93,7 +99,8 @@ def _covered(source, model: onnx.ModelProto) -> bool:
         return False
     domains = {schema.normalize_domain(o.domain): o.version for o in model.opset_import}
     before = {schema.normalize_domain(o.domain): o.version for o in source.model.opset_import}
-    if set(domains) != {schema.AI_ONNX} or before.get(schema.AI_ONNX) != domains[schema.AI_ONNX]:
+    # (another domain's nodes: only written ones of ops inference leaves untyped, _Inferred)
+    if schema.AI_ONNX not in domains or before.get(schema.AI_ONNX) != domains[schema.AI_ONNX]:
         return False
     # (the source's inference typed its main graph alone: it has no subgraph; a written node of
     # SHAPE_ONLY holds none, and every other node of the result is the source's)
@@ -170,9 +177,10 @@ def _outputs(graph, known: dict, producer: dict, made: dict, src_outputs: dict) 
     for vi in graph.output:
         if producer.get(vi.name) in made:
             declared = type_of_bytes(vi.type.SerializeToString())
-            if not _complete(declared) or declared != known.get(vi.name):
+            t = known.get(vi.name)
+            if not _complete(declared) or (t is not None and declared != t):
                 return None
-            tail.append((vi.name, declared))
+            tail.append((vi.name, declared))  # (t None: a vendor op's output, kept as declared)
         elif vi.name in src_outputs:
             tail.append((vi.name, src_outputs[vi.name]))
         else:
@@ -198,9 +206,12 @@ class _Inferred:
         self.found: dict[tuple, list | None] = {}
 
     def outputs(self, node: Plain, known: dict) -> list | None:
-        """The types of ``node``'s outputs, or None where it is not covered."""
+        """The types of ``node``'s outputs (each None where inference leaves it untyped), or None
+        where it is not covered."""
         op, domain, outs = node.op_type, node.domain, node.output
-        if op not in SHAPE_ONLY or (domain and schema.normalize_domain(domain) != schema.AI_ONNX):
+        if domain and schema.normalize_domain(domain) != schema.AI_ONNX:
+            return [None] * len(outs) if _untyped(domain, op) else None
+        if op not in SHAPE_ONLY:
             return None
         types = tuple([known.get(x) if x else _EMPTY for x in node.input])
         attrs = node.attribute
@@ -225,3 +236,13 @@ class _Inferred:
         if any(t is None or not t[0] or t[1] is None for t in found):
             return None
         return found
+
+
+@functools.cache
+def _untyped(domain: str, op: str) -> bool:
+    """Whether inference leaves every output of a node of ``op`` in ``domain`` (not ai.onnx)
+    untyped: onnx.defs has no schema of it, and it is none of the vendor Q/DQ ops that stand as
+    their ai.onnx twins while the analysis infers (model/analysis.py vendor_twins)."""
+    import onnx.defs
+
+    return not onnx.defs.has(op, domain) and not schema.is_known_op(schema.normalize_domain(domain), op)
