@@ -125,3 +125,49 @@ def test_made_node_is_what_make_node_writes(ints):
         for _ in range(2):  # made, then from the attributes kept
             got = to_qdq.made_node("Op", ["a", "", "b"], ["y"], "n", domain, **ints)
             assert got.SerializeToString() == want.SerializeToString()
+
+
+def _blocked(rng, elem: int, k: int, n: int, block: int, zero: bool):
+    """A blocked DequantizeLinear of a [k, n] table of ``elem`` and its MatMul: (dq, matmul,
+    weight tensor, scale, zero point or None)."""
+    from onnx import TensorProto, helper
+
+    low, high = {TensorProto.UINT4: (0, 16), TensorProto.INT4: (-8, 8), TensorProto.UINT2: (0, 4),
+                 TensorProto.INT8: (-128, 128), TensorProto.UINT8: (0, 256)}[elem]
+    blocks = -(-k // block)
+    codes = rng.integers(low, high, (k, n))
+    weight = helper.make_tensor("w", elem, [k, n], codes.flatten().tolist())
+    dtype = helper.tensor_dtype_to_np_dtype(elem)
+    scale = rng.uniform(0.01, 0.5, (blocks, n)).astype(np.float32)
+    zp = rng.integers(low, high, (blocks, n)).astype(dtype) if zero else None
+    dq = helper.make_node("DequantizeLinear", ["w", "s"] + (["z"] if zero else []), ["wf"], axis=0,
+                          block_size=block)
+    return dq, helper.make_node("MatMul", ["x", "wf"], ["y"], name="mm"), weight, scale, zp
+
+
+def test_the_weights_read_back_together_are_each_nodes_own():
+    """nbits.read_back (the MatMulNBits nodes from_qdq wrote, read back in one weights_of)
+    gives each node the page's weights from_qdq reads back for it alone: the same arrays,
+    dtypes and shapes, for tables of 2, 4 and 8 bits, signed and not, with and without zero
+    points, a K that is not a whole number of blocks, layouts mixed in one call."""
+    from onnx import TensorProto
+
+    rng = np.random.default_rng(5)
+    layouts = [(TensorProto.UINT4, 64, 8, 32, True), (TensorProto.INT4, 48, 5, 32, False),
+               (TensorProto.UINT2, 32, 3, 16, True), (TensorProto.INT8, 32, 4, 16, True),
+               (TensorProto.UINT8, 40, 6, 16, False), (TensorProto.UINT4, 64, 8, 32, True)]
+    alone, back = [], []
+    for layout in layouts:
+        args = _blocked(rng, *layout)
+        alone.append(nbits.from_qdq(*args, lambda base: base)[2])
+        node, _, w = nbits.from_qdq(*args, lambda base: base, back=back)
+        assert w is None and back[-1][0] is node
+    together = nbits.read_back(back)
+    assert len(together) == len(alone)
+    for want, got in zip(alone, together, strict=True):
+        assert set(got) == set(want)
+        for key, value in want.items():
+            if isinstance(value, np.ndarray):
+                assert got[key].dtype == value.dtype and np.array_equal(got[key], value), key
+            else:
+                assert got[key] == value, key

@@ -109,13 +109,13 @@ def _checked(node: onnx.NodeProto, look: Lookups) -> tuple:
 UNPACK_BYTES = 1 << 26  # the codes one ``weights_of`` unpacking may make
 
 
-def weights_of(items: list) -> list[tuple | None]:
+def weights_of(items: list, stored: bool = True) -> list[tuple | None]:
     """(``weights``, what ``to_qdq``'s two code tensors store) of many MatMulNBits nodes
     ([(node, its Lookups)]), in their order: the nodes of one layout (K, N, bits, block size,
     and B and zero points of the same types and sizes) unpacked and packed together, each row
     as ``weights`` and ``codes_tensor`` do it alone (the same codes and bytes). None for a node
     that ``weights`` would refuse, or cannot read: ``weights`` then says why, where the node
-    is planned."""
+    is planned. ``stored`` False: the weights alone ((w, None) each), nothing packed."""
     groups: dict[tuple, list] = {}
     for at, (node, look) in enumerate(items):
         try:
@@ -136,8 +136,9 @@ def weights_of(items: list) -> list[tuple | None]:
             zeros = None if part[0][1][6] is None else _unpacked([g[6] for _, g in part], n, bits, blocks)
             ws = [_weights(k, n, bits, bs, codes[c], g[5], None if zeros is None else zeros[c])
                   for c, (_, g) in enumerate(part)]
-            for (at, _), w, stored in zip(part, ws, _stored(ws, zeros is None), strict=True):
-                out[at] = (w, stored)
+            packed = _stored(ws, zeros is None) if stored else [None] * len(ws)
+            for (at, _), w, codes_stored in zip(part, ws, packed, strict=True):
+                out[at] = (w, codes_stored)
     return out
 
 
@@ -481,12 +482,14 @@ def pack(codes: np.ndarray, bits: int, per_row: int) -> np.ndarray:
 
 
 def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray,
-             zero: np.ndarray | None, namer, read: dict | None = None) -> tuple[onnx.NodeProto, list, dict]:
+             zero: np.ndarray | None, namer, read: dict | None = None,
+             back: list | None = None) -> tuple[onnx.NodeProto, list, dict | None]:
     """The MatMulNBits of ``matmul`` reading ``dq``'s blocked weights [K, N] (``weight``, its
     ``scale`` and ``zero`` point arrays): (node, initializers, the page's weights as
     ``weights`` gives them, for the proof). NoForm when the layout has none. ``read``: arrays
     numpy_helper.to_array gives, by name (``NBitsCase.read``): ``weight``'s taken from there,
-    or read and put there."""
+    or read and put there. ``back``: the page's weights are not read here (None in their place):
+    (node, what its initializers read back as) is added to it, for ``read_back``."""
     attrs = {a.name: helper.get_attribute_value(a) for a in dq.attribute}
     bs = attrs.get("block_size", 0)
     if attrs.get("axis", 1) not in (0, -2) or not bs or bs < 16 or bs & (bs - 1):
@@ -529,4 +532,16 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
     # what the proof holds against the source's DequantizeLinear: the node as written, read
     # back as the way there reads a MatMulNBits (so the packing is proven too)
     written = {t.name: numpy_helper.to_array(t) for t in inits}
-    return node, inits, weights(node, Lookups(written.get, lambda name: None, namer))
+    look = Lookups(written.get, lambda name: None, namer)
+    if back is not None:
+        back.append((node, look))
+        return node, inits, None
+    return node, inits, weights(node, look)
+
+
+def read_back(items: list) -> list[dict]:
+    """``weights(node, look)`` of each (node, look) of ``items`` (``from_qdq``'s ``back``), the
+    nodes of one layout unpacked together (``weights_of``, the same codes as each alone)."""
+    found = weights_of(items, stored=False)
+    return [weights(node, look) if got is None else got[0]
+            for (node, look), got in zip(items, found, strict=True)]
