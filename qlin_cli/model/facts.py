@@ -277,7 +277,9 @@ class shared:
         if obj is None:
             return self
         like = obj._like
-        value = self.func(obj) if like is None else getattr(like, self.name)
+        if like is not None:  # read there each time: kept here too, it would cost 400 bytes a node
+            return getattr(like, self.name)
+        value = self.func(obj)
         setattr(obj, self.name, value)  # (an attribute, not ``obj.__dict__[name]``: see NodeFacts)
         return value
 

@@ -217,16 +217,18 @@ def _linear_sites(a: Analysis, body, ops: list, opsets: tuple, main_inputs, main
         producer = quantized.get(x) if dq and x else None
         readers = consumers.get(y, ()) if y else ()
         maker = producers.get(x) if x else None
+        # (what holds for the shape read from it: a summary worked out on a node's own facts
+        # stays on them, 400 bytes a node)
+        shape = shared_with(f) or a.shape_of(f)
         fields = (
             x in main_inputs,
             y in main_outputs,
             si is not None and si < len(ins) and ins[si] != "" and ins[si] in main_inputs,
             tuple([ops[j] + (k,) for j, k in readers]),
             None if maker is None else ops[maker],
-            after(readers, f.x_rank) if dq and readers else _NOTHING_AFTER,
+            after(readers, shape.x_rank) if dq and readers else _NOTHING_AFTER,
             dq and bool(x) and maker is None and find_value(x) is not None,
         )
-        shape = shared_with(f) or a.shape_of(f)
         values = tuple([same(id(c)) or classes.same(c) for c in f.values])
         kind = fielded(fields) or classes.fields(fields)  # the fields as a number: hashed once
         key = (id(shape), values, id(producer), kind)  # equal keys: equal facts, one producer

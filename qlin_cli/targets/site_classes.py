@@ -199,7 +199,5 @@ def asker(ask: Callable[[NodeSite], list], keys: dict | None = None,
             found = ask(remap(site))
         by_id[id(site)] = (site, found)
         return found
-    # of_class(class number): the findings of every site of that class where it was answered
-    # whole, else None (``class_key``'s numbers, in ``keys``)
-    answer.of_class = answers.get
+    answer.of_class = answers.get  # class number -> its sites' findings where answered whole, else None
     return answer
