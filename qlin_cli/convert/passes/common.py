@@ -38,8 +38,9 @@ def located(e: Entry, site: Site, ops: dict) -> Entry:
     kind = (id(scope), n.domain, n.op_type)
     op = ops.get(kind)
     if op is None:  # the scopes live as long as the sites: their ids are their own
-        op = ops[kind] = (schema.domain_name(n.domain), schema.opset_of(scope.opsets, n.domain) or 0)
-    e.node, e.graph, e.op_type, e.domain, e.opset = label_of(n.name, site.index), scope.path, n.op_type, *op
+        op = ops[kind] = (kind[2], schema.domain_name(n.domain), schema.opset_of(scope.opsets, n.domain) or 0)
+    # (the op type's text, its domain name and opset, one object each for every node of the kind)
+    e.node, e.graph, e.op_type, e.domain, e.opset = label_of(n.name, site.index), scope.path, *op
     return e
 
 

@@ -48,7 +48,7 @@ def _zero_point(z: qnode.NewZeroPoint, name: str) -> onnx.TensorProto:
 
 def new_memo() -> dict:
     """An empty memo for ``plan``, for one conversion."""
-    return {"specs": {}, "keys": {}, "labels": {}, "ops": {}}
+    return {"specs": {}, "keys": {}, "labels": {}, "ops": {}, "said": {}}
 
 
 def _kept_key(facts, keys: dict) -> tuple | None:
@@ -72,20 +72,22 @@ def _kept_key(facts, keys: dict) -> tuple | None:
 
 
 def _kept(site: Site, facts, spec, memo: dict | None = None) -> Entry | None:
-    """``memo``: ``plan``'s, whose "labels" (``op_label``'s) and "ops" (``located``'s) are kept
-    across the nodes of one conversion."""
+    """``memo``: ``plan``'s, whose "labels" (``op_label``'s), "ops" (``located``'s) and "said"
+    (the texts) are kept across the nodes of one conversion."""
     if spec is facts.spec:
         return None
-    labels, ops = (None, {}) if memo is None else (memo["labels"], memo["ops"])
-    return located(Entry(where(site), op_label(site, labels), "kept",
-                         [f"version {facts.spec.since} -> {spec.since}: nothing to rewrite"], verified=False),
-                   site, ops)
+    labels, ops, said = (None, {}, {}) if memo is None else (memo["labels"], memo["ops"], memo["said"])
+    key = (facts.spec.since, spec.since)
+    text = said.get(key)
+    if text is None:  # (one text for every node kept between the same two versions)
+        text = said[key] = f"version {key[0]} -> {key[1]}: nothing to rewrite"
+    return located(Entry(where(site), op_label(site, labels), "kept", [text], verified=False), site, ops)
 
 
 def plan(ctx: Context, site: Site, facts, memo: dict | None = None) -> Rewrite | Entry | Finding | None:
     """``memo`` (``new_memo``): "specs", key (``_kept_key``) -> the schema a node of that key is
     kept at, valid as it is (the decision read no name and no value: nodes of one key are
-    decided once); "keys", "labels" and "ops", what ``_kept_key`` and ``_kept`` worked out."""
+    decided once); "keys", "labels", "ops" and "said", what ``_kept_key`` and ``_kept`` worked out."""
     node, opts = site.node, ctx.opts
     key = _kept_key(facts, memo["keys"]) if memo is not None else None
     if key is not None and key in memo["specs"]:
