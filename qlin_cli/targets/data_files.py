@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping
@@ -36,8 +35,24 @@ from functools import cache
 _DATA_PACKAGE = "qlin_cli.targets.data"
 GZ = ".gz"  # how every data file is stored (``write``)
 _OPEN = '"releases": {'
-_KEY = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')  # a JSON string on one line
 _CLOSE = {ord("{"): b"\n}", ord("["): b"\n]"}  # a block's closing line (no entry starts so)
+
+
+def _string_at(body: bytes, at: int) -> bytes:
+    """The JSON string that starts at ``at`` (its quotes included), on one line: up to the
+    first quote after it that no backslash escapes (a pattern compiled for it cost 0.4 M
+    instructions at every import; keys hardly ever hold a backslash)."""
+    end = body.find(b'"', at + 1)
+    while end > 0 and body[end - 1] == 92:  # a backslash before it: escaped if an odd run
+        run = end - 1
+        while body[run - 1] == 92:
+            run -= 1
+        if (end - run) % 2 == 0:
+            break
+        end = body.find(b'"', end + 1)
+    if body[at] != 34 or end < 0 or body.find(b"\n", at, end) >= 0:
+        raise ValueError(f"no JSON string on one line at {at}")
+    return body[at:end + 1]
 
 
 @cache
@@ -252,7 +267,7 @@ class Block(_Sorted, Mapping):
         self._whole: dict[str, object] | None = None  # every entry in the file's order, once walked
 
     def _raw_key(self, at: int) -> bytes:
-        return _KEY.match(self._body, at).group()
+        return _string_at(self._body, at)
 
     def _key(self, at: int) -> str:
         k = self._raw_key(at)
@@ -328,6 +343,26 @@ class InOrder(Mapping):
         return len(self._at)
 
 
+class Later(Mapping):
+    """``block(file_name, name)``, found when first read: a block kept out of the file's runs
+    (in its tail) is decompressed only if an entry of it is asked for."""
+
+    def __init__(self, file_name: str, name: str):
+        self._file_name, self._name = file_name, name
+
+    def _found(self) -> Block:
+        return block(self._file_name, self._name)
+
+    def __getitem__(self, key: str):
+        return self._found()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._found())
+
+    def __len__(self) -> int:
+        return len(self._found())
+
+
 class Rows(_Sorted):
     """A list block written one row (a JSON value) per line, rows in order of ``key_of``."""
 
@@ -346,15 +381,22 @@ class Rows(_Sorted):
         changed)."""
         found = self._matched.get(key)
         if found is None:
-            # the key's rows are one run of lines, its end bisected too (walking the rows to it
-            # read each one's key: 76 of them for onnxruntime's QuantizeLinear); parsed as one
-            # JSON list (a parse per row cost more than the rows' own text)
-            first = self._seek(key)
-            last = self._seek(key, after=True) if first < self._end else first
-            rows = self._body[first:last].rstrip().removesuffix(b",")
-            found = json.loads(b"[" + rows + b"]") if rows else []
-            self._matched[key] = found
+            found = self._matched[key] = parsed(self.lines(key))
         return list(found)
+
+    def lines(self, key) -> list[bytes]:
+        """The text of each row whose key is ``key``, unparsed: one run of lines, its end
+        bisected too (walking the rows to it read each one's key: 76 of them for onnxruntime's
+        QuantizeLinear)."""
+        first = self._seek(key)
+        last = self._seek(key, after=True) if first < self._end else first
+        rows = self._body[first:last].rstrip()
+        return [line.removesuffix(b",") for line in rows.split(b"\n")] if rows else []
+
+
+def parsed(lines: list[bytes]) -> list:
+    """Rows' texts parsed as one JSON list (a parse per row cost more than the rows' own text)."""
+    return json.loads(b"[" + b",".join(lines) + b"]") if lines else []
 
 
 class RunRows:
@@ -379,15 +421,21 @@ class RunRows:
         """``Rows.matching``."""
         found = self._matched.get(key)
         if found is None:
-            keys = self._keys
-            i = max(bisect_left(keys, key) - 1, 0)
-            found = self._run(i).matching(key) if keys else []
-            i += 1
-            while i < len(keys) and keys[i] == key:
-                found += self._run(i).matching(key)
-                i += 1
-            self._matched[key] = found
+            found = self._matched[key] = parsed(self.lines(key))
         return list(found)
+
+    def lines(self, key) -> list[bytes]:
+        """``Rows.lines``."""
+        keys = self._keys
+        if not keys:
+            return []
+        i = max(bisect_left(keys, key) - 1, 0)
+        found = self._run(i).lines(key)
+        i += 1
+        while i < len(keys) and keys[i] == key:
+            found += self._run(i).lines(key)
+            i += 1
+        return found
 
 
 # ---- the stored form: a head, runs of one block's entries, a tail ---------------------
@@ -436,7 +484,7 @@ def _members(text: bytes) -> bytes:
     starts = [span[0] for _, span in blocks[1:]] + [len(text)]
     gaps = [_member(text[end:nxt]) for end, nxt in zip(ends, starts, strict=True)]
     if found is not None:
-        firsts = [json.loads(_KEY.match(text, a).group()) for a in cut[0][:-1]]
+        firsts = [json.loads(_string_at(text, a)) for a in cut[0][:-1]]
         index: dict = {"block": found[0],
                        "runs": [[k, len(r)] for k, r in zip(firsts, stored[0], strict=True)]}
     else:

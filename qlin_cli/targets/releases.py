@@ -5,7 +5,6 @@ measured release judges the one installed beside qlin."""
 from __future__ import annotations
 
 import os
-import re
 import sys
 from functools import cache
 from importlib import metadata
@@ -16,7 +15,8 @@ _DATA_PACKAGE = "qlin_cli.targets.data"
 
 def key(version: str) -> tuple:
     """A sort key: numeric parts as numbers ("1.9" before "1.10")."""
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.+-]", version))
+    parts = version.replace("+", ".").replace("-", ".").split(".")  # (split at each of . + -)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
 
 
 def minor(version: str) -> str:

@@ -1,0 +1,70 @@
+"""The data files' hand-written scanners against the patterns they stand for: a key's JSON
+string (data_files._string_at) and a kernel row's (domain, op) (kernel_store._op_of) are
+found where the regular expressions they replaced find them, on every line of the stored
+files and on made-up lines with escapes, repeated markers and no match at all."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from qlin_cli.targets import data_files, kernel_store
+
+_KEY = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+_OP = re.compile(rb'"domain":"([^"]*)","op":"([^"]*)"')
+
+STRINGS = [b'"plain": 1', b'"a\\"b": 2', b'"a\\\\": 3', b'"a\\\\\\"b\\\\": 4', b'"": 5', b'"\\\\\\\\"x',
+           b'"end\\\\"', b'"tab\\tnew\\nline"', b'"u\\u00e9"']
+BAD = [b'"open', b'"line\nbreak"', b'x"', b'"back\\\nslash"']
+
+
+@pytest.mark.parametrize("text", STRINGS)
+def test_a_json_string_ends_where_the_pattern_ends_it(text):
+    assert data_files._string_at(text, 0) == _KEY.match(text, 0).group()
+    padded = b"\n" + text + b"\n"
+    assert data_files._string_at(padded, 1) == _KEY.match(padded, 1).group()
+
+
+@pytest.mark.parametrize("text", BAD)
+def test_no_json_string_on_one_line_is_refused(text):
+    assert _KEY.match(text, 0) is None
+    with pytest.raises(ValueError):
+        data_files._string_at(text, 0)
+
+
+def test_every_key_of_the_stored_files_is_read_as_the_pattern_reads_it():
+    seen = 0
+    for name in ("onnxruntime_probes.json", "openvino_probes.json", "onnxruntime_fusion.json"):
+        text = data_files.raw(name)
+        for at in (m.start() + 1 for m in re.finditer(rb'\n"', text)):
+            assert data_files._string_at(text, at) == _KEY.match(text, at).group()
+            seen += 1
+    assert seen > 10_000
+
+
+ROWS = [b'[[], {"domain":"","op":"Abs","since":1}]', b'{"domain":"com.microsoft","op":"QGemm"}',
+        b'{"constraints":{"domain":"x"},"domain":"a","op":"B"}',
+        b'{"domain":"a","x":1,"domain":"b","op":"C"}']
+
+
+@pytest.mark.parametrize("line", ROWS)
+def test_a_rows_op_is_the_first_domain_and_op_the_pattern_finds(line):
+    m = _OP.search(line)
+    assert kernel_store._op_of(line) == (m[1].decode(), m[2].decode())
+
+
+def test_a_row_without_domain_and_op_is_refused():
+    for line in (b'{"op":"Abs"}', b'{"domain":"","since":1}', b'{"domain":"","op":"Abs'):
+        assert _OP.search(line) is None
+        with pytest.raises(ValueError):
+            kernel_store._op_of(line)
+
+
+def test_every_row_of_the_kernel_file_has_the_op_the_pattern_finds():
+    text = data_files.raw(kernel_store.file_name("onnxruntime"))
+    rows = [line for line in text.split(b"\n") if line.startswith(b"[[")]
+    assert len(rows) > 1000
+    for line in rows:
+        m = _OP.search(line)
+        assert kernel_store._op_of(line) == (m[1].decode(), m[2].decode())
