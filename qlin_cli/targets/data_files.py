@@ -176,11 +176,12 @@ def block(file_name: str, name: str) -> Block:
     runs = parts.runs_of(name)
     if runs is not None:
         return Runs(runs)
-    for body in (parts.head, parts.tail()):
-        found = _span(body, name)
-        if found is not None:
-            return Block(body, *found)
-    return Block(b"", 0, 0)
+    found = _span(parts.head, name)
+    if found is not None:
+        return Block(parts.head, *found)
+    tail = parts.tail()  # decompressed only for a block the head does not hold (a probe file's
+    found = _span(tail, name)  # releases are in its head, its errors in 64 KB of tail)
+    return Block(b"", 0, 0) if found is None else Block(tail, *found)
 
 
 @cache
