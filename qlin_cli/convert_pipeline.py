@@ -402,6 +402,8 @@ def _write(result: Result, proto, base_dir: str, req: Request) -> Result:
         return result
     if result.model is proto and req.in_place:
         return result  # the file already holds it
+    if req.whole:  # the model returned is the one written (its external tensors in its data file)
+        result.whole()
     write.write_model(result.model, base_dir, req.output, source=req.path, in_place=req.in_place,
                       graph_from=result.graph_from)
     result.written = req.output

@@ -119,3 +119,55 @@ def test_the_cli_writes_and_the_api_returns_the_copied_result(tmp_path):
     got = api.convert(CHAIN, to_opset=21)
     assert got.graph_from is None and got.model.HasField("graph")
     assert got.model.SerializeToString() == want.model.SerializeToString()
+
+
+def _with_unknown_field(path: str, out) -> str:
+    """``path``'s model with a field no onnx knows (number 99, a varint) after its own."""
+    out.write_bytes(open(path, "rb").read() + bytes([0x98, 0x06, 0x01]))
+    return str(out)
+
+
+def test_fields_protobuf_does_not_know_stay_in_a_shared_result(tmp_path):
+    path = _with_unknown_field(CHAIN, tmp_path / "m.onnx")
+    base = str(tmp_path)
+    copied = convert_model(load_model_bytes(path)[0], base, Options(21))
+    want = copied.model.SerializeToString()
+    assert want.endswith(bytes([0x98, 0x06, 0x01]))
+    proto = load_model_bytes(path)[0]
+    shared = convert_model(proto, base, Options(21), share_graph=True)
+    assert shared.graph_from is proto
+    assert serialized(shared.model, proto) == want
+    assert shared.whole().SerializeToString() == want
+    got = api.convert(path, to_opset=21)
+    assert got.model.SerializeToString() == want
+
+
+def _external(tmp_path) -> str:
+    m = onnx.load(CHAIN)
+    path = str(tmp_path / "ext.onnx")
+    onnx.save(m, path, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.onnx.data",
+              size_threshold=0)
+    return path
+
+
+def _places(model: onnx.ModelProto) -> list:
+    return [{e.key: e.value for e in t.external_data} for t in model.graph.initializer]
+
+
+def test_writing_a_shared_result_leaves_the_source_where_its_data_is(tmp_path):
+    from qlin_cli.convert_pipeline import Request, run
+
+    path = _external(tmp_path)
+    before = _places(onnx.load(path, load_external_data=False))
+    assert all(p.get("location") == "ext.onnx.data" for p in before)
+    out = tmp_path / "o.onnx"
+    r = run(Request(path, to_opset=21, output=str(out), whole=False))
+    assert r.graph_from is not None
+    assert _places(r.graph_from) == before  # the source in memory, as it was read
+    written = onnx.load(str(out), load_external_data=False)
+    assert all(p.get("location") == "o.onnx.data" for p in _places(written))
+    onnx.checker.check_model(str(out), full_check=True)
+    # the API's model is the one written, pointing at the written data, as a copy was
+    got = api.convert(path, to_opset=21, output=tmp_path / "p.onnx")
+    assert got.graph_from is None
+    assert all(p.get("location") == "p.onnx.data" for p in _places(got.model))

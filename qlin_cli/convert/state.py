@@ -131,8 +131,7 @@ class Result:
         if self.graph_from is not None:
             from ..model.header import whole
 
-            whole(self.model, self.graph_from)
-            self.graph_from = None
+            self.model, self.graph_from = whole(self.model, self.graph_from), None
         return self.model
 
     def count(self, action: str) -> int:

@@ -296,8 +296,8 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
     ``source`` is the input model file: neither it nor any of its data files may
     be replaced by the output or the output's data file unless ``in_place``.
     ``graph_from``: ``model`` is a header whose graph is this model's (convert/state.py
-    ``Result.graph_from``); its external tensors are pointed at the written data file, as
-    those of a copy would be.
+    ``Result.graph_from``); its external tensors are written pointing at the written data
+    file, as those of a copy would be, and get their own places back after, even on an error.
     """
     out_dir = os.path.dirname(os.path.abspath(out_path))
     data_name = os.path.basename(out_path) + ".data"
@@ -311,6 +311,8 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
             raise QlinError(source or src_dir, f"tensor {t.name!r}: {e}") from None
     _refuse_overwrites(ranges, out_path, data_path, source, bool(external), in_place)
     outputs: list[_Output] = []
+    # (a graph shared with the source: _copy_external's new places are the written file's only)
+    places = [[(e.key, e.value) for e in t.external_data] for t in external] if graph_from is not None else []
     try:
         data = _Output(out_dir, ".data.tmp", outputs) if external else None
         if data is not None:
@@ -333,6 +335,10 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
     except OSError as e:
         raise QlinError(out_path, f"cannot write: {e.strerror or e}") from None
     finally:
+        for t, kept in zip(external, places, strict=False):
+            del t.external_data[:]
+            for k, v in kept:
+                t.external_data.add(key=k, value=v)
         with signals.critical():
             for o in outputs:
                 o.discard()

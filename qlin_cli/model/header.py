@@ -54,6 +54,10 @@ def serialized(head: onnx.ModelProto, graph_from: onnx.ModelProto) -> bytes:
 
 
 def whole(head: onnx.ModelProto, graph_from: onnx.ModelProto) -> onnx.ModelProto:
-    """``head`` made whole: ``graph_from``'s graph copied into it (returned)."""
-    head.graph.CopyFrom(graph_from.graph)
-    return head
+    """The model whose header is ``head`` and whose graph is a copy of ``graph_from``'s: a
+    copy of ``graph_from`` wearing ``head``, so that the fields protobuf does not know (a
+    newer onnx's), which a header does not carry, are ``graph_from``'s, as a copy's are."""
+    made = onnx.ModelProto()
+    made.CopyFrom(graph_from)
+    put_header(made, head)
+    return made
