@@ -175,3 +175,23 @@ def test_the_numeric_rules_shortcuts_skip_only_what_the_full_look_finds_clean(mo
     monkeypatch.setattr(q506, "_reduction", lambda node, dims: None)
     monkeypatch.setattr(q507, "_ends_possible", lambda nodes: [True] * len(nodes))
     assert found() == with_shortcuts
+
+
+def test_whether_a_constant_has_a_value_below_zero_agrees_with_a_look_at_each():
+    """``Const.summary``'s last part, which the targets' negative-scale summary reads."""
+    from qlin_cli.model.facts import summarize
+
+    cases = [np.float32(0.5), np.float32(-0.5), np.float32(-0.0), np.float32(np.nan), np.float32(-np.inf),
+             np.array([0.1, -1e-45], np.float32), np.array([0.5, -2.0], np.float16),
+             np.array([3.0, 0.0], np.float64), np.array([-3.0], np.float64), np.zeros((0,), np.float32),
+             np.int8(-3)]
+    consts = [_const(np.asarray(c)) for c in cases]
+    summarize(consts)
+    for array, c in zip(cases, consts, strict=True):
+        values = np.asarray(array).astype(np.float64).reshape(-1)
+        if values.size == 0 or np.asarray(array).dtype.kind != "f":
+            assert c.summary is None, array
+            continue
+        assert c.summary[3] is bool((values < 0).any()), array
+    assert [c.summary[3] for c in consts if c.summary is not None] == [
+        False, True, False, False, True, True, True, False, True]

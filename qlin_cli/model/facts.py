@@ -123,10 +123,11 @@ class Const:
         return None if dt is None else (dt, self._tensor.raw_data)
 
     @property
-    def summary(self) -> tuple[bool, float, float] | None:
+    def summary(self) -> tuple[bool, float, float, bool] | None:
         """(whether every value is finite and non-zero, the smallest and the largest |v| of
-        its finite non-zero values ((inf, 0) when it has none)) of a ``plain`` float constant
-        with values, None for another; worked out by ``summarize``, with the others asked."""
+        its finite non-zero values ((inf, 0) when it has none), whether some value is below
+        0 (-0.0 and NaN are not)) of a ``plain`` float constant with values, None for
+        another; worked out by ``summarize``, with the others asked."""
         if self._summary is False:
             summarize([self])
         return self._summary
@@ -181,15 +182,17 @@ def summarize(consts) -> None:
         group[0].append(c)
         group[1].append(p[1])
     for dt, (owners, raws) in parts.items():
-        data = np.abs(np.frombuffer(b"".join(raws), dt).astype(np.float64))
+        signed = np.frombuffer(b"".join(raws), dt).astype(np.float64)
+        data = np.abs(signed)
         dead = ~np.isfinite(data) | (data == 0)
         sizes = np.fromiter((len(r) for r in raws), np.int64, len(raws)) // dt.itemsize
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
         bad = np.logical_or.reduceat(dead, starts).tolist()
         low = np.minimum.reduceat(np.where(dead, np.inf, data), starts).tolist()
         high = np.maximum.reduceat(np.where(dead, 0.0, data), starts).tolist()
-        for c, b, lo, hi in zip(owners, bad, low, high, strict=True):
-            c._summary = (not b, lo, hi)
+        below = np.logical_or.reduceat(signed < 0, starts).tolist()
+        for c, b, lo, hi, neg in zip(owners, bad, low, high, below, strict=True):
+            c._summary = (not b, lo, hi, neg)
 
 
 class ArrayConst(Const):

@@ -204,7 +204,7 @@ def magnitudes(consts: list) -> list[tuple[float, float] | None]:
     from ..model.facts import summarize
 
     summarize(consts)
-    return [None if c is None or c.summary is None else c.summary[1:] for c in consts]
+    return [None if c is None or c.summary is None else c.summary[1:3] for c in consts]
 
 
 def first_ai_onnx(kind: str, pred) -> int | None:
