@@ -108,7 +108,7 @@ def differences(a, model, runtimes, differing) -> list[Finding] | None:
     message then depends on the target's plan for the whole result). ``differing``: what the
     report keeps of the result's findings against the source's (convert_pipeline.differing,
     given: that module imports this one)."""
-    from .targets import predict, registry, site_classes
+    from .targets import predict, registry
 
     try:
         moved = Moved(a, model)
@@ -120,26 +120,74 @@ def differences(a, model, runtimes, differing) -> list[Finding] | None:
         out: list[Finding] = []
         for name in runtimes:
             t = registry.get(name)
-            found = [(None, None, x) for x in t.model_findings(now)]
-            ask = site_classes.asker(t.findings_for, keys, moved.site)
-            clean: set = set()  # classes answered whole with no finding: their sites are passed over
-            for site, loc in placed:
-                k = keys.get(id(site))
-                if k in clean:
-                    continue
-                got = ask(site)
-                if got:
-                    found += [(site, loc, x) for x in got]
-                elif k is not None and ask.of_class(k) == []:
-                    clean.add(k)
-            if any(x.convertible for _, _, x in found):
+            found, refusing = _found(t, now, placed, keys, moved)
+            if found is None:
                 return None
+            if refusing:  # the source refuses a node passed over: no error of the result is kept
+                found = [item for item in found if item[2].severity != "error"]
             if not any(x.severity in ("error", "warning") for _, _, x in found):
                 continue  # nothing it could report: the source's findings are not needed
             out += _new(t, predict._raw(t, info, _judged(placed, found), keys), found, moved, differing)
     except NotMoved:
         return None
     return out
+
+
+_NEW = object()
+
+
+def _found(t, now, placed: list, keys: dict, moved: Moved) -> tuple[list | None, bool]:
+    """(target ``t``'s findings on the result that ``differing`` may keep, as (site, location,
+    finding), the model's first; whether the source refuses a node passed over), or (None,
+    False) where one offers a conversion. The nodes of a class answered whole are passed
+    over where nothing of theirs can be kept (``_passes``): with no finding, or with what the
+    source's nodes of that class have too."""
+    from .targets import site_classes
+
+    found = [(None, None, x) for x in t.model_findings(now)]
+    if any(x.convertible for _, _, x in found):
+        return None, False
+    ask = site_classes.asker(t.findings_for, keys, moved.site)
+    was = site_classes.asker(t.findings_for, keys)  # the source's
+    passed: dict = {}  # class -> whether the source refuses its nodes (passed over), None: compared
+    refusing = False
+    for site, loc in placed:
+        k = keys.get(id(site))
+        p = None if k is None else passed.get(k, _NEW)
+        if p is True or p is False:
+            refusing = refusing or p
+            continue
+        got = ask(site)
+        if not got:
+            if p is _NEW and ask.of_class(k) == []:
+                passed[k] = False
+            continue
+        if any(x.convertible for x in got):
+            return None, False
+        if p is _NEW and ask.of_class(k) is not None:
+            p = passed[k] = _passes(got, was(site), was.of_class(k))
+            if p is not None:
+                refusing = refusing or p
+                continue
+        found += [(site, loc, x) for x in got]
+    return found, refusing
+
+
+def _passes(got: list, source: list, whole) -> bool | None:
+    """For a class whose nodes all have the result's findings ``got`` and the source's
+    ``source`` (``whole``: the source's answer for the whole class, None where it has none):
+    None where ``differing`` may keep something of them; else whether the source refuses them
+    (an error there: the result's warnings there are dropped, and its errors everywhere).
+    Kept otherwise: a result's error where the source has none, a warning the source's node
+    lacks."""
+    if whole is None:
+        return None
+    if any(x.severity == "error" for x in source):
+        return True
+    if any(x.severity == "error" for x in got):
+        return None
+    before = {x.code for x in source if x.severity == "warning"}
+    return False if all(x.code in before for x in got if x.severity == "warning") else None
 
 
 def _judged(placed: list, found: list) -> list:
