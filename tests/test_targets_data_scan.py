@@ -68,3 +68,41 @@ def test_every_row_of_the_kernel_file_has_the_op_the_pattern_finds():
     for line in rows:
         m = _OP.search(line)
         assert kernel_store._op_of(line) == (m[1].decode(), m[2].decode())
+
+
+def _all_ops(text: bytes) -> set[tuple[str, str]]:
+    return {kernel_store._op_of(line) for line in text.split(b"\n") if line.startswith(b"[[")}
+
+
+def test_a_kernel_rows_lines_found_by_their_text_are_those_bisected_for():
+    name = kernel_store.file_name("onnxruntime")
+    ops = _all_ops(data_files.raw(name))
+    absent = [("", "NoSuchOp"), ("", "MatMu"), ("com.microsoft", "QuantizeLinea"), ("zz", "Abs"), ("", "")]
+    for field in kernel_store.LISTS:
+        stored = data_files.rows(name, field, kernel_store._op_of)
+        plain = data_files.Rows(data_files.raw(name), *data_files._span(data_files.raw(name), field),
+                                kernel_store._op_of)
+        for key in sorted(ops) + absent:
+            bisected = stored.lines(key)
+            assert stored.lines(key, kernel_store.needle(*key)) == bisected, (field, key)
+            assert plain.lines(key, kernel_store.needle(*key)) == plain.lines(key) == bisected, (field, key)
+    assert len(ops) > 300
+
+
+def test_names_the_file_would_escape_are_bisected_for():
+    assert kernel_store.needle("", 'a"b') is None and kernel_store.needle("x\\y", "Abs") is None
+    assert kernel_store.needle("", "caf\u00e9") is None and kernel_store.needle("", "tab\t") is None
+    assert kernel_store.needle("com.microsoft", "QGemm") == b'"domain":"com.microsoft","op":"QGemm"'
+
+
+@pytest.mark.parametrize("name", ["onnxruntime_probes.json", "openvino_probes.json", "openvino_fusion.json"])
+def test_an_entry_found_by_its_text_is_the_one_bisected_for(name):
+    runs = data_files.block(name, "keys" if "probes" in name else "groups")
+    seen = 0
+    for i in range(len(runs._runs.firsts)):
+        block = runs._block(i)
+        keys = list(block)
+        for key in keys + [k + "x" for k in keys[:5]] + [keys[0][:-1], "~", " "]:
+            assert block._found(key) == block._seek(key), (name, i, key)
+            seen += 1
+    assert seen > 1000

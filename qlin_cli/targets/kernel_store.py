@@ -77,6 +77,17 @@ def _op_of(line: bytes) -> tuple[str, str]:
     raise ValueError(f"no domain and op in {line[:80]!r}")
 
 
+def needle(domain: str, op: str) -> bytes | None:
+    """The text every row of (``domain``, ``op``) holds and no other row does (its domain and
+    op as ``_op_of`` reads them, the op's closing quote included), for ``Rows.lines``; None
+    for names the file would write escaped (a quote, a backslash, other than printable ASCII),
+    which are bisected for."""
+    for name in (domain, op):
+        if not (name.isascii() and name.isprintable()) or '"' in name or "\\" in name:
+            return None
+    return b'%s%s%s%s"' % (_DOMAIN, domain.encode(), _THEN_OP, op.encode())
+
+
 def release_rows(runtime: str, version: str):
     """One release's table less its two lists, and a function giving the (schema rows,
     kernel rows) of one (domain, op) of that release: the file is bisected for the op's
@@ -100,10 +111,13 @@ def release_rows(runtime: str, version: str):
 
     def rows(domain: str, op: str) -> tuple[list, list]:
         # only the rows of this release are parsed (a third of QuantizeLinear's are others')
-        schemas, kernels = ([row for _, row in data_files.parsed([x for x in lists[field].lines((domain, op))
-                                                                     if holds(x)])]
-                            for field in ("schemas", "kernels"))
-        return schemas, kernels
+        found = needle(domain, op)
+
+        def of(field: str) -> list:
+            lines = lists[field].lines((domain, op), found)
+            return [row for _, row in data_files.parsed([x for x in lines if holds(x)])]
+
+        return of("schemas"), of("kernels")
 
     return dict(have[version]), rows
 
