@@ -6,9 +6,6 @@ schema decides, the granularity, the axis), so the profiles never restate a sche
 
 from __future__ import annotations
 
-import sys
-from array import array
-
 import numpy as np
 import onnx
 
@@ -94,21 +91,16 @@ def negative_scale(f) -> bool | None:
 
 
 def _plain_negative(f) -> bool | None:
-    """``negative_scale`` of a scale stored as float32 or float64 bytes that numpy reads as
-    they are (``Const.plain``), from those bytes (a value below 0: -0.0 and NaN are not);
-    None where the scale is not such a constant (then its values are read as usual)."""
+    """``negative_scale`` of a scale stored as float bytes that numpy reads as they are
+    (``Const.plain``): the last part of its ``Const.summary`` (a value below 0: -0.0 and NaN
+    are not), which the check's scale rules have worked out for every such scale (the
+    constant keeps it: nothing is kept on the node); None where the scale is not such a
+    constant (then its values are read as usual)."""
     i = f.scale_index
     c = f.values[i] if i is not None and i < len(f.values) else None
-    found = None if c is None else c.plain()
-    if found is None or found[0] not in _PLAIN_FLOATS:
-        return None
-    return any(v < 0 for v in array(_PLAIN_FLOATS[found[0]], found[1]))
+    found = None if c is None else c.summary
+    return None if not found else found[3]
 
-
-# the plain float types an array.array reads as numpy does (little-endian bytes, as ONNX
-# stores them, on a little-endian machine)
-_PLAIN_FLOATS = ({np.dtype("<f4"): "f", np.dtype("<f8"): "d"} if sys.byteorder == "little"
-                 and array("f").itemsize == 4 and array("d").itemsize == 8 else {})
 
 
 def odd_zero_point(f) -> bool | None:
@@ -126,9 +118,10 @@ def _summary(f, name: str, values, test, quick=None) -> bool | None:
     if found is _UNKNOWN:
         try:
             found = None if quick is None else quick(f)
-            if found is None:
-                v = values(f)
-                found = None if v is None else test(v)
+            if found is not None:  # (read off what the constant keeps: not kept on the node too,
+                return found  # where an attribute past its first ones costs 400 bytes)
+            v = values(f)
+            found = None if v is None else test(v)
         except ValueRead:
             raise ValueRead(name) from None
         setattr(f, slot, found)
