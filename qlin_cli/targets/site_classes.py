@@ -195,9 +195,9 @@ def asker(ask: Callable[[NodeSite], list], keys: dict | None = None,
         else:
             key = None
         found = None if key is None else by_class(site, key)
-        if found is None:
+        if found is None:  # the node's own answer, kept (a class's is found again by its key)
             found = ask(remap(site))
-        by_id[id(site)] = (site, found)
+            by_id[id(site)] = (site, found)
         return found
     answer.of_class = answers.get  # class number -> its sites' findings where answered whole, else None
     return answer
