@@ -40,6 +40,16 @@ def _set_imports(imports, used: set[str], to_opset: int, had: set[str]) -> bool:
     return before != [(o.domain, o.version) for o in imports]
 
 
+def _spelled(ctx: Context, b: Body) -> set[str]:
+    """The domains of a body's nodes as spelled: from the caller's analysis where the passes
+    finish on the analysed source itself (a header-only finish: one graph, no node changed),
+    else from the nodes."""
+    a = ctx.analysis
+    if a is not None and a.model is ctx.model and len(a.bodies) == 1 and a.bodies[0].owner is b.owner:
+        return {domain for domain, _ in set(a.bodies[0].kinds)}
+    return {n.domain for n in b.owner.node}
+
+
 class FixImports:
     name = "imports"
     requires = ("rewritten",)
@@ -53,7 +63,7 @@ class FixImports:
         for b in walked:
             root = b.path if b.parent is None else root_of[b.parent]
             root_of[b.path] = root
-            spelled = {n.domain for n in b.owner.node}
+            spelled = _spelled(ctx, b)
             used.setdefault(root, set()).update(map(schema.normalize_domain, spelled))
         changed = False
         model_used = {schema.AI_ONNX}

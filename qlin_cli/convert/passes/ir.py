@@ -47,7 +47,9 @@ class ChooseIR:
         before = model.ir_version
         walked = list(bodies(model))
         used = types_used(model, walked)
-        need = ir.ir_needed(opsets, used, bool(model.functions), has_node_metadata(model, walked))
+        need = ir.ir_needed(opsets, used, bool(model.functions), False)
+        if need < ir.NODE_METADATA_MIN_IR:  # (else the nodes' metadata cannot raise it: not looked for)
+            need = ir.ir_needed(opsets, used, bool(model.functions), has_node_metadata(model, walked))
         asked = ctx.opts.ir_version
         if asked is not None and asked < need:
             raise QlinError("--ir-version", f"{asked} cannot carry the result: it needs IR {need} or "
