@@ -106,3 +106,15 @@ def test_an_entry_found_by_its_text_is_the_one_bisected_for(name):
             assert block._found(key) == block._seek(key), (name, i, key)
             seen += 1
     assert seen > 1000
+
+
+def test_the_measured_releases_read_the_kernel_file_by_its_own_name(monkeypatch):
+    from qlin_cli.targets import probe_store, releases
+
+    for runtime in ("onnxruntime", "openvino"):
+        have = set(kernel_store.releases(runtime)) | set(probe_store.releases(runtime))
+        assert releases.measured(runtime) == tuple(sorted(have, key=releases.key))
+    monkeypatch.setattr(probe_store, "releases", lambda runtime: ())  # the kernel file's alone
+    monkeypatch.setattr(releases, "measured", releases.measured.__wrapped__)
+    assert releases.measured("onnxruntime") == kernel_store.releases("onnxruntime") != ()
+    assert releases.measured("openvino") == ()
