@@ -119,6 +119,8 @@ def _made_in_main(ctx: Context, work: onnx.ModelProto) -> dict | None:
 
 def _one_each(entries: list[Entry]) -> list[Entry]:
     """Entries without repeats (a function body read once per call signature)."""
+    if len({e.where for e in entries}) == len(entries):
+        return list(entries)  # each of its own node: none repeats another
     seen: set = set()
     out = []
     for e in entries:
