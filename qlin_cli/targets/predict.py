@@ -239,7 +239,7 @@ def _linear_sites(a: Analysis, body, ops: list, opsets: tuple, main_inputs, main
             p = None if producer is None else producer.facts
             found = made[key] = NodeSite(f, main, x_in, constant, y_out, p, producer, scale_in, readers_of,
                                          then, x_from, opsets, reduced, partners)
-            classes.number(found, shape, values, producer, kind)
+            classes.number(found, shape, values, producer, kind, is_q)
         if is_q and y:
             quantized[y] = found
         return found
@@ -262,7 +262,7 @@ class _Classes:
         self.firsts: dict = {}  # constant -> the first equal to it
         self.content: dict[int, object] = {-1: None}  # id of a first constant -> its content key
         self.kinds: dict[tuple, int] = {}  # a site's plain fields -> their number (with the body's)
-        self.facts: dict[int, tuple] = {}  # id(site) -> its facts' part of the key
+        self.facts: dict[int, tuple] = {}  # id(site) -> its facts' part of the key, of a producer's
         self.hiding: dict[int, tuple] = {}  # id(shape) -> per input, whether a constant there is hidden
 
     def same(self, c) -> int:
@@ -282,14 +282,17 @@ class _Classes:
         return found
 
     def number(self, site: NodeSite, shape: NodeFacts, values: tuple, producer: NodeSite | None,
-               kind: int) -> None:
+               kind: int, produces: bool) -> None:
+        """``produces``: the site may be a producer (a QuantizeLinear's: its part of the key is
+        kept for the DequantizeLinear sites reading it)."""
         hide = self.hiding.get(id(shape))
         if hide is None or len(hide) != len(values):
             hide = self.hiding[id(shape)] = site_classes.hidden_inputs(shape, len(values))
         content, hidden = self.content, site_classes.HIDDEN_KEY
         mine = (id(shape), tuple([hidden if h and v != -1 else content[v]
                                   for v, h in zip(values, hide, strict=True)]))
-        self.facts[id(site)] = mine
+        if produces:
+            self.facts[id(site)] = mine
         theirs = made = None
         if producer is not None:
             theirs, made = self.facts.get(id(producer)), self.keys.get(id(producer))
