@@ -159,7 +159,7 @@ def _found(t, now, placed: list, keys: dict, moved: Moved) -> tuple[list | None,
             continue
         got = ask(site)
         if not got:
-            if p is _NEW and ask.of_class(k) == []:
+            if p is _NEW and ask.clean(k):
                 passed[k] = False
             continue
         if any(x.convertible for x in got):

@@ -94,16 +94,13 @@ def _finish_header(ctx: Context, model: onnx.ModelProto, entries: list[Entry]) -
     """The finishing passes run on the source itself, whose header alone they change (no
     rewrite: ``_header_only``); the result is the header they leave, the source gets its own
     back, and the result shares its graph (``Result.graph_from``)."""
-    from ..model.header import header_of, put_header
+    from ..model.header import header_kept, header_of
 
-    own = header_of(model)
     ctx.copies = {id(model.graph): model.graph}
     ctx.model = model
-    try:
+    with header_kept(model):
         _run(FINISH, ctx)
         head = header_of(model)
-    finally:
-        put_header(model, own)
     opsets_to = {schema.normalize_domain(o.domain): o.version for o in head.opset_import}
     return Result(head, entries, [], ctx.opsets_from, opsets_to, model.ir_version, head.ir_version,
                   changed=ctx.changed, rewritten=0, made={}, graph_from=model)

@@ -7,6 +7,9 @@ model (convert/state.py ``Result.whole``), and is written from the source's grap
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import onnx
 
 _GRAPH = "graph"
@@ -40,17 +43,25 @@ def _put_fields(model: onnx.ModelProto, source: onnx.ModelProto) -> None:
             setattr(model, fd.name, value)
 
 
+@contextmanager
+def header_kept(model: onnx.ModelProto) -> Iterator[None]:
+    """A block in which ``model``'s header may change: it gets its own back after, even on an
+    error (its graph is not looked at)."""
+    own = header_of(model)
+    try:
+        yield
+    finally:
+        put_header(model, own)
+
+
 def serialized(head: onnx.ModelProto, graph_from: onnx.ModelProto) -> bytes:
     """The bytes of the model whose header is ``head`` and whose graph is ``graph_from``'s,
     byte for byte what serializing such a model would give (protobuf writes a message's
     fields in the order of their numbers, whichever object holds them): ``graph_from`` wears
-    ``head`` while it is serialized and gets its own header back after, even on an error."""
-    own = header_of(graph_from)
-    put_header(graph_from, head)
-    try:
+    ``head`` while it is serialized (``header_kept``)."""
+    with header_kept(graph_from):
+        put_header(graph_from, head)
         return graph_from.SerializeToString()
-    finally:
-        put_header(graph_from, own)
 
 
 def whole(head: onnx.ModelProto, graph_from: onnx.ModelProto) -> onnx.ModelProto:

@@ -472,7 +472,7 @@ def _raw(t: Target, info: ModelInfo, placed: list[tuple[NodeSite, Location]],
         found = answers[i] = ask(site)
         if found:
             told = True
-        elif k is not None and ask.of_class(k) == []:
+        elif ask.clean(k):
             clean.add(k)
     if told:
         for site, loc in placed:

@@ -200,4 +200,5 @@ def asker(ask: Callable[[NodeSite], list], keys: dict | None = None,
             by_id[id(site)] = (site, found)
         return found
     answer.of_class = answers.get  # class number -> its sites' findings where answered whole, else None
+    answer.clean = lambda key: key is not None and answers.get(key) == []  # answered whole: nothing
     return answer
