@@ -118,3 +118,17 @@ def test_the_measured_releases_read_the_kernel_file_by_its_own_name(monkeypatch)
     monkeypatch.setattr(releases, "measured", releases.measured.__wrapped__)
     assert releases.measured("onnxruntime") == kernel_store.releases("onnxruntime") != ()
     assert releases.measured("openvino") == ()
+
+
+def test_a_row_holding_another_ops_text_does_not_join_that_ops_rows():
+    """``Rows.lines`` by text: a row whose own op is A but which holds C's domain and op
+    further in (nested) is not one of C's rows; the lines are those bisected for."""
+    lines = [b'[[["1", null]], {"domain":"","op":"A","body":{"domain":"","op":"C"}}],',
+             b'[[["1", null]], {"domain":"","op":"B"}],',
+             b'[[["1", null]], {"domain":"","op":"C"}]']
+    body = b"[\n" + b"\n".join(lines) + b"\n]"
+    rows = data_files.Rows(body, 2, len(body) - 2, kernel_store._op_of)
+    for op in ("A", "B", "C"):
+        want = rows.lines(("", op))
+        assert want == [lines[ord(op) - ord("A")].removesuffix(b",")]
+        assert rows.lines(("", op), kernel_store.needle("", op)) == want, op

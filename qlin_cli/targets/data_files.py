@@ -382,18 +382,9 @@ class Rows(_Sorted):
     def __init__(self, body: bytes, start: int, end: int, key_of: Callable[[bytes], tuple]):
         super().__init__(body, start, end)
         self._key_of = key_of
-        self._matched: dict = {}  # key -> its rows parsed, once (each release's table asks again)
 
     def _key(self, at: int):
         return self._key_of(self._body[at:self._body.find(b"\n", at, self._end + 1)])
-
-    def matching(self, key) -> list:
-        """The rows whose key is ``key``, parsed (the same row objects each time: read, not
-        changed)."""
-        found = self._matched.get(key)
-        if found is None:
-            found = self._matched[key] = parsed(self.lines(key))
-        return list(found)
 
     def lines(self, key, needle: bytes | None = None) -> list[bytes]:
         """The text of each row whose key is ``key``, unparsed: one run of lines, its end
@@ -410,7 +401,11 @@ class Rows(_Sorted):
             last = body.find(b"\n", body.rfind(needle, start, end), end)
             # from the line end before the first (an entry starts after one) to the last's
             rows = body[body.rfind(b"\n", 0, first) + 1:end if last < 0 else last].rstrip()
-            return [line.removesuffix(b",") for line in rows.split(b"\n")]
+            found = [line.removesuffix(b",") for line in rows.split(b"\n")]
+            # the rows are in key order: the first and the last of ``key`` bound its lines; a row
+            # holding the text nested in it (another op's) is bisected past instead
+            if self._key_of(found[0]) == key and self._key_of(found[-1]) == key:
+                return found
         first = self._seek(key)
         last = self._seek(key, after=True) if first < self._end else first
         rows = self._body[first:last].rstrip()
@@ -431,7 +426,6 @@ class RunRows:
         self._runs, self._key_of = runs, key_of
         self._keys = [key_of(first.encode()) for first in runs.firsts]
         self._rows: dict[int, Rows] = {}
-        self._matched: dict = {}
 
     def _run(self, i: int) -> Rows:
         found = self._rows.get(i)
@@ -439,13 +433,6 @@ class RunRows:
             body = b"\n" + self._runs.run(i)  # (a row starts after a newline)
             found = self._rows[i] = Rows(body, 1, len(body), self._key_of)
         return found
-
-    def matching(self, key) -> list:
-        """``Rows.matching``."""
-        found = self._matched.get(key)
-        if found is None:
-            found = self._matched[key] = parsed(self.lines(key))
-        return list(found)
 
     def lines(self, key, needle: bytes | None = None) -> list[bytes]:
         """``Rows.lines``."""
