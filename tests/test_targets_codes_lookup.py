@@ -11,10 +11,6 @@ from qlin_cli.code import Table
 from qlin_cli.targets import codes
 
 
-def test_the_listing_is_pkgutils():
-    assert codes._listed() == tuple(sorted(m.name for m in pkgutil.iter_modules(codes.__path__)))
-
-
 def test_every_code_is_found_as_the_table_finds_it():
     table = Table(codes.__path__, codes.__name__, "qt")
     every = table.all_codes()

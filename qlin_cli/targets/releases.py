@@ -10,8 +10,6 @@ from functools import cache
 from importlib import metadata
 from importlib.machinery import PathFinder
 
-_DATA_PACKAGE = "qlin_cli.targets.data"
-
 
 def key(version: str) -> tuple:
     """A sort key: numeric parts as numbers ("1.9" before "1.10")."""

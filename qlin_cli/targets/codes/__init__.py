@@ -14,18 +14,12 @@ from __future__ import annotations
 
 from functools import cache
 
-from ...code import QUANTIZE_ARITHMETIC, Table, module_names
+from ...code import QUANTIZE_ARITHMETIC, Table
 
 _TABLE = Table(__path__, __name__, "qt")
 all_codes = _TABLE.all_codes
 get = _TABLE.get
 find = _TABLE.find
-
-
-def _listed() -> tuple[str, ...]:
-    """The code modules' names, as ``Table`` lists them (code.module_names: one listing of
-    the folder)."""
-    return module_names(tuple(__path__))
 
 
 # Only a divergence (QT4xx, above) judges a kind of fact: ``judging`` reads those modules
