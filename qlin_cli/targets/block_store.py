@@ -46,7 +46,7 @@ DOES = {"openvino": "compile", "onnxruntime": "load and run"}  # what was measur
 
 
 def file_name(runtime: str) -> str:
-    return f"{runtime}_blocks.json"
+    return data_files.file_name(runtime, "blocks")
 
 
 @cache

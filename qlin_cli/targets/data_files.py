@@ -38,6 +38,18 @@ _OPEN = '"releases": {'
 _CLOSE = {ord("{"): b"\n}", ord("["): b"\n]"}  # a block's closing line (no entry starts so)
 
 
+def file_name(runtime: str, kind: str) -> str:
+    """The name of a runtime's data file of one kind ("kernels", "probes", "blocks"), as the
+    generators write it (under qlin_cli/targets/data/, gzipped)."""
+    return f"{runtime}_{kind}.json"
+
+
+def written_plain(text: str) -> bool:
+    """Whether the generators write ``text`` in a JSON string as it is (printable ASCII, no
+    quote, no backslash): then it can be looked for by its text."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
 def _string_at(body: bytes, at: int) -> bytes:
     """The JSON string that starts at ``at`` (its quotes included), on one line: up to the
     first quote after it that no backslash escapes (a pattern compiled for it cost 0.4 M
@@ -278,7 +290,7 @@ class Block(_Sorted, Mapping):
         """Where the entry of ``key`` starts, if anywhere: its line found by its text (a
         bisection read a key at each of a dozen steps), else bisected for (a key written
         escaped, or absent)."""
-        if key.isascii() and key.isprintable() and '"' not in key and "\\" not in key:
+        if written_plain(key):
             at = self._body.find(b'\n"' + key.encode() + b'": ', self._start - 1, self._end) + 1
             if at and self._key(at) == key:
                 return at

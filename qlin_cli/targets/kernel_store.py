@@ -30,7 +30,7 @@ LISTS = ("kernels", "schemas")  # the fields kept per row; every other field per
 
 
 def file_name(runtime: str) -> str:
-    return f"{runtime}_kernels.json"
+    return data_files.file_name(runtime, "kernels")
 
 
 def _read(runtime: str) -> dict | None:
@@ -82,9 +82,8 @@ def needle(domain: str, op: str) -> bytes | None:
     op as ``_op_of`` reads them, the op's closing quote included), for ``Rows.lines``; None
     for names the file would write escaped (a quote, a backslash, other than printable ASCII),
     which are bisected for."""
-    for name in (domain, op):
-        if not (name.isascii() and name.isprintable()) or '"' in name or "\\" in name:
-            return None
+    if not (data_files.written_plain(domain) and data_files.written_plain(op)):
+        return None
     return b'%s%s%s%s"' % (_DOMAIN, domain.encode(), _THEN_OP, op.encode())
 
 

@@ -43,7 +43,7 @@ FORMAT = 3
 
 
 def file_name(runtime: str) -> str:
-    return f"{runtime}_probes.json"
+    return data_files.file_name(runtime, "probes")
 
 
 def _read(runtime: str) -> dict | None:

@@ -28,9 +28,9 @@ def measured(runtime: str) -> tuple[str, ...]:
     oldest first."""
     from . import data_files, probe_store
 
-    # the kernel file's head read by its name (kernel_store.file_name), not importing kernel_store
-    # for a runtime that has none (openvino: 0.5 M instructions of a check naming it)
-    kernels = data_files.releases(f"{runtime}_kernels.json") or ()
+    # the kernel file's head read by its name, not importing kernel_store for a runtime that has
+    # none (openvino: 0.5 M instructions of a check naming it)
+    kernels = data_files.releases(data_files.file_name(runtime, "kernels")) or ()
     return tuple(sorted(set(kernels) | set(probe_store.releases(runtime)), key=key))
 
 
