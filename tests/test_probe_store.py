@@ -258,3 +258,23 @@ def test_the_keys_that_ran_are_read_as_the_outcomes_give_them():
             table = probe_table.load(runtime, v)
             assert table.ran() == sorted(k for k, o in table.keys().items() if o.runs), (runtime, v)
             assert 0 < len(table.ran()) < len(table.keys())
+
+
+def test_the_errors_block_is_decompressed_only_when_a_read_range_names_an_error():
+    """A release's probe keys read lazily leave the file's tail (its errors block, 64 KB of
+    onnxruntime's text) compressed until a key whose range names an error is read (a fresh
+    process: the data files' reads are kept for the process's life)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from qlin_cli.targets import data_files, probe_store\n"
+        "name = probe_store.file_name('onnxruntime')\n"
+        "v = probe_store.releases('onnxruntime')[-1]\n"
+        "keys = probe_store.version_data('onnxruntime', v, lazy=True)['keys']\n"
+        "assert 'error' not in keys['Q -> DQ int16 after AveragePool to graph output']\n"
+        "print(data_files._parts(name)._tail is None)\n"
+        "assert 'error' in keys['Q -> DQ int16 from graph input to graph output']\n"
+        "print(data_files._parts(name)._tail is None)\n")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.split() == ["True", "False"], got.stderr
