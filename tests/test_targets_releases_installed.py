@@ -90,7 +90,7 @@ def test_names_normalise_as_importlib_metadata_normalises_them(name):
     assert releases._normalized(name) == Prepared.normalize(name)
 
 
-def test_a_name_with_a_line_end_is_looked_for_one_by_one():
+def test_the_first_info_folder_of_the_distribution_is_found_even_beside_a_name_with_a_line_end():
     children = ["x\ny", "b-1.0.dist-info", "a-2.0.dist-info", "a-1.0.egg-info"]
     assert releases._first_info(children, "a") == "a-2.0.dist-info"
     assert releases._first_info(children[1:], "a") == "a-2.0.dist-info"

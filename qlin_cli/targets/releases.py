@@ -87,18 +87,8 @@ def _listed_version(dist: str):
 
 def _first_info(children: list[str], want: str) -> str | None:
     """The first of a folder's ``children`` (in its order) that is a ``.dist-info`` or
-    ``.egg-info`` folder of the distribution normalised ``want``: the names are looked over
-    as one text, a folder without such names (most of sys.path) at C speed."""
-    text = "\n".join(children).lower() + "\n"
-    if text.count("\n") != len(children):
-        return next((c for c in children if _is_info(c.lower(), want)), None)  # a name with a line end
-    at = text.find("-info\n")
-    while at >= 0:
-        start = text.rfind("\n", 0, at) + 1
-        if _is_info(text[start:at + 5], want):
-            return children[text.count("\n", 0, start)]
-        at = text.find("-info\n", at + 6)
-    return None
+    ``.egg-info`` folder of the distribution normalised ``want``."""
+    return next((c for c in children if _is_info(c.lower(), want)), None)
 
 
 def _is_info(low: str, want: str) -> bool:
