@@ -50,13 +50,16 @@ def table(runtime: str, version: str, data: dict | None = None) -> dict:
     index = {v: i for i, v in enumerate(data["releases"])}
     at = index[version]
 
-    def holds(spans) -> bool:
-        return any(index[first] <= at and (last is None or at <= index[last]) for first, last in spans)
-
     out = dict(data["releases"][version])
     for field in LISTS:
-        out[field] = [row for spans, row in data[field] if holds(spans)]
+        out[field] = [row for spans, row in data[field] if _holds(spans, index, at)]
     return out
+
+
+def _holds(spans, index: dict, at: int) -> bool:
+    """Whether a row of ``spans`` ([first, last or None] releases) holds at the release of
+    place ``at`` in ``index`` (release -> its place)."""
+    return any(index[first] <= at and (last is None or at <= index[last]) for first, last in spans)
 
 
 _DOMAIN, _THEN_OP = b'"domain":"', b'","op":"'
@@ -104,8 +107,7 @@ def release_rows(runtime: str, version: str):
         spans = line[1:line.index(b"]]") + 2]  # (a row is [spans, row]; its spans end at the first "]]")
         found = held.get(spans)
         if found is None:
-            found = held[spans] = any(index[first] <= at and (last is None or at <= index[last])
-                                      for first, last in json.loads(spans))
+            found = held[spans] = _holds(json.loads(spans), index, at)
         return found
 
     def rows(domain: str, op: str) -> tuple[list, list]:
