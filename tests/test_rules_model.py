@@ -136,6 +136,21 @@ def test_int4_weights_in_an_ir_7_file_are_reported_once_with_the_version_needed(
     assert not [d for d in check_model(_int4_weights(10), ".") if d.code in ("QL205", "QL206")]
 
 
+def test_a_type_only_a_tensor_attribute_stores_is_reported_too():
+    """A Constant's value= tensor is looked at (the graph has no initializer, and the body's
+    attribute types say a tensor attribute is there): its int4 at IR 7 is QL205's."""
+    value = helper.make_tensor("c", TensorProto.INT4, [2], [1, 2])
+    nodes = [helper.make_node("Constant", [], ["c"], value=value),
+             helper.make_node("Cast", ["c"], ["y"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "g", [], [_vi("y", TensorProto.FLOAT, [2])])
+    model = make(graph, {"": 21})
+    model.ir_version = 7
+    found = [d for d in check_model(model, ".") if d.code == "QL205"]
+    assert len(found) == 1 and "int4" in found[0].message
+    model.ir_version = 10
+    assert not [d for d in check_model(model, ".") if d.code == "QL205"]
+
+
 def test_an_ir_below_3_names_only_the_types_newer_than_it():
     """IR 1 predates opset imports, not float: QL205 speaks of int4 alone (found by the
     byte fuzzer, where an IR of 1 crashed the rule on a float tensor)."""
