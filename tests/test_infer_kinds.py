@@ -224,3 +224,20 @@ def test_a_failure_inside_the_walk_leaves_the_model_to_the_whole_inference(tmp_p
         assert infer_kinds.by_kind(model) is None
     fast, whole = _analysed(model, tmp_path, True), _analysed(model, tmp_path, False)
     assert fast.inferred == whole.inferred and fast.inferred
+
+
+@pytest.mark.parametrize("node_domain, imported", [("ai.onnx", ""), ("", "ai.onnx"), ("ai.onnx", "ai.onnx")])
+def test_ai_onnx_however_spelled_gives_up_or_infers_alike(tmp_path, any_size, node_domain, imported):
+    """A node spelled "ai.onnx" is asked of onnx (schema.normalize_domain): where onnx
+    leaves it untyped the kind gives up, else its types are the whole inference's."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"], domain=node_domain),
+             helper.make_node("Add", ["a", "a"], ["b"]),
+             helper.make_node("Sigmoid", ["b"], ["y"], domain=node_domain)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid(imported, 17)], ir_version=8)
+    path = str(tmp_path / "m.onnx")
+    onnx.save(model, path)
+    mine, (types, errors) = _both(path)
+    if mine is not None:
+        assert not errors and mine == types

@@ -47,14 +47,13 @@ from typing import NamedTuple
 import onnx
 from onnx import AttributeProto
 
-from ..schema import AI_ONNX, DOMAIN_ALIASES
+from ..schema import AI_ONNX, normalize_domain
 from ..schema.inference import SHAPE_ONLY
 from .graphs import MAIN, bodies, nodes_of
 from .infer import keeps_data
 from .tensors import census
 from .weightless import type_bytes
 
-_AI_ONNX_SPELLINGS = frozenset({AI_ONNX, *(d for d, to in DOMAIN_ALIASES.items() if to == AI_ONNX)})
 # attributes the skeleton copy (infer.skeleton) may change otherwise than a tensor's data
 _HEAVY = (AttributeProto.TENSORS, AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS)
 _GENERATED = b"unk__"  # the prefix of the dimension names onnx's inference makes up
@@ -182,7 +181,7 @@ class _Walk:
         """The types onnx infers for one kind of node (``had``: its outputs' types before;
         ``datas``: the data of its inputs, where an op outside SHAPE_ONLY may read it), from
         a model of the node alone."""
-        if node.domain not in _AI_ONNX_SPELLINGS or len(self.kinds) >= self.most:
+        if normalize_domain(node.domain) != AI_ONNX or len(self.kinds) >= self.most:
             raise _GiveUp
         if any(a.type == AttributeProto.TENSOR and not _light_tensor(node, a) for a in node.attribute):
             raise _GiveUp
