@@ -74,10 +74,11 @@ class AccumulatorOverflow(ModelRule):
                     if k[1] in READ and schema.normalize_domain(k[0]) == schema.AI_ONNX}
             if not read:
                 continue
-            # (op, transB, x's type, w's type and dims) -> whether K bounds every sum; and
-            # (op, id of x's DequantizeLinear shape of facts, id of w's) -> True: clear (``_qdq``)
+            # (op, transB, x's type, w's type and dims) -> whether K bounds every sum
             within: dict = {}
-            pairs = _pairs(body)
+            # (op, id of x's DequantizeLinear shape of facts, id of w's) found clear (``_qdq``);
+            # None where a pair of shapes cannot stand for its nodes (``_pairs``)
+            clear: set | None = set() if _pairs(body) else None
             dequantized = view.of_family(body, schema.LINEAR_DEQUANTIZE)  # (``producer``'s map)
             for i, kind in enumerate(body.kinds):
                 if kind not in read:
@@ -87,7 +88,7 @@ class AccumulatorOverflow(ModelRule):
                 if op in INTEGER_OPS:
                     found = _integer(view, body, i, node)
                 elif op in QDQ_OPS:
-                    found = _qdq(view, body, node, body.io[i][0], within, dequantized, pairs)
+                    found = _qdq(view, body, node, body.io[i][0], within, dequantized, clear)
                 else:
                     continue
                 message = None if found is None else _message(view, node, *found)
@@ -121,11 +122,12 @@ def _optional(view, body, node, k: int):
     return constant_array(view, body, node.input[k])
 
 
-def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict, pairs: bool):
+def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict, clear: set | None):
     """The same for a float op whose x and w come from 8-bit DequantizeLinear nodes
     (``inputs``: the node's input names; ``within``: the shapes already known to stay within
     int32 whatever the values; ``dequantized``: the body's DequantizeLinear nodes by output,
-    as ``producer`` reads them; ``pairs``: ``_pairs`` of the body)."""
+    as ``producer`` reads them; ``clear``: the pairs of shapes found clear, None where the
+    body's pairs cannot be keyed so: ``_pairs``)."""
     if len(inputs) < 2:
         return None
     px = dequantized.get(inputs[0])
@@ -142,14 +144,14 @@ def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict, pairs
     # sum to bound, as below). (The weight's type and dims are its shape's where the scope is
     # the main graph's and no Constant takes an initializer's name: ``_pairs``.)
     pair = None
-    if pairs and not gemm:
+    if clear is not None and not gemm:
         pair = (node.op_type, id(shared_with(fx) or fx), id(shared_with(fw) or fw))
-    if pair is not None and pair in within:
+    if pair is not None and pair in clear:
         return None
     x_type = fx.in_type(0)
     if x_type not in EIGHT_BIT or fw.in_type(0) not in EIGHT_BIT or not fw.present_at(0):
         if pair is not None:
-            within[pair] = True
+            clear.add(pair)
         return None
     w = _integer_tensor(view, body, fw.inputs[0])
     if w is not None:
@@ -164,7 +166,7 @@ def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict, pairs
                                   <= INT32_MAX)
         if safe:
             if pair is not None:
-                within[pair] = True
+                clear.add(pair)
             return None  # within int32 whatever the zero points and weights (none read)
     zx, zw = zero_point_of(fx), zero_point_of(fw)
     if w is None or zx is None or zw is None:
