@@ -203,3 +203,16 @@ def test_conversion_reports_the_same_with_and_without(bench_models, monkeypatch,
     assert used == [True]
     monkeypatch.setattr(rt, "result_types", lambda *args: None)
     assert report() == shortcut
+
+
+def test_a_result_at_another_opset_gives_up(tmp_path):
+    """The source's types stand for the nodes the passes left only at the source's ai.onnx
+    version: a format conversion that also moves the opset is inferred whole."""
+    path = _qlinear_chain(str(tmp_path / "moved.onnx"))
+    proto, data = load_model_bytes(path)
+    a = analyze(proto, str(tmp_path), serialized=data)
+    for opset, covered in ((13, True), (21, False)):
+        opts = Options(opset, to_format="qdq", tolerance=5)
+        r = convert_model(proto, str(tmp_path), opts, types=a.inferred, analysis=a)
+        assert r.model is not None and r.made, opset
+        assert (rt.result_types(a, r.model, r.made) is not None) is covered, opset
