@@ -62,8 +62,8 @@ def result_types(source, model: onnx.ModelProto, made: dict | None) -> dict | No
         return None
     nodes = graph.node
     for index in range(len(nodes)):
-        twin = made.get(index, _EMPTY)
-        if twin is not _EMPTY:
+        twin = made.get(index, _NOT_WRITTEN)
+        if twin is not _NOT_WRITTEN:
             twin = twin or plain(nodes[index])
             outs = twin.output
             found = inferred.outputs(twin, known)
@@ -188,7 +188,9 @@ def _outputs(graph, known: dict, producer: dict, made: dict, src_outputs: dict) 
     return tail
 
 
-_EMPTY = ()  # an input left out (and a key not yet inferred)
+_EMPTY = ()  # an input left out
+_NOT_WRITTEN = object()  # a node the passes did not write
+_NOT_YET = object()  # a kind not inferred yet
 
 
 def _static(t) -> bool:
@@ -216,8 +218,8 @@ class _Inferred:
         types = tuple([known.get(x) if x else _EMPTY for x in node.input])
         attrs = node.attribute
         key = (op, tuple([a.SerializeToString() for a in attrs]) if len(attrs) else (), types, len(outs))
-        found = self.found.get(key, _EMPTY)
-        if found is _EMPTY:
+        found = self.found.get(key, _NOT_YET)
+        if found is _NOT_YET:
             found = self.found[key] = self._infer(node, types) if all(map(_static, types)) else None
         if found is None or all(outs):
             return found
