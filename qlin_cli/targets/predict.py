@@ -104,7 +104,9 @@ def sites(model: onnx.ModelProto, base_dir: str, info: ModelInfo | None = None) 
 
 def sites_in(a: Analysis, info: ModelInfo | None = None) -> Iterator[NodeSite]:
     """``sites`` of an analysed model (its facts read once, shared with check and inspect).
-    Nodes whose sites are equal share one ``NodeSite``."""
+    Nodes whose sites are equal share one ``NodeSite`` where they read the same scales (a
+    scale, or a zero point of more than one element, of equal content in another initializer
+    makes a site of its own, of the same class)."""
     return (site for site, _ in _placed(a, info or model_info(a.model, a)))
 
 
@@ -204,7 +206,7 @@ def _linear_sites(a: Analysis, body, ops: list, opsets: tuple, main_inputs, main
     scope = body.scope
     find_value = scope.find_value if scope is not None else (lambda name: None)
     classes = _Classes(a, (main, opsets))
-    same, fielded = classes.first.get, classes.kinds.get
+    same, fielded, hiding = classes.first.get, classes.kinds.get, classes.hiding
 
     def site(f: NodeFacts, index: int, ins: tuple, outs: tuple) -> NodeSite:
         role = roles.get(id(f.spec))
@@ -229,8 +231,18 @@ def _linear_sites(a: Analysis, body, ops: list, opsets: tuple, main_inputs, main
             after(readers, shape.x_rank) if dq and readers else _NOTHING_AFTER,
             dq and bool(x) and maker is None and find_value(x) is not None,
         )
-        values = tuple([same(id(c)) or classes.same(c) for c in f.values])
-        kind = fielded(fields) or classes.fields(fields)  # the fields as a number: hashed once
+        vals = f.values
+        hide = hiding.get(id(shape))
+        if hide is None or len(hide) != len(vals):
+            hide = classes.hides(shape, len(vals))
+        # a hidden constant (a scale ...) counts in a class as hidden whatever its value: it is
+        # told apart by identity, not compared by content (sites of equal hidden values merely
+        # go unshared)
+        values = tuple([(id(c) if c is not None else -1) if h else (same(id(c)) or classes.same(c))
+                        for c, h in zip(vals, hide, strict=True)])
+        # the fields as a number, hashed once, and the first equal fields, whose tuples the site
+        # keeps (most sites' readers, and what follows them, are alike: one tuple for them all)
+        kind, fields = fielded(fields) or classes.fields(fields)
         key = (id(shape), values, id(producer), kind)  # equal keys: equal facts, one producer
         found = made.get(key)
         if found is None:
@@ -261,7 +273,8 @@ class _Classes:
         self.first: dict[int, int] = {id(None): -1}  # id(constant) -> id of the first equal to it
         self.firsts: dict = {}  # constant -> the first equal to it
         self.content: dict[int, object] = {-1: None}  # id of a first constant -> its content key
-        self.kinds: dict[tuple, int] = {}  # a site's plain fields -> their number (with the body's)
+        # a site's plain fields -> (their number (with the body's), the first equal fields)
+        self.kinds: dict[tuple, tuple[int, tuple]] = {}
         self.facts: dict[int, tuple] = {}  # id(site) -> its facts' part of the key, of a producer's
         self.hiding: dict[int, tuple] = {}  # id(shape) -> per input, whether a constant there is hidden
 
@@ -274,20 +287,24 @@ class _Classes:
             self.content[id(first)] = site_classes.value_key(first, False)
         return id(first)
 
-    def fields(self, fields: tuple) -> int:
-        """The number of a site's plain fields in this body (the same in every body of the
-        same main flag and imports)."""
+    def hides(self, shape: NodeFacts, n: int) -> tuple[bool, ...]:
+        """Which of the first ``n`` constants of facts of ``shape`` a class hides
+        (site_classes.hidden_inputs), kept per shape."""
+        found = self.hiding[id(shape)] = site_classes.hidden_inputs(shape, n)
+        return found
+
+    def fields(self, fields: tuple) -> tuple[int, tuple]:
+        """(the number of a site's plain fields in this body (the same in every body of the
+        same main flag and imports), the fields), kept for the next equal fields."""
         every = self.keys.setdefault("fields", {})
-        found = self.kinds[fields] = every.setdefault((self.body, fields), len(every))
+        found = self.kinds[fields] = (every.setdefault((self.body, fields), len(every)), fields)
         return found
 
     def number(self, site: NodeSite, shape: NodeFacts, values: tuple, producer: NodeSite | None,
                kind: int, produces: bool) -> None:
         """``produces``: the site may be a producer (a QuantizeLinear's: its part of the key is
         kept for the DequantizeLinear sites reading it)."""
-        hide = self.hiding.get(id(shape))
-        if hide is None or len(hide) != len(values):
-            hide = self.hiding[id(shape)] = site_classes.hidden_inputs(shape, len(values))
+        hide = self.hiding[id(shape)]  # (hides: worked out before the values were read)
         content, hidden = self.content, site_classes.HIDDEN_KEY
         mine = (id(shape), tuple([hidden if h and v != -1 else content[v]
                                   for v, h in zip(values, hide, strict=True)]))
@@ -311,19 +328,24 @@ def _after_of(a: Analysis, body):
     quantized type of its other operand."""
     io, kinds, consumers, producers, known = body.io, body.kinds, body.consumers, body.producers, body.facts
 
+    def one(j: int, k: int, rank: int | None) -> tuple:
+        ins, outs = io[j]
+        y = outs[0] if outs else ""
+        op = kinds[j][1]
+        other = 1 if k == 0 else 0
+        m = producers.get(ins[other]) if other < len(ins) and ins[other] else None
+        return (tuple([kinds[m][1] for m, _ in consumers.get(y, ())]) if y else (),
+                _reduced(a, body, j, k, rank) if op == "MatMul" or op == "Gemm" else None,
+                _shape(a, known.get(m) or a.any_facts(body, m)).quant_type
+                if m is not None and kinds[m][1] == "DequantizeLinear" else None)
+
     def after(readers, rank: int | None) -> tuple[tuple, tuple, tuple]:
-        then, reduced, partners = [], [], []
-        for j, k in readers:
-            ins, outs = io[j]
-            y = outs[0] if outs else ""
-            then.append(tuple([kinds[m][1] for m, _ in consumers.get(y, ())]) if y else ())
-            op = kinds[j][1]
-            reduced.append(_reduced(a, body, j, k, rank) if op == "MatMul" or op == "Gemm" else None)
-            other = 1 if k == 0 else 0
-            m = producers.get(ins[other]) if other < len(ins) and ins[other] else None
-            partners.append(_shape(a, known.get(m) or a.any_facts(body, m)).quant_type
-                            if m is not None and kinds[m][1] == "DequantizeLinear" else None)
-        return tuple(then), tuple(reduced), tuple(partners)
+        if len(readers) == 1:  # the usual DequantizeLinear: read by one node
+            then, reduced, partner = one(*readers[0], rank)
+            return (then,), (reduced,), (partner,)
+        found = [one(j, k, rank) for j, k in readers]
+        then, reduced, partners = zip(*found, strict=True)
+        return then, reduced, partners
     return after
 
 
