@@ -206,7 +206,7 @@ def _linear_sites(a: Analysis, body, ops: list, opsets: tuple, main_inputs, main
     scope = body.scope
     find_value = scope.find_value if scope is not None else (lambda name: None)
     classes = _Classes(a, (main, opsets))
-    same, fielded, hiding = classes.first.get, classes.kinds.get, classes.hiding
+    fielded, constants = classes.kinds.get, classes.constants
 
     def site(f: NodeFacts, index: int, ins: tuple, outs: tuple) -> NodeSite:
         role = roles.get(id(f.spec))
@@ -231,15 +231,7 @@ def _linear_sites(a: Analysis, body, ops: list, opsets: tuple, main_inputs, main
             after(readers, shape.x_rank) if dq and readers else _NOTHING_AFTER,
             dq and bool(x) and maker is None and find_value(x) is not None,
         )
-        vals = f.values
-        hide = hiding.get(id(shape))
-        if hide is None or len(hide) != len(vals):
-            hide = classes.hides(shape, len(vals))
-        # a hidden constant (a scale ...) counts in a class as hidden whatever its value: it is
-        # told apart by identity, not compared by content (sites of equal hidden values merely
-        # go unshared)
-        values = tuple([(id(c) if c is not None else -1) if h else (same(id(c)) or classes.same(c))
-                        for c, h in zip(vals, hide, strict=True)])
+        values = constants(f.values, shape)
         # the fields as a number, hashed once, and the first equal fields, whose tuples the site
         # keeps (most sites' readers, and what follows them, are alike: one tuple for them all)
         kind, fields = fielded(fields) or classes.fields(fields)
@@ -287,11 +279,17 @@ class _Classes:
             self.content[id(first)] = site_classes.value_key(first, False)
         return id(first)
 
-    def hides(self, shape: NodeFacts, n: int) -> tuple[bool, ...]:
-        """Which of the first ``n`` constants of facts of ``shape`` a class hides
-        (site_classes.hidden_inputs), kept per shape."""
-        found = self.hiding[id(shape)] = site_classes.hidden_inputs(shape, n)
-        return found
+    def constants(self, values: tuple, shape: NodeFacts) -> tuple:
+        """The site key's part of constants ``values`` of facts of ``shape``: per input, -1
+        where there is none, else the id of the first constant equal to it (``same``), or
+        its own id where a class hides it whatever its value (a scale ...: told apart by
+        identity, its content never read; sites of equal hidden values merely go unshared)."""
+        hide = self.hiding.get(id(shape))
+        if hide is None or len(hide) != len(values):
+            hide = self.hiding[id(shape)] = site_classes.hidden_inputs(shape, len(values))
+        first, same = self.first.get, self.same
+        return tuple([(id(c) if c is not None else -1) if h else (first(id(c)) or same(c))
+                      for c, h in zip(values, hide, strict=True)])
 
     def fields(self, fields: tuple) -> tuple[int, tuple]:
         """(the number of a site's plain fields in this body (the same in every body of the
