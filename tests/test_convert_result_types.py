@@ -216,3 +216,18 @@ def test_a_result_at_another_opset_gives_up(tmp_path):
         r = convert_model(proto, str(tmp_path), opts, types=a.inferred, analysis=a)
         assert r.model is not None and r.made, opset
         assert (rt.result_types(a, r.model, r.made) is not None) is covered, opset
+
+
+def test_written_nodes_differing_in_an_attribute_are_inferred_apart():
+    """A written node's types are kept per op, attributes and input types: two Conv nodes
+    that differ in their strides alone get the output shapes each one's own inference gives
+    (one inference for both would give the second the first's)."""
+    m = helper.make_model(helper.make_graph([], "g", [], []), opset_imports=[helper.make_opsetid("", 13)])
+    inferred = rt._Inferred(m)
+    known = {"x": (TensorProto.FLOAT, (1, 1, 8, 8)), "w": (TensorProto.FLOAT, (1, 1, 3, 3))}
+    one = helper.make_node("Conv", ["x", "w"], ["y"], strides=[1, 1])
+    two = helper.make_node("Conv", ["x", "w"], ["z"], strides=[2, 2])
+    assert inferred.outputs(one, known) == [(TensorProto.FLOAT, (1, 1, 6, 6))]
+    assert inferred.outputs(two, known) == [(TensorProto.FLOAT, (1, 1, 3, 3))]
+    assert inferred.outputs(helper.make_node("Conv", ["x", "w"], ["v"], strides=[1, 1]), known) == \
+        inferred.outputs(one, known)

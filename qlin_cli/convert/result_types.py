@@ -97,10 +97,10 @@ def _covered(source, model: onnx.ModelProto) -> bool:
         return False
     if model.functions or source.model.functions:
         return False
-    domains = {schema.normalize_domain(o.domain): o.version for o in model.opset_import}
-    before = {schema.normalize_domain(o.domain): o.version for o in source.model.opset_import}
+    now = schema.opset_of({o.domain: o.version for o in model.opset_import}, schema.AI_ONNX)
+    was = schema.opset_of({o.domain: o.version for o in source.model.opset_import}, schema.AI_ONNX)
     # (another domain's nodes: only written ones of ops inference leaves untyped, _Inferred)
-    if schema.AI_ONNX not in domains or before.get(schema.AI_ONNX) != domains[schema.AI_ONNX]:
+    if now is None or now != was:
         return False
     # (the source's inference typed its main graph alone: it has no subgraph; a written node of
     # SHAPE_ONLY holds none, and every other node of the result is the source's)
