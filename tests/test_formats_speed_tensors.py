@@ -171,3 +171,125 @@ def test_the_weights_read_back_together_are_each_nodes_own():
                 assert got[key].dtype == value.dtype and np.array_equal(got[key], value), key
             else:
                 assert got[key] == value, key
+
+
+@pytest.mark.parametrize("array", [
+    np.arange(32, dtype=np.float32).reshape(1, 32) / 7,
+    np.float32(0.25).reshape(()),
+    np.arange(24, dtype=np.float16).reshape(2, 3, 4),
+    np.arange(200, dtype=np.uint8).reshape(4, 5, 10),
+    np.zeros((0, 3), np.uint8),
+    np.arange(-3, 3, dtype=np.int32).reshape(2, 3),
+    np.arange(-8, 8, dtype=np.int8).reshape(4, 4),
+    np.arange(6, dtype=np.uint16).reshape(3, 2),
+    np.arange(6, dtype=np.int16),
+])
+def test_read_raw_is_what_to_array_reads(array):
+    """A raw tensor of each plain numeric type read back as to_array reads it: the same
+    type, shape and bytes, read-only as to_array's is."""
+    t = numpy_helper.from_array(array, "t")
+    got, want = to_qdq.read_raw(t), numpy_helper.to_array(t)
+    assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+    assert got.flags.writeable == want.flags.writeable
+
+
+def test_read_raw_reads_other_tensors_through_to_array():
+    """Tensors stored otherwise (typed fields, 4-bit, doubles, booleans) read as to_array reads them."""
+    from onnx import TensorProto, helper
+
+    tensors = [helper.make_tensor("f", TensorProto.FLOAT, [2, 2], [1.0, 2.5, -3.0, 4.0]),
+               helper.make_tensor("u4", TensorProto.UINT4, [3], [1, 15, 7]),
+               TensorProto(name="r4", data_type=TensorProto.INT4, dims=[3], raw_data=b"\x12\x0f"),
+               numpy_helper.from_array(np.arange(3, dtype=np.float64), "d"),
+               numpy_helper.from_array(np.array([True, False]), "b")]
+    for t in tensors:
+        got, want = to_qdq.read_raw(t), numpy_helper.to_array(t)
+        assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes(), t.name
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint8, np.int32, np.float64])
+def test_same_bits_is_tobytes_equal(dtype):
+    """nbits.same_bits on views (transposed) is the bytes of C-order copies compared: equal
+    arrays equal, NaN equal to the same NaN, -0.0 not 0.0, one element changed found."""
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((6, 40)) * 50).astype(dtype)
+    b = np.ascontiguousarray(a.T).T  # the same values in another layout
+    assert nbits.same_bits(a, b) and nbits.same_bits(a.T, b.T)
+    c = a.copy()
+    c[3, 17] = c[3, 17] + 1
+    assert not nbits.same_bits(a, c) and not nbits.same_bits(a.T, np.ascontiguousarray(c.T))
+    assert not nbits.same_bits(a, a.T) and not nbits.same_bits(a, a[:5])
+    assert not nbits.same_bits(a, a.astype(np.int64 if a.dtype != np.int64 else np.int32))
+    if np.dtype(dtype).kind == "f":
+        n = a.copy()
+        n[0, 0], n[1, 1] = np.nan, -0.0
+        m = n.copy()
+        assert nbits.same_bits(n, m)
+        m[1, 1] = 0.0
+        assert not nbits.same_bits(n, m) and (n.tobytes() == m.tobytes()) is False
+
+
+def test_nodes_written_later_together_are_each_written_alone():
+    """from_qdq with ``later`` (the initializers written by one write_later, layouts mixed,
+    zero points given, left out, and the page's default) writes the same node and
+    initializers, byte for byte, and reads the same weights back, as each node written alone."""
+    from onnx import TensorProto
+
+    rng = np.random.default_rng(11)
+    layouts = [(TensorProto.UINT4, 64, 8, 32, True), (TensorProto.INT4, 48, 5, 32, False),
+               (TensorProto.UINT2, 32, 3, 16, True), (TensorProto.INT8, 32, 4, 16, True),
+               (TensorProto.UINT8, 40, 6, 16, False), (TensorProto.UINT4, 64, 8, 32, True),
+               (TensorProto.INT4, 48, 5, 32, False), (TensorProto.UINT4, 64, 8, 32, False)]
+    made = [_blocked(rng, *layout) for layout in layouts]
+    alone = [nbits.from_qdq(*args, lambda base: base) for args in made]
+    later, back, together = [], [], []
+    for args in made:
+        together.append(nbits.from_qdq(*args, lambda base: base, back=back, later=later))
+    assert all(not inits for _, inits, _ in together)  # nothing written yet
+    nbits.write_later(later)
+    assert any(len(node.input) == 3 for node, _, _ in alone)
+    assert any(len(node.input) == 4 for node, _, _ in alone)
+    for (node, inits, _), (got, got_inits, _) in zip(alone, together, strict=True):
+        assert got.SerializeToString() == node.SerializeToString()
+        assert [t.SerializeToString() for t in got_inits] == [t.SerializeToString() for t in inits]
+    for (_, _, want), got in zip(alone, nbits.read_back(back), strict=True):
+        assert all(np.array_equal(got[key], value) if isinstance(value, np.ndarray) else got[key] == value
+                   for key, value in want.items())
+
+
+def _packed_by_hand(codes: np.ndarray, bits: int, per_row: int) -> bytes:
+    """Rows of unsigned codes packed low bits first, code by code, ``per_row`` bytes a row."""
+    out = bytearray()
+    per = 8 // bits
+    for row in codes.tolist():
+        row_bytes = [0] * per_row
+        for j, code in enumerate(row):
+            row_bytes[j // per] |= int(code) << (bits * (j % per))
+        out += bytes(row_bytes)
+    return bytes(out)
+
+
+def test_nodes_written_later_hold_the_codes_packed_by_hand():
+    """The B, scales and zero points write_later writes are the source's codes shifted to
+    unsigned, column by column, packed low bits first (worked out here code by code)."""
+    from onnx import TensorProto
+
+    rng = np.random.default_rng(12)
+    for elem, k, n, bs, zero in [(TensorProto.INT4, 48, 5, 32, True), (TensorProto.UINT2, 32, 3, 16, True),
+                                 (TensorProto.UINT4, 64, 8, 32, False), (TensorProto.INT8, 32, 4, 16, True)]:
+        dq, mm, weight, scale, zp = _blocked(rng, elem, k, n, bs, zero)
+        later, back = [], []
+        node, inits, _ = nbits.from_qdq(dq, mm, weight, scale, zp, lambda base: base, back=back, later=later)
+        nbits.write_later(later)
+        bits, shift = nbits.SIGNED.get(elem) or (nbits.UNSIGNED[elem], 0)
+        blocks = -(-k // bs)
+        codes = numpy_helper.to_array(weight).astype(np.int64) + shift
+        assert inits[0].raw_data == _packed_by_hand(codes.T, bits, blocks * bs * bits // 8)
+        assert list(inits[0].dims) == [n, blocks, bs * bits // 8]
+        assert numpy_helper.to_array(inits[1]).tobytes() == np.ascontiguousarray(scale.T).tobytes()
+        zeros = (np.zeros((blocks, n), np.int64) if zp is None else zp.astype(np.int64)) + shift
+        if (zeros == 1 << (bits - 1)).all():
+            assert len(inits) == 2 and len(node.input) == 3
+        else:
+            assert inits[2].raw_data == _packed_by_hand(zeros.T, bits, -(-blocks * bits // 8))
+            assert list(node.input)[3] == inits[2].name

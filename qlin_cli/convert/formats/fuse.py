@@ -28,6 +28,7 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
     read: dict = {}  # id(scope) -> its ``constants``: the scales and zero points groups share, read once
     tables: dict = {}  # id(graph) -> (its initializers, their 4-bit tables read together), once asked
     pending: list = []  # (NBitsCase, its MatMulNBits, its Lookups): the page's weights read back together
+    later: list = []  # the MatMulNBits whose initializers are written together (nbits.write_later)
     for sites in by_owner.values():
         owner = sites[0].owner
         if not isinstance(owner, onnx.GraphProto):
@@ -38,11 +39,13 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
             node = site.node
             if schema.normalize_domain(node.domain) != schema.AI_ONNX:
                 continue
-            if _plan_nbits(ctx, result, g, site, at, tables, pending) or node.op_type not in QOPERATOR_OF:
+            if (_plan_nbits(ctx, result, g, site, at, tables, (pending, later))
+                    or node.op_type not in QOPERATOR_OF):
                 continue
             got = _group(ctx, result, g, site, read)
             if got is not None:
                 found.append((site, at, *got))
+    nbits.write_later(later)
     for (case, *_), w in zip(pending, nbits.read_back([item for _, *item in pending]), strict=True):
         case.w = w
     measured = measure_all([case for *_, case in found])
@@ -101,11 +104,12 @@ _BLOCKED = {"MatMul": (1, nbits, "blocked weights"), "Gather": (0, gather_block,
 
 
 def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tables: dict,
-                pending: list) -> bool:
+                pending: tuple) -> bool:
     """A MatMul of blocked weights (a DequantizeLinear with block_size of a constant [K, N]),
     or a Gather of a blocked table: its MatMulNBits or GatherBlockQuantized planned, the
-    constants proven; False for any other node. ``tables``, ``pending``: see plan_qoperator
-    (a MatMulNBits case's weights are read back there, with the others')."""
+    constants proven; False for any other node. ``tables``, ``pending`` (pending and later):
+    see plan_qoperator (a MatMulNBits node's initializers are written there, and its case's
+    weights read back, with the others')."""
     node = site.node
     slot, form, what = _BLOCKED.get(node.op_type, (None, None, ""))
     writer = g.writer.get(node.input[slot]) if slot is not None and len(node.input) > slot else None
@@ -130,14 +134,15 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
             raise nbits.NoForm("its weights, scale or zero point are computed at run time")
         back: list = []
         fused, inits, w = form.from_qdq(dq, node, weight, np.asarray(scale), zero, ctx.namer,
-                                        **({"read": read, "back": back} if form is nbits else {}))
+                                        **({"read": read, "back": back, "later": pending[1]} if form is nbits
+                                           else {}))
     except nbits.NoForm as e:
         result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {e}"]))
         return True
     source = [t for t in (weight, *(site.scope.find_value(x) for x in dq.input[1:] if x)) if t is not None]
     case = (gather_block.GatherCase(w, dq, source) if form is gather_block
             else nbits.NBitsCase(w, dq, source, read))
-    pending += [(case, *item) for item in back]
+    pending[0].extend((case, *item) for item in back)
     entry = Entry(where(site), op_label(site), "reformatted",
                   [f"{node.op_type} of {what} -> {fused.op_type} '{fused.name}' (QOperator form)"])
     ctx.rewrites.append(Rewrite(site, [fused], inits, entry, case))

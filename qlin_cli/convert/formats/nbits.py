@@ -16,6 +16,7 @@ weights are the same values, which ``prove`` checks bit for bit on the model's o
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import onnx
@@ -24,7 +25,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ... import schema
 from ...schema import ir
 from ...schema.qdq_forms import N_BITS_MATMUL
-from .to_qdq import Built, Lookups, NoForm, _made, made_node, raw_tensor
+from .to_qdq import Built, Lookups, NoForm, _made, made_node, raw_tensor, read_raw
 
 # the first DequantizeLinear with block_size (and uint4 / int4), as schema/ reads onnx.defs
 BLOCKED_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
@@ -316,7 +317,7 @@ def _stacked(cases: list[NBitsCase], idx: list[int], opset: int, out: list, eval
     (and those of a structure the evaluator cannot run stacked) are returned, in order."""
     groups: dict[tuple, list] = {}
     rest: list[int] = []
-    codes = read_codes([t for i in idx for t in cases[i].inits])
+    codes = read_codes([t for i in idx for t in cases[i].inits if t.name not in cases[i].read])
     for i in idx:
         read = _tables(cases[i], codes)
         if read is None:
@@ -354,9 +355,19 @@ def _all_equal(cases: list[NBitsCase], whole: np.ndarray) -> bool:
            for c in cases):
         return False
     stacked = dict(first, **{k: np.concatenate([c.w[k] for c in cases]) for k in keys})
-    want = np.ascontiguousarray(dequantized(stacked).T)
-    got = np.ascontiguousarray(whole)
-    return got.shape == want.shape and got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    return same_bits(np.asarray(whole).T, dequantized(stacked))
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` have the same type and shape and each element the same bytes
+    (``tobytes`` of each in C order equal), compared in place: as unsigned integers of the
+    element's size (no NaN or signed zero read as a float), without copying either."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.itemsize not in (1, 2, 4, 8) or a.dtype.hasobject:
+        return np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+    bits = np.dtype(f"u{a.dtype.itemsize}")
+    return bool(np.array_equal(a.view(bits), b.view(bits)))
 
 
 def _along(key: tuple) -> int:
@@ -408,7 +419,7 @@ def _tables(case: NBitsCase, codes: dict | None = None) -> tuple[tuple, list] | 
     try:
         codes = codes or {}
         tables = [case.read[x] if x in case.read else codes[id(tensors[x])] if id(tensors[x]) in codes
-                  else numpy_helper.to_array(tensors[x]) for x in names]
+                  else read_raw(tensors[x]) for x in names]
     except Exception:  # the evaluator's own reading will say why
         return None
     rank = tables[0].ndim
@@ -482,14 +493,42 @@ def pack(codes: np.ndarray, bits: int, per_row: int) -> np.ndarray:
 
 
 def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray,
-             zero: np.ndarray | None, namer, read: dict | None = None,
-             back: list | None = None) -> tuple[onnx.NodeProto, list, dict | None]:
+             zero: np.ndarray | None, namer, read: dict | None = None, back: list | None = None,
+             later: list | None = None) -> tuple[onnx.NodeProto, list, dict | None]:
     """The MatMulNBits of ``matmul`` reading ``dq``'s blocked weights [K, N] (``weight``, its
     ``scale`` and ``zero`` point arrays): (node, initializers, the page's weights as
     ``weights`` gives them, for the proof). NoForm when the layout has none. ``read``: arrays
     numpy_helper.to_array gives, by name (``NBitsCase.read``): ``weight``'s taken from there,
     or read and put there. ``back``: the page's weights are not read here (None in their place):
-    (node, what its initializers read back as) is added to it, for ``read_back``."""
+    (node, what its initializers read back as) is added to it, for ``read_back``. ``later``
+    (with ``back``): the initializers are written by ``write_later`` (the node's zero point
+    input added there too), with those of the other nodes of its layout at once."""
+    k, n, bits, shift, bs, raw = _layout(dq, weight, scale, zero, read)
+    base = matmul.name or "MatMul"
+    names = {key: namer(f"{base}_{key}") for key in ("B", "scales", "zero_points")}
+    domain, op = N_BITS_MATMUL
+    node = made_node(op, [matmul.input[0], names["B"], names["scales"]], [matmul.output[0]],
+                     namer(f"{base}_{op}"), domain, K=k, N=n, bits=bits, block_size=bs)
+    # what the proof holds against the source's DequantizeLinear: the node as written, read
+    # back as the way there reads a MatMulNBits (so the packing is proven too)
+    inits: list = []
+    written: dict = {}
+    pending = _Pending(node, inits, written, names, (bits, shift, k, n, bs), raw, scale, zero)
+    if later is not None and back is not None:
+        later.append(pending)
+    else:
+        write_later([pending])
+    look = Lookups(written.get, lambda name: None, namer)
+    if back is not None:
+        back.append((node, look))
+        return node, inits, None
+    return node, inits, weights(node, look)
+
+
+def _layout(dq: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray, zero,
+            read: dict | None) -> tuple:
+    """(K, N, bits, the shift to unsigned codes, block size, the weight's codes as read) of a
+    blocked DequantizeLinear ``from_qdq`` writes; NoForm when it has no MatMulNBits form."""
     attrs = {a.name: helper.get_attribute_value(a) for a in dq.attribute}
     bs = attrs.get("block_size", 0)
     if attrs.get("axis", 1) not in (0, -2) or not bs or bs < 16 or bs & (bs - 1):
@@ -503,40 +542,67 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
         raise NoForm("its weights are not 2-, 4- or 8-bit integers")
     raw = None if read is None else read.get(weight.name)
     if raw is None:
-        raw = numpy_helper.to_array(weight)
+        raw = read_raw(weight)
         if read is not None:
             read[weight.name] = raw
-    codes = raw.astype(np.int32)
-    if codes.ndim != 2 or scale.ndim != 2:
+    if raw.ndim != 2 or scale.ndim != 2:
         raise NoForm("its weights are not a [K, N] matrix")
-    k, n = codes.shape
+    k, n = raw.shape
     blocks = -(-k // bs)
     if scale.shape != (blocks, n) or (zero is not None and zero.shape != scale.shape):
         raise NoForm(f"its scale has shape {list(scale.shape)}, not [{blocks}, {n}]")
-    z = np.zeros(scale.shape, np.int32) if zero is None else zero.astype(np.int32)
-    w = {"K": k, "N": n, "bits": bits, "block_size": bs, "codes": (codes + shift).T.astype(np.uint8),
-         "scales": np.ascontiguousarray(scale.T), "zero": (z + shift).T.astype(np.uint8)}
-    base = matmul.name or "MatMul"
+    return k, n, bits, shift, bs, raw
+
+
+class _Pending(NamedTuple):
+    """A MatMulNBits ``from_qdq`` made whose initializers ``write_later`` writes."""
+
+    node: onnx.NodeProto
+    inits: list  # filled: B, scales, and the zero points where not the page's default
+    written: dict  # filled: each initializer as read back (read_raw), by name
+    names: dict  # the initializers' names: B, scales, zero_points
+    layout: tuple  # (bits, shift, K, N, block size)
+    raw: np.ndarray  # the weight's codes [K, N], as read
+    scale: np.ndarray  # [k_blocks, N]
+    zero: np.ndarray | None  # [k_blocks, N]
+
+
+def write_later(items: list[_Pending]) -> None:
+    """Write each pending node's initializers (and its zero point input, where the zero points
+    are not the page's default): the unsigned codes [N, K] packed as B [N, k_blocks, blob], the
+    scales [N, k_blocks], the zero points packed [N, ceil(k_blocks * bits / 8)]. The nodes of
+    one layout (and types) are packed together: each row packed on its own, as alone."""
+    groups: dict[tuple, list] = {}
+    for p in items:
+        key = (p.layout, p.raw.dtype, p.scale.dtype, None if p.zero is None else p.zero.dtype)
+        groups.setdefault(key, []).append(p)
+    for ((bits, shift, k, n, bs), *_), members in groups.items():
+        size = max(1, UNPACK_BYTES // max(16 * k * n, 1))
+        for start in range(0, len(members), size):
+            _write_together(members[start:start + size], bits, shift, k, n, bs)
+
+
+def _write_together(part: list[_Pending], bits: int, shift: int, k: int, n: int, bs: int) -> None:
+    blocks = -(-k // bs)
+    count = len(part)
+    codes = (np.stack([p.raw for p in part]).astype(np.int32) + shift).transpose(0, 2, 1).astype(np.uint8)
     blob = bs * bits // 8
-    names = {key: namer(f"{base}_{key}") for key in ("B", "scales", "zero_points")}
-    packed = pack(w["codes"], bits, blocks * blob).reshape(n, blocks, blob)
-    inits = [raw_tensor(packed, names["B"]), raw_tensor(w["scales"], names["scales"])]
-    inputs = [matmul.input[0], names["B"], names["scales"]]
-    if np.any(w["zero"] != default_zero_point(bits)):  # the default zero point needs no input
-        zp = pack(w["zero"], bits, -(-blocks * bits // 8))
-        inits.append(raw_tensor(zp, names["zero_points"]))
-        inputs.append(names["zero_points"])
-    domain, op = N_BITS_MATMUL
-    node = made_node(op, inputs, [matmul.output[0]], namer(f"{base}_{op}"), domain, K=k, N=n, bits=bits,
-                     block_size=bs)
-    # what the proof holds against the source's DequantizeLinear: the node as written, read
-    # back as the way there reads a MatMulNBits (so the packing is proven too)
-    written = {t.name: numpy_helper.to_array(t) for t in inits}
-    look = Lookups(written.get, lambda name: None, namer)
-    if back is not None:
-        back.append((node, look))
-        return node, inits, None
-    return node, inits, weights(node, look)
+    packed = pack(codes.reshape(count * n, k), bits, blocks * blob).reshape(count, n, blocks, blob)
+    scales = np.ascontiguousarray(np.stack([p.scale for p in part]).transpose(0, 2, 1))
+    z = (np.zeros((count, blocks, n), np.int32) if part[0].zero is None
+         else np.stack([p.zero for p in part]).astype(np.int32))
+    zeros = (z + shift).transpose(0, 2, 1).astype(np.uint8)  # [count, N, k_blocks]
+    given = (zeros != default_zero_point(bits)).reshape(count, -1).any(axis=1).tolist()
+    per_row = -(-blocks * bits // 8)  # the zero points' bytes a column
+    zp = None
+    if any(given):
+        zp = pack(zeros.reshape(count * n, blocks), bits, per_row).reshape(count, n, per_row)
+    for c, p in enumerate(part):
+        p.inits.extend([raw_tensor(packed[c], p.names["B"]), raw_tensor(scales[c], p.names["scales"])])
+        if given[c]:  # the default zero point needs no input
+            p.inits.append(raw_tensor(zp[c], p.names["zero_points"]))
+            p.node.input.append(p.names["zero_points"])
+        p.written.update((t.name, read_raw(t)) for t in p.inits)
 
 
 def read_back(items: list) -> list[dict]:

@@ -44,6 +44,21 @@ def raw_tensor(array: np.ndarray, name: str) -> onnx.TensorProto:
     return t
 
 
+_READ_TYPES = {elem: dtype for dtype, elem in _RAW_TYPES.items()}
+
+
+def read_raw(t: onnx.TensorProto) -> np.ndarray:
+    """``numpy_helper.to_array(t)``, read without its per-call look-ups where ``t`` holds its
+    values in raw_data and is of a plain numeric type (_RAW_TYPES) on a little-endian machine:
+    to_array's own step there (the bytes as that type, shaped as dims; read-only, as its);
+    any other tensor through to_array itself (tests/test_formats_speed_tensors.py)."""
+    dtype = _READ_TYPES.get(t.data_type)
+    if (dtype is None or sys.byteorder != "little" or not t.HasField("raw_data") or t.HasField("segment")
+            or t.data_location == TensorProto.EXTERNAL):
+        return numpy_helper.to_array(t)
+    return np.frombuffer(t.raw_data, dtype=dtype).reshape(t.dims)
+
+
 class Plain(NamedTuple):
     """A node's fields as Python values, read once (a NodeProto's attribute reads make new
     Python objects each time): what ``to_qdq`` and the measurement's structures read of it."""
