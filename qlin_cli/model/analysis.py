@@ -98,14 +98,15 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
         foreign = _imports_beyond_ai_onnx(model)
         marks, whole = True, False
         inferring = infer and types is None and any(True for _ in all_nodes(model))
-        # onnx's check of the initializers before inference by kind (which keeps what it read
-        # for the check), after a whole inference (whose copy of the model is then gone)
-        first = inferring and not foreign and fits_by_kind(model)
-        if first:
+        # inference by kind (infer_kinds.py) where it may try the model; onnx's check of the
+        # initializers before it (which keeps what it read for the check), after a whole
+        # inference (whose copy of the model is then gone)
+        kinds = inferring and not foreign and fits_by_kind(model)
+        if kinds:
             _check_initializers(a, check_initializers, serialized)
         if inferring:
-            marks, whole = _infer(a, foreign, serialized)
-        if not first:
+            marks, whole = _infer(a, foreign, serialized, kinds)
+        if not kinds:
             _check_initializers(a, check_initializers, serialized)
         found = {b.path: b for b in bodies(model)}  # which nodes have attributes, of what kinds
         for scope, owner, nodes in walk_bodies(model, a.inferred):
@@ -136,16 +137,18 @@ def _check_initializers(a: Analysis, asked: bool, serialized: bytes | None) -> N
         give_back(len(serialized))  # what onnx's check of the tensors freed (73 MB on 50,000 nodes)
 
 
-def _infer(a: Analysis, foreign: bool, serialized: bytes | None = None) -> tuple[bool, bool]:
+def _infer(a: Analysis, foreign: bool, serialized: bytes | None = None,
+           kinds: bool = False) -> tuple[bool, bool]:
     """Run inference for ``a`` (vendor Q/DQ as twins when the model imports a domain other
-    than ai.onnx). Returns (whether a node may hold a qlin:ignore mark, whether inference
+    than ai.onnx; by kind first where ``kinds``: a model of ai.onnx alone that
+    ``fits_by_kind``). Returns (whether a node may hold a qlin:ignore mark, whether inference
     typed the model whole: every op is ai.onnx's and strict inference found no error, so
     propagation has nothing to add)."""
     if foreign:
         with vendor_twins(a.model):
             light, skeleton = inference_bytes(a.model)
     else:
-        found = by_kind(a.model)  # onnx asked once per kind of node, where that is the same
+        found = by_kind(a.model, fits=True) if kinds else None  # onnx asked once per kind of node
         if found is not None:
             a.inferred = {MAIN: [(name, type_of_bytes(t)) for name, t in found.types]}
             a.walked = found._replace(types=None)  # (the types' bytes: read, not kept)

@@ -81,13 +81,13 @@ class _GiveUp(Exception):
     """This model goes to onnx whole."""
 
 
-def by_kind(model: onnx.ModelProto) -> ByKind | None:
+def by_kind(model: onnx.ModelProto, *, fits: bool = False) -> ByKind | None:
     """(name, type bytes) of the main graph's value_info then outputs, as onnx's inference
     of the whole model writes them (what infer.read_inferred reads), asking onnx once per
     kind of node, with what the walk read of each node (``ByKind``: its names, kind and
     attributes, which the check would read again otherwise); None where the model must go
-    to onnx whole (see the module's text)."""
-    if not fits_by_kind(model):
+    to onnx whole (see the module's text). ``fits``: the caller found ``fits_by_kind``."""
+    if not (fits or fits_by_kind(model)):
         return None
     try:
         return _Walk(model).run()
