@@ -72,48 +72,6 @@ def signature(nodes: list, inputs: dict, constant, outputs: list,
     value names by slot; None when a value is neither an input, a constant
     (``constant(name)``: its array or None) nor made. ``values``: filled with each constant
     slot's array, by slot."""
-    slots, made, wiring = _wired(nodes)
-    kinds: list = []
-    for name in slots:
-        if name in made:
-            kinds.append(_MADE)
-        elif name in inputs:
-            elem, shape = inputs[name]
-            kinds.append(("input", elem, tuple(shape or ())))
-        else:
-            value = constant(name)
-            if value is None:
-                return None
-            if values is not None:
-                values[len(kinds)] = value
-            kinds.append(("const", value.dtype.str, value.shape))
-    outs = tuple([(slots[name], elem) for name, elem in outputs if name in slots])
-    if len(outs) != len(outputs):
-        return None
-    return (wiring, tuple(kinds), outs), list(slots)
-
-
-def _wired(nodes: list) -> tuple[dict, set, tuple]:
-    """(slot of each value the nodes name, numbered in the order first named: a node's inputs,
-    then its outputs; the values the nodes make; each node's (domain, op, attributes, input
-    slots (-1: none), output slots))."""
-    names: list = []
-    for n in nodes:
-        names += n.input
-        names += n.output
-    order = dict.fromkeys(names)
-    if "" in order:  # an input left out (-1) or an output without a name (a slot): one at a time
-        return _wired_each(nodes)
-    slots = {name: at for at, name in enumerate(order)}
-    wiring = tuple([(n.domain, n.op_type,
-                     tuple([a.SerializeToString() for a in n.attribute]) if len(n.attribute) else (),
-                     tuple([slots[x] for x in n.input]), tuple([slots[o] for o in n.output]))
-                    for n in nodes])
-    return slots, {o for n in nodes for o in n.output}, wiring
-
-
-def _wired_each(nodes: list) -> tuple[dict, set, tuple]:
-    """``_wired`` name by name."""
     slots: dict[str, int] = {}
     wiring = []
     made = set()
@@ -136,7 +94,24 @@ def _wired_each(nodes: list) -> tuple[dict, set, tuple]:
             made.add(o)
         attrs = tuple([a.SerializeToString() for a in n.attribute]) if len(n.attribute) else ()
         wiring.append((n.domain, n.op_type, attrs, tuple(ins), tuple(outs)))
-    return slots, made, tuple(wiring)
+    kinds: list = []
+    for name in slots:
+        if name in made:
+            kinds.append(_MADE)
+        elif name in inputs:
+            elem, shape = inputs[name]
+            kinds.append(("input", elem, tuple(shape or ())))
+        else:
+            value = constant(name)
+            if value is None:
+                return None
+            if values is not None:
+                values[len(kinds)] = value
+            kinds.append(("const", value.dtype.str, value.shape))
+    outs = tuple([(slots[name], elem) for name, elem in outputs if name in slots])
+    if len(outs) != len(outputs):
+        return None
+    return (tuple(wiring), tuple(kinds), outs), list(slots)
 
 
 # --- onnx.reference's arithmetic, every case at once -------------------------------------------
