@@ -4,12 +4,16 @@ findings, for nodes of the quantization families and for ops of no family qlin k
 
 from __future__ import annotations
 
+import glob
+import os
+
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
+from paths import MODELS
 from test_targets_refusal import uint4_blocked
 
 from qlin_cli.model.analysis import analyze
@@ -129,3 +133,13 @@ def test_a_shared_site_of_an_op_of_no_family_answers_as_each_nodes_own_would():
         for site, loc in placed:
             own = base.NodeSite(facts=a.any_facts(body, loc.index), in_main_graph=True, opsets=site.opsets)
             assert t.findings_for(own) == t.findings_for(site), (t.name, loc.name)
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(MODELS, "**", "*.onnx"), recursive=True))[::7])
+def test_model_info_from_an_analysis_reads_the_initializer_types_as_the_graph_holds_them(path):
+    """The analysis' census of the initializers gives model_info their types: the same set
+    as reading every initializer of the graph again."""
+    model = onnx.load(path, load_external_data=False)
+    a = analyze(model, os.path.dirname(path))
+    assert predict.model_info(model, a) == predict.model_info(model)
+    assert a.initializer_types == {t.data_type for t in model.graph.initializer}

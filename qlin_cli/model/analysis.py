@@ -63,6 +63,9 @@ class Analysis(ModelView):
         # what inference by kind read of the main graph's nodes (infer_kinds.ByKind; else
         # None): the main body's ``io`` and ``kinds``, which the check then does not read again
         self.walked = None
+        # the data types of the main graph's initializers (``Census.distinct``: read by the
+        # walk, not again by the targets' model facts)
+        self.initializer_types: frozenset[int] = frozenset()
 
     def nodes(self) -> Iterator[tuple[BodyView, int, onnx.NodeProto]]:
         """(body, index, node) of every node, in walk order."""
@@ -125,6 +128,7 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
                 fill_ranks(walked)
             if marks:
                 _note_ignores(a, body)
+        a.initializer_types = frozenset(t for t, _ in census(model.graph).distinct)
     return a
 
 

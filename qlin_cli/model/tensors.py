@@ -38,7 +38,7 @@ class Census:
     asked of it, stay in memory (21 MB on 62,500 initializers, held during inference
     otherwise)."""
 
-    __slots__ = ("_graph", "typed", "external", "_tensors", "_names")
+    __slots__ = ("_graph", "typed", "distinct", "external", "_tensors", "_names")
 
     def __init__(self, graph: onnx.GraphProto):
         ext = onnx.TensorProto.EXTERNAL
@@ -52,6 +52,7 @@ class Census:
                 external.append(i)
         self._graph = graph
         self.typed: list[tuple[int, tuple]] = typed  # (data type, dims) of each, one tuple per distinct value
+        self.distinct: tuple[tuple[int, tuple], ...] = tuple(one)  # those distinct values
         self.external: list[int] = external  # the indices of those stored outside the file
         self._tensors = self._names = None
 

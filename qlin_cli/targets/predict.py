@@ -75,7 +75,10 @@ def model_info(model: onnx.ModelProto, a: Analysis | None = None,
                 if key is not None:
                     float_ops.setdefault(key, (op, n.name or op))
     graph = (model if graph_from is None else graph_from).graph
-    inits = frozenset(dtypes.name_of(t) for t in {t.data_type for t in graph.initializer} if t)
+    # (the analysis' census read the initializers' types where the graph is its model's)
+    types = (a.initializer_types if a is not None and (graph_from or model) is a.model
+             else {t.data_type for t in graph.initializer})
+    inits = frozenset(dtypes.name_of(t) for t in types if t)
     return ModelInfo(
         ir_version=model.ir_version,
         opsets=opsets,
