@@ -15,7 +15,8 @@ which other work on the machine disturbs less); issue 36 asks at most 2x on 3,00
 QLIN_BENCH_ROUNDS (3) sets the rounds, QLIN_BENCH_SIZES (300,3000) the sizes,
 QLIN_BENCH_MODELS (all four) the models. QLIN_BENCH_AGAINST=DIR also runs the qlin_cli of
 another tree (DIR holding its qlin_cli/, on PYTHONPATH) in the same rounds, interleaved, and
-prints its ratios below (the figure to trust for a change on a shared machine)."""
+prints its ratios below, then the ratio of the two trees' convert CPU medians (the figure to
+trust for a change on a shared machine)."""
 
 from __future__ import annotations
 
@@ -155,16 +156,20 @@ def main() -> None:
                     for tree in trees:
                         times[tree][0].append(timed(["check", "--no-cache", path], tree))
                         times[tree][1].append(timed(["convert", path, *flags, "--dry-run"], tree))
-                for tree in trees:
-                    _report(n, name, flags, rounds, *times[tree], tree)
+                cpu = {tree: _report(n, name, flags, rounds, *times[tree], tree) for tree in trees}
+                if len(trees) > 1:
+                    print(f"{'':17s}convert CPU of this tree against [{trees[1]}]'s: "
+                          f"{cpu[None] / cpu[trees[1]]:.3f}x", flush=True)
 
 
-def _report(n: int, name: str, flags: list, rounds: int, check: list, convert: list, tree) -> None:
+def _report(n: int, name: str, flags: list, rounds: int, check: list, convert: list, tree) -> float:
+    """Print the medians and ratios of one tree; its convert's median CPU seconds."""
     c, c_cpu = (statistics.median(x[i] for x in check) for i in (0, 1))
     v, v_cpu = (statistics.median(x[i] for x in convert) for i in (0, 1))
     print(f"{n:5d} nodes {name:8s} {' '.join(flags[:2])}: check {c:.2f} s, convert {v:.2f} s "
           f"(median of {rounds}): {v / c:.1f}x; CPU {c_cpu:.2f} s and {v_cpu:.2f} s: "
           f"{v_cpu / c_cpu:.2f}x" + (f"  [{tree}]" if tree else ""), flush=True)
+    return v_cpu
 
 
 if __name__ == "__main__":
