@@ -259,6 +259,8 @@ def check_external(
 
 # Byte-aligned types whose raw_data numpy can view directly (little-endian).
 _PLAIN = {d.proto: d.numpy for d in dtypes.BY_NAME.values() if d.bits >= 8 and d.kind != "float8e8m0"}
+# raw data is little-endian (onnx.proto): each type's dtype so, made once
+_PLAIN_LE = {proto: np.dtype(t).newbyteorder("<") for proto, t in _PLAIN.items()}
 
 
 def _plain_array(tensor: onnx.TensorProto, need: int) -> np.ndarray | None:
@@ -268,8 +270,7 @@ def _plain_array(tensor: onnx.TensorProto, need: int) -> np.ndarray | None:
     raw = tensor.raw_data
     if not raw or len(raw) != need:
         return None
-    dt = np.dtype(_PLAIN[tensor.data_type]).newbyteorder("<")
-    return np.frombuffer(raw, dtype=dt).reshape(tuple(tensor.dims))
+    return np.frombuffer(raw, dtype=_PLAIN_LE[tensor.data_type]).reshape(tuple(tensor.dims))
 
 
 def read_value(tensor: onnx.TensorProto, base_dir: str) -> np.ndarray | None:
