@@ -151,6 +151,7 @@ def _found(t, now, placed: list, keys: dict, moved: Moved) -> tuple[list | None,
     was = site_classes.asker(t.findings_for, keys)  # the source's
     passed: dict = {}  # class -> whether the source refuses its nodes (passed over), None: compared
     refusing = False
+    tried: set = set()  # classes split by summaries whose every value was asked
     for site, loc in placed:
         k = keys.get(id(site))
         p = None if k is None else passed.get(k, _NEW)
@@ -158,6 +159,11 @@ def _found(t, now, placed: list, keys: dict, moved: Moved) -> tuple[list | None,
             refusing = refusing or p
             continue
         got = ask(site)
+        if p is _NEW and k not in tried and (ask.split(k) or was.split(k)):
+            tried.add(k)
+            if _split_passes(ask, was, site, k):
+                passed[k] = False
+                continue
         if not got:
             if p is _NEW and ask.clean(k):
                 passed[k] = False
@@ -188,6 +194,19 @@ def _passes(got: list, source: list, whole) -> bool | None:
         return None
     before = {x.code for x in source if x.severity == "warning"}
     return False if all(x.code in before for x in got if x.severity == "warning") else None
+
+
+def _split_passes(ask, was, site, k) -> bool:
+    """For a class split by summaries (site_classes: whether a scale is negative ...):
+    whether its nodes can be passed over whatever their summaries, so that none is worked
+    out node by node: for every value of them, the result's findings offer no conversion and
+    ``_passes`` keeps nothing of them, with no error of the source's."""
+    names = tuple(dict.fromkeys((*ask.split(k), *was.split(k))))
+    mine, theirs = ask.by_summaries(site, names), was.by_summaries(site, names)
+    if mine is None or theirs is None:
+        return False
+    return all(not any(x.convertible for x in got) and _passes(got, theirs[values], theirs[values]) is False
+               for values, got in mine.items())
 
 
 def _judged(placed: list, found: list) -> list:

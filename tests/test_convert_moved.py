@@ -107,3 +107,64 @@ def test_a_moved_conversion_analyses_the_model_once(monkeypatch, tmp_path):
     result = cp.run(cp.Request(path, to_opset=21))
     assert result.model is not None and result.changed and not result.rewritten
     assert len(calls) == 1  # the source's; the result's view is read from it
+
+
+class _Asker:
+    """A stand-in for site_classes.asker: a class split by ``names``, its findings per value."""
+
+    def __init__(self, names: tuple, by: dict | None):
+        self.names, self.by = names, by
+
+    def split(self, k):
+        return self.names
+
+    def by_summaries(self, site, names):
+        return self.by
+
+
+def _x(code: str, severity: str, convertible: bool = False):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(code=code, severity=severity, convertible=convertible)
+
+
+def test_a_class_split_by_summaries_is_passed_over_only_where_every_value_passes():
+    """``_split_passes``: every value of the summaries gives the result findings the source has
+    (a warning there too, or none), none offering a conversion, no error of the source's."""
+    names = ("negative_scale",)
+    values = [(True,), (False,), (None,)]
+    same = {v: [_x("QT407", "warning")] if v == (True,) else [] for v in values}
+    assert moved._split_passes(_Asker(names, same), _Asker((), same), None, 0) is True
+    new = {v: [_x("QT407", "warning")] for v in values}  # a warning the source lacks for False, None
+    assert moved._split_passes(_Asker(names, new), _Asker((), same), None, 0) is False
+    erring = {v: [_x("QT201", "error")] if v == (None,) else [] for v in values}  # the source refuses
+    assert moved._split_passes(_Asker(names, same), _Asker((), erring), None, 0) is False
+    offered = {v: [_x("QT407", "warning", convertible=True)] if v == (True,) else [] for v in values}
+    assert moved._split_passes(_Asker(names, offered), _Asker((), same), None, 0) is False
+    assert moved._split_passes(_Asker(names, None), _Asker((), same), None, 0) is False
+
+
+def test_classes_split_by_summaries_passed_whole_change_no_difference(monkeypatch):
+    """The moved differences with split classes passed over whole (``_split_passes``) are those
+    found node by node, and the shortcut is taken on some fixture."""
+    taken = []
+    real = moved._split_passes
+
+    def spy(*args):
+        got = real(*args)
+        taken.append(got)
+        return got
+
+    monkeypatch.setattr(moved, "_split_passes", spy)
+    compared = 0
+    for to in (13, 21):
+        for path, a, model in _moved(to):
+            got = moved.differences(a, model, cp.MEASURED_RUNTIMES, cp.differing)
+            with monkeypatch.context() as m:
+                m.setattr(moved, "_split_passes", lambda *args: False)
+                every = moved.differences(a, model, cp.MEASURED_RUNTIMES, cp.differing)
+            assert (got is None) == (every is None), path
+            if got is not None:
+                assert [_key(x) for x in got] == [_key(x) for x in every], path
+                compared += 1
+    assert compared > 20 and any(taken)

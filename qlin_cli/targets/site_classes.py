@@ -20,6 +20,7 @@ on the fixtures, the quantizer outputs and the type space, for every target).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import operator
 from collections.abc import Callable
 
@@ -188,12 +189,9 @@ def asker(ask: Callable[[NodeSite], list], keys: dict | None = None,
         known = by_id.get(id(site))
         if known is not None:
             return known[1]
-        if ENABLED:
-            key = keys.get(id(site), _NOT_YET)  # (class_key's first look-up, without a call)
-            if key is _NOT_YET:
-                key = class_key(site, keys)
-        else:
-            key = None
+        key = keys.get(id(site), _NOT_YET) if ENABLED else None  # (class_key's first look-up, no call)
+        if key is _NOT_YET:
+            key = class_key(site, keys)
         found = None if key is None else by_class(site, key)
         if found is None:  # the node's own answer, kept (a class's is found again by its key)
             found = ask(remap(site))
@@ -201,4 +199,20 @@ def asker(ask: Callable[[NodeSite], list], keys: dict | None = None,
         return found
     answer.of_class = answers.get  # class number -> its sites' findings where answered whole, else None
     answer.clean = lambda key: key is not None and answers.get(key) == []  # answered whole: nothing
+    answer.split = lambda key: split.get(key, ())  # the summaries a class is split by, if any
+    answer.by_summaries = lambda site, names: _by_summaries(ask, remap(site), names)
     return answer
+
+
+def _by_summaries(ask: Callable[[NodeSite], list], site: NodeSite, names: tuple) -> dict | None:
+    """{each combination of values of the summaries ``names`` (nodes.SUMMARIES: each True,
+    False or None): ``ask``'s findings on ``site``'s class told those values}, whether or not
+    a node of the class has them; None where a check reads a hidden part or a summary not in
+    ``names``, or fails on a combination (one no node may have)."""
+    out = {}
+    for values in itertools.product((True, False, None), repeat=len(names)):
+        try:
+            out[values] = ask(hidden(site, dict(zip(names, values, strict=True))))
+        except (ValueRead, Exception):
+            return None
+    return out
