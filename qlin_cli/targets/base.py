@@ -29,7 +29,7 @@ tests/test_targets_*.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from functools import cached_property
 from operator import attrgetter
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from ..severity import ERROR, INFO, SEVERITIES, WARNING
 from .codes import get as code_of
+from .codes import severity as severity_of
 from .records import Record, replace
 
 if TYPE_CHECKING:
@@ -276,16 +277,126 @@ class PairStripping(Record):
 def arithmetic_codes() -> tuple[str, ...]:
     """The codes judging a QuantizeLinear's arithmetic (``Code.judges``): what a target
     that probes it runs on each QuantizeLinear, each code deciding from the release's facts."""
-    from ..code import QUANTIZE_ARITHMETIC
     from . import codes
 
-    return codes.judging(QUANTIZE_ARITHMETIC)
+    return codes.judging(codes.QUANTIZE_ARITHMETIC)
 
 
 def coded(target: Target, codes: Iterable[str], site: NodeSite) -> Iterator[TargetFinding]:
-    """The findings of the codes whose modules hold their logic (``Code.check``), in order."""
+    """The findings of the codes whose modules hold their logic (``Code.check``), in order. A
+    code whose need (``NEEDS``) the site lacks finds nothing there: its module is not imported."""
     for code in codes:
-        yield from code_of(code).check(target, site)
+        need = NEEDS.get(code)
+        if need is None or need(target, site):
+            yield from code_of(code).check(target, site)
+
+
+def _dequantize(site: NodeSite) -> bool:
+    from . import nodes
+
+    return nodes.kind(site.facts) == nodes.DEQUANTIZE
+
+
+def _blocked(site: NodeSite) -> bool:
+    from .. import schema
+
+    return site.facts.granularity == schema.BLOCKED
+
+
+def _microsoft(site: NodeSite) -> bool:
+    from .. import schema
+
+    return site.facts.domain == schema.MICROSOFT
+
+
+def _quant_type(site: NodeSite) -> str | None:
+    from . import nodes
+
+    return nodes.quant_type(site.facts)
+
+
+def _float8_quantize(target: Target, site: NodeSite) -> bool:
+    """A float8 QuantizeLinear of a target that converts to float8 otherwise (QT403)."""
+    from . import nodes
+
+    f = site.facts
+    return (target.float8_quantize is not None and nodes.kind(f) == nodes.QUANTIZE
+            and nodes.is_float8(nodes.quant_type(f)))
+
+
+def _pair_fate(fate: str) -> Callable[[Target, NodeSite], bool]:
+    """Whether the target does ``fate`` with the Q -> DQ pair ending at the site (pairs.py:
+    "fails" QT308, "removed" QT408)."""
+    def need(target: Target, site: NodeSite) -> bool:
+        if target.pair_stripping is None or site.producer is None:
+            return False
+        from . import pairs
+
+        return pairs.pair_fate(target, site) == fate
+    return need
+
+
+def _negative_scale_differs(target: Target, site: NodeSite) -> bool:
+    """A negative scale of a target whose release quantizes with one otherwise (QT407)."""
+    from . import nodes
+
+    found = target.arithmetic("negative scale", site)
+    return found is not None and found.differs is not None and bool(nodes.negative_scale(site.facts))
+
+
+def _rounds_toward_zero(target: Target, site: NodeSite) -> bool:
+    """Whether the target rounds the site's quotient toward zero (QT411)."""
+    from . import probe_keys
+
+    return target.rounding(site) == probe_keys.TOWARD_ZERO
+
+
+def _zero_point_added_first(target: Target, site: NodeSite) -> bool:
+    """A zero point that may be odd, which the target adds before it rounds (QT405)."""
+    from . import nodes, probe_keys
+
+    return target.rounding(site) == probe_keys.ADDED_FIRST and nodes.odd_zero_point(site.facts) is not False
+
+
+def _runs_in_float(target: Target, site: NodeSite) -> bool:
+    """A QDQ group's op the release's measured fusion leaves in float (QT501)."""
+    from . import fusion
+
+    table = getattr(target, "fusion_table", None)
+    return site.group is not None and table is not None and table.outcome(site.group) == fusion.FLOAT
+
+
+# What each of these codes' ``check`` needs of a site before it can find anything there,
+# asked without importing the code's module: the first test of its check, or one its tests
+# imply. A check naming a target imported 10 of these modules for a one-node model (about
+# 0.47 M instructions each) where none found anything. tests/test_targets_code_needs.py holds
+# each: wherever it says no, the module's check finds nothing (every site of the fixtures and
+# of the target matrix, for every target).
+NEEDS: dict[str, Callable[[Target, NodeSite], bool]] = {
+    "QT207": lambda t, s: (t.probe_data is not None and s.node_key is not None
+                           and t.probe_data.exact(s.node_key) is None),
+    "QT308": _pair_fate("fails"),
+    "QT309": lambda t, s: t.blocked_scale is not None and _blocked(s),
+    "QT401": lambda t, s: t.division(s) is not None,
+    "QT402": lambda t, s: t.division(s) is not None,
+    "QT403": _float8_quantize,
+    "QT404": lambda t, s: _microsoft(s),
+    "QT405": _zero_point_added_first,
+    "QT406": lambda t, s: _dequantize(s),
+    "QT407": _negative_scale_differs,
+    "QT408": _pair_fate("removed"),
+    "QT409": lambda t, s: t.keeps_float32_between(s),
+    "QT410": lambda t, s: _out_type(s) in t.unreadable_types,
+    "QT411": _rounds_toward_zero,
+    "QT412": lambda t, s: _quant_type(s) in ("int16", "uint16"),
+    "QT501": _runs_in_float,
+}
+
+
+def _out_type(site: NodeSite) -> str | None:
+    from . import nodes
+
+    return nodes.out_type(site.facts)
 
 
 class Target:
@@ -430,7 +541,7 @@ class Target:
             ways.append(f"run `qlin convert --target {self.name}`")
         if fix:
             ways.append(fix)
-        return TargetFinding(code, code_of(code).severity, fact, convertible, self.name, fix,
+        return TargetFinding(code, severity_of(code), fact, convertible, self.name, fix,
                              label=self.label, way="; ".join(ways))
 
     @property

@@ -87,8 +87,20 @@ def _listed_version(dist: str):
 
 def _first_info(children: list[str], want: str) -> str | None:
     """The first of a folder's ``children`` (in its order) that is a ``.dist-info`` or
-    ``.egg-info`` folder of the distribution normalised ``want``."""
-    return next((c for c in children if _is_info(c.lower(), want)), None)
+    ``.egg-info`` folder of the distribution normalised ``want``: the names joined by NUL (no
+    file name holds one) and lower-cased at once, only those holding "-info" asked (each name
+    asked in turn cost about 0.8 M instructions of a check naming a target run from a folder
+    of 800 names)."""
+    text = "\0".join(children).lower()
+    at = text.find("-info")
+    while at >= 0:
+        start = text.rfind("\0", 0, at) + 1
+        end = text.find("\0", at)
+        end = len(text) if end < 0 else end
+        if _is_info(text[start:end], want):
+            return children[text.count("\0", 0, start)]
+        at = text.find("-info", end)
+    return None
 
 
 def _is_info(low: str, want: str) -> bool:

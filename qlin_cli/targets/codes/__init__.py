@@ -14,19 +14,65 @@ from __future__ import annotations
 
 from functools import cache
 
-from ...code import QUANTIZE_ARITHMETIC, Table
+from ...severity import ERROR, INFO, WARNING
 
-_TABLE = Table(__path__, __name__, "qt")
-all_codes = _TABLE.all_codes
-get = _TABLE.get
-find = _TABLE.find
+# What a QuantizeLinear's arithmetic is judged as (``Code.judges``): qlin_cli.code's
+# QUANTIZE_ARITHMETIC, written here too (a test holds the two equal) so that a check whose
+# sites need no code's module imports neither qlin_cli.code nor the code table (about 1 M
+# instructions of a check naming a target).
+QUANTIZE_ARITHMETIC = "quantize arithmetic"
+
+
+@cache
+def _table(prefix: str):
+    """The codes of this package's modules whose names start with ``prefix`` (code.Table),
+    made when first asked for."""
+    from ...code import Table
+
+    return Table(__path__, __name__, prefix)
+
+
+def all_codes() -> list:
+    """Every code's class, sorted by code."""
+    return _table("qt").all_codes()
+
+
+def get(code: str):
+    """The code's class (its own module imported, no other); KeyError for no such code."""
+    return _table("qt").get(code)
+
+
+def find(code: str):
+    """``get``, None for a code that does not exist."""
+    return _table("qt").find(code)
+
+
+# Each code's severity, written down: a target makes a finding of a code without importing
+# the code's module (about 0.5 M instructions a module); tests/test_targets_code_needs.py
+# holds this equal to what the modules declare.
+_ERRORS = ("QT101", "QT102", "QT103", "QT104", "QT201", "QT202", "QT203", "QT204", "QT205",
+           "QT208", "QT211", "QT301", "QT302", "QT303", "QT304", "QT305", "QT306", "QT307",
+           "QT308", "QT309")
+_INFOS = ("QT207", "QT210")
+SEVERITIES: dict[str, str] = {
+    **dict.fromkeys(_ERRORS, ERROR),
+    **dict.fromkeys(_INFOS, INFO),
+    **dict.fromkeys(("QT100", "QT206", "QT209", "QT401", "QT402", "QT403", "QT404", "QT405",
+                     "QT406", "QT407", "QT408", "QT409", "QT410", "QT411", "QT412", "QT501",
+                     "QT502"), WARNING),
+}
+
+
+def severity(code: str) -> str:
+    """The severity of ``code`` (``SEVERITIES``; a code not written there: its module's)."""
+    found = SEVERITIES.get(code)
+    return get(code).severity if found is None else found
 
 
 # Only a divergence (QT4xx, above) judges a kind of fact: ``judging`` reads those modules
 # alone (a check naming a target imported the 42 code modules for it, about 6 ms);
 # tests/test_report_codes.py holds every code that judges anything to the prefix.
 JUDGING_PREFIX = "qt4"
-_JUDGES = Table(__path__, __name__, JUDGING_PREFIX)
 
 # What ``judged`` gives, written down: a check naming a target imports the modules of the
 # codes it runs, not the other QT4xx modules to find them (tests/test_report_codes.py holds
@@ -45,7 +91,7 @@ def judging(what: str) -> tuple[str, ...]:
 
 def judged(what: str) -> tuple[str, ...]:
     """``judging`` read from every QT4xx module."""
-    return tuple(c.code for c in _JUDGES.all_codes() if c.judges == what)
+    return tuple(c.code for c in _table(JUDGING_PREFIX).all_codes() if c.judges == what)
 
 
-__all__ = ["Code", "all_codes", "find", "get", "judged", "judging"]
+__all__ = ["QUANTIZE_ARITHMETIC", "all_codes", "find", "get", "judged", "judging", "severity"]
