@@ -186,22 +186,28 @@ class OrtTable:
         # per (domain, op): the schema versions; the table's entries, read into Signatures and
         # Kernels when the op is first asked for (a model asks for a few dozen of 1,500 kernels)
         self._schemas: dict[tuple[str, str], tuple[int, ...]] = {}
-        self._raw: dict[tuple[str, str], tuple[list, list]] = {}  # (schema entries, kernel entries)
+        # (schema entries, (since, until, kernel entry or its text) of each kernel registration)
+        self._raw: dict[tuple[str, str], tuple[list, list]] = {}
         self._rows = rows
         if rows is None:
-            for at, field in enumerate(("schemas", "kernels")):
-                for e in data[field]:
-                    self._raw.setdefault((normalise_domain(e["domain"]), e["op"]), ([], []))[at].append(e)
+            for e in data["schemas"]:
+                self._raw.setdefault((normalise_domain(e["domain"]), e["op"]), ([], []))[0].append(e)
+            for e in data["kernels"]:
+                entry = (int(e["since"]), e["until"], e)
+                self._raw.setdefault((normalise_domain(e["domain"]), e["op"]), ([], []))[1].append(entry)
         self.domains: tuple[str, ...] = tuple(normalise_domain(d) for d in data.get("domains", ()))
         self._signatures: dict[tuple[str, str], dict[int, Signature]] = {}
         self._kernels: dict[tuple[str, str], tuple[Kernel, ...]] = {}
+        self._ranges: dict[tuple, Kernel] = {}  # (domain, op, since, until) -> its kernel
+        self._span_lists: dict[tuple[str, str], list[tuple[int, int | None]]] = {}
         self._matches: dict[tuple, Match | None] = {}  # match()'s answers: the table never changes
 
     def __repr__(self) -> str:
         return f"OrtTable(version={self.version!r}, max_opset={self.max_opset}, max_ir={self.max_ir})"
 
     def _entries(self, key: tuple[str, str]) -> tuple[list, list]:
-        """(schema entries, kernel entries) of the (domain, op) ``key``."""
+        """(schema entries, (since, until, entry) of each kernel registration) of the (domain,
+        op) ``key``; a registration's entry may be its unparsed text (kernel_store.release_rows)."""
         found = self._raw.get(key)
         if found is None:
             found = self._raw[key] = self._rows(*key) if self._rows is not None else ([], [])
@@ -238,13 +244,29 @@ class OrtTable:
         key = (normalise_domain(domain), op)
         found = self._kernels.get(key)
         if found is None:
-            grouped: dict[tuple[int, int | None], list[Mapping[str, frozenset[str]]]] = {}
-            for k in self._entries(key)[1]:
-                reg = MappingProxyType({name: frozenset(ts) for name, ts in k["constraints"].items()})
-                grouped.setdefault((int(k["since"]), k["until"]), []).append(reg)
-            found = self._kernels[key] = tuple(sorted(
-                (Kernel(key[0], op, since, until, tuple(regs)) for (since, until), regs in grouped.items()),
-                key=lambda k: k.since))
+            found = self._kernels[key] = tuple(self._range_kernel(key, *r) for r in self._spans(key))
+        return found
+
+    def _spans(self, key: tuple[str, str]) -> list[tuple[int, int | None]]:
+        """The (since, until) ranges of the op's kernels, oldest first (in the table's order
+        where two start together)."""
+        found = self._span_lists.get(key)
+        if found is None:
+            spans = dict.fromkeys((since, until) for since, until, _ in self._entries(key)[1])
+            found = self._span_lists[key] = sorted(spans, key=lambda r: r[0])
+        return found
+
+    def _range_kernel(self, key: tuple[str, str], since: int, until: int | None) -> Kernel:
+        """The kernel of one range: its registrations, in the table's order, parsed when the
+        range is first asked for."""
+        found = self._ranges.get((*key, since, until))
+        if found is None:
+            entries = [e for s, u, e in self._entries(key)[1] if s == since and u == until]
+            if entries and isinstance(entries[0], bytes):
+                entries = kernel_store.parsed_rows(entries)
+            regs = tuple(MappingProxyType({name: frozenset(ts) for name, ts in k["constraints"].items()})
+                         for k in entries)
+            found = self._ranges[(*key, since, until)] = Kernel(key[0], key[1], since, until, regs)
         return found
 
     def kernel(self, domain: str, op: str, opset: int) -> Kernel | None:
@@ -258,9 +280,10 @@ class OrtTable:
         schema = self.schema_version(domain, op, opset)
         if schema is None:
             return None
-        for k in self.kernels(domain, op):
-            if k.since == schema or (k.until is not None and k.since < schema <= k.until):
-                return k
+        key = (normalise_domain(domain), op)
+        for since, until in self._spans(key):  # (only the range that matches is parsed)
+            if since == schema or (until is not None and since < schema <= until):
+                return self._range_kernel(key, since, until)
         return None
 
     def allows(self, kernel: Kernel, constraint_name: str, type_name: str) -> bool:
