@@ -23,6 +23,7 @@ from typing import NoReturn
 def run(prog_name: str | None = None) -> NoReturn:
     from .gc_pause import pause_for_start
 
+    one_blas_thread()
     pause_for_start()  # (gc_pause.py: until the first model is read)
     from .cli import main
 
@@ -31,6 +32,19 @@ def run(prog_name: str | None = None) -> NoReturn:
     except SystemExit as e:
         leave(e.code)
     leave(0)
+
+
+def one_blas_thread() -> None:
+    """numpy's BLAS (OpenBLAS in numpy's wheels) to one thread, unless the user chose a
+    number (OPENBLAS_NUM_THREADS set): set before numpy is first imported, which is when
+    OpenBLAS starts its threads. Each thread it starts waits for work by spinning: on this
+    project's 2-core machine that was about 95 ms of CPU a process (`python -c "import onnx"`
+    238 -> 154 ms, a 1-node `qlin check` 287 -> 190 ms; docs/performance.md), more with more
+    cores. qlin computes no large matrix product (its evaluator works element by element; a
+    format conversion's measurement multiplies a layer's worth of samples), so nothing waits
+    on the threads it leaves out. The command line only: the API leaves its caller's process
+    as it is."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def leave(code: object) -> NoReturn:

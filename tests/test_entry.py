@@ -52,3 +52,33 @@ def test_without_cpythons_exit_functions_the_interpreter_ends_it():
     env = dict(os.environ, PYTHONPATH=ROOT)
     p = fast_process.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert (p.returncode, p.stdout) == (3, "atexit ran\n"), p.stderr
+
+
+BLAS = """
+import atexit, builtins, os, sys
+real, seen = builtins.__import__, []
+def hook(name, *args, **kwargs):
+    if name == "numpy" and not seen:
+        seen.append(os.environ.get("OPENBLAS_NUM_THREADS"))
+    return real(name, *args, **kwargs)
+builtins.__import__ = hook
+atexit.register(lambda: print("numpy saw", seen))
+sys.argv = ["qlin", "check", "--no-cache", {model!r}]
+from qlin_cli.entry import run
+run()
+"""
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "1"), ("3", "3")])
+def test_the_command_line_gives_numpys_blas_one_thread_unless_told(given, seen):
+    """OPENBLAS_NUM_THREADS is set before numpy is first imported (when OpenBLAS starts its
+    threads), to 1 where the user set nothing; a user's number is left as it is."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PYTHONPATH"] = ROOT
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    model = os.path.join(ROOT, "fixtures", "models", "clean", "per_channel_chain.onnx")
+    p = subprocess.run([sys.executable, "-c", BLAS.format(model=model)], capture_output=True, text=True,
+                       env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1] == f"numpy saw [{seen!r}]"
