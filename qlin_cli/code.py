@@ -14,17 +14,14 @@ from collections.abc import Iterable
 
 from .severity import ERROR, cleandoc
 
-# What a code's own logic judges (``Code.judges``), for the targets that run every code of
-# a kind without listing them: a QuantizeLinear's arithmetic, from a release's probes
-QUANTIZE_ARITHMETIC = "quantize arithmetic"
-
 
 class Code:
     code: str = ""
     name: str = ""
     severity: str = ERROR
     summary: str = ""
-    judges = ""  # a kind of fact every code of which a target runs (QUANTIZE_ARITHMETIC), or ""
+    # a kind of fact every code of which a target runs (targets/codes QUANTIZE_ARITHMETIC), or ""
+    judges = ""
     fixable = False  # no code of a target or of convert carries a fix; `qlin rules` lists it so
 
     @classmethod

@@ -70,7 +70,7 @@ def test_statistics_and_rule_docs_read_the_table():
 def test_only_divergence_codes_judge_a_kind_of_fact():
     """targets.codes.judging reads the QT4xx modules alone: every code that judges a kind of
     fact (Code.judges) must be one of them, and they are the codes judging reads."""
-    from qlin_cli.code import QUANTIZE_ARITHMETIC
+    from qlin_cli.targets.codes import QUANTIZE_ARITHMETIC
 
     judges = {c.code for c in target_codes.all_codes() if c.judges}
     assert judges and all(c.lower().startswith(target_codes.JUDGING_PREFIX) for c in judges), judges

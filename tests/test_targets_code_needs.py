@@ -11,7 +11,6 @@ import os
 import onnx
 import pytest
 
-from qlin_cli import code
 from qlin_cli.model.analysis import analyze
 from qlin_cli.targets import base, codes, predict, registry, releases
 
@@ -33,8 +32,7 @@ def test_a_code_not_written_down_is_asked_of_its_module(monkeypatch):
 
 
 def test_the_arithmetic_judged_is_the_one_the_modules_declare():
-    assert codes.QUANTIZE_ARITHMETIC == code.QUANTIZE_ARITHMETIC
-    assert base.arithmetic_codes() == codes.judged(code.QUANTIZE_ARITHMETIC)
+    assert base.arithmetic_codes() == codes.judged(codes.QUANTIZE_ARITHMETIC)
 
 
 def _targets():

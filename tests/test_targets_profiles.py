@@ -111,8 +111,8 @@ def _coded() -> set[str]:
 def test_a_code_of_quantize_arithmetic_is_run_by_declaring_it():
     """A new QT4xx code of a QuantizeLinear's arithmetic is its module: declaring ``judges``
     puts it in what onnxruntime and openvino run on each QuantizeLinear, in code order."""
-    from qlin_cli.code import QUANTIZE_ARITHMETIC
     from qlin_cli.targets import base
+    from qlin_cli.targets.codes import QUANTIZE_ARITHMETIC
 
     found = base.arithmetic_codes()
     assert found == tuple(sorted(found)) and {"QT401", "QT412"} <= set(found)

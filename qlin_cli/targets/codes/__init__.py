@@ -16,10 +16,10 @@ from functools import cache
 
 from ...severity import ERROR, INFO, WARNING
 
-# What a QuantizeLinear's arithmetic is judged as (``Code.judges``): qlin_cli.code's
-# QUANTIZE_ARITHMETIC, written here too (a test holds the two equal) so that a check whose
-# sites need no code's module imports neither qlin_cli.code nor the code table (about 1 M
-# instructions of a check naming a target).
+# What a code's own logic judges (``Code.judges``), for the targets that run every code of a
+# kind without listing them: a QuantizeLinear's arithmetic, from a release's probes. Here,
+# not in qlin_cli.code, so that a check whose sites need no code's module imports neither
+# qlin_cli.code nor the code table (about 1 M instructions of a check naming a target).
 QUANTIZE_ARITHMETIC = "quantize arithmetic"
 
 

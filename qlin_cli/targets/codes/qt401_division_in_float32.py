@@ -4,8 +4,9 @@ report it."""
 
 from __future__ import annotations
 
-from ...code import QUANTIZE_ARITHMETIC, Code
+from ...code import Code
 from ...severity import WARNING
+from . import QUANTIZE_ARITHMETIC
 
 
 class DivisionInFloat32(Code):
