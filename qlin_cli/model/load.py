@@ -205,26 +205,73 @@ def _fields(win: _Window, start: int, end: int):
     pos = start
     while pos < end:
         buf, i = win.at(pos)
-        tag, j = _varint(buf, i)
-        wire = tag & 7
-        if wire == 0:
-            _, j = _varint(buf, j)
-        elif wire == 1:
-            j += 8
-        elif wire == 5:
-            j += 4
-        elif wire == 2:
-            n, j = _varint(buf, j)
-            j += n
-        else:  # groups: not used by onnx; let the whole parse judge
-            raise _Unexpected("group")
-        if tag >> 3 == 0:
-            raise _Unexpected("field number 0")
-        nxt = pos + (j - i)
-        if nxt > end:
-            raise _Unexpected("a field runs past its message")
+        tag, nxt = _field_end(buf, i, pos, end)
         yield tag, pos, nxt
         pos = nxt
+
+
+def _field_end(buf, i: int, pos: int, end: int) -> tuple[int, int]:
+    """(tag, end offset) of the field at file offset ``pos`` (``buf[i]``), within [pos, end)."""
+    tag, j = _varint(buf, i)
+    wire = tag & 7
+    if wire == 0:
+        _, j = _varint(buf, j)
+    elif wire == 1:
+        j += 8
+    elif wire == 5:
+        j += 4
+    elif wire == 2:
+        n, j = _varint(buf, j)
+        j += n
+    else:  # groups: not used by onnx; let the whole parse judge
+        raise _Unexpected("group")
+    if tag >> 3 == 0:
+        raise _Unexpected("field number 0")
+    nxt = pos + (j - i)
+    if nxt > end:
+        raise _Unexpected("a field runs past its message")
+    return tag, nxt
+
+
+def _graph_runs(win: _Window, start: int, end: int):
+    """The graph's fields at [start, end), as the pieces to merge: ("run", a, b) for
+    consecutive fields of at most PIECE bytes together (or one longer field), ("large", a, b)
+    for an initializer above STRICT_MAX_BYTES, on its own; at least one run. (A large file's
+    hot loop: one pass per field of the graph, a header whose tag and length take one and
+    two bytes at most, as a node's and most tensors' do, read here without a call.)"""
+    a = b = pos = start
+    buf, base, room = b"", 0, -1  # the window's bytes, its file offset, the last index read inline
+    while pos < end:
+        i = pos - base
+        if i > room:
+            buf, i = win.at(pos)
+            base = pos - i
+            room = len(buf) - 24 if base + len(buf) < win.size else len(buf)
+        tag = buf[i]
+        if 7 < tag < 0x80 and tag & 7 == 2:  # length-delimited, field number 1..15
+            n = buf[i + 1]
+            if n < 0x80:
+                nxt = pos + 2 + n
+            elif buf[i + 2] < 0x80:
+                nxt = pos + 3 + ((n & 0x7F) | buf[i + 2] << 7)
+            else:
+                tag, nxt = _field_end(buf, i, pos, end)
+            if nxt > end:
+                raise _Unexpected("a field runs past its message")
+        else:
+            tag, nxt = _field_end(buf, i, pos, end)
+        if tag == _INITIALIZER_TAG and nxt - pos > STRICT_MAX_BYTES:
+            if b > a:
+                yield "run", a, b
+            yield "large", pos, nxt
+            a = b = nxt
+        else:
+            if nxt - a > PIECE and b > a:
+                yield "run", a, b
+                a = b
+            b = nxt
+        pos = nxt
+    yield "run", a, b
 
 
 def _graph_piece(length: int) -> bytes:
@@ -275,27 +322,19 @@ def _parse_in_pieces(f, size: int, model: onnx.ModelProto, weights: bool = True,
         _, j = _varint(buf, i)
         _, j = _varint(buf, j)
         body = pos + (j - i)  # the graph's own fields: [body, nxt)
-        a = b = body
-        for field_tag, field_pos, field_end in _fields(win, body, nxt):
-            if field_tag == _INITIALIZER_TAG and field_end - field_pos > STRICT_MAX_BYTES:
-                # A large weight, on its own. Its strings are verified without its data, so
-                # that the verifying parse does not copy it (model/utf8.py); without
-                # ``weights``, one above MAX_VALUE_BYTES is merged without its data too.
-                if b > a:
-                    merge(a, b, _graph_piece(b - a))
-                light = _tensor_without_data(f, win, field_pos, field_end)
-                if not weights and field_end - field_pos > MAX_VALUE_BYTES:
-                    model.MergeFromString(light)
-                    see(light)
-                else:
-                    merge(field_pos, field_end, _graph_piece(field_end - field_pos), light)
-                a = b = field_end
+        for what, a, b in _graph_runs(win, body, nxt):
+            if what == "run":
+                merge(a, b, _graph_piece(b - a))  # (at least once: the graph is set)
                 continue
-            if field_end - a > PIECE and b > a:
-                merge(a, b, _graph_piece(b - a))
-                a = b
-            b = field_end
-        merge(a, b, _graph_piece(b - a))  # at least once: the graph is set
+            # A large weight, on its own. Its strings are verified without its data, so that
+            # the verifying parse does not copy it (model/utf8.py); without ``weights``, one
+            # above MAX_VALUE_BYTES is merged without its data too.
+            light = _tensor_without_data(f, win, a, b)
+            if not weights and b - a > MAX_VALUE_BYTES:
+                model.MergeFromString(light)
+                see(light)
+            else:
+                merge(a, b, _graph_piece(b - a), light)
     if top_end > top:
         merge(top, top_end)
 
