@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Finding", "Fix"]
+__all__ = ["Finding", "Fix", "alike", "more"]
 
 
 @dataclass(frozen=True)
@@ -67,3 +67,37 @@ class Finding:
                 "edits": [e.describe() for e in self.fix.edits],
             },
         }
+
+
+# A runtime's behaviour found on many nodes, said once: the check report's and the convert
+# report's text fold a target's warnings and infos of one message into the line of the first
+# node (the JSON formats list each).
+
+
+def alike(findings) -> list[tuple[object, list]]:
+    """(finding, the other nodes' findings it stands for) in order: a target's warning or
+    info whose message is the same on several nodes of one file is a behaviour of the
+    runtime, said once at its first node; every other finding stands for itself."""
+    groups: dict[tuple, list] = {}
+    out: list[tuple[object, list]] = []
+    for d in findings:
+        if d.target and d.severity != "error":
+            key = (d.code, d.target, d.detail)
+            if key in groups:
+                groups[key].append(d)
+                continue
+            groups[key] = []
+            out.append((d, groups[key]))
+        else:
+            out.append((d, []))
+    return out
+
+
+def more(others: list, flag: str = "--show-all") -> str:
+    """' (and 3 more nodes alike: a, b, c; --show-all lists each)' for the findings a line
+    stands for (``flag``: the option that lists each)."""
+    if not others:
+        return ""
+    names = ", ".join(o.node or "the model" for o in others[:3]) + (", ..." if len(others) > 3 else "")
+    n = len(others)
+    return f" (and {n:,} more node{'s' if n > 1 else ''} alike: {names}; {flag} lists each)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import schema
+from ..finding import alike, more
 from .run import Result
 
 
@@ -106,7 +107,10 @@ def render_text(path: str, written: str | None, result: Result, dry_run: bool,
         unchanged = " (a copy of the source, unchanged)" if written and not result.entries else ""
         click.echo(f"  {result.note}{unchanged}")
     if result.warnings:  # one write of them all (click.echo flushes after each)
-        click.echo("\n".join([f"  {f.severity}: {f.code} {f.message}" for f in result.warnings]))
+        # a runtime's behaviour on many nodes is one line, as in check's report (-v: each)
+        shown = [(f, []) for f in result.warnings] if verbose else alike(result.warnings)
+        click.echo("\n".join([f"  {f.severity}: {f.code} {f.message}{more(others, '-v')}"
+                               for f, others in shown]))
     if result.resolved:
         codes = ", ".join(sorted({f.code for f in result.resolved}))
         n = len(result.resolved)
