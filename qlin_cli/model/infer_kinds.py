@@ -129,22 +129,25 @@ class _Walk:
             raise _GiveUp
         if not fixed.isdisjoint(untyped):
             raise _GiveUp
+        # the value_info's and outputs' typed names: of the names nodes write (none of ``fixed``,
+        # none twice, or the walk gives up), the ones that had a type before the walk
+        declared = {n for n in (*infos, *outputs) if n in types}
         once = {typed: type_bytes(*typed) for typed in set(c.typed)}  # most initializers share a few
         types.update(zip(names, map(once.__getitem__, c.typed), strict=True))
         fixed.update(inputs)
         types[""] = _ABSENT
         read = ByKind([], [], [], {})
-        new = self._nodes(g, types, fixed, read)
+        new = self._nodes(g, types, fixed, read, declared)
         get = types.get
         read.types.extend((name, get(name, b"")) for name in (*infos, *new, *outputs))
         return read
 
-    def _nodes(self, g, types: dict, fixed: set, read: ByKind) -> list[str]:
+    def _nodes(self, g, types: dict, fixed: set, read: ByKind, declared: set) -> list[str]:
         """Every node's outputs typed into ``types`` (what it read of the node into ``read``);
-        returns the names onnx adds to the value_info (those that had no type before), in
-        order. (A name written twice, or one of ``fixed``, gives up: that is looked for once
-        at the end, the types written before then being thrown away with the rest.)"""
-        before = set(types)
+        returns the names onnx adds to the value_info (those not of ``declared``, the only
+        ones a node writes that had a type before), in order. (A name written twice, or one of
+        ``fixed``, gives up: that is looked for once at the end, the types written before then
+        being thrown away with the rest.)"""
         get, kinds, update, add = types.get, self.kinds, types.update, read.io.append
         add_kind, one, attr_keys = read.kinds.append, {}, read.attrs
         attributed = set(next(iter(bodies(self.model))).attributed)
@@ -175,7 +178,7 @@ class _Walk:
         names = [n for _, outs in read.io for n in outs if n]
         if len(set(names)) != len(names) or not fixed.isdisjoint(names):
             raise _GiveUp
-        return [n for n in names if n not in before]
+        return [n for n in names if n not in declared] if declared else names
 
     def _ask(self, node, ins: tuple, outs: tuple, in_types: tuple, had: tuple, datas: tuple) -> tuple:
         """The types onnx infers for one kind of node (``had``: its outputs' types before;
