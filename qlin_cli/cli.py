@@ -20,9 +20,28 @@ def _codes(values: tuple[str, ...]) -> list[str]:
     return out
 
 
+# commands whose modules are imported only when named (or listed, by --help): `qlin check`
+# does not load convert's, inspect's and the targets' options and their imports
+_LAZY = {"convert": ("convert_command", "convert"), "inspect": ("inspect_command", "inspect_model"),
+         "targets": ("targets_command", "targets")}
+
+
 class _Main(click.Group):
     """The command group: signals and a failing stdout end every command the same way
     (one line on stderr, a documented exit status, no traceback)."""
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_LAZY})
+
+    def get_command(self, ctx, cmd_name: str):
+        found = super().get_command(ctx, cmd_name)
+        if found is None and cmd_name in _LAZY:
+            from importlib import import_module
+
+            module, name = _LAZY[cmd_name]
+            found = getattr(import_module(f"{__package__}.{module}"), name)
+            self.add_command(found, cmd_name)
+        return found
 
     def invoke(self, ctx):
         from . import output, signals
@@ -524,11 +543,3 @@ def show_rule(code):
         else:
             click.echo(text)
 
-
-from .convert_command import convert  # noqa: E402
-from .inspect_command import inspect_model  # noqa: E402
-from .targets_command import targets  # noqa: E402
-
-main.add_command(convert)
-main.add_command(inspect_model)
-main.add_command(targets)
