@@ -11,9 +11,9 @@ import onnx
 
 from ... import schema
 from ...schema.qdq_forms import QOPERATOR_OF
-from ..passes.common import op_label, where
+from ..passes.common import entry_of
 from ..sites import constants, readers_anywhere
-from ..state import Context, Entry, PassResult, Rewrite
+from ..state import Context, PassResult, Rewrite
 from . import gather_block, nbits
 from .measure import CannotMeasure, FormatCase, measure_all
 from .to_qoperator import Graph, Unfused, group, is_op
@@ -29,6 +29,7 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
     tables: dict = {}  # id(graph) -> (its initializers, their 4-bit tables read together), once asked
     pending: list = []  # (NBitsCase, its MatMulNBits, its Lookups): the page's weights read back together
     later: list = []  # the MatMulNBits whose initializers are written together (nbits.write_later)
+    known: dict = {}  # the entries' op labels and node fields (passes/common.py entry_of)
     for sites in by_owner.values():
         owner = sites[0].owner
         if not isinstance(owner, onnx.GraphProto):
@@ -39,10 +40,10 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
             node = site.node
             if schema.normalize_domain(node.domain) != schema.AI_ONNX:
                 continue
-            if (_plan_nbits(ctx, result, g, site, at, tables, (pending, later))
+            if (_plan_nbits(ctx, result, g, site, at, tables, (pending, later), known)
                     or node.op_type not in QOPERATOR_OF):
                 continue
-            got = _group(ctx, result, g, site, read)
+            got = _group(ctx, result, g, site, read, known)
             if got is not None:
                 found.append((site, at, *got))
     nbits.write_later(later)
@@ -50,11 +51,11 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
         case.w = w
     measured = measure_all([case for *_, case in found])
     for (site, at, fused, _), m in zip(found, measured, strict=True):
-        _decide(ctx, result, site, at, fused, m)
+        _decide(ctx, result, site, at, fused, m, known)
     return result
 
 
-def _group(ctx: Context, result: PassResult, g: Graph, site, read: dict):
+def _group(ctx: Context, result: PassResult, g: Graph, site, read: dict, known: dict):
     """(fused node, its measuring case) of the group around ``site``, or None (an unfused
     entry says why where the node reads a DequantizeLinear). Groups fold disjoint nodes: a
     DequantizeLinear folds only into its one reader, a QuantizeLinear into its one writer."""
@@ -62,39 +63,39 @@ def _group(ctx: Context, result: PassResult, g: Graph, site, read: dict):
     try:
         fused = group(g, site.index, ctx.opts.to_opset, const, ctx.namer, lambda x: typed(x)[0])
     except Unfused as e:
-        _unfused(result, g, site, str(e))
+        _unfused(result, g, site, str(e), known)
         return None
     return fused, _case(g, fused, const, typed, ctx.opts.to_opset)
 
 
-def _unfused(result: PassResult, g: Graph, site, why: str) -> None:
+def _unfused(result: PassResult, g: Graph, site, why: str, known: dict) -> None:
     if any(g.writer.get(x) is not None and is_op(g.nodes[g.writer[x]], "DequantizeLinear")
            for x in site.node.input):
-        result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {why}"]))
+        result.entries.append(entry_of(site, "unfused", [f"stays QDQ: {why}"], known))
 
 
-def _decide(ctx: Context, result: PassResult, site, at: dict, fused, m) -> None:
+def _decide(ctx: Context, result: PassResult, site, at: dict, fused, m, known: dict) -> None:
     """Fuse the group when its measurement ``m`` is within --tolerance, else say why not."""
     g_node = site.node
     if isinstance(m, CannotMeasure):
-        result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {m}"]))
+        result.entries.append(entry_of(site, "unfused", [f"stays QDQ: {m}"], known))
         return
     if m.steps > ctx.opts.tolerance:
-        result.entries.append(Entry(where(site), op_label(site), "unfused", [
+        result.entries.append(entry_of(site, "unfused", [
             f"stays QDQ: its {fused.node.op_type} differs by up to {m.steps} step"
             f"{'s' if m.steps > 1 else ''} on {m.differ:,} of {m.outputs:,} measured outputs "
-            f"({', '.join(m.engines)}); --tolerance {m.steps} fuses it"]))
+            f"({', '.join(m.engines)}); --tolerance {m.steps} fuses it"], known))
         return
     name = fused.node.name
-    entry = Entry(where(site), op_label(site), "reformatted",
-                  [f"{g_node.op_type} and its Q/DQ -> {fused.node.op_type} '{name}' (QOperator form)",
-                   f"measured: {m.text()}"], measured=m)
+    entry = entry_of(site, "reformatted",
+                     [f"{g_node.op_type} and its Q/DQ -> {fused.node.op_type} '{name}' (QOperator form)",
+                      f"measured: {m.text()}"], known, measured=m)
     ctx.rewrites.append(Rewrite(site, [fused.node], fused.inits, entry))
     ctx.reformatted.add((id(site.owner), site.index))
     for i in fused.folded:
         other = at[i]
-        ctx.rewrites.append(Rewrite(other, [], [], Entry(where(other), op_label(other), "folded",
-                                                         [f"folded into {fused.node.op_type} '{name}'"])))
+        folded = entry_of(other, "folded", [f"folded into {fused.node.op_type} '{name}'"], known)
+        ctx.rewrites.append(Rewrite(other, [], [], folded))
         ctx.reformatted.add((id(other.owner), i))
 
 
@@ -104,12 +105,12 @@ _BLOCKED = {"MatMul": (1, nbits, "blocked weights"), "Gather": (0, gather_block,
 
 
 def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tables: dict,
-                pending: tuple) -> bool:
+                pending: tuple, known: dict) -> bool:
     """A MatMul of blocked weights (a DequantizeLinear with block_size of a constant [K, N]),
     or a Gather of a blocked table: its MatMulNBits or GatherBlockQuantized planned, the
-    constants proven; False for any other node. ``tables``, ``pending`` (pending and later):
-    see plan_qoperator (a MatMulNBits node's initializers are written there, and its case's
-    weights read back, with the others')."""
+    constants proven; False for any other node. ``tables``, ``pending`` (pending and later),
+    ``known``: see plan_qoperator (a MatMulNBits node's initializers are written there, and its
+    case's weights read back, with the others')."""
     node = site.node
     slot, form, what = _BLOCKED.get(node.op_type, (None, None, ""))
     writer = g.writer.get(node.input[slot]) if slot is not None and len(node.input) > slot else None
@@ -137,20 +138,20 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
                                         **({"read": read, "back": back, "later": pending[1]} if form is nbits
                                            else {}))
     except nbits.NoForm as e:
-        result.entries.append(Entry(where(site), op_label(site), "unfused", [f"stays QDQ: {e}"]))
+        result.entries.append(entry_of(site, "unfused", [f"stays QDQ: {e}"], known))
         return True
     source = [t for t in (weight, *(site.scope.find_value(x) for x in dq.input[1:] if x)) if t is not None]
     case = (gather_block.GatherCase(w, dq, source) if form is gather_block
             else nbits.NBitsCase(w, dq, source, read))
     pending[0].extend((case, *item) for item in back)
-    entry = Entry(where(site), op_label(site), "reformatted",
-                  [f"{node.op_type} of {what} -> {fused.op_type} '{fused.name}' (QOperator form)"])
+    entry = entry_of(site, "reformatted",
+                     [f"{node.op_type} of {what} -> {fused.op_type} '{fused.name}' (QOperator form)"], known)
     ctx.rewrites.append(Rewrite(site, [fused], inits, entry, case))
     ctx.reformatted.add((id(site.owner), site.index))
     if g.only_reader(dq.output[0], site.index):
         other = at[writer]
-        ctx.rewrites.append(Rewrite(other, [], [], Entry(where(other), op_label(other), "folded",
-                                                         [f"folded into {fused.op_type} '{fused.name}'"])))
+        folded = entry_of(other, "folded", [f"folded into {fused.op_type} '{fused.name}'"], known)
+        ctx.rewrites.append(Rewrite(other, [], [], folded))
         ctx.reformatted.add((id(other.owner), writer))
     return True
 

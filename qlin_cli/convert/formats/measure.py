@@ -481,20 +481,22 @@ def _feeds(inputs: dict, rng) -> dict[str, np.ndarray]:
     consecutive inputs of one type are taken in one call: the same codes in the same order
     (tests/test_convert_formats_measure.py holds it)."""
     out, runs = {}, []  # runs: consecutive inputs of one type, [(low, high + 1, [names])]
-    edges: dict[tuple, np.ndarray] = {}  # (element type, shape) -> the three edge inputs
+    # (element type, shape) -> the three edge inputs and the type's (low, high + 1)
+    edges: dict[tuple, tuple[np.ndarray, tuple[int, int]]] = {}
     for name, (elem, shape) in inputs.items():
         if not all(isinstance(d, int) and d > 0 for d in shape or ()) or shape is None:
             raise CannotMeasure(f"the shape of input '{name}' is not known")
-        rows = edges.get((elem, tuple(shape)))
-        if rows is None:
+        found = edges.get((elem, tuple(shape)))
+        if found is None:
             dtype = helper.tensor_dtype_to_np_dtype(elem)
             if dtype.kind not in "iu":
                 raise CannotMeasure(f"input '{name}' is {dtype.name}, not a quantized integer")
             info = np.iinfo(dtype)
-            rows = edges[(elem, tuple(shape))] = np.empty((_ROWS,) + tuple(shape), dtype)
+            rows = np.empty((_ROWS,) + tuple(shape), dtype)
             rows[0], rows[1], rows[2] = info.min, info.max, (int(info.min) + int(info.max) + 1) // 2
+            found = edges[(elem, tuple(shape))] = (rows, (int(info.min), int(info.max) + 1))
+        rows, bounds = found
         out[name] = rows.copy()
-        bounds = (int(np.iinfo(rows.dtype).min), int(np.iinfo(rows.dtype).max) + 1)
         if not runs or runs[-1][:2] != bounds:
             runs.append((*bounds, []))
         runs[-1][2].append(name)

@@ -171,6 +171,14 @@ def _sized(what: str, value, size: int) -> None:
 
 def dequantized(w: dict) -> np.ndarray:
     """The page's dequantized weights, [N, K]: (code - zero point) * scale per block."""
+    n, blocks = w["zero"].shape if w["zero"].ndim == 2 else (0, 0)
+    if (blocks and blocks * w["block_size"] == w["K"] and w["codes"].shape == (n, w["K"])
+            and w["scales"].shape == (n, blocks)):
+        # whole blocks: each block's zero point and scale broadcast along it, not copied to
+        # every code (the same operands element by element, so the same values)
+        c = w["codes"].astype(np.float32).reshape(n, blocks, w["block_size"])
+        z = w["zero"].astype(np.float32)[:, :, None]
+        return ((c - z) * w["scales"][:, :, None]).astype(w["scales"].dtype).reshape(n, w["K"])
     per_k = np.repeat(np.arange(w["zero"].shape[1]), w["block_size"])[: w["K"]]
     z = w["zero"][:, per_k].astype(np.float32)
     s = w["scales"][:, per_k]
@@ -350,9 +358,13 @@ def _all_equal(cases: list[NBitsCase], whole: np.ndarray) -> bool:
         return False
     first = cases[0].w
     keys = ("codes", "scales", "zero")
-    if any(c.w["K"] != first["K"] or c.w["block_size"] != first["block_size"]
-           or any(c.w[k].shape != first[k].shape or c.w[k].dtype != first[k].dtype for k in keys)
-           for c in cases):
+
+    def layout(w: dict) -> tuple:
+        return (w["K"], w["block_size"], w["codes"].shape, w["codes"].dtype, w["scales"].shape,
+                w["scales"].dtype, w["zero"].shape, w["zero"].dtype)
+
+    want = layout(first)  # (one tuple a case, compared at once: not a generator a case)
+    if any(layout(c.w) != want for c in cases):
         return False
     stacked = dict(first, **{k: np.concatenate([c.w[k] for c in cases]) for k in keys})
     return same_bits(np.asarray(whole).T, dequantized(stacked))

@@ -64,6 +64,7 @@ class Structure:
 
 
 _MADE = ("made",)
+_CONST_KINDS: dict = {}  # (dtype, shape) -> its slot kind, made once (equal dtypes have one .str)
 
 
 def signature(nodes: list, inputs: dict, constant, outputs: list,
@@ -107,11 +108,23 @@ def signature(nodes: list, inputs: dict, constant, outputs: list,
                 return None
             if values is not None:
                 values[len(kinds)] = value
-            kinds.append(("const", value.dtype.str, value.shape))
+            kinds.append(_const_kind(value))
     outs = tuple([(slots[name], elem) for name, elem in outputs if name in slots])
     if len(outs) != len(outputs):
         return None
     return (tuple(wiring), tuple(kinds), outs), list(slots)
+
+
+def _const_kind(value: np.ndarray) -> tuple:
+    """("const", dtype.str, shape) of a constant slot's array: the same tuple for every
+    slot of that type and shape (dtype.str makes a new string each time it is read)."""
+    key = (value.dtype, value.shape)
+    kind = _CONST_KINDS.get(key)
+    if kind is None:
+        if len(_CONST_KINDS) >= 4096:  # (a model of that many kinds of constants: start again)
+            _CONST_KINDS.clear()
+        kind = _CONST_KINDS[key] = ("const", value.dtype.str, value.shape)
+    return kind
 
 
 # --- onnx.reference's arithmetic, every case at once -------------------------------------------

@@ -95,6 +95,8 @@ def made_node(op: str, inputs: list, outputs: list, name: str, domain: str | Non
     attributes, each (name, value) made once: the same message (make_node adds them sorted by
     name; tests/test_formats_speed_tensors.py holds the two equal)."""
     node = helper.make_node(op, inputs, outputs, name=name, domain=domain)
+    if not ints:  # (most nodes written: nothing to sort)
+        return node
     items = tuple(sorted((key, value) for key, value in ints.items() if value is not None))
     if items:  # (make_node leaves out an attribute whose value is None)
         node.attribute.extend(_attributes(items))

@@ -44,6 +44,14 @@ def located(e: Entry, site: Site, ops: dict) -> Entry:
     return e
 
 
+def entry_of(site: Site, action: str, changes: list[str], known: dict, **kw) -> Entry:
+    """``Entry(where(site), op_label(site), action, changes, **kw)``, made ``located``: ``locate``
+    then passes it over, where a conversion whose every entry is made so walks no site for
+    them. ``known``: the op labels and node fields worked out, kept across one pass's entries."""
+    labels, ops = known.setdefault("labels", {}), known.setdefault("ops", {})
+    return located(Entry(where(site), op_label(site, labels), action, changes, **kw), site, ops)
+
+
 def locate(entries: list[Entry], sites: list[Site]) -> None:
     """Give each of ``entries`` its node as fields (``Entry.node``, ``graph``, ``op_type``,
     ``domain``, ``opset``): an entry names its node by ``where`` and ``op_label`` of its site,

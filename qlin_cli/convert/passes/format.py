@@ -15,8 +15,8 @@ from ..formats.fuse import plan_qoperator as _plan_qoperator
 from ..formats.measure import FormatCase, observed_shapes
 from ..formats.to_qdq import Lookups, NoForm, Plain, plain, to_qdq
 from ..sites import constants, readers_anywhere
-from ..state import Context, Entry, PassResult, Rewrite
-from .common import op_label, refused, where
+from ..state import Context, PassResult, Rewrite
+from .common import entry_of, refused
 
 
 class PlanFormat:
@@ -33,9 +33,11 @@ class PlanFormat:
         planned = []
         graphs: dict = {}  # id(owner) -> (writer, readers, site by node id) of its nodes
         read: dict = {}  # id(scope) -> its Lookups: the scales and zero points nodes share, read once
+        known: dict = {}  # the entries' op labels and node fields (common.entry_of)
         weights = _nbits_weights(ctx)
         for site in ctx.sites:
-            if _plan_nbits(site, ctx, result, weights) or _plan_dynamic(site, ctx, result, graphs):
+            if (_plan_nbits(site, ctx, result, weights, known)
+                    or _plan_dynamic(site, ctx, result, graphs, known)):
                 continue
             form = form_of(site.node.domain, site.node.op_type)
             if form is None:
@@ -48,7 +50,7 @@ class PlanFormat:
                 result.refusals.append(refused(site, "QC202", str(e)))
                 continue
             case = _case(site, node, built, look, ctx)
-            entry = Entry(where(site), op_label(site), "reformatted", built.changes)
+            entry = entry_of(site, "reformatted", built.changes, known)
             ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case, built.plain or None))
             ctx.reformatted.add((id(site.owner), site.index))
             planned.append((site, case))
@@ -81,9 +83,9 @@ def _nbits_weights(ctx: Context) -> dict[int, tuple]:
     return {id(site): (look, w) for site, (_, look), w in zip(sites, looks, found, strict=True)}
 
 
-def _plan_nbits(site, ctx: Context, result: PassResult, weights: dict) -> bool:
+def _plan_nbits(site, ctx: Context, result: PassResult, weights: dict, known: dict) -> bool:
     """A com.microsoft MatMulNBits or GatherBlockQuantized node: its QDQ form planned (or
-    refused); False for any other node. ``weights``: ``_nbits_weights``."""
+    refused); False for any other node. ``weights``: ``_nbits_weights``; ``known``: entry_of's."""
     node = site.node
     make = _BLOCKED.get((schema.normalize_domain(node.domain), node.op_type))
     if make is None:
@@ -94,13 +96,13 @@ def _plan_nbits(site, ctx: Context, result: PassResult, weights: dict) -> bool:
     except NoForm as e:
         result.refusals.append(refused(site, "QC202", str(e)))
         return True
-    entry = Entry(where(site), op_label(site), "reformatted", built.changes)
+    entry = entry_of(site, "reformatted", built.changes, known)
     ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case, built.plain or None))
     ctx.reformatted.add((id(site.owner), site.index))
     return True
 
 
-def _plan_dynamic(site, ctx: Context, result: PassResult, graphs: dict) -> bool:
+def _plan_dynamic(site, ctx: Context, result: PassResult, graphs: dict, known: dict) -> bool:
     """A MatMulInteger / ConvInteger fed by DynamicQuantizeLinear (its Cast and scale Muls
     removed) or a DynamicQuantizeLSTM (refused: no QDQ form); False for any other node."""
     node = site.node
@@ -123,13 +125,13 @@ def _plan_dynamic(site, ctx: Context, result: PassResult, graphs: dict) -> bool:
         return True
     before = {"": schema.opset_of(site.scope.opsets, schema.AI_ONNX) or ctx.opts.to_opset}
     case = dynamic.case(node, found, built, look, before, ctx.opts.to_opset)
-    entry = Entry(where(site), op_label(site), "reformatted", built.changes)
+    entry = entry_of(site, "reformatted", built.changes, known)
     ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case))
     ctx.reformatted.add((id(site.owner), site.index))
     for gone in found[1:]:
         other = by_id[id(gone)]
-        ctx.rewrites.append(Rewrite(other, [], [], Entry(where(other), op_label(other), "folded",
-                                                         [f"folded into {node.op_type}'s QDQ form"])))
+        folded = entry_of(other, "folded", [f"folded into {node.op_type}'s QDQ form"], known)
+        ctx.rewrites.append(Rewrite(other, [], [], folded))
         ctx.reformatted.add((id(other.owner), other.index))
     return True
 
