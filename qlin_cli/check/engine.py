@@ -277,7 +277,7 @@ def _check_file(path: str, keep: Suppression, targets, keep_types: bool, frames:
             locations: set = set()
             validate_model_files(model, base_dir, path, unreadable, locations)
             result.data_files = tuple(sorted(os.path.join(base_dir, x) for x in locations))
-            a = analyze(model, base_dir, serialized=data, check_initializers=keep.runs("QL007"))
+            a = analyze(model, base_dir, serialized=data)
             del data
             a.external_problems = tuple(unreadable)
             result.diagnostics = check_analysis(a, stats=stats, frames=frames, suppression=keep)

@@ -31,10 +31,10 @@ import onnx
 from .. import schema
 from .facts import NodeFacts, read_facts
 from .graphs import MAIN, all_nodes, bodies, node_label, reading
-from .infer import give_back, inference_bytes, run_inference
+from .infer import inference_bytes, run_inference
 from .infer_kinds import by_kind, fits_by_kind
 from .propagate import fill, fill_ranks
-from .tensors import census, initializers_pass
+from .tensors import census
 from .view import BodyView, ModelView
 from .walk import type_of_bytes, walk_bodies
 
@@ -56,10 +56,6 @@ class Analysis(ModelView):
         # (tensor name, what is wrong) of each external tensor that cannot be read
         # (model/safety.validate_model_files; set by the check, which reports them)
         self.external_problems: tuple[tuple[str, str], ...] = ()
-        # onnx's check of a tensor accepts every initializer of the main graph (asked from
-        # the file's bytes at once, ``analyze(check_initializers=True)``; False: not asked, or
-        # not so). QL007 then has nothing to look at there.
-        self.initializers_pass = False
         # what inference by kind read of the main graph's nodes (infer_kinds.ByKind; else
         # None): the main body's ``io`` and ``kinds``, which the check then does not read again
         self.walked = None
@@ -85,32 +81,23 @@ class Analysis(ModelView):
 
 
 def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
-            types: dict | None = None, serialized: bytes | None = None,
-            check_initializers: bool = False) -> Analysis:
+            types: dict | None = None, serialized: bytes | None = None) -> Analysis:
     """The analysis of ``model`` (tensors outside it are read relative to ``base_dir``).
     ``infer=False``: no shape inference (types are what the model declares, propagated);
     ``types``: inference's types as an earlier analysis of the same model found them
     (``Analysis.inferred``), taken instead of inferring again; ``serialized``: the bytes
     ``model`` was parsed from (``load.load_model_bytes``), which inference then reads
-    rather than the model serialized again; ``check_initializers``: with ``serialized``,
-    ask onnx about the main graph's initializers from them (``Analysis.initializers_pass``),
-    after inference and before the walk, when the least is held in memory."""
+    rather than the model serialized again."""
     a = Analysis(model, base_dir)
     a.inferred = types
     with reading(model):  # nothing below changes the model (the twins are put back)
         foreign = _imports_beyond_ai_onnx(model)
         marks, whole = True, False
         inferring = infer and types is None and any(True for _ in all_nodes(model))
-        # inference by kind (infer_kinds.py) where it may try the model; onnx's check of the
-        # initializers before it (which keeps what it read for the check), after a whole
-        # inference (whose copy of the model is then gone)
+        # inference by kind (infer_kinds.py) where it may try the model
         kinds = inferring and not foreign and fits_by_kind(model)
-        if kinds:
-            _check_initializers(a, check_initializers, serialized)
         if inferring:
             marks, whole = _infer(a, foreign, serialized, kinds)
-        if not kinds:
-            _check_initializers(a, check_initializers, serialized)
         found = {b.path: b for b in bodies(model)}  # which nodes have attributes, of what kinds
         for scope, owner, nodes in walk_bodies(model, a.inferred):
             if not nodes:  # a body without nodes has no place in the view (rules meet it via graphs())
@@ -130,15 +117,6 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
                 _note_ignores(a, body)
         a.initializer_types = frozenset(t for t, _ in census(model.graph).distinct)
     return a
-
-
-def _check_initializers(a: Analysis, asked: bool, serialized: bytes | None) -> None:
-    """``Analysis.initializers_pass``, where asked and the model's bytes are at hand."""
-    model = a.model
-    if asked and serialized is not None and not census(model.graph).external:
-        # (onnx would look for an external tensor's file from the working folder)
-        a.initializers_pass = initializers_pass(serialized, model.ir_version)
-        give_back(len(serialized))  # what onnx's check of the tensors freed (73 MB on 50,000 nodes)
 
 
 def _infer(a: Analysis, foreign: bool, serialized: bytes | None = None,

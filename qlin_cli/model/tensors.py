@@ -79,42 +79,6 @@ def census(graph: onnx.GraphProto) -> Census:
     return kept(graph, ("census", id(graph)), lambda: Census(graph))
 
 
-def _initializers_class():
-    """A message class that reads a serialized ModelProto as its main graph's name and
-    initializers, each initializer as its bytes (field numbers from onnx.proto); every
-    other field is unknown to it. None where it cannot be built."""
-    from .partial import reader
-
-    return reader("qlin_initializers", (
-        ("Graph", (("name", 2, "bytes", False), ("initializer", 5, "bytes", True))),
-        ("Model", (("graph", 7, "Graph", False),)),
-    ))
-
-
-def initializers_pass(serialized: bytes, ir_version: int) -> bool:
-    """Whether onnx's check of a tensor (``checker.check_tensor``, at ``ir_version``) accepts
-    every initializer of the main graph of the serialized model: the initializers stand as
-    those of an otherwise empty graph, taken from the bytes as they are (no Python object
-    per tensor, no copy of each into a message) and checked in one call. False when onnx
-    finds something, or when it cannot be asked this way (then each tensor is looked at)."""
-    cls = _initializers_class()
-    if cls is None or not 4 <= ir_version < 2**31:  # (below IR 4 an initializer must be an input too)
-        return False
-    try:
-        from onnx import checker
-
-        graph = cls.FromString(serialized).graph
-        graph.DiscardUnknownFields()
-        graph.name = b"initializers"
-        ctx = checker.C.CheckerContext()
-        ctx.ir_version = ir_version
-        ctx.opset_imports = {"": 1}
-        checker.C.check_graph(graph.SerializeToString(), ctx, checker.C.LexicalScopeContext())
-    except Exception:
-        return False
-    return True
-
-
 def external_info(tensor: onnx.TensorProto) -> dict[str, str]:
     # [:] first: protobuf lists are read faster sliced than iterated (here and below)
     return {e.key: e.value for e in tensor.external_data[:]}

@@ -2,7 +2,6 @@ from itertools import pairwise
 
 import onnx
 
-from ..model.graphs import MAIN
 from ..model.tensors import MAX_VALUE_BYTES, census, nbytes
 from .base import ModelRule, Violation
 from .base_validity import all_valid, check_sparse, check_tensor
@@ -44,12 +43,9 @@ class TensorInvalid(ModelRule):
 
     def check_model(self, view):
         ir = view.model.ir_version or 1
-        # onnx found nothing wrong with the main graph's initializers, given them from the
-        # file's bytes in one call (model/analysis.py, tensors.initializers_pass)
-        checked = getattr(view, "initializers_pass", False)
         for body in view.graphs():
             g = body.owner
-            for t in () if checked and body.path == MAIN else _suspects(g, ir):
+            for t in _suspects(g, ir):
                 why = _problem(t, ir)
                 if why:
                     yield Violation(why, at=view.site(body.path, t.name, f"initializer {t.name!r}"))
@@ -65,8 +61,10 @@ BATCH = 4 << 20  # bytes of small tensors per call: each is copied twice on its 
 
 
 def _suspects(g, ir: int) -> list:
-    """The inline initializers worth a look of their own: every small one of a batch that
-    together fails onnx's check (they seldom do), and each large one that is not plainly
+    """The inline initializers worth a look of their own: of those not written plainly
+    (``_written_plainly``: most weights, scales and zero points, which onnx's check is not
+    asked about), every small one of a batch that together fails onnx's check (they seldom
+    do), and each large one that is not plainly
     right (raw data of its exact size and no other value field), which is read without
     copying the whole graph's weights again. (Batches, not all small ones at once: each
     is copied into the check's graph and serialized for onnx, several times the weights
@@ -74,10 +72,9 @@ def _suspects(g, ir: int) -> list:
     c = census(g)
     outside = set(c.external)
     small, large, batches, size = [], [], [0], 0
-    for i, t in enumerate(c.tensors):
-        if i in outside:
+    for i, (t, n, plain) in enumerate(zip(c.tensors, *_written_plainly(c), strict=True)):
+        if plain or i in outside:
             continue
-        n = t.ByteSize()
         if n > SMALL:
             large.append(t)
             continue
@@ -89,6 +86,53 @@ def _suspects(g, ir: int) -> list:
     batches.append(len(small))
     found = [t for a, b in pairwise(batches) if not all_valid(small[a:b], ir) for t in small[a:b]]
     return found + [t for t in large if not _plainly_right(t)]
+
+
+# element types whose raw data onnx's check holds to the dims' count times this many bytes,
+# and nothing else (tests/test_ql007_plain.py holds every one to onnx's check)
+_WIDTH = {onnx.TensorProto.FLOAT: 4, onnx.TensorProto.UINT8: 1, onnx.TensorProto.INT8: 1,
+          onnx.TensorProto.UINT16: 2, onnx.TensorProto.INT16: 2, onnx.TensorProto.INT32: 4,
+          onnx.TensorProto.INT64: 8, onnx.TensorProto.BOOL: 1, onnx.TensorProto.FLOAT16: 2,
+          onnx.TensorProto.DOUBLE: 8, onnx.TensorProto.UINT32: 4, onnx.TensorProto.UINT64: 8,
+          onnx.TensorProto.BFLOAT16: 2}
+
+
+def _varint(n: int) -> int:
+    """Bytes of ``n`` >= 0 as a protobuf varint."""
+    return 1 if n < 0x80 else 2 if n < 0x4000 else (max(n.bit_length(), 1) + 6) // 7
+
+
+def _written_plainly(c) -> tuple[list[int], list[bool]]:
+    """The serialized size of each of a census' tensors, and whether it is written plainly:
+    a name, dims of at least 0, a data type of _WIDTH, raw data of exactly the bytes those
+    need, and no other field. onnx's check accepts such a tensor, so none goes to it. (The
+    size says there is no other field: protobuf writes each field it holds in at least a
+    byte, and the four read here add up to the size only when nothing else is written.)"""
+    tensors = c.tensors
+    sizes = [t.ByteSize() for t in tensors]
+    parts: dict = {}  # (data type, dims) -> (raw bytes they need, bytes of the dims and type fields)
+    for typed in c.distinct:
+        width = _WIDTH.get(typed[0])
+        count = 0 if width is None or min(typed[1], default=0) < 0 else 1
+        for d in typed[1] if count else ():
+            count *= d  # (at most SMALL times a dim: never the product of thousands of large dims)
+            if not 0 < count <= SMALL:
+                break
+        if not 0 < count <= SMALL:
+            parts[typed] = None
+            continue
+        parts[typed] = (count * width, sum(1 + _varint(d) for d in typed[1]) + 1 + _varint(typed[0]))
+    plain = []
+    for t, size, typed, name in zip(tensors, sizes, c.typed, c.names, strict=True):
+        part = parts[typed]
+        if part is None or not name:
+            plain.append(False)
+            continue
+        need, fixed = part
+        named = len(name) if name.isascii() else len(name.encode())
+        plain.append(size == fixed + 1 + _varint(named) + named + 1 + _varint(need) + need
+                     and len(t.raw_data) == need)
+    return sizes, plain
 
 
 def _plainly_right(t: onnx.TensorProto) -> bool:
