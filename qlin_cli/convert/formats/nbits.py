@@ -401,17 +401,18 @@ def read_codes(tensors: list) -> dict[int, np.ndarray]:
     for t in tensors:
         if (t.data_type in (TensorProto.UINT4, TensorProto.INT4) and not t.HasField("raw_data")
                 and not t.HasField("segment") and t.data_location != TensorProto.EXTERNAL):
-            count = math.prod(t.dims)
+            dims = tuple(t.dims)  # (the message's dims read once)
+            count = math.prod(dims)
             if len(t.int32_data) == (count + 1) // 2:
-                groups.setdefault(t.data_type, []).append((t, count))
+                groups.setdefault(t.data_type, []).append((t, count, dims))
     out: dict[int, np.ndarray] = {}
     for elem, tables in ({} if unpack4 is None else groups).items():
-        data = np.concatenate([np.array(t.int32_data, dtype=np.int32) for t, _ in tables])
+        data = np.concatenate([np.array(t.int32_data, dtype=np.int32) for t, _, _ in tables])
         data = data.view(np.uint32).astype(np.uint8)
         flat = unpack4(data, [data.size * 2]).view(helper.tensor_dtype_to_np_dtype(elem))
         at = 0
-        for t, count in tables:
-            out[id(t)] = flat[at:at + count].reshape(tuple(t.dims))
+        for t, count, dims in tables:
+            out[id(t)] = flat[at:at + count].reshape(dims)
             at += 2 * ((count + 1) // 2)
     return out
 

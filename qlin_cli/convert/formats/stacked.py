@@ -212,13 +212,14 @@ def _matmul(attrs, a, b):
         raise Declined("MatMul of other inputs")
     plain = _rank(a) <= 2 and _rank(b) <= 2
     rows, cases = max(a.shape[0], b.shape[0]), a.shape[1]
+    a_rows, b_rows = a.shape[0] > 1, b.shape[0] > 1  # (else one row, read by every row)
     out = None
     for k in range(cases):
         wb = None
         for f in range(rows):
-            x = a[f if a.shape[0] > 1 else 0, k].copy()
-            if wb is None or b.shape[0] > 1:
-                wb = b[f if b.shape[0] > 1 else 0, k].copy()
+            x = a[f if a_rows else 0, k].copy()
+            if wb is None or b_rows:
+                wb = b[f if b_rows else 0, k].copy()
             y = np.dot(x, wb) if plain else np.matmul(x, wb)
             if y.dtype != x.dtype:
                 y = y.astype(x.dtype)
@@ -374,11 +375,21 @@ class Session:
         at = 0
         for s, _ in self.st.outputs:  # the runs' outputs of this slot, [cases, each, ...]
             each = rows if s in self.per_row else 1
-            y = np.stack([got[r + at + m] for r in range(0, len(got), per_run) for m in range(copies * each)])
+            y = _stacked([got[r + at + m] for r in range(0, len(got), per_run) for m in range(copies * each)])
             at += copies * each
             y = y.reshape((padded, each) + y.shape[1:])[:cases].swapaxes(0, 1)
             out.append(np.ascontiguousarray(np.broadcast_to(y, (rows,) + y.shape[1:])))
         return out
+
+
+def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
+    """``np.stack(arrays)``: where they have one shape (a session's outputs of one slot do),
+    joined end to end and shaped, without np.stack's new view of each (np.stack joins those
+    views with np.concatenate: the same type promotion)."""
+    shape = arrays[0].shape
+    if not shape or any([a.shape != shape for a in arrays]):
+        return np.stack(arrays)
+    return np.concatenate(arrays).reshape((len(arrays),) + shape)
 
 
 def _split(source: str, parts: list[str], size: int, opset: int, consts: dict) -> onnx.NodeProto:
