@@ -241,7 +241,7 @@ class _Computed:
         first = [(a.shape, a.dtype) for a in self[ids[0]]]
         if any([(a.shape, a.dtype) for a in self[k]] != first for k in ids):
             return None
-        return [np.stack([self[k][o] for k in ids], 1) for o in range(len(first))]
+        return [stacked.stack([self[k][o] for k in ids], 1) for o in range(len(first))]
 
 
 def _chunks(ids: list, per_case: int) -> list[list]:
@@ -256,8 +256,8 @@ def _compare(cases, ids: list[int], truth: list, afters: list, steps: list, diff
     for got in afters:
         count = np.zeros(len(ids), np.int64)
         for o in range(len(truth[ids[0]])):
-            a = np.stack([truth[k][o] for k in ids])
-            d = _steps(a, np.stack([got[k][o] for k in ids]), step.reshape((-1,) + (1,) * (a.ndim - 1)))
+            a = stacked.stack([truth[k][o] for k in ids])
+            d = _steps(a, stacked.stack([got[k][o] for k in ids]), step.reshape((-1,) + (1,) * (a.ndim - 1)))
             flat = d.reshape(len(ids), -1)
             for j, m in enumerate(flat.max(axis=1, initial=0).tolist()):
                 steps[ids[j]] = max(steps[ids[j]], int(m))
@@ -379,9 +379,9 @@ class _Batch:
         values: list = [None] * len(g.st.kinds)
         for i, kind in enumerate(g.st.kinds):
             if kind[0] == "input":
-                values[i] = np.stack([feeds[self.apart(g.names[j][i], g.ids[j])] for j in at], 1)
+                values[i] = stacked.stack([feeds[self.apart(g.names[j][i], g.ids[j])] for j in at], 1)
             elif kind[0] == "const":
-                values[i] = np.stack([g.consts[j][i] for j in at])[None]
+                values[i] = stacked.stack([g.consts[j][i] for j in at])[None]
         return values
 
     def _session(self, g: _Group, side: str, ort) -> stacked.Session:

@@ -375,21 +375,29 @@ class Session:
         at = 0
         for s, _ in self.st.outputs:  # the runs' outputs of this slot, [cases, each, ...]
             each = rows if s in self.per_row else 1
-            y = _stacked([got[r + at + m] for r in range(0, len(got), per_run) for m in range(copies * each)])
+            y = stack([got[r + at + m] for r in range(0, len(got), per_run) for m in range(copies * each)])
             at += copies * each
             y = y.reshape((padded, each) + y.shape[1:])[:cases].swapaxes(0, 1)
             out.append(np.ascontiguousarray(np.broadcast_to(y, (rows,) + y.shape[1:])))
         return out
 
 
-def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
-    """``np.stack(arrays)``: where they have one shape (a session's outputs of one slot do),
-    joined end to end and shaped, without np.stack's new view of each (np.stack joins those
-    views with np.concatenate: the same type promotion)."""
+def stack(arrays: list[np.ndarray], axis: int = 0) -> np.ndarray:
+    """``np.stack(arrays, axis)``, without np.stack's new view of each array where they have
+    one shape: arrays of a dimension or more along ``axis`` joined by one np.concatenate
+    (np.stack's own join of those views: the same type promotion) and shaped; 0-d arrays of
+    one type read into one array by np.array. Else np.stack itself."""
+    if not arrays:
+        return np.stack(arrays, axis)
     shape = arrays[0].shape
-    if not shape or any([a.shape != shape for a in arrays]):
-        return np.stack(arrays)
-    return np.concatenate(arrays).reshape((len(arrays),) + shape)
+    if any([a.shape != shape for a in arrays]):
+        return np.stack(arrays, axis)
+    if axis < len(shape):
+        return np.concatenate(arrays, axis).reshape(shape[:axis] + (len(arrays),) + shape[axis:])
+    dtype = arrays[0].dtype
+    if shape or axis or any([a.dtype != dtype for a in arrays]):
+        return np.stack(arrays, axis)
+    return np.array(arrays, dtype)
 
 
 def _split(source: str, parts: list[str], size: int, opset: int, consts: dict) -> onnx.NodeProto:
