@@ -282,7 +282,7 @@ class _Batch:
         clash: set = set()
         for c in cases:
             for name, v in c.consts.items():
-                if name in held and not _same(held[name], v):
+                if name in held and held[name] is not v and not _same(held[name], v):
                     clash.add(name)
                 held.setdefault(name, v)
         self.fixed = (set(held) - clash) | {t.name for c in cases for t in c.added} | {""}
@@ -292,11 +292,12 @@ class _Batch:
     def constant(self, k: int, side: str):
         """Case ``k``'s constants on ``side`` (the rewrite's added ones after): name -> array or None."""
         c = self.cases[k]
+        consts = c.consts
         added = {t.name: t for t in c.added} if side == "after" and c.added else {}
 
         def value(name: str):
-            if name in c.consts:
-                return np.asarray(c.consts[name])
+            if name in consts:
+                return np.asarray(consts[name])
             return numpy_helper.to_array(added[name]) if name in added else None
         return value
 
