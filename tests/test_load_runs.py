@@ -1,7 +1,8 @@
 """model/load.py's ``_graph_runs``: the header of each graph field read inline where its tag
 and length are short; held here to the plain field-by-field reading (``_fields``) on graphs of
 every field length class (one-, two-, three- and four-byte lengths), other wire types, and
-windows and pieces of every size."""
+windows and pieces of every size. And what the loader says of a marker in the file (a node's
+qlin:ignore), read whole or in pieces."""
 
 import io
 
@@ -69,3 +70,46 @@ def test_runs_merge_to_the_graph(monkeypatch):
     for _, a, b in load._graph_runs(load._Window(io.BytesIO(data), len(data)), 0, len(data)):
         m.MergeFromString(load._graph_piece(b - a) + data[a:b])
     assert m.graph.SerializeToString() == data
+
+
+def _chain(n: int, mark: bool) -> onnx.ModelProto:
+    """n Q -> DQ pairs of constant weights (QL604 on each Q), the first Q marked to ignore it."""
+    nodes, inits = [], []
+    for i in range(n):
+        inits += [numpy_helper.from_array(np.full(4, 0.5, np.float32), f"w{i}"),
+                  numpy_helper.from_array(np.float32(0.1), f"s{i}"),
+                  numpy_helper.from_array(np.int8(0), f"z{i}")]
+        nodes += [helper.make_node("QuantizeLinear", [f"w{i}", f"s{i}", f"z{i}"], [f"q{i}"], name=f"q{i}"),
+                  helper.make_node("DequantizeLinear", [f"q{i}", f"s{i}", f"z{i}"], [f"y{i}"], name=f"d{i}")]
+    if mark:
+        nodes[0].metadata_props.add(key="qlin:ignore", value="QL604")
+    outs = [helper.make_tensor_value_info(f"y{i}", onnx.TensorProto.FLOAT, [4]) for i in range(n)]
+    m = helper.make_model(helper.make_graph(nodes, "g", [], outs, inits),
+                          opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    return m
+
+
+@pytest.mark.parametrize("pieces", [False, True])
+def test_a_mark_is_found_in_the_file_parsed_whole_or_in_pieces(tmp_path, monkeypatch, pieces):
+    """The loader says whether the file holds the ignore key, read whole or piece by piece,
+    and the check honours a node's mark (or, without one, looks at no node for it)."""
+    from qlin_cli.check.engine import check_file
+    from qlin_cli.model import analysis
+
+    if pieces:
+        monkeypatch.setattr(load, "PIECES_ABOVE", 0)
+        monkeypatch.setattr(load, "PIECE", 300)
+    looked: list = []
+    note = analysis._note_ignores
+    monkeypatch.setattr(analysis, "_note_ignores", lambda a, body: (looked.append(body.path), note(a, body)))
+    for mark in (True, False):
+        path = tmp_path / f"m{mark}.onnx"
+        path.write_bytes(_chain(600, mark).SerializeToString())
+        found: list = []
+        _, data = load.load_model_bytes(str(path), look_for=b"qlin:ignore", found=found)
+        assert found == [mark] and (data is None) == pieces
+        looked.clear()
+        q604 = [d.node for d in check_file(str(path)).diagnostics if d.code == "QL604"]
+        assert q604 == [f"q{i}" for i in range(1 if mark else 0, 600)]
+        assert looked == (["main"] if mark else [])

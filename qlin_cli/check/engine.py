@@ -17,7 +17,7 @@ import onnx
 from .. import rules as rule_registry
 from ..errors import QlinError, unexpected
 from ..gc_pause import paused_collection
-from ..model.analysis import Analysis, analyze
+from ..model.analysis import IGNORE_KEY, Analysis, analyze
 from ..model.facts import NodeFacts, op_in_scope, read_facts
 from ..model.graphs import label_of, reading
 from ..model.load import load_model_bytes
@@ -269,7 +269,8 @@ def _check_file(path: str, keep: Suppression, targets, keep_types: bool, frames:
     try:
         # checking never reads values above 64 MiB; the file's bytes, when the model was parsed
         # from them whole, go to shape inference as they are
-        model, data = load_model_bytes(path, weights=False)
+        marked: list = []  # whether the file holds a qlin:ignore mark (none: no node to look at)
+        model, data = load_model_bytes(path, weights=False, look_for=IGNORE_KEY.encode(), found=marked)
         base_dir = os.path.dirname(os.path.abspath(path))
         stats: dict = {}
         with reading(model):  # nothing below changes the model
@@ -277,7 +278,7 @@ def _check_file(path: str, keep: Suppression, targets, keep_types: bool, frames:
             locations: set = set()
             validate_model_files(model, base_dir, path, unreadable, locations)
             result.data_files = tuple(sorted(os.path.join(base_dir, x) for x in locations))
-            a = analyze(model, base_dir, serialized=data)
+            a = analyze(model, base_dir, serialized=data, marked=marked[0])
             del data
             a.external_problems = tuple(unreadable)
             result.diagnostics = check_analysis(a, stats=stats, frames=frames, suppression=keep)

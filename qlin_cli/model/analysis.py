@@ -81,13 +81,15 @@ class Analysis(ModelView):
 
 
 def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
-            types: dict | None = None, serialized: bytes | None = None) -> Analysis:
+            types: dict | None = None, serialized: bytes | None = None,
+            marked: bool | None = None) -> Analysis:
     """The analysis of ``model`` (tensors outside it are read relative to ``base_dir``).
     ``infer=False``: no shape inference (types are what the model declares, propagated);
     ``types``: inference's types as an earlier analysis of the same model found them
     (``Analysis.inferred``), taken instead of inferring again; ``serialized``: the bytes
     ``model`` was parsed from (``load.load_model_bytes``), which inference then reads
-    rather than the model serialized again."""
+    rather than the model serialized again; ``marked``: whether the file holds IGNORE_KEY
+    at all, where the caller looked (False: no node's mark to look for)."""
     a = Analysis(model, base_dir)
     a.inferred = types
     with reading(model):  # nothing below changes the model (the twins are put back)
@@ -98,6 +100,7 @@ def analyze(model: onnx.ModelProto, base_dir: str, *, infer: bool = True,
         kinds = inferring and not foreign and fits_by_kind(model)
         if inferring:
             marks, whole = _infer(a, foreign, serialized, kinds)
+        marks = marks and marked is not False
         found = {b.path: b for b in bodies(model)}  # which nodes have attributes, of what kinds
         for scope, owner, nodes in walk_bodies(model, a.inferred):
             if not nodes:  # a body without nodes has no place in the view (rules meet it via graphs())

@@ -58,10 +58,13 @@ def load_model(path: str, *, weights: bool = True) -> onnx.ModelProto:
     return load_model_bytes(path, weights=weights)[0]
 
 
-def load_model_bytes(path: str, *, weights: bool = True) -> tuple[onnx.ModelProto, bytes | None]:
+def load_model_bytes(path: str, *, weights: bool = True, look_for: bytes = b"",
+                     found: list | None = None) -> tuple[onnx.ModelProto, bytes | None]:
     """``load_model``, and the file's bytes when the model was parsed from them whole (a
     file of at most PIECES_ABOVE bytes), else None: the model serialized, for a caller
-    that would serialize it (shape inference), without serializing it again."""
+    that would serialize it (shape inference), without serializing it again. ``look_for``:
+    bytes ``found`` (a list) gets whether the file holds, looked for in what is parsed
+    (whole, or piece by piece: a field never spans two pieces)."""
     if not os.path.lexists(path):
         raise QlinError(path, "no such file")
     if os.path.isdir(path):
@@ -83,7 +86,7 @@ def load_model_bytes(path: str, *, weights: bool = True) -> tuple[onnx.ModelProt
             f"file is {size} bytes, over protobuf's 2 GiB limit for one message; "
             "store the weights as external data",
         )
-    strings = Strings()
+    strings = _Looking(look_for) if look_for else Strings()
     try:
         model, data = _parse_file(path, size, weights, strings)
     except OSError as e:
@@ -95,11 +98,29 @@ def load_model_bytes(path: str, *, weights: bool = True) -> tuple[onnx.ModelProt
             # values sent for one field)
             name = f" ({bad})" if bad is not None else ""
             raise QlinError(path, f"a string{name} is not valid UTF-8: a corrupt or hostile file")
+    if look_for and found is not None:
+        found.append(strings.held)
     if not model.HasField("graph"):
         raise QlinError(path, "not an ONNX model: no graph in the file")
     if model.ir_version <= 0:
         raise QlinError(path, "not an ONNX model: ir_version is missing")
     return model, data
+
+
+class _Looking(Strings):
+    """``Strings`` that also notes whether a byte string it sees holds ``marker`` (``held``)."""
+
+    def __init__(self, marker: bytes):
+        self.marker = marker
+        super().__init__()
+
+    def reset(self) -> None:
+        super().reset()
+        self.held = False
+
+    def see(self, data, limit: int | None = None) -> None:
+        self.held = self.held or self.marker in data
+        super().see(data, limit)
 
 
 def _parse_file(path: str, size: int, weights: bool = True,
