@@ -62,9 +62,9 @@ def load_model_bytes(path: str, *, weights: bool = True, look_for: bytes = b"",
                      found: list | None = None) -> tuple[onnx.ModelProto, bytes | None]:
     """``load_model``, and the file's bytes when the model was parsed from them whole (a
     file of at most PIECES_ABOVE bytes), else None: the model serialized, for a caller
-    that would serialize it (shape inference), without serializing it again. ``look_for``:
-    bytes ``found`` (a list) gets whether the file holds, looked for in what is parsed
-    (whole, or piece by piece: a field never spans two pieces)."""
+    that would serialize it (shape inference), without serializing it again. ``found`` (a
+    list) gets whether the file holds the bytes ``look_for``, looked for in what is parsed
+    (whole, or piece by piece: a node is never split between two pieces)."""
     if not os.path.lexists(path):
         raise QlinError(path, "no such file")
     if os.path.isdir(path):
