@@ -98,7 +98,7 @@ def _mentions(body, types: set[int]) -> bool:
     """Whether a graph body stores or declares a tensor of one of ``types`` (element type
     numbers): one pass over the type numbers only."""
     g = body.owner
-    if not types.isdisjoint({data_type for data_type, _ in set(census(g).typed)}):
+    if not types.isdisjoint({data_type for data_type, _ in census(g).distinct}):
         return True
     if any(st.values.data_type in types for st in g.sparse_initializer):
         return True
