@@ -33,6 +33,13 @@ class _Main(click.Group):
     def list_commands(self, ctx) -> list[str]:
         return sorted({*super().list_commands(ctx), *_LAZY})
 
+    def resolve_command(self, ctx, args):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as e:  # the suggestion from every command, loaded or not
+            raise click.exceptions.NoSuchCommand(e.command_name, possibilities=self.list_commands(ctx),
+                                                 ctx=ctx) from None
+
     def get_command(self, ctx, cmd_name: str):
         found = super().get_command(ctx, cmd_name)
         if found is None and cmd_name in _LAZY:

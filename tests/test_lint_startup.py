@@ -166,3 +166,33 @@ def test_error_lines_are_printed_above_the_bar_never_glued_to_it():
         at = text.index(line)
         # each starts on a cleared line (\r + erase line) and ends with its newline
         assert text[:at].endswith("\r\x1b[2K"), repr(text[max(0, at - 40):at + 40])
+
+
+def test_check_loads_no_other_commands_module_and_every_command_is_still_there(tmp_path):
+    """convert, inspect and targets are imported when named (cli._LAZY): `qlin check` runs
+    without their modules; --help lists them, each runs, and a misspelt one is suggested."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q")
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, [2])],
+                          [helper.make_tensor("s", TensorProto.FLOAT, [], [0.5])])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)]), str(path))
+    probe = ("import sys\nfrom qlin_cli.cli import main\n"
+             f"try:\n    main(['check', '--no-cache', {str(path)!r}])\nexcept SystemExit:\n    pass\n"
+             "print('MODULES', sorted(m for m in sys.modules if m.startswith('qlin_cli.')))\n")
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    loaded = set(ast.literal_eval(next(x for x in p.stdout.splitlines() if x.startswith("MODULES"))[8:]))
+    assert "qlin_cli.check.engine" in loaded
+    assert not loaded & {"qlin_cli.convert_command", "qlin_cli.inspect_command", "qlin_cli.targets_command"}
+    listed = CliRunner().invoke(main, ["--help"]).stdout
+    for name in ("check", "convert", "inspect", "rule", "rules", "targets"):
+        assert f"\n  {name} " in listed, name
+    assert CliRunner().invoke(main, ["inspect", str(path)]).exit_code == 0
+    for typed, meant in (("conver", "convert"), ("inspekt", "inspect"), ("chek", "check")):
+        # (a fresh process: this one's group may hold the commands other tests ran)
+        r = subprocess.run([sys.executable, "-m", "qlin_cli", typed, str(path)], capture_output=True,
+                           text=True)
+        assert r.returncode == 2 and f"Did you mean '{meant}'?" in r.stderr, r.stderr
