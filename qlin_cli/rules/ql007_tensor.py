@@ -3,6 +3,7 @@ from itertools import pairwise
 import onnx
 
 from ..model.tensors import MAX_VALUE_BYTES, census, nbytes
+from ..schema import dtypes
 from .base import ModelRule, Violation
 from .base_validity import all_valid, check_sparse, check_tensor
 
@@ -62,9 +63,11 @@ BATCH = 4 << 20  # bytes of small tensors per call: each is copied twice on its 
 
 def _suspects(g, ir: int) -> list:
     """The inline initializers worth a look of their own: of those not written plainly
-    (``_written_plainly``: most weights, scales and zero points, which onnx's check is not
-    asked about), every small one of a batch that together fails onnx's check (they seldom
-    do), and each large one that is not plainly
+    (``_written_plainly``, which onnx's check is not asked about: tensors of raw data, as
+    numpy_helper writes them and onnxruntime's quantizer its weights; the quantizer writes
+    scales and zero points in float_data and int32_data, which go to onnx), every small one
+    of a batch that together fails onnx's check (they seldom do), and each large one that is
+    not plainly
     right (raw data of its exact size and no other value field), which is read without
     copying the whole graph's weights again. (Batches, not all small ones at once: each
     is copied into the check's graph and serialized for onnx, several times the weights
@@ -88,13 +91,13 @@ def _suspects(g, ir: int) -> list:
     return found + [t for t in large if not _plainly_right(t)]
 
 
-# element types whose raw data onnx's check holds to the dims' count times this many bytes,
-# and nothing else (tests/test_ql007_plain.py holds every one to onnx's check)
-_WIDTH = {onnx.TensorProto.FLOAT: 4, onnx.TensorProto.UINT8: 1, onnx.TensorProto.INT8: 1,
-          onnx.TensorProto.UINT16: 2, onnx.TensorProto.INT16: 2, onnx.TensorProto.INT32: 4,
-          onnx.TensorProto.INT64: 8, onnx.TensorProto.BOOL: 1, onnx.TensorProto.FLOAT16: 2,
-          onnx.TensorProto.DOUBLE: 8, onnx.TensorProto.UINT32: 4, onnx.TensorProto.UINT64: 8,
-          onnx.TensorProto.BFLOAT16: 2}
+# element types whose raw data onnx's check holds to the dims' count times their width, and
+# nothing else (tests/test_ql007_plain.py holds every one to onnx's check): their bytes each,
+# from the dtype table
+_T = onnx.TensorProto
+_WIDTH = {t: dtypes.BY_PROTO[t].bits // 8 for t in (
+    _T.FLOAT, _T.UINT8, _T.INT8, _T.UINT16, _T.INT16, _T.INT32, _T.INT64, _T.FLOAT16, _T.DOUBLE,
+    _T.UINT32, _T.BFLOAT16)}
 
 
 def _varint(n: int) -> int:
