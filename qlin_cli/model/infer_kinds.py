@@ -75,6 +75,10 @@ class ByKind(NamedTuple):
     io: list[tuple[tuple[str, ...], tuple[str, ...]]]  # each node's (inputs, outputs), as read
     kinds: list[tuple[str, str]]  # each node's (domain as spelled, op_type), one tuple for equal ones
     attrs: dict[int, tuple[bytes, ...]]  # node index -> its attributes as protobuf writes them
+    # the nodes that read a name of the value_info or graph outputs before any node wrote it
+    # (the only reads of a name not yet defined that the walk lets through: see ``defined``)
+    early: list[int]
+    unwritten: set[str]  # the names of the value_info and graph outputs no node wrote
 
 
 class _GiveUp(Exception):
@@ -95,6 +99,16 @@ def by_kind(model: onnx.ModelProto, *, fits: bool = False) -> ByKind | None:
         return None
     except Exception:  # (as the whole inference: a help, not a requirement; it then runs)
         return None
+
+
+def in_order(walked: ByKind | None) -> bool:
+    """Whether a graph ``by_kind`` walked (``walked``: what it gave, None where it gave up)
+    is in single static assignment and in order: no name written twice, or over an input or
+    initializer (the walk gives up on those), and every name a node reads defined before it,
+    as an input, an initializer or an earlier node's output (the walk gives up on a name
+    with no type at that point; a name typed by a value_info or graph output alone is
+    noted in ``early``). The rules on those (QL003, QL004, QL108) then have nothing to find."""
+    return walked is not None and not walked.early
 
 
 def fits_by_kind(model: onnx.ModelProto) -> bool:
@@ -136,7 +150,7 @@ class _Walk:
         types.update(zip(names, map(once.__getitem__, c.typed), strict=True))
         fixed.update(inputs)
         types[""] = _ABSENT
-        read = ByKind([], [], [], {})
+        read = ByKind([], [], [], {}, [], set(infos).union(outputs))
         new = self._nodes(g, types, fixed, read, declared)
         get = types.get
         read.types.extend((name, get(name, b"")) for name in (*infos, *new, *outputs))
@@ -150,12 +164,17 @@ class _Walk:
         being thrown away with the rest.)"""
         get, kinds, update, add = types.get, self.kinds, types.update, read.io.append
         add_kind, one, attr_keys = read.kinds.append, {}, read.attrs
+        pending = read.unwritten  # the declared names no node has written yet
         attributed = set(next(iter(bodies(self.model))).attributed)
         for index, node in enumerate(nodes_of(g)):
             ins, outs = tuple(node.input[:]), tuple(node.output[:])
             in_types = tuple(map(get, ins))
             if None in in_types:
                 raise _GiveUp  # (a name with no type yet: onnx infers without it)
+            if pending:
+                if not pending.isdisjoint(ins):
+                    read.early.append(index)
+                pending.difference_update(outs)
             had = tuple(map(get, outs))
             op, domain = node.op_type, node.domain
             kind = one.setdefault((domain, op), (domain, op))

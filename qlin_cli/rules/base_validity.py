@@ -18,6 +18,7 @@ import onnx
 from onnx import AttributeProto, checker
 
 from .. import schema
+from ..model.infer_kinds import in_order
 
 _GRAPH_KINDS = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 
@@ -156,6 +157,8 @@ def produced(view, body) -> dict[str, int]:
 def redefinitions(view, body) -> frozenset[str]:
     """The names in a body that break single static assignment (see ``redefined``); for
     a body in SSA form, none (one pass, then nothing per node)."""
+    if in_order(body.walked):  # the walk of inference by kind found none (infer_kinds.in_order)
+        return frozenset()
     counts = produced(view, body)
     twice = {name for name, n in counts.items() if n > 1}
     return frozenset(twice | (counts.keys() & (body.defined | visible_outer(view, body))))
@@ -163,6 +166,9 @@ def redefinitions(view, body) -> frozenset[str]:
 
 def undefined(view, body) -> frozenset[str]:
     """The names a body's nodes read that nothing in its scope defines."""
+    if in_order(body.walked):  # the walk of inference by kind read every name after its definition
+        return frozenset()
+
     def compute():
         used = set(chain.from_iterable([ins for ins, _ in body.io]))  # at C speed, not per node
         used.discard("")

@@ -32,8 +32,14 @@ class GraphOutputNotProduced(ModelRule):
     def check_model(self, view):
         for body in view.graphs():
             g = body.owner
+            # (inference by kind noted which of the graph's outputs no node wrote, where it walked
+            # the graph; none of them is an input or initializer there, nor "")
+            unwritten = body.walked.unwritten if body.walked is not None else None
             for vi in g.output:  # (is_defined: not "", which an absent output is)
-                if not is_defined(view, body, vi.name) and not (vi.name == "" and _empty_defined(body)):
+                name = vi.name
+                missing = (name in unwritten if unwritten is not None else
+                           not is_defined(view, body, name) and not (name == "" and _empty_defined(body)))
+                if missing:
                     yield Violation(f"graph output {vi.name!r} is produced by no node of the graph",
                                     at=view.site(body.path, vi.name, f"output {vi.name!r} of {body.path}"))
 

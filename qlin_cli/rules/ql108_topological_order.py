@@ -1,4 +1,5 @@
 from ..model.graphs import node_named
+from ..model.infer_kinds import in_order
 from ..model.order import body_order
 from .base import Fix, ModelRule, SortNodes, Violation
 
@@ -41,6 +42,8 @@ class TopologicalOrder(ModelRule):
             owned.setdefault((parent.path, index), []).append(child_path)
         reads = view.outer_reads if owned else {}
         for body in view.bodies:
+            if in_order(body.walked) and not owned:  # (the walk of inference by kind found it so)
+                continue
             seen = set(body.defined)
             seen.add("")  # an absent optional input
             there, add = seen.issuperset, seen.update
