@@ -100,3 +100,31 @@ def test_every_fixture_checks_alike_walked_by_kind_or_not(monkeypatch):
         with reading(model):
             walked += infer_kinds.by_kind(model) is not None
     assert walked >= 60
+
+
+def _byte(name: str = "") -> onnx.TensorProto:
+    return onnx.TensorProto(name=name, data_type=TensorProto.INT8, dims=[1], raw_data=b"\0")
+
+
+def _initializer_twice(m):
+    m.graph.initializer.append(_byte("w3"))
+
+
+def _initializer_unnamed(m):
+    m.graph.initializer.append(_byte())
+
+
+def _input_twice(m):
+    m.graph.input.append(_info("x"))
+
+
+@pytest.mark.parametrize("edit", [_initializer_twice, _initializer_unnamed, _input_twice])
+def test_a_graph_with_a_name_ql002_finds_is_never_walked(tmp_path, edit):
+    """(QL002 leaves a walked graph's names alone: the walk gives up on each of its findings)"""
+    model = _chain(300)
+    edit(model)
+    with reading(model):
+        assert infer_kinds.by_kind(model) is None
+    path = str(tmp_path / "m.onnx")
+    onnx.save(model, path)
+    assert [d.code for d in check_file(path, ["QL002"]).diagnostics] == ["QL002"]

@@ -69,7 +69,9 @@ MOST_KINDS = 512
 
 
 class ByKind(NamedTuple):
-    """What ``by_kind`` gives."""
+    """What ``by_kind`` gives. (Where it gives one, the model is of IR 4 or later, and each
+    name of the graph's inputs, initializers, value_info and outputs is not empty and is
+    declared once: the walk gives up otherwise.)"""
 
     types: list[tuple[str, bytes]]  # (name, type bytes) of the value_info then the outputs
     io: list[tuple[tuple[str, ...], tuple[str, ...]]]  # each node's (inputs, outputs), as read

@@ -42,6 +42,8 @@ class GraphNames(ModelRule):
             here = view.site(body.path, "graph", f"graph {body.path}")
             if not g.name:
                 yield Violation("the graph has no name (IR.md: each graph MUST specify a name)", at=here)
+            if body.walked is not None:  # inference by kind gave up on a name declared twice or ""
+                continue                  # (and on IR below 4): its walk met none (infer_kinds.ByKind)
             inputs = [i.name for i in g.input]
             for name, n in sorted(Counter(inputs).items()):
                 if n > 1:

@@ -1,3 +1,5 @@
+from itertools import compress
+
 from .. import schema
 from .base import ModelRule, Violation
 from .base_validity import check_node, is_known, scope_opsets
@@ -46,19 +48,25 @@ class NodeSchema(ModelRule):
         for body in view.bodies:
             opsets = scope_opsets(body)
             attributed = set(body.attributed)
-            verdicts: dict = {}  # a node without attributes: its verdict by op and arity
-            skip = {kind: is_known(kind[0], kind[1]) or schema.opset_of(opsets, kind[0]) is None
-                    for kind in set(body.kinds)}  # the Q/DQ rules judge those; QL103 unimported ones
-            kinds, nodes = body.kinds, body.nodes
-            for i in [i for i, kind in enumerate(kinds) if not skip[kind]]:
+            verdicts: dict = {}  # a node without attributes: whether it passes, by op and arity
+            # (not the ops the Q/DQ rules judge, nor those of a domain not imported: QL103's)
+            judged = {kind: not (is_known(kind[0], kind[1]) or schema.opset_of(opsets, kind[0]) is None)
+                    for kind in set(body.kinds)}
+            kinds, nodes, io = body.kinds, body.nodes, body.io
+            # the nodes to judge, found at C speed (most of a quantized model's are Q/DQ)
+            for i in compress(range(len(kinds)), map(judged.__getitem__, kinds)):
                 node = nodes[i]
-                domain, op = kinds[i]
                 if i in attributed:
                     why = check_node(node, ir, opsets)
                 else:
-                    ins, outs = body.io[i]
-                    key = (domain, op, tuple(map(bool, ins)), len(outs), bool(node.name))
-                    why = verdicts[key] if key in verdicts else verdicts.setdefault(
-                        key, check_node(node, ir, opsets))
+                    ins, outs = io[i]
+                    # (the inputs that are there: all, on most nodes)
+                    key = (kinds[i], len(ins) if "" not in ins else tuple(map(bool, ins)), len(outs),
+                           bool(node.name))
+                    why = verdicts.get(key, False)
+                    if why is False:
+                        why = verdicts[key] = check_node(node, ir, opsets)
+                    elif why is not None:  # (onnx's message names the node: each failing one its own)
+                        why = check_node(node, ir, opsets)
                 if why:
                     yield Violation(why, at=view.node_site(body, i))
