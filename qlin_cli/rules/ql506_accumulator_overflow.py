@@ -1,3 +1,5 @@
+from itertools import compress
+
 import numpy as np
 
 from .. import schema
@@ -80,15 +82,14 @@ class AccumulatorOverflow(ModelRule):
             # None where a pair of shapes cannot stand for its nodes (``_pairs``)
             clear: set | None = set() if _pairs(body) else None
             dequantized = view.of_family(body, schema.LINEAR_DEQUANTIZE)  # (``producer``'s map)
-            for i, kind in enumerate(body.kinds):
-                if kind not in read:
-                    continue
-                op = kind[1]
-                node = body.nodes[i]
+            kinds, io, nodes = body.kinds, body.io, body.nodes
+            for i in compress(range(len(kinds)), map(read.__contains__, kinds)):  # (found at C speed)
+                op = kinds[i][1]
+                node = nodes[i]
                 if op in INTEGER_OPS:
                     found = _integer(view, body, i, node)
                 elif op in QDQ_OPS:
-                    found = _qdq(view, body, node, body.io[i][0], within, dequantized, clear)
+                    found = _qdq(view, body, node, op, io[i][0], within, dequantized, clear)
                 else:
                     continue
                 message = None if found is None else _message(view, node, *found)
@@ -122,9 +123,9 @@ def _optional(view, body, node, k: int):
     return constant_array(view, body, node.input[k])
 
 
-def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict, clear: set | None):
-    """The same for a float op whose x and w come from 8-bit DequantizeLinear nodes
-    (``inputs``: the node's input names; ``within``: the shapes already known to stay within
+def _qdq(view, body, node, op: str, inputs: tuple, within: dict, dequantized: dict, clear: set | None):
+    """The same for a float op (``op``: its type) whose x and w come from 8-bit DequantizeLinear
+    nodes (``inputs``: the node's input names; ``within``: the shapes already known to stay within
     int32 whatever the values; ``dequantized``: the body's DequantizeLinear nodes by output,
     as ``producer`` reads them; ``clear``: the pairs of shapes found clear, None where the
     body's pairs cannot be keyed so: ``_pairs``)."""
@@ -134,7 +135,7 @@ def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict, clear
     pw = dequantized.get(inputs[1])
     if px is None or pw is None:
         return None
-    gemm = node.op_type == "Gemm"
+    gemm = op == "Gemm"
     if gemm and any(a.name == "alpha" and a.f != 1.0 for a in node.attribute):
         return None
     fx, fw = px[1], pw[1]
@@ -145,7 +146,7 @@ def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict, clear
     # the main graph's and no Constant takes an initializer's name: ``_pairs``.)
     pair = None
     if clear is not None and not gemm:
-        pair = (node.op_type, id(shared_with(fx) or fx), id(shared_with(fw) or fw))
+        pair = (op, id(shared_with(fx) or fx), id(shared_with(fw) or fw))
     if pair is not None and pair in clear:
         return None
     x_type = fx.in_type(0)
@@ -158,7 +159,7 @@ def _qdq(view, body, node, inputs: tuple, within: dict, dequantized: dict, clear
         # (the type and dims of an initializer as the census read them: the tensor's own dims
         # read again would stay with it in memory)
         typed = body.scope.own_typed.get(fw.inputs[0]) or (w.data_type, tuple(w.dims))
-        key = (node.op_type, gemm and _transposed(node), x_type, *typed)
+        key = (op, gemm and _transposed(node), x_type, *typed)
         safe = within.get(key)
         if safe is None:
             k = _reduction(node, key[4])
