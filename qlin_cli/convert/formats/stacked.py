@@ -290,7 +290,9 @@ class Session:
     read, as tensors computed at run time, the values and shapes they read fed alone. A node
     that reads only constants (a weight's DequantizeLinear) is computed once per copy and read
     by every row, as it computes the same values for each. One run computes ``copies`` cases on
-    every row, fed a handful of arrays."""
+    every row, fed a handful of arrays, and gives an array per output: its parts, every copy's
+    on every row, joined along their first axis by a Concat (an exact copy; parts that may be
+    scalars, which Concat does not join, come out one by one)."""
 
     def __init__(self, ort, st: Structure, copies: int, rows: int, opsets: dict, ir_version: int,
                  session_options):
@@ -315,14 +317,21 @@ class Session:
                                          [name(o, j, f) for o in outs], domain=domain)
                     n.attribute.extend(protos)
                     nodes.append(n)
-        for s, elem in st.outputs:
-            outputs += [helper.make_tensor_value_info(name(s, j, f), elem, None)
-                        for j in range(copies) for f in range(rows if s in per_row else 1)]
-        graph = helper.make_graph(nodes, "measure", inputs, outputs, list(consts.values()))
+        for s, elem in st.outputs:  # (each output's parts: every copy's, on every row where it varies)
+            each = rows if s in per_row else 1
+            outputs.append(([name(s, j, f) for j in range(copies) for f in range(each)], elem))
         imports = [helper.make_opsetid(d, v) for d, v in opsets.items()]
-        model = helper.make_model(graph, opset_imports=imports, ir_version=ir_version)
-        self.session = ort.InferenceSession(model.SerializeToString(), session_options,
-                                            providers=["CPUExecutionProvider"])
+        opset = schema.opset_of(opsets, schema.AI_ONNX) or 0
+        self.joined = False
+        if opset >= CONCAT_AXIS_SINCE:  # each output's parts joined in the graph, where it can
+            self.session = _session(ort, _joined_model(nodes, inputs, outputs, consts, imports, ir_version),
+                                    session_options, joined=len(outputs))
+            self.joined = self.session is not None
+        if not self.joined:  # (a scalar output, say: no Concat joins scalars)
+            parts = [helper.make_tensor_value_info(p, elem, None) for names, elem in outputs for p in names]
+            graph = helper.make_graph(nodes, "measure", inputs, parts, list(consts.values()))
+            model = helper.make_model(graph, opset_imports=imports, ir_version=ir_version)
+            self.session = _session(ort, model, session_options)
 
     def _fed(self, name, opset: int, nodes: list, consts: dict) -> list:
         """The graph inputs, one a slot, and the nodes that give each copy (and row) its part
@@ -370,6 +379,8 @@ class Session:
         for start in range(0, cases, copies):
             got += self.session.run(None, {name: v[start * each:(start + copies) * each]
                                            for name, (v, each) in whole.items()})
+        if self.joined:
+            return self._parts_of(got, cases, padded)
         out: list = []
         per_run = sum(copies * (rows if s in self.per_row else 1) for s, _ in self.st.outputs)
         at = 0
@@ -380,6 +391,57 @@ class Session:
             y = y.reshape((padded, each) + y.shape[1:])[:cases].swapaxes(0, 1)
             out.append(np.ascontiguousarray(np.broadcast_to(y, (rows,) + y.shape[1:])))
         return out
+
+    def _parts_of(self, got: list, cases: int, padded: int) -> list[np.ndarray]:
+        """``run``'s outputs from the runs' joined outputs (``got``: each run's, output by
+        output): an output's parts, every copy's on every row in the order the Concat joined
+        them, are as long as each other along the first axis, as the values they were computed
+        from are shaped alike."""
+        rows, count = self.rows, len(self.st.outputs)
+        out: list = []
+        for at, (s, _) in enumerate(self.st.outputs):
+            each = rows if s in self.per_row else 1
+            runs = got[at::count]
+            n = self.copies * each  # the parts of one run
+            length = runs[0].shape[0] // n if runs[0].ndim else 0
+            if not length or any(r.shape[0] != length * n for r in runs):
+                raise Declined("parts of other lengths")
+            y = np.concatenate(runs)
+            y = y.reshape((padded, each, length) + y.shape[1:])[:cases].swapaxes(0, 1)
+            out.append(np.ascontiguousarray(np.broadcast_to(y, (rows,) + y.shape[1:])))
+        return out
+
+
+CONCAT_AXIS_SINCE = 4  # Concat's axis: required from Concat-4 (optional before, read as 1)
+
+
+def _joined_model(nodes: list, inputs: list, outputs: list, consts: dict, imports: list,
+                  ir_version: int) -> onnx.ModelProto:
+    """The session's model with each output's parts (``outputs``: [(part names, element type)])
+    joined along their first axis by one Concat, that output alone a graph output: one array a
+    run, not one a part (a Concat copies its inputs as they are)."""
+    joins = [helper.make_node("Concat", names, [f"joined{at}"], axis=0)
+             for at, (names, _) in enumerate(outputs)]
+    graph = helper.make_graph(nodes + joins, "measure", inputs,
+                              [helper.make_tensor_value_info(f"joined{at}", elem, None)
+                               for at, (_, elem) in enumerate(outputs)], list(consts.values()))
+    return helper.make_model(graph, opset_imports=imports, ir_version=ir_version)
+
+
+def _session(ort, model: onnx.ModelProto, session_options, joined: int = 0):
+    """An onnxruntime session of ``model``; with ``joined`` (its count of joined outputs), None
+    where onnxruntime does not take the model or does not know the rank of a joined output
+    (its parts may be scalars, which Concat does not join)."""
+    try:
+        session = ort.InferenceSession(model.SerializeToString(), session_options,
+                                       providers=["CPUExecutionProvider"])
+    except Exception:
+        if joined:
+            return None
+        raise
+    if joined and (len(session.get_outputs()) != joined or not all(o.shape for o in session.get_outputs())):
+        return None
+    return session
 
 
 def stack(arrays: list[np.ndarray], axis: int = 0) -> np.ndarray:
