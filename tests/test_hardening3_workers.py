@@ -21,24 +21,27 @@ from paths import ROOT
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc (Linux)")
 FILES = 8
+NODES = 6000
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    """FILES copies of a model of 1,500 QLinearMatMul nodes (a few tenths of a second to
-    check each; 4 MB in all, enough for `-j 2` to use workers)."""
+    """FILES copies of a model of 6,000 QLinearMatMul nodes (about 0.2 s of CPU to check each,
+    so that a worker killed once it has spent 80 ms is still checking a file, however late a
+    loaded machine runs this test's polling: at 1,500 nodes a check took 0.06 s, and a worker
+    could be done with all its files first; 16 MB in all, enough for `-j 2` to use workers)."""
     import onnx
 
     rng = np.random.default_rng(0)
     nodes, inits = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q0"])], [
         numpy_helper.from_array(np.float32(0.05), "s"), numpy_helper.from_array(np.uint8(128), "z")]
-    for i in range(1500):
+    for i in range(NODES):
         inits += [numpy_helper.from_array(rng.integers(-100, 100, (16, 16)).astype(np.int8), f"w{i}"),
                   numpy_helper.from_array(np.float32(0.01), f"ws{i}"),
                   numpy_helper.from_array(np.int8(0), f"wz{i}")]
         inputs = [f"q{i}", "s", "z", f"w{i}", f"ws{i}", f"wz{i}", "s", "z"]
         nodes.append(helper.make_node("QLinearMatMul", inputs, [f"q{i + 1}"]))
-    nodes.append(helper.make_node("DequantizeLinear", ["q1500", "s", "z"], ["y"]))
+    nodes.append(helper.make_node("DequantizeLinear", [f"q{NODES}", "s", "z"], ["y"]))
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], inits)
     out = tmp_path_factory.mktemp("workers")
