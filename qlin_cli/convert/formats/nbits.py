@@ -145,16 +145,12 @@ def weights_of(items: list, stored: bool = True) -> list[tuple | None]:
 
 def _stored(ws: list[dict], default_zero: bool) -> list[tuple]:
     """(codes, zero points) as ``to_qdq``'s tensors store them ([K, N] and [k_blocks, N], the
-    weights transposed), for weights of one layout at once: each as its int32_data field
-    serialized (``stored_fields``)."""
+    weights transposed), for weights of one layout at once."""
     elem = TYPES[ws[0]["bits"]]
-    codes = stored_fields(_packed(np.stack([w["codes"] for w in ws]).transpose(0, 2, 1).reshape(len(ws), -1),
-                                  elem))
+    codes = stored_rows(np.stack([w["codes"] for w in ws]).transpose(0, 2, 1).reshape(len(ws), -1), elem)
     if default_zero:  # the page's default: the same for every node
-        zero = stored_fields(_packed(ws[0]["zero"].T.reshape(1, -1), elem))[0]
-        return [(c, zero) for c in codes]
-    zeros = stored_fields(_packed(np.stack([w["zero"] for w in ws]).transpose(0, 2, 1).reshape(len(ws), -1),
-                                  elem))
+        return [(c, stored_rows(ws[0]["zero"].T.reshape(1, -1), elem)[0]) for c in codes]
+    zeros = stored_rows(np.stack([w["zero"] for w in ws]).transpose(0, 2, 1).reshape(len(ws), -1), elem)
     return list(zip(codes, zeros, strict=True))
 
 
@@ -190,20 +186,15 @@ def dequantized(w: dict) -> np.ndarray:
 
 
 def codes_tensor(name: str, elem: int, dims: list, codes: np.ndarray,
-                 stored: list | bytes | None = None) -> onnx.TensorProto:
+                 stored: list | None = None) -> onnx.TensorProto:
     """``helper.make_tensor(name, elem, dims, codes)`` for uint2 / uint4 / uint8 ``elem`` and
     uint8 ``codes`` within the type's range, built without its per-call conversions: the same
     message (tests/test_convert_formats_speed.py holds the two equal). ``stored``: what its
-    int32_data holds (``stored_rows`` of the codes), or that field serialized
-    (``stored_fields``), when already worked out."""
+    int32_data holds (``stored_rows`` of the codes), when already worked out."""
     t = onnx.TensorProto()
     t.data_type = elem
     t.name = name
     t.dims.extend(dims)
-    if isinstance(stored, bytes):
-        if stored:  # (the field's values appended, as protobuf parses them: no Python int a value)
-            t.MergeFromString(stored)
-        return t
     if stored is None:
         stored = stored_rows(np.asarray(codes, np.uint8).reshape(1, -1), elem)[0]
     t.int32_data.extend(stored)
@@ -214,11 +205,6 @@ def stored_rows(rows: np.ndarray, elem: int) -> list[list[int]]:
     """What make_tensor stores in int32_data for each row of uint8 codes ([tables, codes]) of
     ``elem``: uint2 and uint4 codes packed low bits first, a row's last byte padded with zeros
     (onnx's _pack_4bitx2 / _pack_2bitx4), uint8 codes as they are."""
-    return _packed(rows, elem).tolist()
-
-
-def _packed(rows: np.ndarray, elem: int) -> np.ndarray:
-    """``stored_rows`` as an array (uint8 when ``rows`` is)."""
     per = {TensorProto.UINT4: 2, TensorProto.UINT2: 4}.get(elem, 1)
     if per > 1:
         bits = 8 // per
@@ -227,48 +213,7 @@ def _packed(rows: np.ndarray, elem: int) -> np.ndarray:
         rows = padded[:, 0::per].copy()
         for j in range(1, per):
             rows |= padded[:, j::per] << (bits * j)
-    return rows
-
-
-_INT32_DATA = bytes([5 << 3 | 2])  # TensorProto's int32_data (field 5, packed): its key
-
-
-def stored_fields(rows: np.ndarray) -> list[bytes] | list[list[int]]:
-    """Each row of ``rows`` (uint8 [tables, values]: ``_packed``'s) as TensorProto's int32_data
-    field holding those values, serialized as protobuf writes a packed field: its key, the
-    payload's length, then each value as a varint (a value below 128 its own byte; from 128, its
-    byte, whose high bit is the varint's "more" bit, then 1), every table's encoded at once; b""
-    for a row of no values. A tensor parses it (``codes_tensor``) into the int32_data that
-    extending it by the values gives. Rows of another type: ``tolist``'s lists."""
-    if rows.dtype != np.uint8 or rows.ndim != 2:
-        return rows.tolist()
-    tables, count = rows.shape
-    if not count:
-        return [b""] * tables
-    two = rows >= 0x80
-    pairs = np.empty(rows.shape + (2,), np.uint8)
-    pairs[..., 0] = rows
-    pairs[..., 1] = 1
-    kept = np.empty(rows.shape + (2,), bool)
-    kept[..., 0] = True
-    kept[..., 1] = two
-    data = pairs[kept].tobytes()
-    fields, at = [], 0
-    for length in (count + two.sum(axis=1)).tolist():
-        fields.append(_INT32_DATA + _varint(length) + data[at:at + length])
-        at += length
-    return fields
-
-
-def _varint(n: int) -> bytes:
-    """``n`` (0 or more) as a protobuf varint: seven bits a byte, low first, the high bit set on
-    every byte but the last."""
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    return rows.tolist()
 
 
 def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None = None) -> tuple[Built, dict]:
