@@ -78,7 +78,7 @@ class ByKind(NamedTuple):
     kinds: list[tuple[str, str]]  # each node's (domain as spelled, op_type), one tuple for equal ones
     attrs: dict[int, tuple[bytes, ...]]  # node index -> its attributes as protobuf writes them
     # the nodes that read a name of the value_info or graph outputs before any node wrote it
-    # (the only reads of a name not yet defined that the walk lets through: see ``defined``)
+    # (the only reads of a name not yet defined that the walk lets through: see ``in_order``)
     early: list[int]
     unwritten: set[str]  # the names of the value_info and graph outputs no node wrote
 

@@ -51,7 +51,7 @@ class NodeSchema(ModelRule):
             verdicts: dict = {}  # a node without attributes: whether it passes, by op and arity
             # (not the ops the Q/DQ rules judge, nor those of a domain not imported: QL103's)
             judged = {kind: not (is_known(kind[0], kind[1]) or schema.opset_of(opsets, kind[0]) is None)
-                    for kind in set(body.kinds)}
+                      for kind in set(body.kinds)}
             kinds, nodes, io = body.kinds, body.nodes, body.io
             # the nodes to judge, found at C speed (most of a quantized model's are Q/DQ)
             for i in compress(range(len(kinds)), map(judged.__getitem__, kinds)):
