@@ -471,6 +471,9 @@ def _placed(p: Finding) -> tuple[str, str, tuple[str, str]]:
     return p.severity, p.code, (p.graph, p.node)
 
 
+_KEPT = ("error", "warning")  # the severities ``differing`` reads (an info is never kept)
+
+
 def _differences(a, after) -> list[Finding]:
     """What the measured runtimes do differently with the converted model, for the report:
     their errors on it when they ran the source (the conversion makes the runtime refuse the
@@ -483,13 +486,14 @@ def _differences(a, after) -> list[Finding]:
     for name in MEASURED_RUNTIMES:
         # of the source's findings only codes, severities and places are compared: no plan;
         # the result's are worded with the plan only where one of them offers a conversion
-        found = predict.findings_in(after, [name], advice=False)
-        if not any(p.severity in ("error", "warning") for p in found):
+        found = predict.findings_in(after, [name], advice=False, severities=_KEPT)
+        if not found:
             continue  # nothing it could report: the source's findings are not needed
         labels = _source_places(a) if labels is None else labels
-        source = predict.findings_in(a, [name], advice=False) if _may_meet(found, labels) else []
+        source = (predict.findings_in(a, [name], advice=False, severities=_KEPT) if _may_meet(found, labels)
+                  else [])
         if any(p.convertible for p in found):
-            found = predict.findings_in(after, [name])
+            found = predict.findings_in(after, [name], severities=_KEPT)
         out += differing(source, found, _placed)
     return out
 

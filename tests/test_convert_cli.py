@@ -332,7 +332,7 @@ def test_a_rewrite_the_target_computes_differently_is_refused(monkeypatch):
 
     source, result = _stub_analysis(), object()  # two analyses: the source's and the result's
     seen = {result: [warning("QT401", "q1")], source: []}
-    monkeypatch.setattr(predict, "findings_in", lambda a, targets, advice=True: seen[a])
+    monkeypatch.setattr(predict, "findings_in", lambda a, targets, advice=True, severities=None: seen[a])
     with pytest.raises(convert_pipeline.Stop) as stop:
         convert_pipeline._hold_against(source, result, "onnxruntime", "m.onnx")
     assert [f.code for f in stop.value.findings] == ["QT401"] and "differently" in stop.value.reason
@@ -362,9 +362,10 @@ def test_without_a_target_the_source_is_judged_only_where_the_result_has_somethi
     asked = []
     found = {"onnxruntime": [finding("QT207", "info")], "openvino": [finding("QT405", "warning")]}
 
-    def spy(a, targets, advice=True):
+    def spy(a, targets, advice=True, severities=None):  # (as findings_in: only those severities)
         asked.append((a is source, targets[0]))
-        return [] if a is source else found[targets[0]]
+        kept = found[targets[0]] if a is not source else []
+        return [f for f in kept if severities is None or f.severity in severities]
 
     monkeypatch.setattr(predict, "findings_in", spy)
     assert [f.code for f in convert_pipeline._differences(source, result)] == ["QT405"]
@@ -402,7 +403,7 @@ def test_the_source_is_not_judged_where_the_result_warns_only_on_new_nodes(monke
     asked = []
     found: list = []
 
-    def spy(a, targets, advice=True):
+    def spy(a, targets, advice=True, severities=None):
         asked.append(a is source)
         return [finding("q1")] if a is source else found
 

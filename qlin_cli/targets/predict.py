@@ -428,7 +428,8 @@ def findings(model: onnx.ModelProto, base_dir: str, targets: str | Sequence[str]
     return findings_in(analyze(model, base_dir), chosen)
 
 
-def findings_in(a: Analysis, targets: str | Sequence[str], *, advice: bool = True) -> list[Finding]:
+def findings_in(a: Analysis, targets: str | Sequence[str], *, advice: bool = True,
+                severities: Sequence[str] | None = None) -> list[Finding]:
     """Every finding of every named target ("onnxruntime", "openvino,tensorrt-10" ...), model
     findings first, then nodes in walk order; target by target in the order given.
 
@@ -436,7 +437,9 @@ def findings_in(a: Analysis, targets: str | Sequence[str], *, advice: bool = Tru
     when no conversion makes the model run on that target, its message gives the other
     way out instead (and ``convertible`` is False). With ``advice`` False that check is
     skipped (every finding is the same but for that way out): for a caller that reads only
-    the codes, severities and places, the plan's cost is saved.
+    the codes, severities and places, the plan's cost is saved. With ``severities``, only
+    the findings of those severities are placed and returned (the others, and the plan,
+    are worked out as without it: each finding returned is the same).
 
     Unknown names raise ``registry.UnknownTarget`` (a LookupError) before anything is read.
     """
@@ -452,6 +455,8 @@ def findings_in(a: Analysis, targets: str | Sequence[str], *, advice: bool = Tru
             and plan_in(a, t, _known=(info, placed, raw)).choice is None
         ):
             raw = [(f, loc, x.without_conversion() if x.convertible else x) for f, loc, x in raw]
+        if severities is not None:
+            raw = [item for item in raw if item[2].severity in severities]
         heads: dict = {}
         out += [_place_model(t, x) if f is None else _place_node(t, f, x, loc, heads) for f, loc, x in raw]
     return out
