@@ -1,6 +1,6 @@
 """The targets' sites of a body whose facts the check did not read (a converted model's) read
-them as the check engine does (targets/predict.py ``_read_facts``): the same facts, field by
-field, as ModelView.facts reads one at a time."""
+them all at once (ModelView.read_all, which targets/predict.py asks): the same facts, field by
+field, as ModelView.facts reads one at a time, and as read_facts reads a node alone."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 from qlin_cli.model.analysis import analyze
-from qlin_cli.targets import predict
+from qlin_cli.model.facts import read_facts
 
 
 def _model():
@@ -38,11 +38,13 @@ def test_the_facts_read_at_once_are_those_read_one_by_one():
     one_by_one = analyze(model, "")
     body = one_by_one.bodies[0]
     want = {i: one_by_one.facts(body, i) for i in range(len(body.nodes))}
+    # (and as read_facts gives them from the node alone: its names and attributes read from it)
+    alone = {i: read_facts(n, i, body.scope, "") for i, n in enumerate(body.nodes) if want[i] is not None}
+    assert all(_fields(f) == _fields(want[i]) for i, f in alone.items())
     at_once = analyze(model, "")
     body = at_once.bodies[0]
     first = at_once.facts(body, 1)  # a node read before: kept as it is
-    unknown = {k for k in set(body.kinds) if not predict.schema.knows(*k)}
-    predict._read_facts(at_once, body, unknown)
+    at_once.read_all(body)
     assert body.facts[1] is first
     assert sorted(body.facts) == [i for i, f in want.items() if f is not None] == [0, 1, 2]
     for i, f in body.facts.items():

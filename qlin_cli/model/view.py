@@ -8,13 +8,14 @@ per body, the values each body reads from outer scopes, where each subgraph hang
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import onnx
 
 from .. import schema
-from .facts import NodeFacts, read_facts
+from .facts import NodeFacts, op_in_scope, read_facts
 from .graphs import bodies, node_label, node_named, roots, subgraphs
 
 
@@ -231,13 +232,32 @@ class ModelView:
         return [b for b in self.bodies if not b.is_function] + extra
 
     def facts(self, body: BodyView, index: int) -> NodeFacts | None:
-        """The facts of a node of a known op (None for other ops)."""
+        """The facts of a node of a known op (None for other ops), read as the check engine
+        reads them: the op from the scope's cache, the names from ``body.io``, the attributes
+        only where the node has some."""
         f = body.facts.get(index)
         if f is None:
-            node = body.nodes[index]
-            if not schema.knows(node.domain, node.op_type):
+            op = op_in_scope(body.scope, *body.kinds[index])
+            if op is None:
                 return None
-            f = body.facts[index] = read_facts(node, index, body.scope, self.base_dir)
+            attributed = body.attributed  # (in order: looked up by bisection)
+            at = bisect_left(attributed, index)
+            f = self._read(body, index, op, at < len(attributed) and attributed[at] == index)
+        return f
+
+    def read_all(self, body: BodyView) -> None:
+        """``facts`` of every node of the body not read yet, at once: a body the check did not
+        walk (a converted model's), all of whose facts the targets' sites read."""
+        known, scope, attributed = body.facts, body.scope, set(body.attributed)
+        for index, kind in enumerate(body.kinds):
+            if index not in known:
+                op = op_in_scope(scope, *kind)
+                if op is not None:
+                    self._read(body, index, op, index in attributed)
+
+    def _read(self, body: BodyView, index: int, op, attributed: bool) -> NodeFacts:
+        f = body.facts[index] = read_facts(body.nodes[index], index, body.scope, self.base_dir, op,
+                                           attributed, body.io[index])
         return f
 
     @cached_property

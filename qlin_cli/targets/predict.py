@@ -24,7 +24,7 @@ from onnx import AttributeProto
 from .. import schema
 from ..finding import Finding
 from ..model.analysis import Analysis, analyze
-from ..model.facts import ArrayConst, Location, NodeFacts, op_in_scope, read_facts, shared_with
+from ..model.facts import ArrayConst, Location, NodeFacts, shared_with
 from ..model.view import short_title
 from ..schema import dtypes, ir
 from . import fusion, nodes, probe_keys, records, site_classes, weights
@@ -151,7 +151,7 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
     op_of = {k: (k[1], doms[k[0]]) for k in distinct}
     ops = list(map(op_of.__getitem__, kinds))  # (op type, domain) of every node, one tuple per op
     unknown = {k for k in distinct if not schema.knows(*k)}  # ops of no family qlin knows
-    _read_facts(a, body, unknown)
+    a.read_all(body)  # (a converted model's: every node's at once)
     linear = _linear_sites(a, body, ops, opsets, main_inputs if main else (), main_outputs if main else (),
                            made)
     group_of = fusion.texts(a, body)
@@ -176,27 +176,6 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
             found.append((site, f.location))
         else:
             found.append((linear(f, index, ins, outs), f.location))
-
-
-def _read_facts(a: Analysis, body, unknown: set) -> None:
-    """The facts of the body's nodes of a family qlin knows, those not read yet (a body the
-    check did not walk: a converted model's), read as the check engine reads them: from the
-    body's kinds and input and output names, and with its attributes only where the node has
-    some (``ModelView.facts`` reads each of those from the node again)."""
-    known, kinds = body.facts, body.kinds
-    if body.scope is None or len(known) >= len(kinds) - sum(1 for k in kinds if k in unknown):
-        return
-    scope, base_dir, io = body.scope, a.base_dir, body.io
-    ops, attributed = scope.ops, set(body.attributed)
-    for index, node in enumerate(body.nodes):
-        kind = kinds[index]
-        if kind in unknown or index in known:
-            continue
-        op = ops.get(kind, False)
-        if op is False:
-            op = op_in_scope(scope, *kind)
-        if op is not None:
-            known[index] = read_facts(node, index, scope, base_dir, op, index in attributed, io[index])
 
 
 def _typer(scope):
