@@ -45,7 +45,7 @@ def _sessions(monkeypatch, st, cases: int, opset: int = 13):
     def made():
         return stacked.Session(ort, st, 4, ROWS, {"": opset}, 8, measure._options(ort))
     joined = made()
-    monkeypatch.setattr(stacked, "CONCAT_AXIS_SINCE", 10 ** 6)
+    monkeypatch.setattr(stacked, "JOINED", False)
     return joined, made()
 
 
