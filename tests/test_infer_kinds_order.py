@@ -102,6 +102,27 @@ def test_every_fixture_checks_alike_walked_by_kind_or_not(monkeypatch):
     assert walked >= 60
 
 
+def test_every_quantizer_output_checks_alike_walked_by_kind_or_not(tmp_path, monkeypatch):
+    """(onnxruntime's quantizer's models, each walked by kind whatever its size here, checked
+    with and without the walk: its findings the same)"""
+    import corpus
+
+    monkeypatch.setattr(infer_kinds, "KINDS_FROM", 0)
+    monkeypatch.setattr(infer_kinds, "FEW_KINDS", 10**6)
+    monkeypatch.setattr(infer_kinds, "MOST_KINDS", 10**6)
+    walked = 0
+    for name, path in corpus.build(tmp_path).items():
+        fast = check_file(path, ["QL"])
+        with monkeypatch.context() as m:
+            m.setattr(analysis, "by_kind", lambda _model, **_: None)
+            whole = check_file(path, ["QL"])
+        assert fast.diagnostics == whole.diagnostics, name
+        model = onnx.load(path, load_external_data=False)
+        with reading(model):
+            walked += infer_kinds.in_order(infer_kinds.by_kind(model))
+    assert walked >= 30  # (the rules' shortcut taken on most of them)
+
+
 def _byte(name: str = "") -> onnx.TensorProto:
     return onnx.TensorProto(name=name, data_type=TensorProto.INT8, dims=[1], raw_data=b"\0")
 
