@@ -8,7 +8,7 @@ from __future__ import annotations
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from test_infer_kinds import _chain
+from test_infer_kinds import FIXTURES, _chain, any_size  # noqa: F401 (any_size: a fixture)
 
 from qlin_cli.check.engine import check_file
 from qlin_cli.model import analysis, infer_kinds
@@ -81,45 +81,35 @@ def test_unwritten_holds_the_declared_names_no_node_wrote():
     assert walked.unwritten == {"never", "nor_this"} and walked.early == []
 
 
+def _walked_alike(path: str, monkeypatch):
+    """The walk inference by kind gives ``path`` (None where it gives up), the file's findings
+    held alike with the walk and without it."""
+    fast = check_file(path, ["QL"])
+    with monkeypatch.context() as m:
+        m.setattr(analysis, "by_kind", lambda _model, **_: None)
+        whole = check_file(path, ["QL"])
+    assert fast.diagnostics == whole.diagnostics, path
+    model = onnx.load(path, load_external_data=False)
+    with reading(model):
+        return infer_kinds.by_kind(model)
+
+
+@pytest.mark.usefixtures("any_size")
 def test_every_fixture_checks_alike_walked_by_kind_or_not(monkeypatch):
     """(the fixtures hold the defects of QL003, QL004, QL005 and QL108 in small models, which
     the walk leaves to the whole inference unless told otherwise)"""
-    from test_infer_kinds import FIXTURES
-
-    monkeypatch.setattr(infer_kinds, "KINDS_FROM", 0)
-    monkeypatch.setattr(infer_kinds, "FEW_KINDS", 10**6)
-    monkeypatch.setattr(infer_kinds, "MOST_KINDS", 10**6)
-    walked = 0
-    for path in FIXTURES:
-        fast = check_file(path, ["QL"])
-        with monkeypatch.context() as m:
-            m.setattr(analysis, "by_kind", lambda _model, **_: None)
-            whole = check_file(path, ["QL"])
-        assert fast.diagnostics == whole.diagnostics, path
-        model = onnx.load(path, load_external_data=False)
-        with reading(model):
-            walked += infer_kinds.by_kind(model) is not None
+    walked = sum(_walked_alike(path, monkeypatch) is not None for path in FIXTURES)
     assert walked >= 60
 
 
+@pytest.mark.usefixtures("any_size")
 def test_every_quantizer_output_checks_alike_walked_by_kind_or_not(tmp_path, monkeypatch):
     """(onnxruntime's quantizer's models, each walked by kind whatever its size here, checked
     with and without the walk: its findings the same)"""
     import corpus
 
-    monkeypatch.setattr(infer_kinds, "KINDS_FROM", 0)
-    monkeypatch.setattr(infer_kinds, "FEW_KINDS", 10**6)
-    monkeypatch.setattr(infer_kinds, "MOST_KINDS", 10**6)
-    walked = 0
-    for name, path in corpus.build(tmp_path).items():
-        fast = check_file(path, ["QL"])
-        with monkeypatch.context() as m:
-            m.setattr(analysis, "by_kind", lambda _model, **_: None)
-            whole = check_file(path, ["QL"])
-        assert fast.diagnostics == whole.diagnostics, name
-        model = onnx.load(path, load_external_data=False)
-        with reading(model):
-            walked += infer_kinds.in_order(infer_kinds.by_kind(model))
+    paths = corpus.build(tmp_path).values()
+    walked = sum(infer_kinds.in_order(_walked_alike(path, monkeypatch)) for path in paths)
     assert walked >= 30  # (the rules' shortcut taken on most of them)
 
 
