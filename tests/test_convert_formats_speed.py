@@ -10,18 +10,31 @@ from onnx import TensorProto, helper, numpy_helper
 from qlin_cli.convert.formats import nbits
 
 
+def written_by_onnx(name: str, elem: int, codes: np.ndarray):
+    """What numpy_helper.from_array writes of uint8 ``codes`` as the ml_dtypes type of ``elem``
+    (uint2 / uint4 packed into raw_data low bits first; uint8 as it is)."""
+    import ml_dtypes
+
+    as_type = {TensorProto.UINT4: ml_dtypes.uint4, TensorProto.UINT2: ml_dtypes.uint2}.get(elem, np.uint8)
+    return numpy_helper.from_array(np.asarray(codes).astype(as_type), name)
+
+
 @pytest.mark.parametrize("elem,high", [(TensorProto.UINT4, 16), (TensorProto.UINT2, 4),
                                        (TensorProto.UINT8, 256)])
-def test_codes_tensor_is_what_make_tensor_writes(elem, high):
-    """The tensor nbits writes for its codes is helper.make_tensor's, message and bytes, for odd
-    sizes (a padded last byte), transposed views and empty tables."""
+def test_codes_tensor_is_what_from_array_writes(elem, high):
+    """The tensor nbits writes for its codes is numpy_helper.from_array's of them, message and
+    bytes, for odd sizes (a padded last byte), transposed views and empty tables; onnx reads
+    back the codes, as it reads helper.make_tensor's int32_data of them."""
     rng = np.random.default_rng(0)
     for shape in ((32, 32), (3, 5), (1, 1), (7,), (2, 3, 5), (0, 4), (5, 2)):
         codes = rng.integers(0, high, shape).astype(np.uint8)
         for c in (codes, codes.T):
-            want = helper.make_tensor("w", elem, list(c.shape), c.reshape(-1))
+            want = written_by_onnx("w", elem, c)
             got = nbits.codes_tensor("w", elem, list(c.shape), c)
             assert got == want and got.SerializeToString() == want.SerializeToString(), (shape, c.shape)
+            old = helper.make_tensor("w", elem, list(c.shape), c.reshape(-1))
+            assert np.array_equal(numpy_helper.to_array(got), numpy_helper.to_array(old))
+            assert np.array_equal(numpy_helper.to_array(got).astype(np.uint8), c)
 
 
 def _case(seed: int, k: int = 64, n: int = 6, block: int = 32, bits: int = 4, zero: bool = True,
@@ -202,4 +215,4 @@ def test_weights_of_many_nodes_is_each_nodes_weights_and_tensors():
         for codes, kept in ((want["codes"].T, stored[0]), (want["zero"].T, stored[1])):
             alone = nbits.codes_tensor("t", elem, list(codes.shape), codes)
             assert nbits.codes_tensor("t", elem, list(codes.shape), codes, kept) == alone
-            assert alone == helper.make_tensor("t", elem, list(codes.shape), codes.reshape(-1))
+            assert alone == written_by_onnx("t", elem, codes)

@@ -35,9 +35,10 @@ def _four_bit(name: str, elem: int, dims: list, codes: np.ndarray):
 
 
 def test_read_codes_is_what_to_array_reads():
-    """4-bit tables in int32_data (even and odd counts, uint4 and int4, one of each shape
-    mixed), read together: each exactly numpy_helper.to_array's; tables stored otherwise
-    (raw_data, 8-bit) are left out."""
+    """4-bit tables in int32_data and in raw_data (even and odd counts, uint4 and int4, one of
+    each shape mixed), read together: each exactly numpy_helper.to_array's; tables of another
+    size or type (a raw table a byte short, 8-bit) are left out."""
+    import ml_dtypes
     from onnx import TensorProto
 
     rng = np.random.default_rng(3)
@@ -45,11 +46,15 @@ def test_read_codes_is_what_to_array_reads():
     for i, dims in enumerate([[32, 32], [3, 5], [1, 7], [4, 1, 3], [2, 2], [1]]):
         tables.append(_four_bit(f"u{i}", TensorProto.UINT4, dims, rng.integers(0, 16, dims)))
         tables.append(_four_bit(f"s{i}", TensorProto.INT4, dims, rng.integers(-8, 8, dims)))
+        tables.append(numpy_helper.from_array(rng.integers(0, 16, dims).astype(ml_dtypes.uint4), f"ru{i}"))
+        tables.append(numpy_helper.from_array(rng.integers(-8, 8, dims).astype(ml_dtypes.int4), f"rs{i}"))
+    assert sum(t.HasField("raw_data") for t in tables) == 12
     raw = TensorProto(name="raw", data_type=TensorProto.UINT4, dims=[3, 3], raw_data=b"\x12\x34\x56\x78\x09")
+    short = TensorProto(name="short", data_type=TensorProto.INT4, dims=[3, 3], raw_data=b"\x12\x34\x56\x78")
     eight = numpy_helper.from_array(rng.integers(0, 255, (4, 4)).astype(np.uint8), "u8")
-    got = nbits.read_codes(tables + [raw, eight])
-    assert id(raw) not in got and id(eight) not in got
-    for t in tables:
+    got = nbits.read_codes(tables + [raw, short, eight])
+    assert id(short) not in got and id(eight) not in got
+    for t in tables + [raw]:
         want = numpy_helper.to_array(t)
         assert got[id(t)].dtype == want.dtype and got[id(t)].shape == want.shape
         assert got[id(t)].tobytes() == want.tobytes(), t.name

@@ -186,34 +186,40 @@ def dequantized(w: dict) -> np.ndarray:
 
 
 def codes_tensor(name: str, elem: int, dims: list, codes: np.ndarray,
-                 stored: list | None = None) -> onnx.TensorProto:
-    """``helper.make_tensor(name, elem, dims, codes)`` for uint2 / uint4 / uint8 ``elem`` and
-    uint8 ``codes`` within the type's range, built without its per-call conversions: the same
-    message (tests/test_convert_formats_speed.py holds the two equal). ``stored``: what its
-    int32_data holds (``stored_rows`` of the codes), when already worked out."""
+                 stored: np.ndarray | None = None) -> onnx.TensorProto:
+    """The uint2 / uint4 / uint8 tensor ``elem`` of ``codes`` (uint8, within the type's range),
+    its values in raw_data as onnx.proto lays them out: "uint4 and int4 values must be packed to
+    4bitx2, the first element is stored in the 4 LSB and the second element is stored in the 4
+    MSB", "uint2 and int2 values must be packed to 2bitx4 ... x0 | (x1 << 2) | (x2 << 4) | (x3
+    << 6)"; the same message numpy_helper.from_array writes of the codes as ml_dtypes' type
+    (tests/test_convert_formats_speed.py holds the two equal). raw_data, not int32_data (one
+    varint an element or pair there): 1.5x smaller for random 4-bit codes, and written and read
+    back (``read_codes``) at C speed. ``stored``: its bytes (``stored_rows`` of the codes), when
+    already worked out."""
     t = onnx.TensorProto()
+    t.dims.extend(dims)
     t.data_type = elem
     t.name = name
-    t.dims.extend(dims)
     if stored is None:
         stored = stored_rows(np.asarray(codes, np.uint8).reshape(1, -1), elem)[0]
-    t.int32_data.extend(stored)
+    t.raw_data = stored.tobytes()
     return t
 
 
-def stored_rows(rows: np.ndarray, elem: int) -> list[list[int]]:
-    """What make_tensor stores in int32_data for each row of uint8 codes ([tables, codes]) of
-    ``elem``: uint2 and uint4 codes packed low bits first, a row's last byte padded with zeros
-    (onnx's _pack_4bitx2 / _pack_2bitx4), uint8 codes as they are."""
+def stored_rows(rows: np.ndarray, elem: int) -> np.ndarray:
+    """The raw_data bytes of each row of uint8 codes ([tables, codes]) of ``elem``, [tables,
+    bytes]: uint2 and uint4 codes packed low bits first, a row's last byte padded with zeros,
+    uint8 codes as they are."""
     per = {TensorProto.UINT4: 2, TensorProto.UINT2: 4}.get(elem, 1)
-    if per > 1:
-        bits = 8 // per
-        padded = np.zeros((rows.shape[0], -(-rows.shape[1] // per) * per), np.uint8)
-        padded[:, :rows.shape[1]] = rows & ((1 << bits) - 1)
-        rows = padded[:, 0::per].copy()
-        for j in range(1, per):
-            rows |= padded[:, j::per] << (bits * j)
-    return rows.tolist()
+    if per == 1:
+        return np.ascontiguousarray(rows, np.uint8)
+    bits = 8 // per
+    padded = np.zeros((rows.shape[0], -(-rows.shape[1] // per) * per), np.uint8)
+    padded[:, :rows.shape[1]] = rows & ((1 << bits) - 1)
+    out = padded[:, 0::per].copy()
+    for j in range(1, per):
+        out |= padded[:, j::per] << (bits * j)
+    return out
 
 
 def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None = None) -> tuple[Built, dict]:
@@ -390,25 +396,30 @@ def _along(key: tuple) -> int:
 
 
 def read_codes(tensors: list) -> dict[int, np.ndarray]:
-    """id(tensor) -> numpy_helper.to_array(tensor) of the 4-bit tables among ``tensors`` whose
-    codes are in int32_data (as codes_tensor writes them), read together: to_array's own steps
-    (the int32 values as uint8 bytes, onnx's _unpack_4bit, the element type) on their bytes
-    joined end to end, each table's codes then its first prod(dims) of the codes of its own
-    bytes (to_array drops an odd count's padding likewise). Tables stored any other way are
-    not here (to_array reads them); tests/test_formats_speed_tensors.py holds the two equal."""
+    """id(tensor) -> numpy_helper.to_array(tensor) of the inline 4-bit tables among ``tensors``
+    (raw_data, as codes_tensor writes them, or int32_data, as helper.make_tensor does), read
+    together: to_array's own steps (the packed bytes: raw_data's, or the int32 values as uint8;
+    onnx's _unpack_4bit; the element type) on their bytes joined end to end, each table's codes
+    then its first prod(dims) of the codes of its own bytes (to_array drops an odd count's
+    padding likewise). Tables of another size or stored outside the file are not here (to_array
+    reads them); tests/test_formats_speed_tensors.py holds the two equal."""
     unpack4 = getattr(numpy_helper, "_unpack_4bit", None)
-    groups: dict[int, list] = {}
+    groups: dict[tuple, list] = {}  # (element type, raw) -> its tables
     for t in tensors:
-        if (t.data_type in (TensorProto.UINT4, TensorProto.INT4) and not t.HasField("raw_data")
-                and not t.HasField("segment") and t.data_location != TensorProto.EXTERNAL):
+        if (t.data_type in (TensorProto.UINT4, TensorProto.INT4) and not t.HasField("segment")
+                and t.data_location != TensorProto.EXTERNAL):
             dims = tuple(t.dims)  # (the message's dims read once)
             count = math.prod(dims)
-            if len(t.int32_data) == (count + 1) // 2:
-                groups.setdefault(t.data_type, []).append((t, count, dims))
+            raw = t.HasField("raw_data")
+            if (len(t.raw_data) if raw else len(t.int32_data)) == (count + 1) // 2:
+                groups.setdefault((t.data_type, raw), []).append((t, count, dims))
     out: dict[int, np.ndarray] = {}
-    for elem, tables in ({} if unpack4 is None else groups).items():
-        data = np.concatenate([np.array(t.int32_data, dtype=np.int32) for t, _, _ in tables])
-        data = data.view(np.uint32).astype(np.uint8)
+    for (elem, raw), tables in ({} if unpack4 is None else groups).items():
+        if raw:
+            data = np.frombuffer(b"".join([t.raw_data for t, _, _ in tables]), np.uint8)
+        else:
+            data = np.concatenate([np.array(t.int32_data, dtype=np.int32) for t, _, _ in tables])
+            data = data.view(np.uint32).astype(np.uint8)
         flat = unpack4(data, [data.size * 2]).view(helper.tensor_dtype_to_np_dtype(elem))
         at = 0
         for t, count, dims in tables:
