@@ -267,7 +267,7 @@ def test_matmul_nbits_becomes_blocked_dequantize_linear_and_matmul(name, nbits_m
     assert all(np.isfinite(np.asarray(v)).all() for v in results.values())
 
 
-def test_the_unpacking_is_checked_against_onnx_reference():
+def test_the_unpacking_is_checked_by_the_evaluator():
     """A planted error in the unpacked codes is caught by the proof (QC401)."""
     from qlin_cli.convert.formats import nbits
 
@@ -287,9 +287,9 @@ def test_the_unpacking_is_checked_against_onnx_reference():
 
 
 def test_the_batched_proof_gives_each_case_its_own_verdict():
-    """prove_all runs the cases' DequantizeLinear nodes as one onnx.reference model: a planted
-    error in one case's codes fails that case alone, with the message its own proof gives; cases
-    naming different tensors alike are proven one by one, with the same verdicts."""
+    """prove_all proves many cases at once: a planted error in one case's codes fails that case
+    alone, with the message its own proof gives, also where two cases name different tensors
+    alike."""
     from onnx import TensorProto, helper, numpy_helper
 
     from qlin_cli.convert.formats import nbits
@@ -411,7 +411,7 @@ def test_quantizer_blocked_qdq_output_becomes_matmul_nbits(name, tmp_path):
 
 def test_packing_reads_back():
     """pack and unpack are each other's inverse (the proof of the way back reads the packed
-    weights with unpack; test_the_unpacking_is_checked_against_onnx_reference shows the
+    weights with unpack; test_the_unpacking_is_checked_by_the_evaluator shows the
     proof failing on a changed code)."""
     from qlin_cli.convert.formats import nbits
 

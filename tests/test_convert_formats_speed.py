@@ -57,10 +57,10 @@ def _case(seed: int, k: int = 64, n: int = 6, block: int = 32, bits: int = 4, ze
 
 
 def test_the_stacked_proof_gives_each_case_its_own_verdict(monkeypatch):
-    """Cases of one structure are proven side by side in one onnx.reference run: each case's
-    verdict is its own proof's, an error planted in one case (first, middle, last, at a table's
-    edge) fails that case alone with the message its own proof gives; cases of other shapes or
-    bits are proven in their own runs, and none goes to the batch models."""
+    """Cases of one structure are proven side by side in one evaluator run: each case's verdict
+    is its own proof's, an error planted in one case (first, middle, last, at a table's edge)
+    fails that case alone with the message its own proof gives; cases of other shapes or bits
+    are proven in their own runs, and none is proven alone."""
     cases = [_case(i, name=str(i)) for i in range(7)]
     cases += [_case(10, k=48, block=16, name="a"), _case(11, bits=8, name="b"),
               _case(12, zero=False, name="c")]
@@ -68,12 +68,34 @@ def test_the_stacked_proof_gives_each_case_its_own_verdict(monkeypatch):
     for i, at in ((0, (0, 0)), (3, (5, 63)), (6, (2, 31)), (8, (0, 0)), (12, (1, 1))):
         cases[i].w["codes"] = cases[i].w["codes"].copy()
         cases[i].w["codes"][at] ^= 1
-    monkeypatch.setattr(nbits, "_run_batch", lambda cases: pytest.fail("a case went to the batch models"))
+    monkeypatch.setattr(nbits.NBitsCase, "prove", lambda case: pytest.fail("a case was proven alone"))
     got = nbits.prove_all(cases)
+    monkeypatch.undo()
     want = [c.prove() for c in cases]
     assert got == want
     assert [i for i, v in enumerate(got) if v is not None] == [0, 3, 6, 8, 12]
     assert all("where the page gives" in got[i] for i in (0, 3, 6, 8, 12))
+
+
+@pytest.mark.parametrize("case", [_case(1), _case(2, k=48, block=16), _case(3, bits=8), _case(4, zero=False),
+                                  _case(5, bits=2), _case(6, k=40, block=16, bits=2, zero=False)])
+def test_the_proofs_engine_is_onnx_reference_bit_for_bit(case):
+    """The proofs run qlin's evaluator (convert/verify.py's, bit-exact by the spec): on each
+    layout the weights' tables take (2, 4 and 8 bits, a last block cut short, with and without
+    zero points), its DequantizeLinear-21 gives onnx.reference's values bit for bit, stacked too."""
+    from onnx.reference import ReferenceEvaluator
+
+    tables = [numpy_helper.to_array(t) for t in case.inits]
+    names = [t.name for t in case.inits]
+    graph = helper.make_graph([case.dq], "g", [], [helper.make_tensor_value_info(case.dq.output[0], 0, None)],
+                              case.inits)
+    opset = nbits.opset_for(case.w["bits"])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=11)
+    want = ReferenceEvaluator(model).run(None, {})[0]
+    got = nbits._dequantized(case.dq, opset, tables)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes() and names
+    stacked = nbits._run_stacked(nbits._tables(case)[0], [tables, tables], opset)
+    assert stacked.tobytes() == np.concatenate([want, want], axis=1).tobytes()
 
 
 def test_the_stacked_proof_splits_by_bytes(monkeypatch):

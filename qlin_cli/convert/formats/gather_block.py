@@ -18,7 +18,7 @@ Each gathered element keeps the scale and zero point of its place in the table, 
 dequantizing the gathered elements and gathering the dequantized table are the same values
 (DequantizeLinear-21: "y = (x - x_zero_point) * x_scale" per block of ``block_size`` along
 ``axis``). What ``prove`` checks bit for bit is the table: the page's dequantized table
-against onnx.reference's DequantizeLinear-21 of the constants the QDQ form reads. Where
+against qlin's evaluator's DequantizeLinear-21 of the constants the QDQ form reads. Where
 the two differ is an index out of range: Gather's page makes it an error, and
 GatherBlockQuantized writes zeros; they agree on every index Gather accepts.
 """
@@ -248,7 +248,7 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups) -> tuple[Built, Gath
 
 class GatherCase(NBitsCase):
     """What proves a GatherBlockQuantized rewrite: the page's dequantized table against
-    onnx.reference's DequantizeLinear-21 of the constants it reads (``inits``)."""
+    qlin's evaluator's DequantizeLinear-21 of the constants it reads (``inits``)."""
 
     def want(self) -> np.ndarray:
         return dequantized(self.w)

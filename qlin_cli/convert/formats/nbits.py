@@ -10,7 +10,8 @@ for 4 bits, the first 4 bits are stored in the lower 4 bits of a byte"; zero poi
 default zero point is used: 2^(bits - 1)". DequantizeLinear-21 computes "y = (x -
 x_zero_point) * x_scale" per block of ``block_size`` along ``axis``: the dequantized
 weights are the same values, which ``prove`` checks bit for bit on the model's own weights
-(the unpacking here against onnx.reference's DequantizeLinear of what is written).
+(the unpacking here against qlin's evaluator's DequantizeLinear of what is written, read
+as onnx reads it).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ... import schema
-from ...schema import ir
 from ...schema.qdq_forms import N_BITS_MATMUL
 from .to_qdq import Built, Lookups, NoForm, _made, made_node, raw_tensor, read_raw
 
@@ -256,8 +256,9 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None =
 
 
 class NBitsCase:
-    """What proves a MatMulNBits rewrite: the page's dequantized weights against
-    onnx.reference's DequantizeLinear-21 of the initializers written."""
+    """What proves a MatMulNBits rewrite: the page's dequantized weights against qlin's
+    evaluator's DequantizeLinear-21 (the bit-exact evaluator every Q/DQ rewrite is proven with,
+    convert/verify.py) of the initializers written, each read as onnx reads an initializer."""
 
     def __init__(self, w: dict, dq: onnx.NodeProto, inits: list[onnx.TensorProto], read: dict | None = None):
         self.w, self.dq, self.inits = w, dq, inits
@@ -267,29 +268,22 @@ class NBitsCase:
         """The values the DequantizeLinear must compute: the page's weights, [K, N]."""
         return dequantized(self.w).T
 
-    def model(self, dqs: list, inits: list) -> onnx.ModelProto:
-        """The DequantizeLinear nodes ``dqs`` over ``inits`` as one model at this case's opset."""
-        outs = [helper.make_tensor_value_info(dq.output[0], 0, None) for dq in dqs]
-        opset = opset_for(self.w["bits"])
-        return helper.make_model(helper.make_graph(dqs, "weights", [], outs, inits),
-                                 opset_imports=[helper.make_opsetid("", opset)],
-                                 ir_version=ir.ir_for_opset(opset))
-
     def prove(self) -> str | None:
-        from onnx.reference import ReferenceEvaluator
-
+        tensors = {t.name: t for t in self.inits}
         try:
-            got = ReferenceEvaluator(self.model([self.dq], self.inits)).run(None, {})[0]
+            inputs = [None if not x else self.read[x] if x in self.read else read_raw(tensors[x])
+                      for x in self.dq.input]
+            got = _dequantized(self.dq, opset_for(self.w["bits"]), inputs)
         except Exception as e:  # an evaluator that cannot run it proves nothing
-            return f"onnx.reference cannot run the DequantizeLinear: {str(e).strip()[:200]}"
+            return f"qlin's evaluator cannot run the DequantizeLinear: {str(e).strip()[:200]}"
         return self.compare(got)
 
     def compare(self, got: np.ndarray) -> str | None:
-        """None when onnx.reference's values ``got`` are the page's bit for bit, else where not."""
+        """None when the evaluator's values ``got`` are the page's bit for bit, else where not."""
         got = np.ascontiguousarray(got)
         want = np.ascontiguousarray(self.want())
         if got.shape != want.shape or got.dtype != want.dtype:
-            return f"onnx.reference gives {got.dtype} {got.shape}, the page {want.dtype} {want.shape}"
+            return f"qlin's evaluator gives {got.dtype} {got.shape}, the page {want.dtype} {want.shape}"
         if got.tobytes() != want.tobytes():
             at = np.unravel_index(int(np.argmax(got.view(np.uint8) != want.view(np.uint8)) // got.itemsize),
                                   got.shape)
@@ -297,36 +291,34 @@ class NBitsCase:
         return None
 
 
-BATCH = 512  # cases whose DequantizeLinear nodes run as one onnx.reference model
+def _dequantized(dq: onnx.NodeProto, opset: int, inputs: list) -> np.ndarray:
+    """What qlin's evaluator computes of the DequantizeLinear ``dq`` at ``opset`` on ``inputs``."""
+    from ...evaluator import run_node
+
+    return np.asarray(run_node(dq, opset, inputs))
+
+
 STACK_BYTES = 1 << 26  # what the tables of one stacked run may take (their float32 values)
 
 
 def prove_all(cases: list[NBitsCase]) -> list[str | None]:
     """Each case's ``prove()``. Cases whose blocked DequantizeLinear nodes have the same
     attributes and tables of the same types and shapes are run side by side (``_stacked``): their
-    written tables, each read as onnx.reference reads an initializer, joined along an axis the
-    blocks do not run along, through one DequantizeLinear of one evaluator per structure. The
-    node computes each element from that element's code, scale and zero point alone, so each
-    case's part of the output is what the node computes on the case's tables alone. The others:
-    up to BATCH cases of one opset as one onnx.reference model (each node reads only its own
-    constants); a batch whose names clash or that the evaluator cannot run is proven case by
-    case, which names the reason."""
+    written tables, each read as onnx reads an initializer, joined along an axis the blocks do
+    not run along, through one DequantizeLinear per structure. The node computes each element
+    from that element's code, scale and zero point alone, so each case's part of the output is
+    what the node computes on the case's tables alone. The others are proven case by case."""
     out: list[str | None] = [None] * len(cases)
     by_opset: dict[int, list[int]] = {}
     for i, case in enumerate(cases):
         by_opset.setdefault(opset_for(case.w["bits"]), []).append(i)
-    evaluators: dict = {}  # one onnx.reference evaluator per structure
     for opset, idx in by_opset.items():
-        rest = _stacked(cases, idx, opset, out, evaluators)
-        for start in range(0, len(rest), BATCH):
-            part = rest[start:start + BATCH]
-            got = _run_batch([cases[i] for i in part])
-            for j, i in enumerate(part):
-                out[i] = cases[i].prove() if got is None else cases[i].compare(got[j])
+        for i in _stacked(cases, idx, opset, out):
+            out[i] = cases[i].prove()
     return out
 
 
-def _stacked(cases: list[NBitsCase], idx: list[int], opset: int, out: list, evaluators: dict) -> list[int]:
+def _stacked(cases: list[NBitsCase], idx: list[int], opset: int, out: list) -> list[int]:
     """Prove the cases ``idx`` that ``_tables`` reads, side by side, into ``out``; the others
     (and those of a structure the evaluator cannot run stacked) are returned, in order."""
     groups: dict[tuple, list] = {}
@@ -344,7 +336,7 @@ def _stacked(cases: list[NBitsCase], idx: list[int], opset: int, out: list, eval
         for start in range(0, len(members), size):
             part = members[start:start + size]
             try:
-                whole = _run_stacked(key, [tables for _, tables in part], opset, evaluators)
+                whole = _run_stacked(key, [tables for _, tables in part], opset)
             except Exception:  # proven as before: in a batch model, or case by case
                 rest += [i for i, _ in part]
                 continue
@@ -431,7 +423,7 @@ def read_codes(tensors: list) -> dict[int, np.ndarray]:
 def _tables(case: NBitsCase, codes: dict | None = None) -> tuple[tuple, list] | None:
     """(structure, [codes, scale, zero point]) of a case whose DequantizeLinear is blocked and
     reads only tensors of the case (``inits``) of one rank of at least 2, each read as
-    onnx.reference reads an initializer; None for any other. ``codes``: ``read_codes``."""
+    onnx reads an initializer; None for any other. ``codes``: ``read_codes``."""
     dq = case.dq
     attrs = {a.name: a for a in dq.attribute}
     if set(attrs) - {"axis", "block_size"} or "block_size" not in attrs or attrs["block_size"].i <= 0:
@@ -455,45 +447,15 @@ def _tables(case: NBitsCase, codes: dict | None = None) -> tuple[tuple, list] | 
     return key, tables
 
 
-def _run_stacked(key: tuple, parts: list[list[np.ndarray]], opset: int, evaluators: dict) -> np.ndarray:
+def _run_stacked(key: tuple, parts: list[list[np.ndarray]], opset: int) -> np.ndarray:
     """The output of the DequantizeLinear of ``key`` (``_tables``), run once on the cases'
     tables joined along ``_along(key)``: each case's output side by side along it."""
-    from onnx.reference import ReferenceEvaluator
-
     axis, block_size, inputs = key
     along = _along(key)
     names = ["x", "scale", "zero_point"][:len(inputs)]
-    if (key, opset) not in evaluators:
-        node = helper.make_node("DequantizeLinear", names, ["y"], axis=axis, block_size=block_size)
-        graph = helper.make_graph([node], "weights", [helper.make_tensor_value_info(n, elem, None)
-                                                      for n, (elem, _, _) in zip(names, inputs, strict=True)],
-                                  [helper.make_tensor_value_info("y", 0, None)])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                                  ir_version=ir.ir_for_opset(opset))
-        evaluators[(key, opset)] = ReferenceEvaluator(model)
-    feeds = {n: np.concatenate([p[j] for p in parts], axis=along) for j, n in enumerate(names)}
-    (got,) = evaluators[(key, opset)].run(None, feeds)
-    return np.asarray(got)
-
-
-def _run_batch(cases: list[NBitsCase]) -> list | None:
-    """onnx.reference's output of each case's DequantizeLinear, run as one model; None when two
-    cases name different tensors alike or the evaluator fails."""
-    from onnx.reference import ReferenceEvaluator
-
-    inits: dict[str, onnx.TensorProto] = {}
-    for case in cases:
-        for t in case.inits:
-            if t.name in inits and inits[t.name].SerializeToString() != t.SerializeToString():
-                return None
-            inits[t.name] = t
-    outputs = {case.dq.output[0] for case in cases}
-    if len(outputs) != len(cases) or outputs & set(inits):
-        return None
-    try:
-        return ReferenceEvaluator(cases[0].model([c.dq for c in cases], list(inits.values()))).run(None, {})
-    except Exception:  # proven case by case, each naming what failed
-        return None
+    node = helper.make_node("DequantizeLinear", names, ["y"], axis=axis, block_size=block_size)
+    return _dequantized(node, opset, [np.concatenate([p[j] for p in parts], axis=along)
+                                      for j in range(len(names))])
 
 
 # ---- the way back: a blocked DequantizeLinear of constant weights and its MatMul ------------

@@ -56,7 +56,7 @@ class Prove:
                 why = proofs[id(r)]
                 r.entry.verified = why is None
                 if why is None:
-                    r.entry.changes.append("the dequantized weights proven bit for bit (onnx.reference)")
+                    r.entry.changes.append("the dequantized weights proven bit for bit (qlin's evaluator)")
                 why = None if why is None else f"the proof failed: {why}"
             elif isinstance(r.case, OpCase):
                 if not ctx.opts.verify and r.case.exact:
