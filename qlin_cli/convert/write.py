@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 import tempfile
 import time
@@ -129,6 +128,8 @@ def _link_unnamed(fd: int, folder: str, suffix: str) -> str:
     linkat() with AT_SYMLINK_FOLLOW on /proc/self/fd/N (os.link only uses linkat,
     not link(), when a dir_fd is given: link() would try to link the /proc entry).
     """
+    import secrets  # (here: hmac and hashlib are 4 ms of a process that writes nothing)
+
     dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         while True:

@@ -17,9 +17,13 @@ import math
 import os
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # (concurrent.futures, and the logging it imports: 5 ms a process, asked
+    # only when a large array is split across threads)
+    from concurrent.futures import ThreadPoolExecutor
 
 # Elements per piece. Smaller pieces stay in L2, but every numpy call then hands
 # the GIL to the other worker, and on a small VM each hand-over costs more than
@@ -41,6 +45,8 @@ def threads() -> int:
 
 
 def _executor(n: int) -> ThreadPoolExecutor:
+    from concurrent.futures import ThreadPoolExecutor
+
     global _pool
     with _pool_lock:
         if _pool is None or _pool._max_workers < n:  # noqa: SLF001
