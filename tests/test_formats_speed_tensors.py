@@ -121,15 +121,18 @@ def test_the_plain_twins_are_the_nodes_and_give_their_structures(monkeypatch):
 
 @pytest.mark.parametrize("ints", [
     {}, {"axis": 0}, {"axis": 0, "block_size": 32}, {"block_size": 16, "axis": -1},
-    {"K": 64, "N": 32, "bits": 4, "block_size": 16}])
+    {"K": 64, "N": 32, "bits": 4, "block_size": 16}, {"axis": None, "block_size": 8}])
 def test_made_node_is_what_make_node_writes(ints):
+    """Its message and bytes are make_node's: a domain of None unset, "" set (proto2 writes it),
+    an empty name unset, an attribute of value None left out."""
     from onnx import helper
 
-    for domain in (None, "com.microsoft"):
-        want = helper.make_node("Op", ["a", "", "b"], ["y"], name="n", domain=domain, **ints)
-        for _ in range(2):  # made, then from the attributes kept
-            got = to_qdq.made_node("Op", ["a", "", "b"], ["y"], "n", domain, **ints)
-            assert got.SerializeToString() == want.SerializeToString()
+    for domain in (None, "", "com.microsoft"):
+        for name in ("n", ""):
+            want = helper.make_node("Op", ["a", "", "b"], ["y"], name=name, domain=domain, **ints)
+            for _ in range(2):  # made, then from the attributes kept
+                got = to_qdq.made_node("Op", ["a", "", "b"], ["y"], name, domain, **ints)
+                assert got == want and got.SerializeToString() == want.SerializeToString()
 
 
 def _blocked(rng, elem: int, k: int, n: int, block: int, zero: bool):

@@ -92,9 +92,10 @@ class Namer:
         return self._taken
 
     def __call__(self, base: str) -> str:
+        taken = self.taken  # (a property: read once a call, not once a try)
         name, i = base, 0
-        while name in self.taken:
+        while name in taken:
             i += 1
             name = f"{base}_{i}"
-        self.taken.add(name)
+        taken.add(name)
         return name

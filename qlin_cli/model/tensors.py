@@ -8,6 +8,7 @@ file. Anything else is refused with an UnsafeData error naming the reason.
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 
@@ -237,11 +238,37 @@ def _plain_array(tensor: onnx.TensorProto, need: int) -> np.ndarray | None:
     return np.frombuffer(raw, dtype=_PLAIN_LE[tensor.data_type]).reshape(tuple(tensor.dims))
 
 
+def _inline_plain(tensor: onnx.TensorProto) -> np.ndarray | None:
+    """``read_value`` of the usual constant, each field read once: inline raw_data of a
+    byte-aligned type, at most 8 dims, none negative, of the size its dims say (what
+    ``_plain_array`` reads after ``nbytes``); None for anything else, which ``read_value``
+    then reads its own way."""
+    dtype = _PLAIN_LE.get(tensor.data_type)
+    if dtype is None or tensor.data_location != _DEFAULT:
+        return None
+    dims = tensor.dims[:]
+    if len(dims) > 8 or (dims and min(dims) < 0):
+        return None
+    need = math.prod(dims) * dtype.itemsize
+    if not 0 < need <= MAX_VALUE_BYTES:
+        return None
+    raw = tensor.raw_data
+    if len(raw) != need:
+        return None
+    return np.frombuffer(raw, dtype=dtype).reshape(dims)
+
+
+_DEFAULT = onnx.TensorProto.DEFAULT
+
+
 def read_value(tensor: onnx.TensorProto, base_dir: str) -> np.ndarray | None:
     """The tensor as a numpy array, or None when it is too large to read for a check.
 
     Raises UnsafeData for external data that is unsafe or lies about its size.
     """
+    fast = _inline_plain(tensor)
+    if fast is not None:
+        return fast
     if any(d < 0 for d in tensor.dims):
         raise UnsafeData(f"tensor {tensor.name!r} has a negative dimension {dims_text(tensor.dims)}")
     need = nbytes(tensor)

@@ -92,15 +92,26 @@ def _attributes(items: tuple) -> tuple:
 def made_node(op: str, inputs: list, outputs: list, name: str, domain: str | None = None,
               **ints: int) -> onnx.NodeProto:
     """``helper.make_node(op, inputs, outputs, name=name, domain=domain, **ints)`` for integer
-    attributes, each (name, value) made once: the same message (make_node adds them sorted by
+    attributes, its fields set here as make_node sets them (a domain of None left unset, "" set)
+    and each (name, value) attribute made once: the same message (make_node adds them sorted by
     name; tests/test_formats_speed_tensors.py holds the two equal)."""
-    node = helper.make_node(op, inputs, outputs, name=name, domain=domain)
+    node = _NodeProto()
+    node.op_type = op
+    node.input.extend(inputs)
+    node.output.extend(outputs)
+    if name:
+        node.name = name
+    if domain is not None:
+        node.domain = domain
     if not ints:  # (most nodes written: nothing to sort)
         return node
     items = tuple(sorted((key, value) for key, value in ints.items() if value is not None))
     if items:  # (make_node leaves out an attribute whose value is None)
         node.attribute.extend(_attributes(items))
     return node
+
+
+_NodeProto = onnx.NodeProto
 
 
 def _made(nodes: list, twins: list, op: str, inputs: list, outputs: list, name: str, **kw) -> None:
