@@ -15,7 +15,7 @@ from functools import cached_property
 import onnx
 
 from .. import schema
-from .facts import UNKNOWN, Const, Location, NodeFacts, op_in_scope, read_facts
+from .facts import UNKNOWN, Const, Location, NodeFacts, _attr_items, op_in_scope, read_facts
 from .graphs import bodies, node_label, node_named, roots, subgraphs
 
 _tuple_new = tuple.__new__  # a Location without its Python __new__, as read_facts builds one
@@ -250,10 +250,9 @@ class ModelView:
     def read_all(self, body: BodyView) -> None:
         """``facts`` of every node of the body not read yet, at once: a body the check did not
         walk (a converted model's), all of whose facts the targets' sites read. In a root
-        scope (the usual body), a node without attributes is read here as ``read_facts``
-        reads it, its look-ups made once for the body rather than once a node (a call of
-        ``read_facts`` a node cost a third of this; tests/test_predict_speed_sites.py holds
-        the facts to ``read_facts``')."""
+        scope (the usual body), each node is read here as ``read_facts`` reads it, its
+        look-ups made once for the body rather than once a node (a tenth of the time;
+        tests/test_predict_speed_sites.py holds the facts to ``read_facts``')."""
         known, scope, attributed = body.facts, body.scope, set(body.attributed)
         if scope.parent is not None:
             for index, kind in enumerate(body.kinds):
@@ -274,9 +273,8 @@ class ModelView:
                 op = ops[kind] = op_in_scope(scope, *kind)
             if op is None:
                 continue
-            if index in attributed:
-                self._read(body, index, op, True)
-                continue
+            node = nodes[index]
+            items = _attr_items(attrs) if index in attributed and len(attrs := node.attribute) else ()
             inputs, outputs = io[index]
             found = tuple(map(get, inputs))
             if None in found or "" in inputs:
@@ -295,8 +293,8 @@ class ModelView:
                             c = consts[name] = Const(tensor, base_dir, cache, typed)
                     values[i] = c
             known[index] = NodeFacts(
-                op.op_type, op.domain, op.opset, op.imported, op.spec, found, out_found, (), tuple(values),
-                inputs, outputs, _tuple_new(Location, (where[0], index, nodes[index].name, where[1])))
+                op.op_type, op.domain, op.opset, op.imported, op.spec, found, out_found, items, tuple(values),
+                inputs, outputs, _tuple_new(Location, (where[0], index, node.name, where[1])))
 
     def _read(self, body: BodyView, index: int, op, attributed: bool) -> NodeFacts:
         f = body.facts[index] = read_facts(body.nodes[index], index, body.scope, self.base_dir, op,
