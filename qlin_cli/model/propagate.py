@@ -32,6 +32,7 @@ def _onnx_rule(op: str, opset: int):
     return ins, outs, single
 
 
+@functools.lru_cache(maxsize=1024)  # (an OpSpec is one object per schema, hashed by identity)
 def _qlin_rule(spec):
     ins = [(p.types, False) for p in spec.inputs]
     outs = [p.types for p in spec.outputs]
