@@ -301,3 +301,16 @@ def test_nodes_written_later_hold_the_codes_packed_by_hand():
         else:
             assert inits[2].raw_data == _packed_by_hand(zeros.T, bits, -(-blocks * bits // 8))
             assert list(node.input)[3] == inits[2].name
+
+
+def test_attribute_values_are_what_get_attribute_value_reads():
+    """Integer attributes read directly, every other kind through helper.get_attribute_value:
+    the same names and values (ints, a negative int, floats, strings, lists, a tensor)."""
+    from onnx import helper
+
+    node = helper.make_node("Op", ["x"], ["y"], axis=-1, block_size=32, K=0, alpha=0.5, mode="nearest",
+                            pads=[1, 2], scales=[0.5, 1.0], value=numpy_helper.from_array(np.int8(3)))
+    want = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    got = to_qdq.attribute_values(node)
+    assert list(got) == list(want) and got == want
+    assert all(type(got[k]) is type(want[k]) for k in want)

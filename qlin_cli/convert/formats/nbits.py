@@ -25,7 +25,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ... import schema
 from ...schema.qdq_forms import N_BITS_MATMUL
-from .to_qdq import Built, Lookups, NoForm, _made, made_node, raw_tensor, read_raw
+from .to_qdq import Built, Lookups, NoForm, _made, attribute_values, made_node, raw_tensor, read_raw
 
 # the first DequantizeLinear with block_size (and uint4 / int4), as schema/ reads onnx.defs
 BLOCKED_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
@@ -81,7 +81,7 @@ def _weights(k: int, n: int, bits: int, bs: int, codes: np.ndarray, scales, zero
 def _checked(node: onnx.NodeProto, look: Lookups) -> tuple:
     """(K, N, bits, block size, B, scales, zero points or None) of a MatMulNBits node whose
     constants are as the page lays them out; NoForm when it has no DequantizeLinear form."""
-    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    attrs = attribute_values(node)
     k, n, bits, bs = attrs["K"], attrs["N"], attrs.get("bits", 4), attrs["block_size"]
     if bits not in TYPES:
         raise NoForm(f"bits={bits}: DequantizeLinear has no {bits}-bit type qlin writes (2, 4 and 8 only)")
@@ -515,7 +515,7 @@ def _layout(dq: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray, zer
             read: dict | None) -> tuple:
     """(K, N, bits, the shift to unsigned codes, block size, the weight's codes as read) of a
     blocked DequantizeLinear ``from_qdq`` writes; NoForm when it has no MatMulNBits form."""
-    attrs = {a.name: helper.get_attribute_value(a) for a in dq.attribute}
+    attrs = attribute_values(dq)
     bs = attrs.get("block_size", 0)
     if attrs.get("axis", 1) not in (0, -2) or not bs or bs < 16 or bs & (bs - 1):
         raise NoForm("its weights are not blocked along K (axis 0) in blocks of a power of two >= 16")

@@ -59,6 +59,15 @@ def read_raw(t: onnx.TensorProto) -> np.ndarray:
     return np.frombuffer(t.raw_data, dtype=dtype).reshape(t.dims)
 
 
+_INT = onnx.AttributeProto.INT
+
+
+def attribute_values(node) -> dict:
+    """{name: helper.get_attribute_value(a)} of the node's attributes, an integer one read
+    directly (most of the attributes the format conversions read: the same value)."""
+    return {a.name: a.i if a.type == _INT else helper.get_attribute_value(a) for a in node.attribute}
+
+
 class Plain(NamedTuple):
     """A node's fields as Python values, read once (a NodeProto's attribute reads make new
     Python objects each time): what ``to_qdq`` and the measurement's structures read of it."""

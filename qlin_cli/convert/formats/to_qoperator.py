@@ -19,7 +19,7 @@ from onnx import TensorProto, helper
 
 from ... import schema
 from ...schema.qdq_forms import FORMS, QOPERATOR_OF, Form, Quantized
-from .to_qdq import raw_tensor
+from .to_qdq import attribute_values, raw_tensor
 
 
 class Unfused(Exception):
@@ -78,7 +78,7 @@ def group(g: Graph, index: int, opset: int, const: Callable, namer: Callable,
     node = g.nodes[index]
     domain, op = QOPERATOR_OF[node.op_type]
     form = FORMS[(domain, op)]
-    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    attrs = attribute_values(node)
     count = len(node.input) if form.concat else len(form.inputs)
     dqs = [_dq(g, node.input[j], f"input {j}") for j in range(count)]
     out = node.output[0]
