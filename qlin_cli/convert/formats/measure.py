@@ -480,32 +480,35 @@ def _feeds(inputs: dict, rng) -> dict[str, np.ndarray]:
     highest, its middle, then ``SAMPLES`` of random codes, drawn input by input. numpy's
     Generator draws each bounded int64 from the generator's own state, so the draws of
     consecutive inputs of one type are taken in one call: the same codes in the same order
-    (tests/test_convert_formats_measure.py holds it)."""
-    out, runs = {}, []  # runs: consecutive inputs of one type, [(low, high + 1, [names])]
-    # (element type, shape) -> the three edge inputs and the type's (low, high + 1)
-    edges: dict[tuple, tuple[np.ndarray, tuple[int, int]]] = {}
+    (tests/test_convert_formats_measure.py holds it). Consecutive inputs of one type and
+    shape are parts of one array ([inputs, input, ...]; each input's values a view of it),
+    filled at once."""
+    blocks: list = []  # consecutive inputs of one type and shape: [(type, dtype), shape, [names]]
     for name, (elem, shape) in inputs.items():
         if not all(isinstance(d, int) and d > 0 for d in shape or ()) or shape is None:
             raise CannotMeasure(f"the shape of input '{name}' is not known")
-        found = edges.get((elem, tuple(shape)))
-        if found is None:
-            dtype = helper.tensor_dtype_to_np_dtype(elem)
-            if dtype.kind not in "iu":
-                raise CannotMeasure(f"input '{name}' is {dtype.name}, not a quantized integer")
-            info = np.iinfo(dtype)
-            rows = np.empty((_ROWS,) + tuple(shape), dtype)
-            rows[0], rows[1], rows[2] = info.min, info.max, (int(info.min) + int(info.max) + 1) // 2
-            found = edges[(elem, tuple(shape))] = (rows, (int(info.min), int(info.max) + 1))
-        rows, bounds = found
-        out[name] = rows.copy()
+        if blocks and blocks[-1][0][0] == elem and blocks[-1][1] == tuple(shape):
+            blocks[-1][2].append(name)
+            continue
+        dtype = helper.tensor_dtype_to_np_dtype(elem)
+        if dtype.kind not in "iu":
+            raise CannotMeasure(f"input '{name}' is {dtype.name}, not a quantized integer")
+        blocks.append([(elem, dtype), tuple(shape), [name]])
+    out, runs = {}, []  # runs: consecutive blocks of one type, [(low, high + 1, [their arrays])]
+    for (_, dtype), shape, names in blocks:
+        info = np.iinfo(dtype)
+        rows = np.empty((len(names), _ROWS) + shape, dtype)
+        rows[:, 0], rows[:, 1], rows[:, 2] = info.min, info.max, (int(info.min) + int(info.max) + 1) // 2
+        out.update(zip(names, rows, strict=True))
+        bounds = (int(info.min), int(info.max) + 1)
         if not runs or runs[-1][:2] != bounds:
             runs.append((*bounds, []))
-        runs[-1][2].append(name)
-    for low, high, names in runs:
-        codes = rng.integers(low, high, size=sum(out[n][3:].size for n in names), dtype=np.int64)
+        runs[-1][2].append(rows)
+    for low, high, parts in runs:
+        codes = rng.integers(low, high, size=sum(r[:, 3:].size for r in parts), dtype=np.int64)
         at = 0
-        for n in names:
-            part = out[n][3:]
+        for r in parts:  # (each input's samples in turn: the codes in the order they were drawn)
+            part = r[:, 3:]
             part[...] = codes[at:at + part.size].reshape(part.shape)
             at += part.size
     return out

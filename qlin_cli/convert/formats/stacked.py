@@ -207,26 +207,28 @@ def _quantize(attrs, x, scale, zero=None):
 
 def _matmul(attrs, a, b):
     """numpy's dot (both at most 2-D) or matmul, one case and input at a time, as
-    onnx.reference calls it on that case's arrays."""
+    onnx.reference calls it on that case's arrays (each a copy of its own, as a fresh array
+    is); the results joined at the end, in one copy."""
     if attrs or a.dtype != b.dtype or min(_rank(a), _rank(b)) < 2:
         raise Declined("MatMul of other inputs")
-    plain = _rank(a) <= 2 and _rank(b) <= 2
+    product = np.dot if _rank(a) <= 2 and _rank(b) <= 2 else np.matmul
     rows, cases = max(a.shape[0], b.shape[0]), a.shape[1]
     a_rows, b_rows = a.shape[0] > 1, b.shape[0] > 1  # (else one row, read by every row)
-    out = None
+    ys: list = []
+    add = ys.append
     for k in range(cases):
+        ak, bk = a[:, k], b[:, k]
         wb = None
         for f in range(rows):
-            x = a[f if a_rows else 0, k].copy()
+            x = ak[f if a_rows else 0].copy()
             if wb is None or b_rows:
-                wb = b[f if b_rows else 0, k].copy()
-            y = np.dot(x, wb) if plain else np.matmul(x, wb)
-            if y.dtype != x.dtype:
-                y = y.astype(x.dtype)
-            if out is None:
-                out = np.empty((rows, cases) + y.shape, y.dtype)
-            out[f, k] = y
-    return out
+                wb = bk[f if b_rows else 0].copy()
+            add(product(x, wb))
+    y = ys[0]  # (every case's arrays of one shape and type: so are their products)
+    out = stack(ys).reshape((cases, rows) + y.shape)
+    if y.dtype != a.dtype:
+        out = out.astype(a.dtype)
+    return np.ascontiguousarray(out.swapaxes(0, 1))
 
 
 def _fits(inner: np.ndarray, outer: np.ndarray) -> bool:
