@@ -9,40 +9,17 @@ gives, on the bundled fixtures, the quantizer corpus and the QDQ chain of the be
 
 from __future__ import annotations
 
-import glob
-import os
-import sys
-
-import corpus
-import onnx
 import pytest
+from site_models import analysed, every_model
 
 from qlin_cli.finding import Finding
-from qlin_cli.model.analysis import analyze
 from qlin_cli.model.facts import read_facts
 from qlin_cli.targets import predict
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _chain(tmp_path) -> str:
-    sys.path.insert(0, os.path.join(ROOT, "bench"))
-    try:
-        from big_model import build_chain
-    finally:
-        sys.path.pop(0)
-    return build_chain(str(tmp_path / "chain.onnx"), 200, opset=13)
 
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> list[str]:
-    tmp = tmp_path_factory.mktemp("speed_sites")
-    paths = sorted(glob.glob(os.path.join(ROOT, "fixtures", "models", "**", "*.onnx"), recursive=True))
-    return paths + list(corpus.build(tmp).values()) + [_chain(tmp)]
-
-
-def _analysis(path: str):
-    return analyze(onnx.load(path, load_external_data=False), os.path.dirname(path))
+    return every_model(tmp_path_factory.mktemp("speed_sites"), 200)
 
 
 def _fields(f) -> tuple:
@@ -53,7 +30,7 @@ def _fields(f) -> tuple:
 def test_facts_read_at_once_are_read_facts(models):
     read = 0
     for path in models:
-        a = _analysis(path)
+        a = analysed(path)
         for body in a.bodies:
             a.read_all(body)
             for i, f in body.facts.items():
@@ -69,7 +46,7 @@ def test_facts_read_at_once_are_read_facts(models):
 def test_findings_placed_from_the_first_are_those_placed_alone(models):
     placed = 0
     for path in models:
-        a = _analysis(path)
+        a = analysed(path)
         for name in ("onnxruntime", "openvino", "tensorrt"):
             t = predict._targets([name])[0]
             info, sites = predict._read(a)

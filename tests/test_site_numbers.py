@@ -7,44 +7,22 @@ the quantizer corpus, and the QDQ chain of the benchmarks."""
 
 from __future__ import annotations
 
-import glob
-import os
-import sys
-
-import corpus
-import onnx
 import pytest
+from site_models import analysed, every_model
 
 from qlin_cli.model.analysis import analyze
 from qlin_cli.targets import fusion, predict, site_classes
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _chain(tmp_path) -> str:
-    sys.path.insert(0, os.path.join(ROOT, "bench"))
-    try:
-        from big_model import build_chain
-    finally:
-        sys.path.pop(0)
-    return build_chain(str(tmp_path / "chain.onnx"), 400, opset=13)
-
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> list[str]:
-    tmp = tmp_path_factory.mktemp("numbers")
-    paths = sorted(glob.glob(os.path.join(ROOT, "fixtures", "models", "**", "*.onnx"), recursive=True))
-    return paths + list(corpus.build(tmp).values()) + [_chain(tmp)]
-
-
-def _analysis(path: str):
-    return analyze(onnx.load(path, load_external_data=False), os.path.dirname(path))
+    return every_model(tmp_path_factory.mktemp("numbers"), 400)
 
 
 def test_group_texts_are_the_groups_keys(models):
     seen = 0
     for path in models:
-        a = _analysis(path)
+        a = analysed(path)
         for body in a.bodies:
             text_of = fusion.texts(a, body)
             for i in range(len(body.nodes)):
@@ -57,7 +35,7 @@ def test_group_texts_are_the_groups_keys(models):
 def test_classes_numbered_with_the_sites_refine_class_key(models):
     numbered = 0
     for path in models:
-        a = _analysis(path)
+        a = analysed(path)
         placed = predict._read(a)[1]
         early = a.memo("targets.site_classes", dict)
         fresh: dict = {}
@@ -99,7 +77,7 @@ def test_negative_scale_read_from_the_bytes_is_the_arrays(models):
 
     seen = 0
     for path in models:
-        a = _analysis(path)
+        a = analysed(path)
         for body in a.bodies:
             for f in (a.facts(body, i) for i in range(len(body.nodes))):
                 if f is not None and nodes.is_linear(f):
