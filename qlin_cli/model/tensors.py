@@ -228,28 +228,18 @@ _PLAIN = {d.proto: d.numpy for d in dtypes.BY_NAME.values() if d.bits >= 8 and d
 _PLAIN_LE = {proto: np.dtype(t).newbyteorder("<") for proto, t in _PLAIN.items()}
 
 
-def _plain_array(tensor: onnx.TensorProto, need: int) -> np.ndarray | None:
-    """Fast path for the common case: inline raw_data of a byte-aligned type."""
-    if tensor.data_location != onnx.TensorProto.DEFAULT or tensor.data_type not in _PLAIN:
-        return None
-    raw = tensor.raw_data
-    if not raw or len(raw) != need:
-        return None
-    return np.frombuffer(raw, dtype=_PLAIN_LE[tensor.data_type]).reshape(tuple(tensor.dims))
-
-
 def _inline_plain(tensor: onnx.TensorProto) -> np.ndarray | None:
-    """``read_value`` of the usual constant, each field read once: inline raw_data of a
-    byte-aligned type, at most 8 dims, none negative, of the size its dims say (what
-    ``_plain_array`` reads after ``nbytes``); None for anything else, which ``read_value``
-    then reads its own way."""
+    """The common case, each field read once: inline raw_data of a byte-aligned type, no dim
+    negative, of the size its dims say and at most MAX_VALUE_BYTES; None for anything else,
+    which ``read_value`` then reads its own way (or refuses)."""
     dtype = _PLAIN_LE.get(tensor.data_type)
     if dtype is None or tensor.data_location != _DEFAULT:
         return None
     dims = tensor.dims[:]
-    if len(dims) > 8 or (dims and min(dims) < 0):
+    if dims and min(dims) < 0:
         return None
-    need = math.prod(dims) * dtype.itemsize
+    # (a product taken at once for the usual few dims; element_count saturates a hostile many)
+    need = (math.prod(dims) if len(dims) <= 8 else element_count(dims)) * dtype.itemsize
     if not 0 < need <= MAX_VALUE_BYTES:
         return None
     raw = tensor.raw_data
@@ -274,9 +264,6 @@ def read_value(tensor: onnx.TensorProto, base_dir: str) -> np.ndarray | None:
     need = nbytes(tensor)
     if need is None or need > MAX_VALUE_BYTES:
         return None
-    fast = _plain_array(tensor, need)
-    if fast is not None:
-        return fast
     if is_external(tensor):
         path, offset, need = check_external(tensor, base_dir)
         try:
