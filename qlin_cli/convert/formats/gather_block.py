@@ -33,7 +33,7 @@ from ... import schema
 from ...schema import dtypes
 from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED
 from .nbits import BLOCKED_SINCE, TWO_BITS_SINCE, TYPES, NBitsCase, default_zero_point, opset_for, unpack
-from .to_qdq import Built, Lookups, NoForm
+from .to_qdq import Built, Lookups, NoForm, attribute_values
 
 # the registered schema's defaults
 # the op's attribute defaults, as schema/families/n_bits.py states them (bits 4, block_size
@@ -75,7 +75,7 @@ def table(node: onnx.NodeProto, look: Lookups) -> dict:
     a uint8 table of 4-bit codes unpacked along its last axis), the zero points (int32, the
     scales' shape; the page's default where the node has none), the scales, the data's
     element type, bits, block_size and both axes (>= 0)."""
-    attrs = {**DEFAULTS, **{a.name: helper.get_attribute_value(a) for a in node.attribute}}
+    attrs = {**DEFAULTS, **attribute_values(node)}
     name, scale_name = node.input[0], node.input[2]
     data, scales = look.const(name), look.const(scale_name)
     if data is None:
@@ -261,7 +261,7 @@ def _layout(dq: onnx.NodeProto, gather: onnx.NodeProto, codes: np.ndarray, scale
     """(block size, quantize axis, gather axis) of a Gather of a blocked DequantizeLinear, each
     checked against what GatherBlockQuantized takes (NoForm naming the value). With ``whole``
     (a float8 table), blocks as long as the axis or longer are one block along it: block size 0."""
-    attrs = {a.name: helper.get_attribute_value(a) for a in dq.attribute}
+    attrs = attribute_values(dq)
     bs = attrs.get("block_size", 0)
     rank = codes.ndim
     if rank < 1 or scale.ndim != rank:
