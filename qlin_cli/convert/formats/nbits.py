@@ -208,18 +208,13 @@ def codes_tensor(name: str, elem: int, dims: list, codes: np.ndarray,
 
 def stored_rows(rows: np.ndarray, elem: int) -> np.ndarray:
     """The raw_data bytes of each row of uint8 codes ([tables, codes]) of ``elem``, [tables,
-    bytes]: uint2 and uint4 codes packed low bits first, a row's last byte padded with zeros,
-    uint8 codes as they are."""
-    per = {TensorProto.UINT4: 2, TensorProto.UINT2: 4}.get(elem, 1)
-    if per == 1:
-        return np.ascontiguousarray(rows, np.uint8)
-    bits = 8 // per
-    padded = np.zeros((rows.shape[0], -(-rows.shape[1] // per) * per), np.uint8)
-    padded[:, :rows.shape[1]] = rows & ((1 << bits) - 1)
-    out = padded[:, 0::per].copy()
-    for j in range(1, per):
-        out |= padded[:, j::per] << (bits * j)
-    return out
+    bytes]: ``pack``'s layout (low bits first, a row's last byte padded with zeros), which is
+    onnx.proto's for uint2 and uint4; uint8 codes as they are."""
+    bits = _BITS[elem]
+    return pack(rows, bits, -(-rows.shape[1] * bits // 8))
+
+
+_BITS = {elem: bits for bits, elem in TYPES.items()}  # the codes' element type -> its bits
 
 
 def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None = None) -> tuple[Built, dict]:
@@ -337,7 +332,7 @@ def _stacked(cases: list[NBitsCase], idx: list[int], opset: int, out: list) -> l
             part = members[start:start + size]
             try:
                 whole = _run_stacked(key, [tables for _, tables in part], opset)
-            except Exception:  # proven as before: in a batch model, or case by case
+            except Exception:  # proven case by case, each naming what failed
                 rest += [i for i, _ in part]
                 continue
             if _all_equal([cases[i] for i, _ in part], whole):
