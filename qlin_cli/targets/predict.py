@@ -168,7 +168,7 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
             if site is None:
                 site = made[key] = NodeSite(facts=a.any_facts(body, index), in_main_graph=main, opsets=opsets,
                                             group=group, weight_cast=cast)
-            found.append((site, _tuple_new(Location, (path, index, body.nodes[index].name, in_function))))
+            found.append((site, Location(path, index, body.nodes[index].name, in_function)))
         elif f.spec is None:  # a family op the scope's opset has no schema for
             site = made.get((f,))
             if site is None:
@@ -176,9 +176,6 @@ def _body_sites(a: Analysis, body, info: ModelInfo, main_inputs, main_outputs, f
             found.append((site, f.location))
         else:
             found.append((linear(f, index, ins, outs), f.location))
-
-
-_tuple_new = tuple.__new__  # a Location without its Python __new__ (as read_facts builds one)
 
 
 def _typer(scope):
