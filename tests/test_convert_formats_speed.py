@@ -238,3 +238,18 @@ def test_weights_of_many_nodes_is_each_nodes_weights_and_tensors():
             alone = nbits.codes_tensor("t", elem, list(codes.shape), codes)
             assert nbits.codes_tensor("t", elem, list(codes.shape), codes, kept) == alone
             assert alone == written_by_onnx("t", elem, codes)
+
+
+def test_the_proofs_run_in_qlins_evaluator(monkeypatch):
+    """Stacked or alone, the weights' proofs are computed by qlin's evaluator (run_node): with
+    it failing, every case's verdict says the evaluator could not run the DequantizeLinear."""
+    import qlin_cli.evaluator
+
+    cases = [_case(i, name=str(i)) for i in range(3)] + [_case(9, bits=8, name="b")]
+    assert nbits.prove_all(cases) == [None] * len(cases)
+
+    def broken(*args):
+        raise RuntimeError("no evaluator")
+    monkeypatch.setattr(qlin_cli.evaluator, "run_node", broken)
+    got = nbits.prove_all(cases)
+    assert all(v == "qlin's evaluator cannot run the DequantizeLinear: no evaluator" for v in got), got
