@@ -11,8 +11,10 @@ measurement on these inputs, not a proof for all inputs.
 
 The cases of a batch are computed side by side: those of one structure (the same ops,
 attributes, wiring, types and shapes) at once by stacked.py (onnx.reference's arithmetic on
-stacked arrays, one onnxruntime session per structure), the others as one model of the
-batch (values renamed apart, constants as initializers) per engine.
+stacked arrays, one onnxruntime session per structure), or, in onnxruntime, where a kernel
+packs a constant of theirs, by baked.py (the cases side by side in one session, each reading
+its constants as initializers), the others as one model of the batch (values renamed apart,
+constants as initializers) per engine.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from onnx import helper, numpy_helper
 
 from ... import schema
 from ...schema import ir
-from . import stacked
+from . import baked, stacked
 from .to_qdq import raw_tensor
 
 SAMPLES = 6  # random inputs, besides the edge inputs
@@ -357,9 +359,10 @@ class _Batch:
         """The outputs of ``g``'s cases computed at once, part by part ([(ids, [input, case,
         ...] each)]), or None where stacked.py does not compute them."""
         st = g.st
-        if st is None or (not stacked.computable(st) if ort is None else
-                          len(g.ids) < stacked.SHARED_MIN or not stacked.shareable(st)):
+        if st is None or (not stacked.computable(st) if ort is None else len(g.ids) < stacked.SHARED_MIN):
             return None
+        if ort is not None and not stacked.shareable(st):
+            return self._baked(g, feeds, side, ort) if BAKED and baked.bakeable(st) else None
         if g.values is None:
             g.at = _chunks(list(range(len(g.ids))), g.bytes())
             g.values = [self._values(g, feeds, at) for at in g.at]
@@ -375,13 +378,29 @@ class _Batch:
             return None
         return out
 
-    def _values(self, g: _Group, feeds: dict, at: list[int]) -> list:
-        """The stacked value of each input and constant slot of the cases ``at`` of ``g``."""
+    def _baked(self, g: _Group, feeds: dict, side: str, ort) -> list | None:
+        """``_stacked`` of cases whose constants a kernel may pack (not ``shareable``): their
+        runs of cases each in one session, every case's constants its own initializers
+        (baked.py), or None where that session is declined."""
+        imports, ir_version = _imports(self.opsets(side), self.cases[0].opset_after)
+        out: list = []
+        try:
+            for at in baked.parts(g.st, len(g.ids)):
+                consts = [g.consts[j] for j in at]
+                session = baked.Baked(ort, g.st, consts, imports, ir_version, _options(ort))
+                out.append(([g.ids[j] for j in at], session.run(self._values(g, feeds, at, False), _ROWS)))
+        except Exception:  # Declined, or what the models will say again, case by case
+            return None
+        return out
+
+    def _values(self, g: _Group, feeds: dict, at, constants: bool = True) -> list:
+        """The stacked value of each input and constant slot of the cases ``at`` of ``g``
+        (without ``constants``: of each input slot)."""
         values: list = [None] * len(g.st.kinds)
         for i, kind in enumerate(g.st.kinds):
             if kind[0] == "input":
                 values[i] = stacked.stack([feeds[self.apart(g.names[j][i], g.ids[j])] for j in at], 1)
-            elif kind[0] == "const":
+            elif kind[0] == "const" and constants:
                 values[i] = stacked.stack([g.consts[j][i] for j in at])[None]
         return values
 
@@ -428,6 +447,7 @@ class _Group:
 STACK_BYTES = 1 << 26  # what the cases stacked at once may take (measure.py and stacked.py)
 MODEL_CASES = 64  # cases in one model onnxruntime runs
 STACKED = True  # cases of one structure computed at once (stacked.py); off: each batch as models
+BAKED = True  # cases whose constants a kernel packs in one session a run of cases (baked.py); off: as models
 _ROWS = 3 + SAMPLES  # the inputs each case is measured on
 
 
