@@ -231,3 +231,53 @@ def test_written_nodes_differing_in_an_attribute_are_inferred_apart():
     assert inferred.outputs(two, known) == [(TensorProto.FLOAT, (1, 1, 3, 3))]
     assert inferred.outputs(helper.make_node("Conv", ["x", "w"], ["v"], strides=[1, 1]), known) == \
         inferred.outputs(one, known)
+
+
+def _made_and_whole(proto: onnx.ModelProto, base: str, opts: Options) -> tuple:
+    """(the conversion's result, its derived types, the whole inference's types)."""
+    a = analyze(proto, base)
+    r = convert_model(proto, base, opts, types=a.inferred, analysis=a)
+    assert r.model is not None and r.made is not None, [x.detail for x in r.refused]
+    return r, rt.result_types(a, r.model, r.made), analyze(r.model, base).inferred
+
+
+def test_an_nbits_result_without_its_packed_weights_typed_as_inference_types_them(bench_models, tmp_path):
+    """MatMulNBits -> blocked DequantizeLinear drops the packed weights nothing reads any more
+    (convert/passes/format.py): the result's initializers are fewer than the source's, which
+    changes no node's type, so ``made`` is still given and the derived types are the whole
+    inference's. Every packed weight gone (the bench model), and some gone while one another
+    node reads stays (the source's initializers kept before the rewrites' own)."""
+    from test_convert_formats_dropped import _still_read
+
+    proto = onnx.load(bench_models["nbits"])
+    base = os.path.dirname(bench_models["nbits"])
+    r, mine, whole = _made_and_whole(proto, base, Options(21, to_format="qdq"))
+    assert {t.name for t in proto.graph.initializer}.isdisjoint(t.name for t in r.model.graph.initializer)
+    assert mine is not None and mine == whole
+    proto, stays = _still_read("node")
+    r, mine, whole = _made_and_whole(proto, str(tmp_path), Options(21, to_format="qdq"))
+    names = [t.name for t in r.model.graph.initializer]
+    assert names[0] == stays and not {"B", "zp"} & set(names)
+    assert mine is not None and mine == whole
+
+
+@pytest.mark.parametrize("mode", ["unfold", "unfold-bias", "strip"])
+def test_weights_results_without_the_constants_they_computed_typed_as_inference_types_them(
+        mode, tmp_path_factory):
+    """`--weights` drops the constants its rewrites leave unread as the format rewrites do:
+    ``made`` is given there too, and the derived types are the whole inference's (or, for a
+    result they do not cover, None)."""
+    names = ["cnn_qdq_u8s8_tensor_op13", "transformer_nbits4_qdq_sym_b32_op21", "mixed_qdq_u8s8_tensor_op13"]
+    models = corpus.build(tmp_path_factory.mktemp("weights"), names)
+    dropped = covered = 0
+    for name in names:
+        proto = onnx.load(models[name])
+        opset = schema.opset_of({o.domain: o.version for o in proto.opset_import}, schema.AI_ONNX)
+        r, mine, whole = _made_and_whole(proto, os.path.dirname(models[name]), Options(opset, weights=mode))
+        if not {t.name for t in proto.graph.initializer} - {t.name for t in r.model.graph.initializer}:
+            continue  # (no int32 bias to unfold: nothing dropped)
+        dropped += 1
+        if mine is not None:
+            covered += 1
+            assert mine == whole, name
+    assert dropped >= 2 and covered >= (1 if mode == "strip" else 2)

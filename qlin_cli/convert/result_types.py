@@ -7,7 +7,8 @@ schema/inference.py's ``SHAPE_ONLY`` nothing else (no input's values). A node th
 as it was reads what it read in the source, so inference gives it the source's types; a node
 they wrote is inferred alone, once per distinct (op, attributes, input types), as a model of
 that one node (model/infer_kinds.py ``infer_alone``, which the source's inference by kind
-asks too).
+asks too). An initializer the passes dropped (nothing reads it any more) changes no node's
+type: the result's initializers are the source's that stay, then the rewrites' own.
 ``result_types`` gives what ``Analysis.inferred`` holds for the result (the same list, in
 inference's order: the types of the main graph's node outputs, node by node, then its
 outputs), or None wherever that reasoning does not cover the result, which is then inferred
@@ -113,16 +114,41 @@ def _declared(source, graph: onnx.GraphProto) -> dict | None:
     rewrites added after them); None where a name is both (an input an initializer defaults)."""
     body = source.bodies[0] if source.bodies else None
     before = len(source.model.graph.initializer)
+    known = None
     if body is not None and body.path == MAIN and body.scope is not None \
-            and len(body.scope.own_typed) == before and len(graph.initializer) >= before:
-        known = dict(body.scope.own_typed)
-        known.update((t.name, (t.data_type, tuple(t.dims))) for t in graph.initializer[before:])
-    else:
+            and len(body.scope.own_typed) == before:
+        known = _kept_and_added(body.scope.own_typed, before, graph.initializer)
+    if known is None:
         known = {t.name: (t.data_type, tuple(t.dims)) for t in graph.initializer}
     for vi in graph.input:
         if vi.name in known:
             return None
         known[vi.name] = type_of_bytes(vi.type.SerializeToString())
+    return known
+
+
+def _kept_and_added(own: dict, before: int, inits) -> dict | None:
+    """``_declared``'s initializers, from ``own`` (the source's ``before`` initializers, as its
+    scope read them) and the result's ``inits``: the source's that stay, in their order (the
+    apply pass drops those nothing reads any more), then the rewrites' own, under names no
+    initializer of the source has (apply.py would drop a new one of a dropped one's name too);
+    None where the list is not so."""
+    added = []
+    for t in reversed(inits):  # the rewrites' initializers, from the end back to the source's
+        name = t.name
+        if name in own:
+            break
+        added.append((name, (t.data_type, tuple(t.dims))))
+    kept = len(inits) - len(added)
+    if kept == before:  # (no name of the source's gone: they all stay, in their order)
+        known = dict(own)
+    else:
+        names = [t.name for t in inits[:kept]]
+        if kept > before or not all(n in own for n in names):
+            return None
+        known = {n: own[n] for n in names}
+    added.reverse()
+    known.update(added)
     return known
 
 

@@ -108,8 +108,11 @@ def _finish_header(ctx: Context, model: onnx.ModelProto, entries: list[Entry]) -
 
 def _made_in_main(ctx: Context, work: onnx.ModelProto) -> dict | None:
     """``Result.made``: the apply pass's indices of the main graph's written nodes, where it
-    replaced nodes of that graph alone and nothing was retyped or dropped."""
-    if ctx.retyped or ctx.dropped or set(ctx.made) - {id(work.graph)}:
+    replaced nodes of that graph alone and nothing was retyped; initializers dropped from the
+    main graph alone (nothing read them: no node's type changes) are allowed."""
+    if ctx.retyped or set(ctx.made) - {id(work.graph)}:
+        return None
+    if any(ctx.copies.get(key) is not work.graph for key, _ in ctx.dropped):
         return None
     return ctx.made.get(id(work.graph), {})
 

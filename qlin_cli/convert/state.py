@@ -111,7 +111,8 @@ class Result:
     # imports and IR version may differ)
     rewritten: int = 0
     # {index in the main graph of a node the passes wrote: its to_qdq.Plain twin or None}, where
-    # they replaced nodes of that graph alone and changed no value's type or initializer (else None)
+    # they replaced nodes of that graph alone and changed no value's type, nor any other graph's
+    # initializers (else None); the main graph's initializers may be fewer (those nothing read)
     made: dict | None = None
     # set by convert/pipeline.py: the source's errors the conversion resolved, a note on
     # the whole conversion ("already runs on openvino as it is"), the file written

@@ -45,12 +45,28 @@ class ApplyRewrites:
                     elem = ctx.retyped.get((key, vi.name))
                     if elem is not None and vi.type.HasField("tensor_type"):
                         vi.type.tensor_type.elem_type = elem
-                gone = {name for graph, name in ctx.dropped if graph == key}
-                if gone:  # constants a --weights rewrite left unread
-                    kept = [t for t in owner.initializer if t.name not in gone]
-                    del owner.initializer[:]
-                    owner.initializer.extend(kept)
+        _drop(ctx)
         return PassResult(modified=bool(ctx.rewrites) or bool(ctx.retyped))
+
+
+def _drop(ctx: Context) -> None:
+    """The initializers the planning passes left unread (``ctx.dropped``) removed from their
+    graphs, which need not hold a rewritten node (a subgraph's node may have read them). Each
+    run of neighbours goes at once, from the end back; the others stay where they are (not
+    copied out and back: a model's weights may be large)."""
+    gone: dict[int, set] = {}
+    for key, name in ctx.dropped:
+        gone.setdefault(key, set()).add(name)
+    for key, names in gone.items():
+        inits = ctx.copies[key].initializer
+        at = [i for i, t in enumerate(inits) if t.name in names]
+        end = len(at)
+        while end:
+            start = end - 1
+            while start and at[start - 1] == at[start] - 1:
+                start -= 1
+            del inits[at[start]:at[end - 1] + 1]
+            end = start
 
 
 def _twins(r: Rewrite) -> list:

@@ -1,14 +1,19 @@
 """Plan the format rewrites `--to-format qdq` asks for: every QOperator node with a form
 in convert/formats/forms.py becomes DequantizeLinear -> float op -> QuantizeLinear at the
-target opset. The prove pass measures each (convert/formats/measure.py)."""
+target opset. The prove pass measures each (convert/formats/measure.py). Either way
+(`--to-format qoperator` too), a source initializer that only rewritten nodes read, and that
+no node of the result reads, is dropped (``_drop_unread``)."""
 
 from __future__ import annotations
+
+from itertools import islice, repeat
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
 from ... import schema
+from ...model.walk import graph_paths
 from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED, N_BITS_MATMUL, form_of
 from ..formats import dynamic, gather_block, nbits
 from ..formats.fuse import plan_qoperator as _plan_qoperator
@@ -27,35 +32,87 @@ class PlanFormat:
     def __call__(self, ctx: Context) -> PassResult:
         result = PassResult()
         if ctx.opts.to_format == "qoperator":
-            return _plan_qoperator(ctx, result)
-        if ctx.opts.to_format != "qdq":
-            return result
-        planned = []
-        graphs: dict = {}  # id(owner) -> (writer, readers, site by node id) of its nodes
-        read: dict = {}  # id(scope) -> its Lookups: the scales and zero points nodes share, read once
-        known: dict = {}  # the entries' op labels and node fields (common.entry_of)
-        weights = _nbits_weights(ctx)
-        for site in ctx.sites:
-            if (_plan_nbits(site, ctx, result, weights, known)
-                    or _plan_dynamic(site, ctx, result, graphs, known)):
-                continue
-            form = form_of(site.node.domain, site.node.op_type)
-            if form is None:
-                continue
-            look = _lookups(site, ctx, read)
-            node = plain(site.node)
-            try:
-                built = to_qdq(node, form, ctx.opts.to_opset, look)
-            except NoForm as e:
-                result.refusals.append(refused(site, "QC202", str(e)))
-                continue
-            case = _case(site, node, built, look, ctx)
-            entry = entry_of(site, "reformatted", built.changes, known)
-            ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case, built.plain or None))
-            ctx.reformatted.add((id(site.owner), site.index))
-            planned.append((site, case))
-        _fill_shapes(ctx, planned)
+            _plan_qoperator(ctx, result)
+        elif ctx.opts.to_format == "qdq":
+            _plan_qdq(ctx, result)
+        if ctx.rewrites and not result.refusals:
+            _drop_unread(ctx)
         return result
+
+
+def _plan_qdq(ctx: Context, result: PassResult) -> None:
+    """Every node with a QDQ form planned (or refused)."""
+    planned = []
+    graphs: dict = {}  # id(owner) -> (writer, readers, site by node id) of its nodes
+    read: dict = {}  # id(scope) -> its Lookups: the scales and zero points nodes share, read once
+    known: dict = {}  # the entries' op labels and node fields (common.entry_of)
+    weights = _nbits_weights(ctx)
+    for site in ctx.sites:
+        if (_plan_nbits(site, ctx, result, weights, known)
+                or _plan_dynamic(site, ctx, result, graphs, known)):
+            continue
+        form = form_of(site.node.domain, site.node.op_type)
+        if form is None:
+            continue
+        look = _lookups(site, ctx, read)
+        node = plain(site.node)
+        try:
+            built = to_qdq(node, form, ctx.opts.to_opset, look)
+        except NoForm as e:
+            result.refusals.append(refused(site, "QC202", str(e)))
+            continue
+        case = _case(site, node, built, look, ctx)
+        entry = entry_of(site, "reformatted", built.changes, known)
+        ctx.rewrites.append(Rewrite(site, built.nodes, built.inits, entry, case, built.plain or None))
+        ctx.reformatted.add((id(site.owner), site.index))
+        planned.append((site, case))
+    _fill_shapes(ctx, planned)
+
+
+def _drop_unread(ctx: Context) -> None:
+    """The format rewrites' one rule for the initializers they leave: one of a graph that a
+    rewritten node read in the source, and that no node of the result reads (in any graph or
+    function), no graph lists as an output and no graph declares as an input, is dropped
+    (apply.py removes ``ctx.dropped``). One that nothing read in the source stays: the rewrites
+    did not leave it unread. Names are counted across the model, as readers_anywhere counts
+    them: a node of a subgraph may read a value of the graph around it."""
+    read: dict[int, tuple] = {}  # id(scope) -> (the scope, the inputs of its rewritten nodes)
+    made: list = []  # the rewrites' own nodes (as to_qdq.Plain where kept: inputs a tuple)
+    for r in ctx.rewrites:
+        site = r.site
+        twins = r.twins
+        made += twins if twins is not None and len(twins) == len(r.nodes) else r.nodes
+        at = read.get(id(site.scope))
+        if at is None:
+            at = read[id(site.scope)] = (site.scope, [])
+        at[1].append(site.node.input)
+    gone = {id(r.site.node) for r in ctx.rewrites}
+    read = {key: (scope, set().union(*inputs)) for key, (scope, inputs) in read.items()}
+    left = set().union(*[names for _, names in read.values()]).difference(*[n.input for n in made])
+    for site in ctx.sites if left else ():  # (one pass over the nodes, while a name is left)
+        if id(site.node) not in gone:
+            left.difference_update(site.node.input)
+            if not left:
+                break
+    for _, graph in graph_paths(ctx.model) if left else ():
+        left.difference_update([v.name for v in graph.output])
+        left.difference_update([v.name for v in graph.input])
+    for scope, names in read.values() if left else ():
+        ctx.dropped |= _held(scope, names & left)
+
+
+def _held(scope, names: set) -> set:
+    """(id(graph), name) of each of ``names`` that is an initializer of a graph, seen from
+    ``scope`` (not a Constant's output, nor a function's value)."""
+    found = set()
+    s = scope
+    while names and s is not None:
+        here = names & s.values.keys()  # (an initializer or a Constant of this scope)
+        if here and isinstance(s.owner, onnx.GraphProto):
+            found.update(zip(repeat(id(s.owner)), here.intersection(islice(s.values, s.initializers))))
+        names = names - here
+        s = s.parent
+    return found
 
 
 def _nbits(node, opset: int, look: Lookups, read: tuple | None = None):
