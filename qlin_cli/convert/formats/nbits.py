@@ -17,6 +17,7 @@ as onnx reads it).
 from __future__ import annotations
 
 import math
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -25,7 +26,17 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ... import schema
 from ...schema.qdq_forms import N_BITS_MATMUL
-from .to_qdq import Built, Lookups, NoForm, _made, attribute_values, made_node, raw_tensor, read_raw
+from .to_qdq import (
+    _READ_TYPES,
+    Built,
+    Lookups,
+    NoForm,
+    _made,
+    attribute_values,
+    made_node,
+    raw_tensor,
+    read_raw,
+)
 
 # the first DequantizeLinear with block_size (and uint4 / int4), as schema/ reads onnx.defs
 BLOCKED_SINCE = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
@@ -169,6 +180,9 @@ def _sized(what: str, value, size: int) -> None:
                      f"block_size give {size}")
 
 
+_SMALL_FLOATS = (np.dtype(np.float32), np.dtype(np.float16))
+
+
 def dequantized(w: dict) -> np.ndarray:
     """The page's dequantized weights, [N, K]: (code - zero point) * scale per block."""
     n, blocks = w["zero"].shape if w["zero"].ndim == 2 else (0, 0)
@@ -178,7 +192,14 @@ def dequantized(w: dict) -> np.ndarray:
         # every code (the same operands element by element, so the same values)
         c = w["codes"].astype(np.float32).reshape(n, blocks, w["block_size"])
         z = w["zero"].astype(np.float32)[:, :, None]
-        return ((c - z) * w["scales"][:, :, None]).astype(w["scales"].dtype).reshape(n, w["K"])
+        s = w["scales"]
+        if s.dtype not in _SMALL_FLOATS:
+            return ((c - z) * s[:, :, None]).astype(s.dtype).reshape(n, w["K"])
+        # float32 or float16 scales: the product is float32 either way, computed in the codes'
+        # own float32 copy (no array made a step; the same operations, so the same values)
+        np.subtract(c, z, out=c)
+        np.multiply(c, s[:, :, None], out=c)
+        return c.astype(s.dtype, copy=False).reshape(n, w["K"])
     per_k = np.repeat(np.arange(w["zero"].shape[1]), w["block_size"])[: w["K"]]
     z = w["zero"][:, per_k].astype(np.float32)
     s = w["scales"][:, per_k]
@@ -314,24 +335,16 @@ def prove_all(cases: list[NBitsCase]) -> list[str | None]:
 
 
 def _stacked(cases: list[NBitsCase], idx: list[int], opset: int, out: list) -> list[int]:
-    """Prove the cases ``idx`` that ``_tables`` reads, side by side, into ``out``; the others
+    """Prove the cases ``idx`` that ``_sources`` reads, side by side, into ``out``; the others
     (and those of a structure the evaluator cannot run stacked) are returned, in order."""
-    groups: dict[tuple, list] = {}
-    rest: list[int] = []
-    codes = read_codes([t for i in idx for t in cases[i].inits if t.name not in cases[i].read])
-    for i in idx:
-        read = _tables(cases[i], codes)
-        if read is None:
-            rest.append(i)
-        else:
-            groups.setdefault(read[0], []).append((i, read[1]))
+    groups, rest = _grouped(cases, idx)
     for key, members in groups.items():
-        per_case = 4 * int(np.prod(members[0][1][0].shape, dtype=np.int64))
+        per_case = 4 * math.prod(key[2][0][2])
         size = max(1, STACK_BYTES // max(per_case, 1))
         for start in range(0, len(members), size):
             part = members[start:start + size]
             try:
-                whole = _run_stacked(key, [tables for _, tables in part], opset)
+                whole = _run_joined(key, _joined(key, [sources for _, sources in part]), opset)
             except Exception:  # proven case by case, each naming what failed
                 rest += [i for i, _ in part]
                 continue
@@ -340,6 +353,81 @@ def _stacked(cases: list[NBitsCase], idx: list[int], opset: int, out: list) -> l
             for (i, _), value in zip(part, np.split(whole, len(part), axis=_along(key)), strict=True):
                 out[i] = cases[i].compare(value)
     return sorted(rest)
+
+
+LIKES = 4  # the structures ``_grouped`` holds cases to before reading them one by one
+
+
+def _grouped(cases: list[NBitsCase], idx: list[int]) -> tuple[dict, list[int]]:
+    """({structure: [(i, sources)]}, the others) of the cases ``idx``, as ``_sources`` of each
+    gives them: a case is first held to the structures found so far (``_like``), and read on
+    its own (``_sources``) only when it has none of them."""
+    groups: dict[tuple, list] = {}
+    rest: list[int] = []
+    likes: list[_Like] = []
+    for i in idx:
+        case = cases[i]
+        for like in likes:
+            sources = _like(case, like)
+            if sources is not None:
+                groups[like.key].append((i, sources))
+                break
+        else:
+            got = _sources(case)
+            if got is None:
+                rest.append(i)
+                continue
+            if got[0] not in groups and len(likes) < LIKES:
+                likes.append(_like_of(case, got))
+            groups.setdefault(got[0], []).append((i, got[1]))
+    return groups, rest
+
+
+def _like_of(case: NBitsCase, got: tuple) -> _Like:
+    """The structure ``got`` (``_sources(case)``) as ``_like`` holds other cases to it."""
+    return _Like(got[0], list(case.dq.attribute), tuple(
+        (elem, type(v) is bytes, dtype, list(dims), len(v) if type(v) is bytes else 0)
+        for (elem, dtype, dims), v in zip(got[0][2], got[1], strict=True)))
+
+
+class _Like(NamedTuple):
+    """A structure ``_sources`` gave a case, as ``_like`` holds another case to it."""
+
+    key: tuple  # the structure
+    attributes: list  # the case's DequantizeLinear's attributes
+    # each input: (element type, read from bytes, numpy type, dims as a list, the bytes' length)
+    inputs: tuple
+
+
+def _like(case: NBitsCase, like: _Like) -> list | None:
+    """``_sources(case)[1]`` when ``_sources`` would give ``case`` the structure ``like.key``:
+    its DequantizeLinear's attributes equal (message by message), its ``inits`` its inputs in
+    order under names of their own, and each input a table of the same element type, kind
+    (``case.read``'s array or a tensor's inline raw bytes) and type and dims; None for any other
+    case (``_sources`` then reads it)."""
+    dq = case.dq
+    if dq.attribute != like.attributes:
+        return None
+    names, inits = dq.input[:], case.inits
+    if (len(names) != len(like.inputs) or len(inits) != len(names) or [t.name for t in inits] != names
+            or len(set(names)) != len(names)):
+        return None
+    read, out = case.read, []
+    for x, t, (elem, raw, dtype, dims, size) in zip(names, inits, like.inputs, strict=True):
+        value = read.get(x) if read else None
+        if t.data_type != elem or raw != (value is None):
+            return None
+        if raw:
+            if (t.dims != dims or not t.HasField("raw_data") or t.HasField("segment")
+                    or t.data_location != _INLINE):
+                return None
+            value = t.raw_data
+            if len(value) != size:
+                return None
+        elif value.dtype != dtype or list(value.shape) != dims:
+            return None
+        out.append(value)
+    return out
 
 
 def _all_equal(cases: list[NBitsCase], whole: np.ndarray) -> bool:
@@ -417,40 +505,141 @@ def read_codes(tensors: list) -> dict[int, np.ndarray]:
 
 def _tables(case: NBitsCase, codes: dict | None = None) -> tuple[tuple, list] | None:
     """(structure, [codes, scale, zero point]) of a case whose DequantizeLinear is blocked and
-    reads only tensors of the case (``inits``) of one rank of at least 2, each read as
-    onnx reads an initializer; None for any other. ``codes``: ``read_codes``."""
+    reads only tensors of the case (``inits``) of one rank of at least 2, each read as onnx
+    reads an initializer; None for any other (``_sources``, each table read on its own)."""
+    got = _sources(case)
+    if got is None:
+        return None
+    key, sources = got
+    return key, _joined(key, [sources])
+
+
+# 4-bit element types whose inline raw bytes ``_joined`` unpacks, and their numpy types
+_FOUR_BITS = {elem: helper.tensor_dtype_to_np_dtype(elem) for elem in (TensorProto.UINT4, TensorProto.INT4)}
+_INLINE = TensorProto.DEFAULT
+
+
+def _sources(case: NBitsCase) -> tuple[tuple, list] | None:
+    """(structure, what each input of the case's DequantizeLinear reads) of a case ``_tables``
+    takes, else None. Each input is an array (``case.read``'s, or the tensor read here by
+    read_raw) or, for a tensor holding inline raw_data of the size its type and dims take (a
+    plain numeric type, or 4 bits), those bytes: ``_joined`` reads them, the tensors of one
+    input of a stack at once, as read_raw and to_array read each."""
     dq = case.dq
-    attrs = {a.name: a for a in dq.attribute}
-    if set(attrs) - {"axis", "block_size"} or "block_size" not in attrs or attrs["block_size"].i <= 0:
+    axis, block = 1, None
+    for a in dq.attribute:
+        if a.name == "block_size":
+            block = a.i
+        elif a.name == "axis":
+            axis = a.i
+        else:
+            return None
+    names = dq.input[:]
+    if block is None or block <= 0 or not 2 <= len(names) <= 3:
         return None
-    tensors = {t.name: t for t in case.inits}
-    names = list(dq.input)
-    if not 2 <= len(names) <= 3 or any(x not in tensors for x in names):
+    tensors = _in_order(case.inits, names)
+    if tensors is None:
         return None
-    try:
-        codes = codes or {}
-        tables = [case.read[x] if x in case.read else codes[id(tensors[x])] if id(tensors[x]) in codes
-                  else read_raw(tensors[x]) for x in names]
-    except Exception:  # the evaluator's own reading will say why
+    read, sources, parts = case.read, [], []
+    for x, t in zip(names, tensors, strict=True):
+        value = read.get(x) if read else None
+        if value is None:
+            value = _raw_source(t)
+        if value is None:
+            try:
+                value = read_raw(t)
+            except Exception:  # the evaluator's own reading will say why
+                return None
+        sources.append(value)
+        raw = type(value) is tuple
+        parts.append((t.data_type, *value[1:]) if raw else (t.data_type, value.dtype, value.shape))
+    rank = len(parts[0][2])
+    if rank < 2 or any(len(p[2]) != rank for p in parts) or not -rank <= axis < rank:
         return None
-    rank = tables[0].ndim
-    axis = attrs["axis"].i if "axis" in attrs else 1
-    if rank < 2 or any(t.ndim != rank for t in tables) or not -rank <= axis < rank:
+    return (axis % rank, block, tuple(parts)), [v[0] if type(v) is tuple else v for v in sources]
+
+
+def _in_order(inits: list, names: list) -> list | None:
+    """The tensor of ``inits`` each of ``names`` is (the last of that name, as a dict of
+    them by name takes it); None when one is not there."""
+    if len(inits) == len(names) and len(set(names)) == len(names):
+        if all(t.name == x for t, x in zip(inits, names, strict=True)):
+            return list(inits)
+    by_name = {t.name: t for t in inits}
+    if any(x not in by_name for x in names):
         return None
-    key = (axis % rank, attrs["block_size"].i, tuple((tensors[x].data_type, t.dtype, t.shape)
-                                                     for x, t in zip(names, tables, strict=True)))
-    return key, tables
+    return [by_name[x] for x in names]
+
+
+def _raw_source(t: onnx.TensorProto) -> tuple | None:
+    """(raw bytes, numpy type, dims) of a tensor ``_joined`` reads from its bytes: inline raw_data
+    (no segment, not external) of a plain numeric type read_raw reads so, or of 4 bits, exactly
+    as long as its type and dims take; None for any other."""
+    elem = t.data_type
+    dtype = _READ_TYPES.get(elem)
+    four = dtype is None
+    if four:
+        dtype = _FOUR_BITS.get(elem)
+        if dtype is None or _UNPACK4 is None:
+            return None
+    if (sys.byteorder != "little" or not t.HasField("raw_data") or t.HasField("segment")
+            or t.data_location != _INLINE):
+        return None
+    raw, dims = t.raw_data, tuple(t.dims)
+    count = math.prod(dims)
+    if len(raw) != ((count + 1) // 2 if four else count * dtype.itemsize):
+        return None
+    return raw, dtype, dims
+
+
+def _joined(key: tuple, sources: list[list]) -> list[np.ndarray]:
+    """Each input of the DequantizeLinear of ``key`` (``_sources``) of several cases
+    (``sources``, a case each), their tables joined along ``_along(key)``; the bytes of the
+    tables of one input read together (``_from_bytes``)."""
+    along = _along(key)
+    out = []
+    for j, (_, dtype, dims) in enumerate(key[2]):
+        values = [s[j] for s in sources]
+        if all(type(v) is bytes for v in values):
+            joined = list(dims)
+            joined[along] *= len(values)
+            out.append(np.moveaxis(_from_bytes(values, dtype, dims), 0, along).reshape(joined))
+        else:
+            out.append(np.concatenate([_from_bytes([v], dtype, dims)[0] if type(v) is bytes else v
+                                       for v in values], axis=along))
+    return out
+
+
+def _from_bytes(values: list[bytes], dtype: np.dtype, dims: tuple) -> np.ndarray:
+    """[len(values), *dims]: each of ``values`` (``_raw_source``'s bytes) read as to_array reads
+    a tensor's raw_data, all at once: plain types as they are, 4 bits through onnx's
+    _unpack_4bit (each table's codes the first prod(dims) of its own bytes' codes, as to_array
+    drops an odd count's padding)."""
+    data = b"".join(values)
+    if dtype not in _FOUR_CODES:
+        return np.frombuffer(data, dtype).reshape(len(values), *dims)
+    flat = _UNPACK4(np.frombuffer(data, np.uint8), [len(data) * 2]).view(dtype)
+    return flat.reshape(len(values), -1)[:, :math.prod(dims)].reshape(len(values), *dims)
+
+
+_UNPACK4 = getattr(numpy_helper, "_unpack_4bit", None)
+_FOUR_CODES = set(_FOUR_BITS.values())
 
 
 def _run_stacked(key: tuple, parts: list[list[np.ndarray]], opset: int) -> np.ndarray:
     """The output of the DequantizeLinear of ``key`` (``_tables``), run once on the cases'
     tables joined along ``_along(key)``: each case's output side by side along it."""
-    axis, block_size, inputs = key
     along = _along(key)
-    names = ["x", "scale", "zero_point"][:len(inputs)]
+    return _run_joined(key, [np.concatenate([p[j] for p in parts], axis=along) for j in range(len(key[2]))],
+                       opset)
+
+
+def _run_joined(key: tuple, inputs: list[np.ndarray], opset: int) -> np.ndarray:
+    """The output of the DequantizeLinear of ``key`` on ``inputs`` (the cases' tables joined)."""
+    axis, block_size, kinds = key
+    names = ["x", "scale", "zero_point"][:len(kinds)]
     node = helper.make_node("DequantizeLinear", names, ["y"], axis=axis, block_size=block_size)
-    return _dequantized(node, opset, [np.concatenate([p[j] for p in parts], axis=along)
-                                      for j in range(len(names))])
+    return _dequantized(node, opset, inputs)
 
 
 # ---- the way back: a blocked DequantizeLinear of constant weights and its MatMul ------------
