@@ -16,6 +16,7 @@ as onnx reads it).
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from typing import NamedTuple
@@ -31,6 +32,7 @@ from .to_qdq import (
     Built,
     Lookups,
     NoForm,
+    Plain,
     _made,
     attribute_values,
     made_node,
@@ -89,10 +91,11 @@ def _weights(k: int, n: int, bits: int, bs: int, codes: np.ndarray, scales, zero
             "scales": np.asarray(scales).reshape(n, blocks), "zero": zero}
 
 
-def _checked(node: onnx.NodeProto, look: Lookups) -> tuple:
+def _checked(node: onnx.NodeProto, look: Lookups, memo: list | None = None) -> tuple:
     """(K, N, bits, block size, B, scales, zero points or None) of a MatMulNBits node whose
-    constants are as the page lays them out; NoForm when it has no DequantizeLinear form."""
-    attrs = attribute_values(node)
+    constants are as the page lays them out; NoForm when it has no DequantizeLinear form.
+    ``memo``: ``_attributes``'."""
+    attrs = attribute_values(node) if memo is None else _attributes(node, memo)
     k, n, bits, bs = attrs["K"], attrs["N"], attrs.get("bits", 4), attrs["block_size"]
     if bits not in TYPES:
         raise NoForm(f"bits={bits}: DequantizeLinear has no {bits}-bit type qlin writes (2, 4 and 8 only)")
@@ -118,64 +121,85 @@ def _checked(node: onnx.NodeProto, look: Lookups) -> tuple:
     return k, n, bits, bs, packed, scales, zp
 
 
+def _attributes(node: onnx.NodeProto, memo: list) -> dict:
+    """``attribute_values(node)``, where ``memo`` holds [the attributes of the node read last,
+    their values, whether one is accuracy_level=4] (empty at first): a node whose attributes
+    equal those, message by message, has the same values, read once (the dict is shared: read
+    it, never change it). ``memo`` is left holding the node's."""
+    if not memo or node.attribute != memo[0]:
+        memo[:] = [list(node.attribute), attribute_values(node), _accuracy_four(node)]
+    return memo[1]
+
+
+def _accuracy_four(node: onnx.NodeProto) -> bool:
+    """Whether the node has accuracy_level=4 (A quantized to int8 inside the node)."""
+    return any(a.name == "accuracy_level" and a.i == 4 for a in node.attribute)
+
+
 UNPACK_BYTES = 1 << 26  # the codes one ``weights_of`` unpacking may make
 
 
 def weights_of(items: list, stored: bool = True) -> list[tuple | None]:
-    """(``weights``, what ``to_qdq``'s two code tensors store) of many MatMulNBits nodes
+    """(``weights``, what ``to_qdq`` writes of it: ``_stored``) of many MatMulNBits nodes
     ([(node, its Lookups)]), in their order: the nodes of one layout (K, N, bits, block size,
     and B and zero points of the same types and sizes) unpacked and packed together, each row
     as ``weights`` and ``codes_tensor`` do it alone (the same codes and bytes). None for a node
     that ``weights`` would refuse, or cannot read: ``weights`` then says why, where the node
     is planned. ``stored`` False: the weights alone ((w, None) each), nothing packed."""
     groups: dict[tuple, list] = {}
+    memo: list = []  # (nodes of one op mostly share their attributes: read once, _attributes)
     for at, (node, look) in enumerate(items):
         try:
-            got = _checked(node, look)
+            got = _checked(node, look, memo)
         except Exception:  # weights() raises it again, where the node is planned
             continue
         k, n, bits, bs, packed, _, zp = got
         p, z = np.asarray(packed), None if zp is None else np.asarray(zp)
         key = (k, n, bits, bs, p.dtype, p.size, None if z is None else (z.dtype, z.size))
-        groups.setdefault(key, []).append((at, got))
+        groups.setdefault(key, []).append((at, got, memo[2]))
     out: list[tuple | None] = [None] * len(items)
     for (k, n, bits, bs, *_), members in groups.items():
         blocks = -(-k // bs)
         size = max(1, UNPACK_BYTES // max(n * blocks * bs, 1))
         for start in range(0, len(members), size):
             part = members[start:start + size]
-            codes = _unpacked([g[4] for _, g in part], n, bits, blocks * bs)[:, :, :k]
-            zeros = None if part[0][1][6] is None else _unpacked([g[6] for _, g in part], n, bits, blocks)
+            codes = _unpacked([g[4] for _, g, _ in part], n, bits, blocks * bs)[:, :, :k]
+            zeros = None if part[0][1][6] is None else _unpacked([g[6] for _, g, _ in part], n, bits, blocks)
             ws = [_weights(k, n, bits, bs, codes[c], g[5], None if zeros is None else zeros[c])
-                  for c, (_, g) in enumerate(part)]
-            packed = _stored(ws, zeros is None) if stored else [None] * len(ws)
-            for (at, _), w, codes_stored in zip(part, ws, packed, strict=True):
-                out[at] = (w, codes_stored)
+                  for c, (_, g, _) in enumerate(part)]
+            packed = _stored(ws, codes, zeros, [four for *_, four in part]) if stored else [None] * len(ws)
+            for (at, _, _), w, written in zip(part, ws, packed, strict=True):
+                out[at] = (w, written)
     return out
 
 
-def _stored(ws: list[dict], default_zero: bool) -> list[tuple]:
-    """(codes, zero points) as ``to_qdq``'s tensors store them ([K, N] and [k_blocks, N], the
-    weights transposed), for weights of one layout at once."""
+def _stored(ws: list[dict], codes: np.ndarray, zeros: np.ndarray | None, fours: list[bool]) -> list[tuple]:
+    """What ``to_qdq`` writes of weights of one layout (``ws``; ``codes`` and ``zeros`` their
+    codes and zero points, [nodes, N, K] and [nodes, N, k_blocks], None for the page's default),
+    worked out at once, a tuple a node: its codes' and zero points' bytes as its tensors store
+    them ([K, N] and [k_blocks, N], the weights transposed), whether it has accuracy_level=4
+    (``fours``)."""
     elem = TYPES[ws[0]["bits"]]
-    codes = stored_rows(np.stack([w["codes"] for w in ws]).transpose(0, 2, 1).reshape(len(ws), -1), elem)
-    if default_zero:  # the page's default: the same for every node
-        return [(c, stored_rows(ws[0]["zero"].T.reshape(1, -1), elem)[0]) for c in codes]
-    zeros = stored_rows(np.stack([w["zero"] for w in ws]).transpose(0, 2, 1).reshape(len(ws), -1), elem)
-    return list(zip(codes, zeros, strict=True))
+    count = len(ws)
+    codes = stored_rows(codes.transpose(0, 2, 1).reshape(count, -1), elem)
+    if zeros is None:  # the page's default: the same for every node
+        zeros = [stored_rows(ws[0]["zero"].T.reshape(1, -1), elem)[0]] * count
+    else:
+        zeros = stored_rows(zeros.transpose(0, 2, 1).reshape(count, -1), elem)
+    return list(zip(codes, zeros, fours, strict=True))
 
 
 def _unpacked(tables: list, n: int, bits: int, count: int) -> np.ndarray:
     """``unpack`` of each of ``tables`` (read as [n, bytes]), [tables, n, count]: their rows
-    unpacked in one call."""
-    rows = np.concatenate([np.asarray(t).reshape(n, -1) for t in tables])
+    unpacked in one call (the tables' values end to end, each in C order, are their rows)."""
+    rows = np.concatenate(tables, axis=None).reshape(len(tables) * n, -1)
     return unpack(rows, bits, count).reshape(len(tables), n, count)
 
 
 def _sized(what: str, value, size: int) -> None:
     """The page's size of a constant input (N * k_blocks * blob_size for B, N * k_blocks for
     the scales, N * ceil(k_blocks * bits / 8) for packed zero points); other sizes are refused."""
-    if np.asarray(value).size != size:
+    if (value.size if type(value) is np.ndarray else np.asarray(value).size) != size:
         raise NoForm(f"its {what} holds {np.asarray(value).size} values where K, N, bits and "
                      f"block_size give {size}")
 
@@ -239,11 +263,12 @@ _BITS = {elem: bits for bits, elem in TYPES.items()}  # the codes' element type 
 
 
 def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None = None) -> tuple[Built, dict]:
-    """The QDQ form of a MatMulNBits node (``read``: its ``weights_of``, when already read)."""
+    """The QDQ form of a MatMulNBits node (``read``: its ``weights_of``, when already read: the
+    weights, and what is written of them, ``_stored``)."""
     if opset < BLOCKED_SINCE:
         raise NoForm(f"blocked DequantizeLinear (and uint4) come with opset {BLOCKED_SINCE}: add "
                      f"--to-opset {BLOCKED_SINCE}")
-    w, stored = (weights(node, look), (None, None)) if read is None else read
+    w, stored = (weights(node, look), (None, None, None)) if read is None else read
     if opset < opset_for(w["bits"]):
         raise NoForm(f"bits=2: its codes are uint2, which DequantizeLinear reads from opset {TWO_BITS_SINCE} "
                      f"(DequantizeLinear-{TWO_BITS_SINCE}): add --to-opset {TWO_BITS_SINCE}")
@@ -256,8 +281,7 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None =
     weight = look.namer(f"{base}_weight")
     dq_inputs = [names["weight_q"], names["weight_scale"], names["weight_zero_point"]]
     nodes, twins = [], []  # (and the nodes as Plain twins, which the result's types read)
-    _made(nodes, twins, "DequantizeLinear", dq_inputs, [weight], look.namer(f"{base}_dq"), axis=0,
-          block_size=w["block_size"])
+    _dq_made(nodes, twins, dq_inputs, [weight], look.namer(f"{base}_dq"), w["block_size"])
     bias = node.input[5] if len(node.input) > 5 else ""
     product = look.namer(f"{node.output[0]}_product") if bias else node.output[0]
     _made(nodes, twins, "MatMul", [node.input[0], weight], [product], look.namer(f"{base}_matmul"))
@@ -265,10 +289,37 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None =
         _made(nodes, twins, "Add", [product, bias], [node.output[0]], look.namer(f"{base}_bias"))
     changes = [f"MatMulNBits -> DequantizeLinear (uint{w['bits']} [{w['K']}, {w['N']}], blocks of "
                f"{w['block_size']} along K), MatMul" + (", Add" if bias else "") + " (QDQ form)"]
-    if any(a.name == "accuracy_level" and a.i == 4 for a in node.attribute):
+    if _accuracy_four(node) if stored[2] is None else stored[2]:
         changes.append("accuracy_level=4 dropped: onnxruntime quantized A to int8 inside the node; the "
                        "MatMul computes in float, as the page's formula does")
     return Built(nodes, inits, changes, twins), w
+
+
+def _dq_made(nodes: list, twins: list, inputs: list, outputs: list, name: str, block_size: int) -> None:
+    """``_made(nodes, twins, "DequantizeLinear", inputs, outputs, name, axis=0,
+    block_size=block_size)``: the node a copy of the one made so without inputs, outputs and
+    name (``_dq_template``: made once a block size), given them; its twin's attributes those of
+    that node (the same messages, shared by the twins of one block size: read, never changed)."""
+    template, attributes = _dq_template(block_size)
+    node = _NodeProto()
+    node.CopyFrom(template)
+    node.input.extend(inputs)
+    node.output.extend(outputs)
+    if name:  # (as made_node sets it)
+        node.name = name
+    nodes.append(node)
+    twins.append(Plain("DequantizeLinear", tuple(inputs), tuple(outputs), name, "", attributes))
+
+
+@functools.lru_cache(maxsize=64)
+def _dq_template(block_size: int) -> tuple[onnx.NodeProto, tuple]:
+    """The DequantizeLinear ``to_qdq`` writes for ``block_size``, without inputs, outputs and
+    name, and its attributes."""
+    node = made_node("DequantizeLinear", [], [], "", axis=0, block_size=block_size)
+    return node, tuple(node.attribute)
+
+
+_NodeProto = onnx.NodeProto
 
 
 class NBitsCase:
