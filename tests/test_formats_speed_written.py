@@ -75,14 +75,18 @@ def test_each_node_written_from_the_weights_read_together_is_written_alone():
 
 
 def test_attributes_read_once_are_each_nodes_own():
-    """``_attributes`` (the values of the node read last, for a node whose attributes equal
-    its) gives each node what attribute_values reads of it, and whether it has
-    accuracy_level=4, nodes of equal and other attributes mixed."""
+    """``Attributes.of`` (the values of the node read last, for a node whose attributes equal
+    its) gives each node what attribute_values reads of it, whether it has accuracy_level=4
+    and a block_size not 0, nodes of equal and other attributes mixed, one read twice."""
     nodes, _ = _nodes()
-    memo: list = []
-    for node in nodes + nodes[::-1]:
-        assert nbits._attributes(node, memo) == attribute_values(node)
-        assert memo[2] == any(a.name == "accuracy_level" and a.i == 4 for a in node.attribute)
+    dq = [helper.make_node("DequantizeLinear", ["q", "s"], ["w"], axis=0, block_size=b) for b in (32, 32, 0)]
+    dq.append(helper.make_node("DequantizeLinear", ["q", "s"], ["w"], axis=0))
+    memo = nbits.Attributes()
+    for node in nodes + nodes[::-1] + dq + [dq[0], dq[0], nodes[2]]:
+        got = memo.of(node)
+        assert got.values == attribute_values(node)
+        assert got.accuracy_four == any(a.name == "accuracy_level" and a.i == 4 for a in node.attribute)
+        assert got.blocked == any(a.name == "block_size" and a.i for a in node.attribute)
 
 
 @pytest.mark.parametrize("block_size", [16, 32, 128])
@@ -98,3 +102,42 @@ def test_the_dequantize_linear_made_from_its_template_is_made_nodes(block_size):
         assert nodes[0] == helper.make_node("DequantizeLinear", ["q", "s", "z"], ["w"], name=name or None,
                                             axis=0, block_size=block_size)
         assert isinstance(twins[0], Plain) and twins[0] == want_twins[0]
+
+
+@pytest.mark.parametrize("layout", [(32, 32, 4, 32), (48, 5, 2, 16), (64, 3, 8, 64)])
+def test_the_matmul_nbits_made_from_its_template_is_made_nodes(layout):
+    """``_nbits_made`` (a copy of one MatMulNBits made once a layout) is made_node's node, byte
+    for byte; unnamed too."""
+    from qlin_cli.convert.formats.to_qdq import made_node
+
+    k, n, bits, bs = layout
+    for name in ("mm_MatMulNBits", ""):
+        want = made_node("MatMulNBits", ["x", "b", "s"], ["y"], name, "com.microsoft", K=k, N=n, bits=bits,
+                         block_size=bs)
+        got = nbits._nbits_made(["x", "b", "s"], ["y"], name, layout)
+        assert got.SerializeToString() == want.SerializeToString()
+
+
+def test_many_four_bit_tables_of_one_shape_read_together_are_what_to_array_reads():
+    """read_codes of raw 4-bit tables of a few shapes (odd counts: a padded last byte), many of
+    each shape and type, read a shape at once, and of int32_data ones: each exactly
+    numpy_helper.to_array's."""
+    import ml_dtypes
+    from onnx import TensorProto, numpy_helper
+
+    rng = np.random.default_rng(9)
+    tables = []
+    for i in range(40):
+        dims = [(3, 5), (32, 32), (7,)][i % 3]
+        kind = [ml_dtypes.uint4, ml_dtypes.int4][i % 2]
+        low = -8 if kind is ml_dtypes.int4 else 0
+        tables.append(numpy_helper.from_array(rng.integers(low, 8, dims).astype(kind), f"t{i}"))
+        if i % 5 == 0:
+            tables.append(helper.make_tensor(f"i{i}", TensorProto.INT4, list(dims),
+                                             rng.integers(-8, 8, dims).flatten().tolist()))
+    got = nbits.read_codes(tables)
+    assert len(got) == len(tables)
+    for t in tables:
+        want = numpy_helper.to_array(t)
+        assert got[id(t)].dtype == want.dtype and got[id(t)].shape == want.shape
+        assert got[id(t)].tobytes() == want.tobytes(), t.name

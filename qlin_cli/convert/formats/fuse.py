@@ -10,6 +10,7 @@ import numpy as np
 import onnx
 
 from ... import schema
+from ...model.tensors import read_value
 from ...schema.qdq_forms import QOPERATOR_OF
 from ..passes.common import entry_of
 from ..sites import constants, readers_anywhere
@@ -110,18 +111,27 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
     or a Gather of a blocked table: its MatMulNBits or GatherBlockQuantized planned, the
     constants proven; False for any other node. ``tables``, ``pending`` (pending and later),
     ``known``: see plan_qoperator (a MatMulNBits node's initializers are written there, and its
-    case's weights read back, with the others')."""
+    case's weights read back, with the others'); ``known`` keeps the DequantizeLinear nodes'
+    attributes read last too (nbits.Attributes)."""
     node = site.node
     slot, form, what = _BLOCKED.get(node.op_type, (None, None, ""))
     writer = g.writer.get(node.input[slot]) if slot is not None and len(node.input) > slot else None
-    dq = None if writer is None else g.nodes[writer]
-    if dq is None or not is_op(dq, "DequantizeLinear") or not any(
-            a.name == "block_size" and a.i for a in dq.attribute):
+    if writer is None:
         return False
-    const = constants(site, ctx.base_dir)
-    weight = site.scope.find_value(dq.input[0])
-    scale = const(dq.input[1])
-    zero = const(dq.input[2]) if len(dq.input) > 2 and dq.input[2] else None
+    dq = g.nodes[writer]
+    # (the DequantizeLinear nodes' attributes mostly equal: read once, nbits.Attributes)
+    memo = known.get("attributes") or known.setdefault("attributes", nbits.Attributes())
+    if not is_op(dq, "DequantizeLinear") or not memo.of(dq).blocked:
+        return False
+    names = dq.input[:]
+    # each input's tensor found once (a ``constants`` lookup of the scale and zero point, and
+    # the proof's tensors)
+    found = [site.scope.find_value(names[0]), *(site.scope.find_value(x) if x else None for x in names[1:])]
+    weight = found[0]
+    scale = None if found[1] is None else read_value(found[1], ctx.base_dir)
+    zero = None
+    if len(names) > 2 and names[2] and found[2] is not None:
+        zero = read_value(found[2], ctx.base_dir)
     read: dict = {}  # the weights as the proof reads them, read once (nbits.NBitsCase.read)
     if form is nbits and weight is not None:
         if id(site.owner) not in tables:  # (the tensors kept with their tables: ids stay theirs)
@@ -131,16 +141,16 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
         if id(weight) in codes:
             read[weight.name] = codes[id(weight)]
     try:
-        if weight is None or scale is None or (len(dq.input) > 2 and dq.input[2] and zero is None):
+        if weight is None or scale is None or (len(names) > 2 and names[2] and zero is None):
             raise nbits.NoForm("its weights, scale or zero point are computed at run time")
         back: list = []
         fused, inits, w = form.from_qdq(dq, node, weight, np.asarray(scale), zero, ctx.namer,
-                                        **({"read": read, "back": back, "later": pending[1]} if form is nbits
-                                           else {}))
+                                        **({"read": read, "back": back, "later": pending[1], "memo": memo}
+                                           if form is nbits else {}))
     except nbits.NoForm as e:
         result.entries.append(entry_of(site, "unfused", [f"stays QDQ: {e}"], known))
         return True
-    source = [t for t in (weight, *(site.scope.find_value(x) for x in dq.input[1:] if x)) if t is not None]
+    source = [t for t in found if t is not None]  # (the weight, and the tensors of inputs named)
     case = (gather_block.GatherCase(w, dq, source) if form is gather_block
             else nbits.NBitsCase(w, dq, source, read))
     pending[0].extend((case, *item) for item in back)

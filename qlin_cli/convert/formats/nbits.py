@@ -91,11 +91,11 @@ def _weights(k: int, n: int, bits: int, bs: int, codes: np.ndarray, scales, zero
             "scales": np.asarray(scales).reshape(n, blocks), "zero": zero}
 
 
-def _checked(node: onnx.NodeProto, look: Lookups, memo: list | None = None) -> tuple:
+def _checked(node: onnx.NodeProto, look: Lookups, memo: Attributes | None = None) -> tuple:
     """(K, N, bits, block size, B, scales, zero points or None) of a MatMulNBits node whose
     constants are as the page lays them out; NoForm when it has no DequantizeLinear form.
-    ``memo``: ``_attributes``'."""
-    attrs = attribute_values(node) if memo is None else _attributes(node, memo)
+    ``memo``: the attributes read before (``Attributes``)."""
+    attrs = attribute_values(node) if memo is None else memo.of(node).values
     k, n, bits, bs = attrs["K"], attrs["N"], attrs.get("bits", 4), attrs["block_size"]
     if bits not in TYPES:
         raise NoForm(f"bits={bits}: DequantizeLinear has no {bits}-bit type qlin writes (2, 4 and 8 only)")
@@ -121,14 +121,28 @@ def _checked(node: onnx.NodeProto, look: Lookups, memo: list | None = None) -> t
     return k, n, bits, bs, packed, scales, zp
 
 
-def _attributes(node: onnx.NodeProto, memo: list) -> dict:
-    """``attribute_values(node)``, where ``memo`` holds [the attributes of the node read last,
-    their values, whether one is accuracy_level=4] (empty at first): a node whose attributes
-    equal those, message by message, has the same values, read once (the dict is shared: read
-    it, never change it). ``memo`` is left holding the node's."""
-    if not memo or node.attribute != memo[0]:
-        memo[:] = [list(node.attribute), attribute_values(node), _accuracy_four(node)]
-    return memo[1]
+class Attributes:
+    """What the attributes of nodes read one after another say, each node's attributes read
+    once where they equal those of the node read before, message by message (the nodes of one
+    op mostly have the same): ``of(node)`` sets ``values`` (``attribute_values(node)``: a
+    dict shared by such nodes, read it, never change it), ``accuracy_four`` (accuracy_level=4)
+    and ``blocked`` (a block_size attribute not 0)."""
+
+    __slots__ = ("_node", "_read", "values", "accuracy_four", "blocked")
+
+    def __init__(self):
+        self._node = self._read = None
+
+    def of(self, node: onnx.NodeProto) -> Attributes:
+        if node is self._node:  # (the same message again: nothing a pass reads changes it)
+            return self
+        self._node = node
+        if self._read is None or node.attribute != self._read:
+            self._read = list(node.attribute)
+            self.values = attribute_values(node)
+            self.accuracy_four = _accuracy_four(node)
+            self.blocked = any(a.name == "block_size" and a.i for a in node.attribute)
+        return self
 
 
 def _accuracy_four(node: onnx.NodeProto) -> bool:
@@ -147,7 +161,7 @@ def weights_of(items: list, stored: bool = True) -> list[tuple | None]:
     that ``weights`` would refuse, or cannot read: ``weights`` then says why, where the node
     is planned. ``stored`` False: the weights alone ((w, None) each), nothing packed."""
     groups: dict[tuple, list] = {}
-    memo: list = []  # (nodes of one op mostly share their attributes: read once, _attributes)
+    memo = Attributes()
     for at, (node, look) in enumerate(items):
         try:
             got = _checked(node, look, memo)
@@ -156,7 +170,7 @@ def weights_of(items: list, stored: bool = True) -> list[tuple | None]:
         k, n, bits, bs, packed, _, zp = got
         p, z = np.asarray(packed), None if zp is None else np.asarray(zp)
         key = (k, n, bits, bs, p.dtype, p.size, None if z is None else (z.dtype, z.size))
-        groups.setdefault(key, []).append((at, got, memo[2]))
+        groups.setdefault(key, []).append((at, got, memo.accuracy_four))
     out: list[tuple | None] = [None] * len(items)
     for (k, n, bits, bs, *_), members in groups.items():
         blocks = -(-k // bs)
@@ -529,24 +543,30 @@ def read_codes(tensors: list) -> dict[int, np.ndarray]:
     then its first prod(dims) of the codes of its own bytes (to_array drops an odd count's
     padding likewise). Tables of another size or stored outside the file are not here (to_array
     reads them); tests/test_formats_speed_tensors.py holds the two equal."""
-    unpack4 = getattr(numpy_helper, "_unpack_4bit", None)
-    groups: dict[tuple, list] = {}  # (element type, raw) -> its tables
+    if _UNPACK4 is None:
+        return {}
+    raws: dict[tuple, list] = {}  # (element type, dims) -> [(table, its raw bytes)]
+    typed: dict[int, list] = {}  # element type -> [(table, count, dims)] of int32_data
     for t in tensors:
-        if (t.data_type in (TensorProto.UINT4, TensorProto.INT4) and not t.HasField("segment")
-                and t.data_location != TensorProto.EXTERNAL):
-            dims = tuple(t.dims)  # (the message's dims read once)
-            count = math.prod(dims)
-            raw = t.HasField("raw_data")
-            if (len(t.raw_data) if raw else len(t.int32_data)) == (count + 1) // 2:
-                groups.setdefault((t.data_type, raw), []).append((t, count, dims))
+        elem = t.data_type
+        if elem not in _FOUR_BITS or t.HasField("segment") or t.data_location == TensorProto.EXTERNAL:
+            continue
+        dims = tuple(t.dims[:])  # (the message's dims read once)
+        count = math.prod(dims)
+        if t.HasField("raw_data"):
+            data = t.raw_data
+            if len(data) == (count + 1) // 2:
+                raws.setdefault((elem, dims), []).append((t, data))
+        elif len(t.int32_data) == (count + 1) // 2:
+            typed.setdefault(elem, []).append((t, count, dims))
     out: dict[int, np.ndarray] = {}
-    for (elem, raw), tables in ({} if unpack4 is None else groups).items():
-        if raw:
-            data = np.frombuffer(b"".join([t.raw_data for t, _, _ in tables]), np.uint8)
-        else:
-            data = np.concatenate([np.array(t.int32_data, dtype=np.int32) for t, _, _ in tables])
-            data = data.view(np.uint32).astype(np.uint8)
-        flat = unpack4(data, [data.size * 2]).view(helper.tensor_dtype_to_np_dtype(elem))
+    for (elem, dims), tables in raws.items():  # (those of one type and dims: _from_bytes at once)
+        read = _from_bytes([data for _, data in tables], _FOUR_BITS[elem], dims)
+        out.update(zip([id(t) for t, _ in tables], read, strict=True))
+    for elem, tables in typed.items():
+        data = np.concatenate([np.array(t.int32_data, dtype=np.int32) for t, _, _ in tables])
+        data = data.view(np.uint32).astype(np.uint8)
+        flat = _UNPACK4(data, [data.size * 2]).view(_FOUR_BITS[elem])
         at = 0
         for t, count, dims in tables:
             out[id(t)] = flat[at:at + count].reshape(dims)
@@ -715,7 +735,8 @@ def pack(codes: np.ndarray, bits: int, per_row: int) -> np.ndarray:
 
 def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray,
              zero: np.ndarray | None, namer, read: dict | None = None, back: list | None = None,
-             later: list | None = None) -> tuple[onnx.NodeProto, list, dict | None]:
+             later: list | None = None, memo: Attributes | None = None,
+             ) -> tuple[onnx.NodeProto, list, dict | None]:
     """The MatMulNBits of ``matmul`` reading ``dq``'s blocked weights [K, N] (``weight``, its
     ``scale`` and ``zero`` point arrays): (node, initializers, the page's weights as
     ``weights`` gives them, for the proof). NoForm when the layout has none. ``read``: arrays
@@ -723,13 +744,13 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
     or read and put there. ``back``: the page's weights are not read here (None in their place):
     (node, what its initializers read back as) is added to it, for ``read_back``. ``later``
     (with ``back``): the initializers are written by ``write_later`` (the node's zero point
-    input added there too), with those of the other nodes of its layout at once."""
-    k, n, bits, shift, bs, raw = _layout(dq, weight, scale, zero, read)
+    input added there too), with those of the other nodes of its layout at once. ``memo``: the
+    attributes read before (``Attributes``)."""
+    k, n, bits, shift, bs, raw = _layout(dq, weight, scale, zero, read, memo)
     base = matmul.name or "MatMul"
     names = {key: namer(f"{base}_{key}") for key in ("B", "scales", "zero_points")}
-    domain, op = N_BITS_MATMUL
-    node = made_node(op, [matmul.input[0], names["B"], names["scales"]], [matmul.output[0]],
-                     namer(f"{base}_{op}"), domain, K=k, N=n, bits=bits, block_size=bs)
+    node = _nbits_made([matmul.input[0], names["B"], names["scales"]], [matmul.output[0]],
+                       namer(f"{base}_{N_BITS_MATMUL[1]}"), (k, n, bits, bs))
     # what the proof holds against the source's DequantizeLinear: the node as written, read
     # back as the way there reads a MatMulNBits (so the packing is proven too)
     inits: list = []
@@ -746,11 +767,30 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
     return node, inits, weights(node, look)
 
 
+def _nbits_made(inputs: list, outputs: list, name: str, layout: tuple) -> onnx.NodeProto:
+    """``made_node`` of the MatMulNBits of ``layout`` (K, N, bits, block size) reading
+    ``inputs``: a copy of the one made so without inputs, outputs and name (made once a
+    layout), given them."""
+    node = _NodeProto()
+    node.CopyFrom(_nbits_template(*layout))
+    node.input.extend(inputs)
+    node.output.extend(outputs)
+    if name:  # (as made_node sets it)
+        node.name = name
+    return node
+
+
+@functools.lru_cache(maxsize=64)
+def _nbits_template(k: int, n: int, bits: int, block_size: int) -> onnx.NodeProto:
+    domain, op = N_BITS_MATMUL
+    return made_node(op, [], [], "", domain, K=k, N=n, bits=bits, block_size=block_size)
+
+
 def _layout(dq: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray, zero,
-            read: dict | None) -> tuple:
+            read: dict | None, memo: Attributes | None = None) -> tuple:
     """(K, N, bits, the shift to unsigned codes, block size, the weight's codes as read) of a
     blocked DequantizeLinear ``from_qdq`` writes; NoForm when it has no MatMulNBits form."""
-    attrs = attribute_values(dq)
+    attrs = attribute_values(dq) if memo is None else memo.of(dq).values
     bs = attrs.get("block_size", 0)
     if attrs.get("axis", 1) not in (0, -2) or not bs or bs < 16 or bs & (bs - 1):
         raise NoForm("its weights are not blocked along K (axis 0) in blocks of a power of two >= 16")
