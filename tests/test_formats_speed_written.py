@@ -43,8 +43,8 @@ def _nodes():
 class _Names:
     """New names as Namer makes them (a base as it is, then base_1, base_2 ...)."""
 
-    def __init__(self):
-        self.taken: set = set()
+    def __init__(self, taken=()):
+        self.taken: set = set(taken)
 
     def __call__(self, base: str) -> str:
         name, i = base, 0
@@ -58,14 +58,18 @@ class _Names:
 def test_each_node_written_from_the_weights_read_together_is_written_alone():
     """to_qdq of each node given what weights_of read of all of them together (their
     attributes read once where they equal the node's before, message by message; accuracy_level
-    4, 1 and none mixed; another K, bits, blocks, a bias) writes what to_qdq of the node alone
-    writes: the same nodes, byte for byte, initializers, changes and twins."""
+    4, 1 and none mixed; another K, bits, blocks, a bias; the names a Namer makes at once, some
+    taken) writes what to_qdq of the node alone writes, its names made one call each: the same
+    nodes, byte for byte, initializers, changes and twins."""
+    from qlin_cli.convert.sites import Namer
+
     nodes, consts = _nodes()
     read = nbits.weights_of([(n, Lookups(consts.get, lambda name: None, _Names())) for n in nodes])
     assert all(r is not None for r in read)
+    taken = {"m0_weight", "m6_matmul", "m6_matmul_1", "y6_product", "m2_weight_scale"}
     for node, got in zip(nodes, read, strict=True):
-        alone = nbits.to_qdq(node, 25, Lookups(consts.get, lambda name: None, _Names()))
-        together = nbits.to_qdq(node, 25, Lookups(consts.get, lambda name: None, _Names()), got)
+        together = nbits.to_qdq(node, 25, Lookups(consts.get, lambda name: None, Namer(set(taken))), got)
+        alone = nbits.to_qdq(node, 25, Lookups(consts.get, lambda name: None, _Names(taken)))
         a, b = alone[0], together[0]
         assert [n.SerializeToString() for n in a.nodes] == [n.SerializeToString() for n in b.nodes]
         assert [t.SerializeToString() for t in a.inits] == [t.SerializeToString() for t in b.inits]
@@ -141,3 +145,19 @@ def test_many_four_bit_tables_of_one_shape_read_together_are_what_to_array_reads
         want = numpy_helper.to_array(t)
         assert got[id(t)].dtype == want.dtype and got[id(t)].shape == want.shape
         assert got[id(t)].tobytes() == want.tobytes(), t.name
+
+
+def test_names_made_at_once_are_namers_own():
+    """``named`` of a Namer (its set of names read once) makes the names Namer's calls make one
+    by one, in order, and leaves it the same set taken: bases taken, their _1 taken, a base
+    given twice, a Namer that finds its names when first asked; any other namer is called."""
+    from qlin_cli.convert.sites import Namer
+
+    bases = ["w", "w", "w_1", "x", "w_q", "w", "y_product", "w_q"]
+    for taken in ({"w", "w_1", "x_1"}, set(), {"w_q", "w_q_1", "w_q_2"}):
+        one, two = Namer(set(taken)), Namer(lambda taken=taken: set(taken))
+        want = [one(b) for b in bases]
+        assert nbits.named(two, bases) == want and two.taken == one.taken
+    calls = []
+    assert nbits.named(lambda b: calls.append(b) or b.upper(), ["a", "b"]) == ["A", "B"]
+    assert calls == ["a", "b"]

@@ -27,6 +27,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ... import schema
 from ...schema.qdq_forms import N_BITS_MATMUL
+from ..sites import Namer
 from .to_qdq import (
     _READ_TYPES,
     Built,
@@ -288,25 +289,45 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None =
                      f"(DequantizeLinear-{TWO_BITS_SINCE}): add --to-opset {TWO_BITS_SINCE}")
     base = node.name or node.op_type
     elem = TYPES[w["bits"]]
-    names = {key: look.namer(f"{base}_{key}") for key in ("weight_q", "weight_scale", "weight_zero_point")}
-    inits = [codes_tensor(names["weight_q"], elem, [w["K"], w["N"]], w["codes"].T, stored[0]),
-             raw_tensor(np.ascontiguousarray(w["scales"].T), names["weight_scale"]),
-             codes_tensor(names["weight_zero_point"], elem, list(w["zero"].T.shape), w["zero"].T, stored[1])]
-    weight = look.namer(f"{base}_weight")
-    dq_inputs = [names["weight_q"], names["weight_scale"], names["weight_zero_point"]]
-    nodes, twins = [], []  # (and the nodes as Plain twins, which the result's types read)
-    _dq_made(nodes, twins, dq_inputs, [weight], look.namer(f"{base}_dq"), w["block_size"])
     bias = node.input[5] if len(node.input) > 5 else ""
-    product = look.namer(f"{node.output[0]}_product") if bias else node.output[0]
-    _made(nodes, twins, "MatMul", [node.input[0], weight], [product], look.namer(f"{base}_matmul"))
+    # the new names, made in the order they always were
+    dq_inputs = named(look.namer, [f"{base}_weight_q", f"{base}_weight_scale", f"{base}_weight_zero_point"])
+    weight, dq_name, *more = named(look.namer, [f"{base}_weight", f"{base}_dq"] + (
+        [f"{node.output[0]}_product", f"{base}_matmul", f"{base}_bias"] if bias else [f"{base}_matmul"]))
+    inits = [codes_tensor(dq_inputs[0], elem, [w["K"], w["N"]], w["codes"].T, stored[0]),
+             raw_tensor(np.ascontiguousarray(w["scales"].T), dq_inputs[1]),
+             codes_tensor(dq_inputs[2], elem, list(w["zero"].T.shape), w["zero"].T, stored[1])]
+    nodes, twins = [], []  # (and the nodes as Plain twins, which the result's types read)
+    _dq_made(nodes, twins, dq_inputs, [weight], dq_name, w["block_size"])
+    product = more[0] if bias else node.output[0]
+    _made(nodes, twins, "MatMul", [node.input[0], weight], [product], more[-2] if bias else more[0])
     if bias:
-        _made(nodes, twins, "Add", [product, bias], [node.output[0]], look.namer(f"{base}_bias"))
+        _made(nodes, twins, "Add", [product, bias], [node.output[0]], more[-1])
     changes = [f"MatMulNBits -> DequantizeLinear (uint{w['bits']} [{w['K']}, {w['N']}], blocks of "
                f"{w['block_size']} along K), MatMul" + (", Add" if bias else "") + " (QDQ form)"]
     if _accuracy_four(node) if stored[2] is None else stored[2]:
         changes.append("accuracy_level=4 dropped: onnxruntime quantized A to int8 inside the node; the "
                        "MatMul computes in float, as the page's formula does")
     return Built(nodes, inits, changes, twins), w
+
+
+def named(namer, bases: list[str]) -> list[str]:
+    """``[namer(base) for base in bases]``. Where ``namer`` is a sites.Namer, its names are made
+    here, its set of names taken read once: Namer's own steps (the base as it is, else base_1,
+    base_2 ... the first not taken, which is then taken), without a call and a look-up of the
+    set a name (tests/test_formats_speed_written.py holds the two equal)."""
+    if type(namer) is not Namer:
+        return [namer(base) for base in bases]
+    taken = namer.taken
+    out = []
+    for base in bases:
+        name, i = base, 0
+        while name in taken:
+            i += 1
+            name = f"{base}_{i}"
+        taken.add(name)
+        out.append(name)
+    return out
 
 
 def _dq_made(nodes: list, twins: list, inputs: list, outputs: list, name: str, block_size: int) -> None:
@@ -748,9 +769,10 @@ def from_qdq(dq: onnx.NodeProto, matmul: onnx.NodeProto, weight: onnx.TensorProt
     attributes read before (``Attributes``)."""
     k, n, bits, shift, bs, raw = _layout(dq, weight, scale, zero, read, memo)
     base = matmul.name or "MatMul"
-    names = {key: namer(f"{base}_{key}") for key in ("B", "scales", "zero_points")}
-    node = _nbits_made([matmul.input[0], names["B"], names["scales"]], [matmul.output[0]],
-                       namer(f"{base}_{N_BITS_MATMUL[1]}"), (k, n, bits, bs))
+    b, scales, zero_points, name = named(namer, [f"{base}_B", f"{base}_scales", f"{base}_zero_points",
+                                                 f"{base}_{N_BITS_MATMUL[1]}"])
+    names = {"B": b, "scales": scales, "zero_points": zero_points}
+    node = _nbits_made([matmul.input[0], b, scales], [matmul.output[0]], name, (k, n, bits, bs))
     # what the proof holds against the source's DequantizeLinear: the node as written, read
     # back as the way there reads a MatMulNBits (so the packing is proven too)
     inits: list = []
