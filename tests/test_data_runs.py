@@ -102,3 +102,26 @@ def test_an_ops_versions_are_its_history_in_onnx_defs():
     for op in opsteps.ops():
         assert list(probe_table._versions(op)) == opsteps.history(op), op
     assert probe_table._versions("NoSuchOp") == ()
+
+
+@pytest.mark.parametrize("prefix", [None, "QuantizeLinear-19", "QuantizeLinear-3", "zz"])
+@pytest.mark.parametrize("ahead", [False, True])
+def test_items_from_a_prefix_are_the_parsed_entries_kept_up_to_the_stop(parts, prefix, ahead):
+    """Runs.items_from walks the runs in order from ``prefix``, keeps what ``keep`` keeps, ends
+    at the first key ``stop`` is true of, and gives each value as the whole parse has it (some
+    parsed before by a look-up, ``ahead``: those kept as they were)."""
+    text, _, r = parts
+    whole = json.loads(text)["keys"]
+    runs = data_files.Runs(r)
+    if ahead:
+        before = [runs[k] for k in KEYS[::5]]
+    keep = lambda k: "float32" in k  # noqa: E731
+    stop = lambda k: k.startswith("QuantizeLinear-23")  # noqa: E731
+    got = runs.items_from(prefix, keep, stop)
+    start = prefix or ""
+    want = [(k, whole[k]) for k in KEYS if k >= start and keep(k)]
+    want = [(k, v) for k, v in want if k < "QuantizeLinear-23"]
+    assert got == want
+    if ahead:  # a value parsed before is the same object
+        assert all(runs[k] is v for k, v in zip(KEYS[::5], before, strict=True))
+    assert runs.items_from(prefix) == [(k, whole[k]) for k in KEYS if k >= start]

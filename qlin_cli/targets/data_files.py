@@ -333,6 +333,33 @@ class Block(_Sorted, Mapping):
         """The keys from the first one at or after ``prefix`` on, in order."""
         return (self._key(at) for at in self._from(self._seek(prefix)))
 
+    def items_from(self, prefix: str | None = None, keep=None, stop=None) -> list[tuple[str, object]]:
+        """(key, value) of the entries from the first key at or after ``prefix`` (None: the
+        first entry) on, in order, up to the first key ``stop(key)`` is true of, but those whose
+        key ``keep(key)`` refuses (not parsed). Each entry is read where the walk stands, not
+        looked for by its key (a look-up searches the block from its start), and the values not
+        parsed yet are parsed together, as one JSON array (one parse, not one an entry)."""
+        return self._items_from(prefix, keep, stop)[0]
+
+    def _items_from(self, prefix: str | None, keep, stop) -> tuple[list, bool]:
+        """(``items_from``, whether ``stop`` ended the walk)."""
+        parsed = self._parsed
+        found: list = []  # (key, its position, or its value when parsed before)
+        stopped = False
+        for at in self._from(self._start if prefix is None else self._seek(prefix)):
+            key = self._key(at)
+            if stop is not None and stop(key):
+                stopped = True
+                break
+            if keep is None or keep(key):
+                found.append((key, parsed.get(key, at)))
+        fresh = [(key, at) for key, at in found if type(at) is int]
+        if fresh:
+            texts = [self._text(at)[len(self._raw_key(at)) + 2:] for _, at in fresh]
+            parsed.update(zip([key for key, _ in fresh], json.loads(b"[" + b",".join(texts) + b"]"),
+                              strict=True))
+        return [(key, parsed[key]) for key, _ in found], stopped
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._listed()[0])
 
@@ -653,6 +680,17 @@ class Runs(Mapping):
         first = max(self._run_of(prefix), 0)
         for i in range(first, len(self._runs.firsts)):
             yield from (self._block(i).keys_from(prefix) if i == first else self._block(i))
+
+    def items_from(self, prefix: str | None = None, keep=None, stop=None) -> list[tuple[str, object]]:
+        """``Block.items_from`` across the runs."""
+        first = 0 if prefix is None else max(self._run_of(prefix), 0)
+        out: list = []
+        for i in range(first, len(self._runs.firsts)):
+            found, stopped = self._block(i)._items_from(prefix if i == first else None, keep, stop)
+            out += found
+            if stopped:
+                break
+        return out
 
     def items(self) -> Iterator[tuple[str, object]]:
         for i in range(len(self._runs.firsts)):

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import cache, cached_property
-from itertools import takewhile
 
 from .. import schema
 from ..model.facts import shared_with
@@ -468,7 +467,7 @@ class FusionTable:
     def __init__(self, runtime: str, version: str, entries: Mapping, command: str = "", machine: str = ""):
         self.runtime, self.version, self.command, self.machine = runtime, version, command, machine
         self._entries = entries  # {key: {"group": ..., "outcomes": {release: outcome}}}
-        self._by_op: dict[str, list] = {}  # op -> ``_measured``
+        self._by_op: dict[str, list] = {}  # op -> ``_integer``
 
     @cached_property
     def outcomes(self) -> dict[str, str]:
@@ -480,25 +479,30 @@ class FusionTable:
     def groups(self) -> dict[str, Group]:
         return {k: Group.from_json(self._entries[k]["group"]) for k in self.outcomes}
 
-    def _measured(self, op: str) -> list[tuple[str, Group, str]]:
-        """(key, group, outcome) of every group of ``op`` the release was measured on, in key
-        order: only the entries whose key (the group's text) names ``op`` are parsed (all of
-        them took 60 ms where ``reason`` was asked once)."""
+    def _integer(self, op: str) -> list[tuple[str, Group, str]]:
+        """(key, group, outcome) of every group of ``op`` the release was measured to run in
+        integer (``reason``'s candidates: a load error or crash is no way out), in key order:
+        only the entries whose key (the group's text) names ``op`` are parsed (all of them took
+        60 ms where ``reason`` was asked once), and a Group made of those it runs in integer."""
         found = self._by_op.get(op)
         if found is not None:
             return found
         entries = self._entries
-        if op in BIAS_OPS or not hasattr(entries, "keys_from"):  # (a bias op's key may start "MatMul -> ")
-            keys: Iterable[str] = entries
-        else:  # the keys of the op's groups without ``before``, together in key order
-            keys = takewhile(lambda k: k.startswith(op + "("), entries.keys_from(op + "("))
+
+        def of_op(key: str) -> bool:
+            return _key_op(key) == op
+        if not hasattr(entries, "items_from"):
+            items: Iterable[tuple[str, dict]] = ((k, entries[k]) for k in entries if of_op(k))
+        elif op in BIAS_OPS:  # (a bias op's key may start "MatMul -> ": every key read, its own parsed)
+            items = entries.items_from(None, of_op)
+        else:  # the op's groups without ``before``, together in key order
+            items = entries.items_from(op + "(", None, lambda key: not key.startswith(op + "("))
         found = self._by_op[op] = []
-        for k in keys:
-            if _key_op(k) != op:
+        for k, e in items:
+            if not of_op(k):
                 continue
-            e = entries[k]
             done = e.get("outcomes", {}).get(self.version)
-            if done is not None:
+            if done is not None and done.startswith(INTEGER):
                 found.append((k, Group.from_json(e["group"]), done))
         return found
 
@@ -518,9 +522,8 @@ class FusionTable:
             return None
         mine = Group.from_json(entry["group"])
         best = None
-        for other_key, other, done in self._measured(mine.op):
-            # (a load error or crash is no way out: only a group the release runs in integer)
-            if other.op != mine.op or not done.startswith(INTEGER) or len(other.inputs) != len(mine.inputs):
+        for other_key, other, done in self._integer(mine.op):
+            if other.op != mine.op or len(other.inputs) != len(mine.inputs):
                 continue
             diff = mine.differences(other)
             if not diff or len(diff) > 2:
