@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from qlin_cli.convert.formats import nbits
 from qlin_cli.convert.formats.to_qdq import Lookups, Plain, _made, attribute_values
@@ -161,3 +161,54 @@ def test_names_made_at_once_are_namers_own():
     calls = []
     assert nbits.named(lambda b: calls.append(b) or b.upper(), ["a", "b"]) == ["A", "B"]
     assert calls == ["a", "b"]
+
+
+def test_initializers_read_back_together_are_what_read_raw_reads():
+    """What write_later reads back of the initializers it wrote (a place of many nodes at once,
+    ``_read_written``) is read_raw of each: B, scales and zero points of 2, 4 and 8 bits; and
+    where some tensors of a place are not like the first (other dims, float16, values in
+    float_data), each of those read by read_raw itself, and each from its own bytes (one
+    changed)."""
+    from onnx import TensorProto
+
+    from qlin_cli.convert.formats.to_qdq import read_raw
+
+    rng = np.random.default_rng(13)
+    later, back = [], []
+    for i in range(12):
+        elem, k, n, bs, zero = [(TensorProto.INT4, 64, 8, 32, True), (TensorProto.UINT2, 32, 3, 16, True),
+                                (TensorProto.INT8, 32, 4, 16, False)][i % 3]
+        codes = rng.integers(-2, 2, (k, n))
+        weight = helper.make_tensor(f"w{i}", elem, [k, n], codes.flatten().tolist())
+        scale = rng.uniform(0.01, 0.5, (-(-k // bs), n)).astype(np.float32)
+        zp = rng.integers(-2, 2, scale.shape).astype(helper.tensor_dtype_to_np_dtype(elem)) if zero else None
+        dq = helper.make_node("DequantizeLinear", [f"w{i}", f"s{i}"] + ([f"z{i}"] if zero else []), [f"f{i}"],
+                              axis=0, block_size=bs)
+        mm = helper.make_node("MatMul", ["x", f"f{i}"], [f"y{i}"], name=f"mm{i}")
+        nbits.from_qdq(dq, mm, weight, scale, zp, lambda base: base, back=back, later=later)
+    nbits.write_later(later)
+    assert sum(len(p.inits) == 3 for p in later) >= 4
+    for p in later:
+        assert set(p.written) == {t.name for t in p.inits}
+        for t in p.inits:
+            want = read_raw(t)
+            assert p.written[t.name].dtype == want.dtype and p.written[t.name].shape == want.shape
+            assert p.written[t.name].tobytes() == want.tobytes()
+    part = [p for p in later if p.layout == later[0].layout]
+    part[1].inits[0].dims[:] = [int(np.prod(part[1].inits[0].dims))]
+    part[2].inits[1].CopyFrom(numpy_helper.from_array(read_raw(part[2].inits[1]).astype(np.float16),
+                                                      part[2].inits[1].name))
+    typed = part[3].inits[1]
+    values = read_raw(typed).flatten()
+    typed.CopyFrom(helper.make_tensor(typed.name, TensorProto.FLOAT, list(typed.dims), values))
+    part[0].inits[2].raw_data = part[0].inits[2].raw_data[:-1] + b"\x01"
+    for place in range(3):
+        for p in part:
+            p.written.clear()
+        nbits._read_written([p for p in part if len(p.inits) > place], place)
+        for p in part:
+            if len(p.inits) > place:
+                t = p.inits[place]
+                want = read_raw(t)
+                assert p.written[t.name].dtype == want.dtype and p.written[t.name].shape == want.shape
+                assert p.written[t.name].tobytes() == want.tobytes(), (place, t.name)

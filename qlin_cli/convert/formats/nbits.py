@@ -868,7 +868,8 @@ def write_later(items: list[_Pending]) -> None:
 def _write_together(part: list[_Pending], bits: int, shift: int, k: int, n: int, bs: int) -> None:
     blocks = -(-k // bs)
     count = len(part)
-    codes = (np.stack([p.raw for p in part]).astype(np.int32) + shift).transpose(0, 2, 1).astype(np.uint8)
+    # (int16 holds every code shifted, 0..255, exactly: a quarter of int32's bytes to move)
+    codes = (np.stack([p.raw for p in part]).astype(np.int16) + shift).transpose(0, 2, 1).astype(np.uint8)
     blob = bs * bits // 8
     packed = pack(codes.reshape(count * n, k), bits, blocks * blob).reshape(count, n, blocks, blob)
     scales = np.ascontiguousarray(np.stack([p.scale for p in part]).transpose(0, 2, 1))
@@ -885,7 +886,30 @@ def _write_together(part: list[_Pending], bits: int, shift: int, k: int, n: int,
         if given[c]:  # the default zero point needs no input
             p.inits.append(raw_tensor(zp[c], p.names["zero_points"]))
             p.node.input.append(p.names["zero_points"])
-        p.written.update((t.name, read_raw(t)) for t in p.inits)
+    for place in range(3):  # B, scales, zero points
+        _read_written([p for p in part if len(p.inits) > place], place)
+
+
+def _read_written(part: list[_Pending], place: int) -> None:
+    """The initializer at ``place`` of each pending node read back into its ``written``, as
+    read_raw reads it: those like the first (the same type and dims, inline raw bytes of that
+    size, as ``_raw_source`` reads it) read from their bytes at once (``_from_bytes``), any
+    other by read_raw."""
+    tensors = [p.inits[place] for p in part]
+    first = _raw_source(tensors[0]) if tensors else None
+    if first is None:
+        for p, t in zip(part, tensors, strict=True):
+            p.written[t.name] = read_raw(t)
+        return
+    raw, dtype, dims = first
+    elem, want, size = tensors[0].data_type, list(dims), len(raw)
+    data = [t.raw_data for t in tensors]
+    alike = [t.data_type == elem and t.dims == want and len(d) == size and t.HasField("raw_data")
+             and not t.HasField("segment") and t.data_location == _INLINE
+             for t, d in zip(tensors, data, strict=True)]
+    read = iter(_from_bytes([d for d, a in zip(data, alike, strict=True) if a], dtype, dims))
+    for p, t, a in zip(part, tensors, alike, strict=True):
+        p.written[t.name] = next(read) if a else read_raw(t)
 
 
 def read_back(items: list) -> list[dict]:
