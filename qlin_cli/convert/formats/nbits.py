@@ -595,7 +595,7 @@ def read_codes(tensors: list) -> dict[int, np.ndarray]:
     return out
 
 
-def _tables(case: NBitsCase, codes: dict | None = None) -> tuple[tuple, list] | None:
+def _tables(case: NBitsCase) -> tuple[tuple, list] | None:
     """(structure, [codes, scale, zero point]) of a case whose DequantizeLinear is blocked and
     reads only tensors of the case (``inits``) of one rank of at least 2, each read as onnx
     reads an initializer; None for any other (``_sources``, each table read on its own)."""
