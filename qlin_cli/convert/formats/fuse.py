@@ -181,7 +181,7 @@ def _lookups(site, ctx: Context, read: dict):
 
 
 def _case(g: Graph, fused, const, typed, opset: int) -> FormatCase:
-    before = [g.nodes[i] for i in fused.group]
+    before = [g.plain[i] for i in fused.group]
     made = {o for n in before for o in n.output}
     consts, inputs = {}, {}
     for n in before:
@@ -198,8 +198,8 @@ def _case(g: Graph, fused, const, typed, opset: int) -> FormatCase:
     if fused.node.domain:
         after[fused.node.domain] = 1
     out_type = typed(out)[0] or _q_type(before[-1], const)
-    return FormatCase(before, [fused.node], fused.inits, consts, inputs, out_type, {"": opset}, opset,
-                      opsets_after=after)
+    return FormatCase([g.nodes[i] for i in fused.group], [fused.node], fused.inits, consts, inputs, out_type,
+                      {"": opset}, opset, opsets_after=after, plain={"before": before})
 
 
 def _q_type(q, const) -> int:

@@ -19,7 +19,7 @@ from onnx import TensorProto, helper
 
 from ... import schema
 from ...schema.qdq_forms import FORMS, QOPERATOR_OF, Form, Quantized
-from .to_qdq import attribute_values, raw_tensor
+from .to_qdq import attribute_values, plain, raw_tensor
 
 
 class Unfused(Exception):
@@ -36,9 +36,11 @@ class Graph:
     anywhere: dict
     writer: dict = field(default_factory=dict)
     readers: dict = field(default_factory=dict)
+    plain: list = field(default_factory=list)  # ``nodes`` as to_qdq.Plain: their fields read once
 
     def __post_init__(self):
-        for i, n in enumerate(self.nodes):
+        self.plain = [plain(n) for n in self.nodes]
+        for i, n in enumerate(self.plain):
             for o in n.output:
                 if o:
                     self.writer[o] = i
@@ -66,7 +68,7 @@ def is_op(node, op: str) -> bool:
 
 def _dq(g: Graph, name: str, what: str) -> int:
     i = g.writer.get(name)
-    if i is None or not is_op(g.nodes[i], "DequantizeLinear"):
+    if i is None or not is_op(g.plain[i], "DequantizeLinear"):
         raise Unfused(f"its {what} '{name}' does not come from a DequantizeLinear")
     return i
 
@@ -75,7 +77,7 @@ def group(g: Graph, index: int, opset: int, const: Callable, namer: Callable,
           elem: Callable[[str], int]) -> Fused:
     """The QOperator node of the group around float op ``index`` (``elem``: a value's
     element type, 0 when unknown); Unfused when it has none."""
-    node = g.nodes[index]
+    node = g.plain[index]
     domain, op = QOPERATOR_OF[node.op_type]
     form = FORMS[(domain, op)]
     attrs = attribute_values(node)
@@ -84,23 +86,23 @@ def group(g: Graph, index: int, opset: int, const: Callable, namer: Callable,
     out = node.output[0]
     readers = g.readers.get(out, [])
     if (len(readers) != 1 or g.anywhere.get(out) != 1 or out in g.outputs
-            or not is_op(g.nodes[readers[0]], "QuantizeLinear")):
+            or not is_op(g.plain[readers[0]], "QuantizeLinear")):
         raise Unfused(f"its output '{out}' does not go to one QuantizeLinear only")
-    q = g.nodes[readers[0]]
+    q = g.plain[readers[0]]
     _scalar(q.input[1], const, "output scale")
     inits: list = []
     slots: dict[int, str] = {}
     quantized = [Quantized(2 + 3 * j, 3 + 3 * j, 4 + 3 * j) for j in range(count)] if form.concat \
         else list(form.inputs)
     for j, (qi, di) in enumerate(zip(quantized, dqs, strict=True)):
-        d = g.nodes[di]
+        d = g.plain[di]
         _axis_fits(d, qi, node, attrs, const, j)
         slots[qi.value], slots[qi.scale] = d.input[0], d.input[1]
         slots[qi.zero_point] = _zero_point(d, elem(d.input[0]), namer, inits)
-    folded = [di for di in dqs if g.only_reader(g.nodes[di].output[0], index)]
+    folded = [di for di in dqs if g.only_reader(g.plain[di].output[0], index)]
     if form.bias is not None and len(node.input) > 2 and node.input[2]:
         bi = _dq(g, node.input[2], "bias")
-        slots[form.bias] = _bias(g.nodes[bi], [g.nodes[d] for d in dqs[:2]], form, attrs, const)
+        slots[form.bias] = _bias(g.plain[bi], [g.plain[d] for d in dqs[:2]], form, attrs, const)
         if g.only_reader(node.input[2], index):
             folded.append(bi)
     scale_at, zp_at = form.output
