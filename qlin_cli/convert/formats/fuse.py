@@ -38,7 +38,7 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
         g = Graph(list(owner.node), {o.name for o in owner.output}, anywhere)
         at = {s.index: s for s in sites}
         for site in sites:
-            node = site.node
+            node = g.plain[site.index]  # (its fields read once, by the Graph)
             if schema.normalize_domain(node.domain) != schema.AI_ONNX:
                 continue
             if (_plan_nbits(ctx, result, g, site, at, tables, (pending, later), known)
@@ -113,11 +113,12 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
     ``known``: see plan_qoperator (a MatMulNBits node's initializers are written there, and its
     case's weights read back, with the others'); ``known`` keeps the DequantizeLinear nodes'
     attributes read last too (nbits.Attributes)."""
-    node = site.node
+    node = g.plain[site.index]  # (its fields read once, by the Graph)
     slot, form, what = _BLOCKED.get(node.op_type, (None, None, ""))
     writer = g.writer.get(node.input[slot]) if slot is not None and len(node.input) > slot else None
     if writer is None:
         return False
+    node = site.node
     dq = g.nodes[writer]
     # (the DequantizeLinear nodes' attributes mostly equal: read once, nbits.Attributes)
     memo = known.get("attributes") or known.setdefault("attributes", nbits.Attributes())
