@@ -7,36 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from format_models import qlinear_chain
 from onnx import TensorProto, helper, numpy_helper
 
 from qlin_cli.convert.formats import baked, measure, stacked
 from qlin_cli.convert.run import Options, convert_model
 
 pytest.importorskip("onnxruntime")
-
-
-def _qlinear_chain(n_tensor: int, n_column: int, opset: int, seed: int = 5):
-    """x -> QuantizeLinear -> QLinearMatMul nodes (per-tensor, then per-column weights), each
-    with its own weights, scales and zero points -> DequantizeLinear."""
-    rng = np.random.default_rng(seed)
-    inits = [numpy_helper.from_array(np.float32(0.05), "s"), numpy_helper.from_array(np.uint8(128), "z")]
-    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q0"])]
-    for i in range(n_tensor + n_column):
-        shape = (16,) if i >= n_tensor else ()
-        inits += [numpy_helper.from_array(rng.integers(-128, 128, (16, 16)).astype(np.int8), f"w{i}"),
-                  numpy_helper.from_array(rng.uniform(0.001, 0.02, shape).astype(np.float32), f"ws{i}"),
-                  numpy_helper.from_array(rng.integers(-8, 8, shape).astype(np.int8), f"wz{i}"),
-                  numpy_helper.from_array(np.float32(rng.uniform(0.02, 0.2)), f"ys{i}"),
-                  numpy_helper.from_array(np.uint8(rng.integers(100, 156)), f"yz{i}")]
-        xs, xz = ("s", "z") if i == 0 else (f"ys{i - 1}", f"yz{i - 1}")
-        nodes.append(helper.make_node("QLinearMatMul", [f"q{i}", xs, xz, f"w{i}", f"ws{i}", f"wz{i}",
-                                                        f"ys{i}", f"yz{i}"], [f"q{i + 1}"], name=f"mm{i}"))
-    last = n_tensor + n_column
-    nodes.append(helper.make_node("DequantizeLinear", [f"q{last}", f"ys{last - 1}", f"yz{last - 1}"], ["y"]))
-    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16])], inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
-                             ir_version=8 if opset < 21 else 10)
 
 
 def _qlinear_add_chain(n: int, seed: int = 7):
@@ -89,7 +66,7 @@ def test_fusing_qdq_groups_measures_what_models_measure(monkeypatch, opset):
     QLinearMatMul packs the weight): the joined sessions give every group the measurement the
     models give, and no group runs as a model (at 11, whose DequantizeLinear has no per-column
     scales, the 37 alone); Split takes its sizes as an attribute at 11, as an input after."""
-    qop = _qlinear_chain(37, 19 if opset >= 13 else 0, opset)
+    qop = qlinear_chain(37, 19 if opset >= 13 else 0, 5, opset, rows=2)
     qdq = convert_model(qop, "", Options(opset, to_format="qdq", tolerance=255)).model
     made, models = _counted(monkeypatch)
     joined = _measured(qdq, opset, "qoperator")
@@ -115,7 +92,8 @@ def test_a_vendor_source_is_measured_in_joined_sessions_as_in_models(monkeypatch
 def test_a_declined_session_falls_back_to_the_models(monkeypatch):
     """Outputs that do not come apart into parts of one length: the cases run as models, and
     measure what the models measure."""
-    qdq = convert_model(_qlinear_chain(12, 0, 13), "", Options(13, to_format="qdq", tolerance=255)).model
+    qop = qlinear_chain(12, 0, 5, 13, rows=2)
+    qdq = convert_model(qop, "", Options(13, to_format="qdq", tolerance=255)).model
     want = _measured(qdq, 13, "qoperator")
     real = baked.Baked.run
 

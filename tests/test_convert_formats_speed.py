@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from format_models import nbits_case, qlinear_chain
 from onnx import TensorProto, helper, numpy_helper
 
 from qlin_cli.convert.formats import nbits
@@ -37,34 +38,15 @@ def test_codes_tensor_is_what_from_array_writes(elem, high):
             assert np.array_equal(numpy_helper.to_array(got).astype(np.uint8), c)
 
 
-def _case(seed: int, k: int = 64, n: int = 6, block: int = 32, bits: int = 4, zero: bool = True,
-          name: str = ""):
-    """A MatMulNBits-like case of its own tables: codes [N, K], blocked along K."""
-    rng = np.random.default_rng(seed)
-    blocks = -(-k // block)
-    codes = rng.integers(0, 1 << bits, (n, k)).astype(np.uint8)
-    scales = rng.uniform(0.01, 0.5, (n, blocks)).astype(np.float32)
-    zp = rng.integers(0, 1 << bits, (n, blocks)) if zero else np.full((n, blocks), 1 << (bits - 1))
-    zp = zp.astype(np.uint8)
-    w = {"K": k, "N": n, "bits": bits, "block_size": block, "codes": codes, "scales": scales, "zero": zp}
-    elem = nbits.TYPES[bits]
-    inits = [nbits.codes_tensor(f"q{name}", elem, [k, n], codes.T),
-             numpy_helper.from_array(np.ascontiguousarray(scales.T), f"s{name}"),
-             nbits.codes_tensor(f"z{name}", elem, [blocks, n], zp.T)]
-    dq = helper.make_node("DequantizeLinear", [f"q{name}", f"s{name}", f"z{name}"], [f"w{name}"], axis=0,
-                          block_size=block)
-    return nbits.NBitsCase(w, dq, inits)
-
-
 def test_the_stacked_proof_gives_each_case_its_own_verdict(monkeypatch):
     """Cases of one structure are proven side by side in one evaluator run: each case's verdict
     is its own proof's, an error planted in one case (first, middle, last, at a table's edge)
     fails that case alone with the message its own proof gives; cases of other shapes or bits
     are proven in their own runs, and none is proven alone."""
-    cases = [_case(i, name=str(i)) for i in range(7)]
-    cases += [_case(10, k=48, block=16, name="a"), _case(11, bits=8, name="b"),
-              _case(12, zero=False, name="c")]
-    cases += [_case(20 + i, bits=2, name=f"t{i}") for i in range(3)]
+    cases = [nbits_case(i, name=str(i)) for i in range(7)]
+    cases += [nbits_case(10, k=48, block=16, name="a"), nbits_case(11, bits=8, name="b"),
+              nbits_case(12, zero=False, name="c")]
+    cases += [nbits_case(20 + i, bits=2, name=f"t{i}") for i in range(3)]
     for i, at in ((0, (0, 0)), (3, (5, 63)), (6, (2, 31)), (8, (0, 0)), (12, (1, 1))):
         cases[i].w["codes"] = cases[i].w["codes"].copy()
         cases[i].w["codes"][at] ^= 1
@@ -77,8 +59,9 @@ def test_the_stacked_proof_gives_each_case_its_own_verdict(monkeypatch):
     assert all("where the page gives" in got[i] for i in (0, 3, 6, 8, 12))
 
 
-@pytest.mark.parametrize("case", [_case(1), _case(2, k=48, block=16), _case(3, bits=8), _case(4, zero=False),
-                                  _case(5, bits=2), _case(6, k=40, block=16, bits=2, zero=False)])
+@pytest.mark.parametrize("case", [nbits_case(1), nbits_case(2, k=48, block=16), nbits_case(3, bits=8),
+                                  nbits_case(4, zero=False), nbits_case(5, bits=2),
+                                  nbits_case(6, k=40, block=16, bits=2, zero=False)])
 def test_the_proofs_engine_is_onnx_reference_bit_for_bit(case):
     """The proofs run qlin's evaluator (convert/verify.py's, bit-exact by the spec): on each
     layout the weights' tables take (2, 4 and 8 bits, a last block cut short, with and without
@@ -100,37 +83,13 @@ def test_the_proofs_engine_is_onnx_reference_bit_for_bit(case):
 
 def test_the_stacked_proof_splits_by_bytes(monkeypatch):
     """Stacks are cut at STACK_BYTES; one case a stack gives the same verdicts."""
-    cases = [_case(i, name=str(i)) for i in range(5)]
+    cases = [nbits_case(i, name=str(i)) for i in range(5)]
     cases[2].w["codes"] = cases[2].w["codes"].copy()
     cases[2].w["codes"][4, 40] ^= 2
     whole = nbits.prove_all(cases)
     monkeypatch.setattr(nbits, "STACK_BYTES", 1)
     assert nbits.prove_all(cases) == whole == [c.prove() for c in cases]
     assert whole[2] is not None and whole.count(None) == 4
-
-
-def _matmul_chain(n_tensor: int, n_column: int, seed: int = 3, opset: int = 13):
-    """x -> QuantizeLinear -> QLinearMatMul nodes (``n_tensor`` with per-tensor weights, then
-    ``n_column`` per column), each with its own weights, scales and zero points -> DequantizeLinear."""
-    rng = np.random.default_rng(seed)
-    inits = [numpy_helper.from_array(np.float32(0.05), "s"), numpy_helper.from_array(np.uint8(128), "z")]
-    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q0"])]
-    for i in range(n_tensor + n_column):
-        shape = (16,) if i >= n_tensor else ()
-        inits += [numpy_helper.from_array(rng.integers(-128, 128, (16, 16)).astype(np.int8), f"w{i}"),
-                  numpy_helper.from_array(rng.uniform(0.001, 0.02, shape).astype(np.float32), f"ws{i}"),
-                  numpy_helper.from_array(rng.integers(-8, 8, shape).astype(np.int8), f"wz{i}"),
-                  numpy_helper.from_array(np.float32(rng.uniform(0.02, 0.2)), f"ys{i}"),
-                  numpy_helper.from_array(np.uint8(rng.integers(100, 156)), f"yz{i}")]
-        x_scale, x_zero = ("s", "z") if i == 0 else (f"ys{i - 1}", f"yz{i - 1}")
-        nodes.append(helper.make_node("QLinearMatMul", [f"q{i}", x_scale, x_zero, f"w{i}", f"ws{i}", f"wz{i}",
-                                                        f"ys{i}", f"yz{i}"], [f"q{i + 1}"], name=f"mm{i}"))
-    last = n_tensor + n_column
-    nodes.append(helper.make_node("DequantizeLinear", [f"q{last}", f"ys{last - 1}", f"yz{last - 1}"], ["y"]))
-    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
-                             ir_version=8 if opset < 21 else 10)
 
 
 @pytest.mark.parametrize("opset", [11, 13, 21])
@@ -147,7 +106,7 @@ def test_the_stacked_session_measures_what_each_case_alone_measures(monkeypatch,
     from qlin_cli.convert.formats import measure, stacked
     from qlin_cli.convert.run import Options, convert_model
 
-    model = _matmul_chain(37, 19, opset=opset)
+    model = qlinear_chain(37, 19, opset=opset)
     made, split = [], []
     real = stacked.Session.__init__
 
@@ -245,7 +204,7 @@ def test_the_proofs_run_in_qlins_evaluator(monkeypatch):
     it failing, every case's verdict says the evaluator could not run the DequantizeLinear."""
     import qlin_cli.evaluator
 
-    cases = [_case(i, name=str(i)) for i in range(3)] + [_case(9, bits=8, name="b")]
+    cases = [nbits_case(i, name=str(i)) for i in range(3)] + [nbits_case(9, bits=8, name="b")]
     assert nbits.prove_all(cases) == [None] * len(cases)
 
     def broken(*args):

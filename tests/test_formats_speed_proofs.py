@@ -7,61 +7,42 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from format_models import nbits_case
 from onnx import TensorProto, helper, numpy_helper
 
 from qlin_cli.convert.formats import nbits
 
 
-def _case(seed: int, k: int = 64, n: int = 6, block: int = 32, bits: int = 4, name: str = "",
-          scale_type=np.float32, read: bool = False):
-    """A MatMulNBits-like case: its codes, scales and zero points written as to_qdq writes
-    them; ``read``: its codes given as the array to_array reads (``NBitsCase.read``)."""
-    rng = np.random.default_rng(seed)
-    blocks = -(-k // block)
-    codes = rng.integers(0, 1 << bits, (n, k)).astype(np.uint8)
-    scales = rng.uniform(0.01, 0.5, (n, blocks)).astype(scale_type)
-    zp = rng.integers(0, 1 << bits, (n, blocks)).astype(np.uint8)
-    w = {"K": k, "N": n, "bits": bits, "block_size": block, "codes": codes, "scales": scales, "zero": zp}
-    elem = nbits.TYPES[bits]
-    inits = [nbits.codes_tensor(f"q{name}", elem, [k, n], codes.T),
-             numpy_helper.from_array(np.ascontiguousarray(scales.T), f"s{name}"),
-             nbits.codes_tensor(f"z{name}", elem, [blocks, n], zp.T)]
-    dq = helper.make_node("DequantizeLinear", [f"q{name}", f"s{name}", f"z{name}"], [f"w{name}"], axis=0,
-                          block_size=block)
-    given = {f"q{name}": numpy_helper.to_array(inits[0])} if read else None
-    return nbits.NBitsCase(w, dq, inits, given)
-
-
 def _odd_cases() -> list:
     """Cases of the first one's structure but for one thing each, and some that are like it."""
-    like = [_case(i, name=f"l{i}") for i in range(3)]
-    other_block = _case(10, name="b")
+    like = [nbits_case(i, name=f"l{i}") for i in range(3)]
+    other_block = nbits_case(10, name="b")
     other_block.dq.attribute[1].i = 16
-    extra = _case(11, name="x")
+    extra = nbits_case(11, name="x")
     extra.dq.attribute.append(helper.make_attribute("output_dtype", 1))
-    shuffled = _case(12, name="o")
+    shuffled = nbits_case(12, name="o")
     shuffled.inits.reverse()
-    short = _case(13, name="s")
+    short = nbits_case(13, name="s")
     short.inits[1].raw_data = short.inits[1].raw_data[:-4]
-    dims = _case(14, name="d")
+    dims = nbits_case(14, name="d")
     dims.inits[1].dims[:] = [dims.inits[1].dims[1], dims.inits[1].dims[0]]
-    segment = _case(15, name="g")
+    segment = nbits_case(15, name="g")
     segment.inits[0].segment.begin = 0
-    external = _case(16, name="e")
+    external = nbits_case(16, name="e")
     external.inits[2].data_location = TensorProto.EXTERNAL
-    twice = _case(17, name="t")
+    twice = nbits_case(17, name="t")
     twice.dq.input[2] = twice.dq.input[0]
     twice.inits[2].name = twice.inits[0].name
-    typed = _case(18, name="y")
+    typed = nbits_case(18, name="y")
     typed.inits[0] = helper.make_tensor("qy", TensorProto.UINT4, list(typed.inits[0].dims),
                                         numpy_helper.to_array(typed.inits[0]).astype(np.int32).flatten())
-    read = _case(19, name="r", read=True)
-    halves = _case(20, name="h", scale_type=np.float16)
-    no_zero = _case(23, name="n")
+    read = nbits_case(19, name="r", read=True)
+    halves = nbits_case(20, name="h", scale_type=np.float16)
+    no_zero = nbits_case(23, name="n")
     del no_zero.dq.input[2]
     del no_zero.inits[2]
     return like + [other_block, extra, shuffled, short, dims, segment, external, twice, typed, read, halves,
-                   _case(21, bits=8, name="8"), _case(22, k=48, block=16, name="k"), no_zero]
+                   nbits_case(21, bits=8, name="8"), nbits_case(22, k=48, block=16, name="k"), no_zero]
 
 
 def _same(a, b) -> bool:
@@ -104,7 +85,7 @@ def test_cases_grouped_are_each_case_read_on_its_own():
     """``_grouped`` gives each case the structure and sources ``_sources`` gives it alone, and
     leaves out the cases ``_sources`` leaves out; the tables ``_joined`` reads of a group are
     each case's tables, as to_array reads them, side by side."""
-    cases = _odd_cases() + [_case(30 + i, name=f"m{i}") for i in range(3)]
+    cases = _odd_cases() + [nbits_case(30 + i, name=f"m{i}") for i in range(3)]
     groups, rest = nbits._grouped(cases, list(range(len(cases))))
     own = [nbits._sources(c) for c in cases]
     assert rest == [i for i, got in enumerate(own) if got is None] and rest
