@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 
 import onnx
 
@@ -68,14 +70,21 @@ def all_names(model: onnx.ModelProto, bodies=None) -> set[str]:
     return names
 
 
-def readers_anywhere(model: onnx.ModelProto) -> dict[str, int]:
+def readers_anywhere(model: onnx.ModelProto, bodies: list | None = None) -> dict[str, int]:
     """How many node inputs, in every graph and function of the model, read each name: a
-    node of a subgraph may read a value of the graph around it."""
-    count: dict[str, int] = {}
+    node of a subgraph may read a value of the graph around it. ``bodies``: the model's
+    analysed bodies (model/view.py ``BodyView``: every node of the walk is in one), whose
+    nodes' names the analysis read already: counted from those, at C speed."""
+    if bodies is not None:
+        count: Counter = Counter()
+        for body in bodies:
+            count.update(chain.from_iterable([ins for ins, _ in body.io]))
+        return dict(count)
+    found: dict[str, int] = {}
     for site in sites(model):
         for x in site.node.input:
-            count[x] = count.get(x, 0) + 1
-    return count
+            found[x] = found.get(x, 0) + 1
+    return found
 
 
 class Namer:

@@ -79,6 +79,9 @@ class Context:
     types: dict | None = None  # inference's types from an earlier analysis of the model, if any
     extra: dict | None = None  # shape inference's types, by scope path
     sites: list[Site] = field(default_factory=list)
+    # the read pass's analysed bodies of the source (model/view.py BodyView: every node's names
+    # read once), for sites.readers_anywhere
+    bodies: list | None = None
     namer: Namer | None = None
     rewrites: list[Rewrite] = field(default_factory=list)
     reformatted: set = field(default_factory=set)  # (id(owner), index) of nodes the format pass rewrites

@@ -25,7 +25,7 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
     for site in ctx.sites:
         by_owner.setdefault(id(site.owner), []).append(site)
     found: list = []  # (site, at, fused, case) of every group with a QOperator form
-    anywhere = readers_anywhere(ctx.model)
+    anywhere = readers_anywhere(ctx.model, ctx.bodies)
     read: dict = {}  # id(scope) -> its ``constants``: the scales and zero points groups share, read once
     tables: dict = {}  # id(graph) -> (its initializers, their 4-bit tables read together), once asked
     pending: list = []  # (NBitsCase, its MatMulNBits, its Lookups): the page's weights read back together

@@ -172,7 +172,7 @@ def _plan_dynamic(site, ctx: Context, result: PassResult, graphs: dict, known: d
     look = _lookups(site, ctx)
     found = dynamic.chain(node, writer, readers, look.const)
     if "anywhere" not in graphs:  # a subgraph's node may read the values the chain drops
-        graphs["anywhere"] = readers_anywhere(ctx.model)
+        graphs["anywhere"] = readers_anywhere(ctx.model, ctx.bodies)
     if found is None or any(graphs["anywhere"].get(n.output[0], 0) != 1 for n in (node, *found[1:3])):
         return False
     try:

@@ -23,6 +23,7 @@ class ReadModel:
         a = ctx.analysis if ctx.analysis is not None else analyze(ctx.model, ctx.base_dir, types=ctx.types)
         ctx.extra = a.inferred
         ctx.sites = [Site(body.scope, body.owner, index, node) for body, index, node in a.nodes()]
+        ctx.bodies = a.bodies
         views = {id(body.owner): body for body in a.bodies}
         # the facts check read of a node already (read_facts of the same node, index, scope and
         # folder), or read once here for every pass that asks: the source does not change
