@@ -321,18 +321,20 @@ def _slot_of(f, sym: bool, const: bool, shared: str) -> Slot:
 
 
 def _symmetric(f, memo: dict | None, find_value=None) -> bool:
-    """Whether every value of the node's zero point is 0 (an absent one is): per the zero
-    point's content, kept in ``memo`` where it has one (``nodes.zero_point_is_zero``)."""
+    """Whether every value of the node's zero point is 0 (an absent one is): worked out once
+    per zero point constant, kept in ``memo`` by its identity where it has one (the nodes
+    of a scope reading one initializer share its constant); ``nodes.zero_point_is_zero``
+    reads the stored bytes, no slower than a key of their content would (each blocked
+    weight's zero points are its own: a content key was read, hashed and missed for each)."""
     i = f.zero_point_index
     c = f.values[i] if memo is not None and i is not None and i < len(f.values) and f.present_at(i) else None
-    key = None if c is None else c.content_key
-    if key is None:
+    if c is None:
         return nodes.zero_point_is_zero(f, find_value)
-    key = ("sym", key)
+    key = ("sym", id(c))
     found = memo.get(key)
-    if found is None:
-        found = memo[key] = nodes.zero_point_is_zero(f, find_value)
-    return found
+    if found is None or found[0] is not c:  # (the id of a constant gone: not this one)
+        found = memo[key] = (c, nodes.zero_point_is_zero(f, find_value))
+    return found[1]
 
 
 _FLOAT_SLOT = Slot(FLOAT)
