@@ -1,5 +1,5 @@
-"""Models and cases the format conversions' speed tests share: a QLinearMatMul chain, and a
-MatMulNBits-like proof case of its own tables."""
+"""Models and cases the format conversions' tests share: a QLinearMatMul chain, a
+MatMulNBits-like proof case of its own tables, and a model's readers counted by a walk."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 from qlin_cli.convert.formats import nbits
+from qlin_cli.convert.sites import sites
 
 
 def qlinear_chain(n_tensor: int, n_column: int, seed: int = 3, opset: int = 13, rows: int = 1):
@@ -54,3 +55,14 @@ def nbits_case(seed: int, k: int = 64, n: int = 6, block: int = 32, bits: int = 
                           block_size=block)
     given = {f"q{name}": numpy_helper.to_array(inits[0])} if read else None
     return nbits.NBitsCase(w, dq, inits, given)
+
+
+def walked_readers(model) -> dict[str, int]:
+    """How many node inputs, in every graph and function of ``model``, read each name: every
+    node of the walk, each input read from protobuf (what sites.readers_anywhere counts from
+    an analysis)."""
+    count: dict[str, int] = {}
+    for site in sites(model):
+        for x in site.node.input:
+            count[x] = count.get(x, 0) + 1
+    return count

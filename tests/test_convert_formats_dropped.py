@@ -19,12 +19,12 @@ import corpus
 import numpy as np
 import onnx
 import pytest
+from format_models import walked_readers
 from onnx import TensorProto, helper, numpy_helper
 
 from qlin_cli.convert.formats.nbits import pack
 from qlin_cli.convert.passes import format as format_pass
 from qlin_cli.convert.run import Options, convert_model
-from qlin_cli.convert.sites import readers_anywhere
 from qlin_cli.model.walk import graph_paths
 
 ort = pytest.importorskip("onnxruntime")
@@ -62,7 +62,7 @@ def _planted(model: onnx.ModelProto) -> onnx.ModelProto:
 def _unread(model: onnx.ModelProto) -> set:
     """(graph path, name) of every initializer no node of any graph or function reads and no
     graph names as an output or an input (the default of an input the caller may feed)."""
-    readers = readers_anywhere(model)
+    readers = walked_readers(model)
     named = {v.name for _, g in graph_paths(model) for v in (*g.output, *g.input)}
     return {(path, t.name) for path, g in graph_paths(model) for t in g.initializer
             if not readers.get(t.name) and t.name not in named}

@@ -1,6 +1,7 @@
 """sites.readers_anywhere counts a model's readers from its analysed bodies (the names the
-analysis read once) as from a walk of its nodes: on every fixture model (functions and
-subgraphs among them) and on a function called from a subgraph."""
+analysis read once) as a walk of its nodes counts them (format_models.walked_readers): on
+every fixture model (functions and subgraphs among them) and on a function called from a
+subgraph."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 
 import onnx
 import pytest
+from format_models import walked_readers
 from onnx import TensorProto, helper
 from paths import FIXTURES
 
@@ -25,7 +27,7 @@ def test_counted_from_the_bodies_as_from_the_nodes(path):
         a = analyze(model, os.path.dirname(path))
     except Exception:  # (a model the analysis refuses: the conversion reads no bodies of it)
         pytest.skip("not analysed")
-    assert readers_anywhere(model, a.bodies) == readers_anywhere(model)
+    assert readers_anywhere(a.bodies) == walked_readers(model)
 
 
 def test_a_function_read_from_a_branch_is_counted():
@@ -42,5 +44,5 @@ def test_a_function_read_from_a_branch_is_counted():
                           [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2])])
     model = helper.make_model(g, functions=[fn], opset_imports=[helper.make_opsetid("", 17),
                                                                 helper.make_opsetid("local", 1)])
-    counted = readers_anywhere(model, analyze(model, "").bodies)
-    assert counted == readers_anywhere(model) and counted["x"] == 2 and counted["a"] == 2
+    counted = readers_anywhere(analyze(model, "").bodies)
+    assert counted == walked_readers(model) and counted["x"] == 2 and counted["a"] == 2

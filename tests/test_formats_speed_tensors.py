@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from onnx import numpy_helper
 
+from qlin_cli.convert import verify
 from qlin_cli.convert.formats import nbits, to_qdq
 
 
@@ -217,24 +218,24 @@ def test_read_raw_reads_other_tensors_through_to_array():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint8, np.int32, np.float64])
 def test_same_bits_is_tobytes_equal(dtype):
-    """nbits.same_bits on views (transposed) is the bytes of C-order copies compared: equal
+    """verify.same_bits on views (transposed) is the bytes of C-order copies compared: equal
     arrays equal, NaN equal to the same NaN, -0.0 not 0.0, one element changed found."""
     rng = np.random.default_rng(5)
     a = (rng.standard_normal((6, 40)) * 50).astype(dtype)
     b = np.ascontiguousarray(a.T).T  # the same values in another layout
-    assert nbits.same_bits(a, b) and nbits.same_bits(a.T, b.T)
+    assert verify.same_bits(a, b) and verify.same_bits(a.T, b.T)
     c = a.copy()
     c[3, 17] = c[3, 17] + 1
-    assert not nbits.same_bits(a, c) and not nbits.same_bits(a.T, np.ascontiguousarray(c.T))
-    assert not nbits.same_bits(a, a.T) and not nbits.same_bits(a, a[:5])
-    assert not nbits.same_bits(a, a.astype(np.int64 if a.dtype != np.int64 else np.int32))
+    assert not verify.same_bits(a, c) and not verify.same_bits(a.T, np.ascontiguousarray(c.T))
+    assert not verify.same_bits(a, a.T) and not verify.same_bits(a, a[:5])
+    assert not verify.same_bits(a, a.astype(np.int64 if a.dtype != np.int64 else np.int32))
     if np.dtype(dtype).kind == "f":
         n = a.copy()
         n[0, 0], n[1, 1] = np.nan, -0.0
         m = n.copy()
-        assert nbits.same_bits(n, m)
+        assert verify.same_bits(n, m)
         m[1, 1] = 0.0
-        assert not nbits.same_bits(n, m) and (n.tobytes() == m.tobytes()) is False
+        assert not verify.same_bits(n, m) and (n.tobytes() == m.tobytes()) is False
 
 
 def test_nodes_written_later_together_are_each_written_alone():

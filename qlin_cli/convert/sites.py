@@ -70,21 +70,15 @@ def all_names(model: onnx.ModelProto, bodies=None) -> set[str]:
     return names
 
 
-def readers_anywhere(model: onnx.ModelProto, bodies: list | None = None) -> dict[str, int]:
-    """How many node inputs, in every graph and function of the model, read each name: a
-    node of a subgraph may read a value of the graph around it. ``bodies``: the model's
-    analysed bodies (model/view.py ``BodyView``: every node of the walk is in one), whose
-    nodes' names the analysis read already: counted from those, at C speed."""
-    if bodies is not None:
-        count: Counter = Counter()
-        for body in bodies:
-            count.update(chain.from_iterable([ins for ins, _ in body.io]))
-        return dict(count)
-    found: dict[str, int] = {}
-    for site in sites(model):
-        for x in site.node.input:
-            found[x] = found.get(x, 0) + 1
-    return found
+def readers_anywhere(bodies: list) -> dict[str, int]:
+    """How many node inputs, in every graph and function of a model, read each name (a node
+    of a subgraph may read a value of the graph around it), counted from the model's analysed
+    bodies (model/view.py ``BodyView``: every node of the walk is in one, its names read
+    once: ``Context.bodies``)."""
+    count: Counter = Counter()
+    for body in bodies:
+        count.update(chain.from_iterable([ins for ins, _ in body.io]))
+    return dict(count)
 
 
 class Namer:
@@ -101,10 +95,20 @@ class Namer:
         return self._taken
 
     def __call__(self, base: str) -> str:
-        taken = self.taken  # (a property: read once a call, not once a try)
-        name, i = base, 0
-        while name in taken:
-            i += 1
-            name = f"{base}_{i}"
-        taken.add(name)
-        return name
+        return _unique(self.taken, base)
+
+    def names(self, bases: list[str]) -> list[str]:
+        """``[self(base) for base in bases]``, the set of names taken read once."""
+        taken = self.taken
+        return [_unique(taken, base) for base in bases]
+
+
+def _unique(taken: set[str], base: str) -> str:
+    """``base`` where it is not taken, else the first of base_1, base_2 ... not taken; then
+    taken."""
+    name, i = base, 0
+    while name in taken:
+        i += 1
+        name = f"{base}_{i}"
+    taken.add(name)
+    return name

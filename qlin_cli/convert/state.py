@@ -80,7 +80,7 @@ class Context:
     extra: dict | None = None  # shape inference's types, by scope path
     sites: list[Site] = field(default_factory=list)
     # the read pass's analysed bodies of the source (model/view.py BodyView: every node's names
-    # read once), for sites.readers_anywhere
+    # read once), which sites.readers_anywhere counts
     bodies: list | None = None
     namer: Namer | None = None
     rewrites: list[Rewrite] = field(default_factory=list)

@@ -83,8 +83,16 @@ def run_nodes(nodes, opsets: dict[str, int], values: dict[str, np.ndarray]) -> d
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` have the same type and shape and each element the same bytes
+    (``tobytes`` of each in C order equal), compared in place: as unsigned integers of the
+    element's size (no NaN or signed zero read as a float), without copying either."""
     a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.itemsize not in (1, 2, 4, 8) or a.dtype.hasobject:
+        return np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+    bits = np.dtype(f"u{a.dtype.itemsize}")
+    return bool(np.array_equal(a.view(bits), b.view(bits)))
 
 
 # ---- probe inputs ---------------------------------------------------------------

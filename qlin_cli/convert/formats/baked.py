@@ -45,7 +45,7 @@ def bakeable(st: Structure) -> bool:
     """Whether ``Baked`` runs cases of ``st``: every node an op of SHAPED_BY_INPUTS, every input
     of a known first dimension (which the Split cuts along), every constant of a plain numeric
     type (written as it is read: to_qdq.raw_tensor)."""
-    if not all((domain or schema.AI_ONNX, op) in SHAPED_BY_INPUTS for domain, op, *_ in st.nodes):
+    if not all((domain, op) in SHAPED_BY_INPUTS for domain, op, *_ in st.nodes):  # (domains normalized)
         return False
     for kind in st.kinds:
         if kind[0] == "input" and not (kind[2] and kind[2][0] > 0):

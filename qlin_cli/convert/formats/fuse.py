@@ -25,7 +25,7 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
     for site in ctx.sites:
         by_owner.setdefault(id(site.owner), []).append(site)
     found: list = []  # (site, at, fused, case) of every group with a QOperator form
-    anywhere = readers_anywhere(ctx.model, ctx.bodies)
+    anywhere = readers_anywhere(ctx.bodies)
     read: dict = {}  # id(scope) -> its ``constants``: the scales and zero points groups share, read once
     tables: dict = {}  # id(graph) -> (its initializers, their 4-bit tables read together), once asked
     pending: list = []  # (NBitsCase, its MatMulNBits, its Lookups): the page's weights read back together
@@ -113,9 +113,9 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
     ``known``: see plan_qoperator (a MatMulNBits node's initializers are written there, and its
     case's weights read back, with the others'); ``known`` keeps the DequantizeLinear nodes'
     attributes read last too (nbits.Attributes)."""
-    node = g.plain[site.index]  # (its fields read once, by the Graph)
-    slot, form, what = _BLOCKED.get(node.op_type, (None, None, ""))
-    writer = g.writer.get(node.input[slot]) if slot is not None and len(node.input) > slot else None
+    seen = g.plain[site.index]  # (its fields read once, by the Graph)
+    slot, form, what = _BLOCKED.get(seen.op_type, (None, None, ""))
+    writer = g.writer.get(seen.input[slot]) if slot is not None and len(seen.input) > slot else None
     if writer is None:
         return False
     node = site.node

@@ -28,6 +28,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ... import schema
 from ...schema.qdq_forms import N_BITS_MATMUL
 from ..sites import Namer
+from ..verify import same_bits
 from .to_qdq import (
     _READ_TYPES,
     Built,
@@ -312,22 +313,11 @@ def to_qdq(node: onnx.NodeProto, opset: int, look: Lookups, read: tuple | None =
 
 
 def named(namer, bases: list[str]) -> list[str]:
-    """``[namer(base) for base in bases]``. Where ``namer`` is a sites.Namer, its names are made
-    here, its set of names taken read once: Namer's own steps (the base as it is, else base_1,
-    base_2 ... the first not taken, which is then taken), without a call and a look-up of the
-    set a name (tests/test_formats_speed_written.py holds the two equal)."""
+    """``[namer(base) for base in bases]``: a sites.Namer's ``names`` (its set of names taken
+    read once), any other namer called a name."""
     if type(namer) is not Namer:
         return [namer(base) for base in bases]
-    taken = namer.taken
-    out = []
-    for base in bases:
-        name, i = base, 0
-        while name in taken:
-            i += 1
-            name = f"{base}_{i}"
-        taken.add(name)
-        out.append(name)
-    return out
+    return namer.names(bases)
 
 
 def _dq_made(nodes: list, twins: list, inputs: list, outputs: list, name: str, block_size: int) -> None:
@@ -535,18 +525,6 @@ def _all_equal(cases: list[NBitsCase], whole: np.ndarray) -> bool:
         return False
     stacked = dict(first, **{k: np.concatenate([c.w[k] for c in cases]) for k in keys})
     return same_bits(np.asarray(whole).T, dequantized(stacked))
-
-
-def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether ``a`` and ``b`` have the same type and shape and each element the same bytes
-    (``tobytes`` of each in C order equal), compared in place: as unsigned integers of the
-    element's size (no NaN or signed zero read as a float), without copying either."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.itemsize not in (1, 2, 4, 8) or a.dtype.hasobject:
-        return np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
-    bits = np.dtype(f"u{a.dtype.itemsize}")
-    return bool(np.array_equal(a.view(bits), b.view(bits)))
 
 
 def _along(key: tuple) -> int:

@@ -6,7 +6,7 @@ no node of the result reads, is dropped (``_drop_unread``)."""
 
 from __future__ import annotations
 
-from itertools import islice, repeat
+from itertools import repeat
 
 import numpy as np
 import onnx
@@ -109,7 +109,7 @@ def _held(scope, names: set) -> set:
     while names and s is not None:
         here = names & s.values.keys()  # (an initializer or a Constant of this scope)
         if here and isinstance(s.owner, onnx.GraphProto):
-            found.update(zip(repeat(id(s.owner)), here.intersection(islice(s.values, s.initializers))))
+            found.update(zip(repeat(id(s.owner)), here.intersection(s.initializer_names())))
         names = names - here
         s = s.parent
     return found
@@ -172,7 +172,7 @@ def _plan_dynamic(site, ctx: Context, result: PassResult, graphs: dict, known: d
     look = _lookups(site, ctx)
     found = dynamic.chain(node, writer, readers, look.const)
     if "anywhere" not in graphs:  # a subgraph's node may read the values the chain drops
-        graphs["anywhere"] = readers_anywhere(ctx.model, ctx.bodies)
+        graphs["anywhere"] = readers_anywhere(ctx.bodies)
     if found is None or any(graphs["anywhere"].get(n.output[0], 0) != 1 for n in (node, *found[1:3])):
         return False
     try:

@@ -35,7 +35,7 @@ class PlanShift:
         result = PassResult()
         if not ctx.opts.to_int8:
             return result
-        anywhere = readers_anywhere(ctx.model, ctx.bodies)
+        anywhere = readers_anywhere(ctx.bodies)
         for sites in by_graph(ctx.sites):
             _plan_graph(ctx, sites, anywhere)
         return result

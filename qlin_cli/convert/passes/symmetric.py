@@ -73,7 +73,7 @@ class PlanSymmetric:
         result = PassResult()
         if not ctx.opts.to_symmetric:
             return result
-        anywhere = readers_anywhere(ctx.model, ctx.bodies)
+        anywhere = readers_anywhere(ctx.bodies)
         for sites in by_graph(ctx.sites):
             _plan_graph(ctx, sites, anywhere, result)
         return result

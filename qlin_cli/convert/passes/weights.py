@@ -40,7 +40,7 @@ class PlanWeights:
         mode = ctx.opts.weights
         if mode is None:
             return result
-        readers = readers_anywhere(ctx.model, ctx.bodies)
+        readers = readers_anywhere(ctx.bodies)
         unread: dict[str, set] = {}  # name -> ids of the graphs whose removed nodes read it
         writers: dict[int, dict] = {}  # per graph: output name -> the site writing it
         for site in ctx.sites:
