@@ -21,6 +21,7 @@ import onnx
 from onnx import numpy_helper
 
 from ... import schema
+from ...model.walk import graph_paths
 from ..formats.measure import REFERENCE_SINCE
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
@@ -70,7 +71,12 @@ class PlanWeights:
                 for x in filter(None, site.node.input):
                     readers[x] -= 1
                     unread.setdefault(x, set()).add(id(site.owner))
-        ctx.dropped |= {(g, x) for x, graphs in unread.items() if readers[x] == 0 for g in graphs}
+        # (an initializer a graph lists as an output, or declares as an input the caller may
+        # feed, stays: dropping it would leave the output unwritten or the input required)
+        named = ({v.name for _, g in graph_paths(ctx.model) for v in (*g.output, *g.input)}
+                 if unread else set())
+        ctx.dropped |= {(g, x) for x, graphs in unread.items() if readers[x] == 0 and x not in named
+                        for g in graphs}
         _drop_unread(ctx, stripped, readers)
         return result
 
