@@ -30,7 +30,7 @@ def test_every_code_is_documented_like_a_rule():
 
 
 def _attached() -> set[str]:
-    """Every code a pass hands to ``refused`` (convert/passes/common.py)."""
+    """Every code a pass hands to ``refused`` (convert/entries.py)."""
     out = set()
     for path in glob.glob(os.path.join(ROOT, "qlin_cli", "convert", "passes", "*.py")):
         tree = source_trees.tree(path)

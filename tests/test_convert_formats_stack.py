@@ -1,6 +1,6 @@
 """The measurement's and the n-bits proof's shortcuts give what they stand for, bit for bit:
 stacked.stack what np.stack gives, nbits.dequantized's whole-block broadcast what the
-per-code indexing gives, and an entry made located (passes/common.entry_of) the fields
+per-code indexing gives, and an entry made located (convert/entries.entry_of) the fields
 run.py's locate gives it."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
+from qlin_cli.convert.entries import entry_of, locate, op_label, where
 from qlin_cli.convert.formats import nbits, stacked
-from qlin_cli.convert.passes.common import entry_of, locate, op_label, where
 from qlin_cli.convert.sites import sites
 from qlin_cli.convert.state import Entry
 

@@ -18,8 +18,8 @@ from ..finding import Finding
 from ..model.graphs import bodies, changing
 from ..model.tensors import UnsafeData
 from ..schema import ir
+from .entries import locate
 from .passes import FINISH, PLAN
-from .passes.common import locate
 from .passes.unify import one_per_node
 from .state import Context, Entry, Options, Result
 

@@ -28,7 +28,7 @@ class Options:
 
 @dataclass
 class Entry:
-    where: str  # how the report names the node: "'q1' in main" (passes/common.py where)
+    where: str  # how the report names the node: "'q1' in main" (convert/entries.py where)
     op: str  # and its op: "QuantizeLinear (ai.onnx 13)" (op_label)
     # "converted" | "lowered" | "other-op" | "reformatted" (QOperator -> QDQ) | "kept" (valid
     # and unchanged at the target)

@@ -12,7 +12,7 @@ import onnx
 from ... import schema
 from ...model.tensors import read_value
 from ...schema.qdq_forms import QOPERATOR_OF
-from ..passes.common import entry_of
+from ..entries import entry_of
 from ..sites import constants, readers_anywhere
 from ..state import Context, PassResult, Rewrite
 from . import gather_block, nbits
@@ -30,7 +30,7 @@ def plan_qoperator(ctx: Context, result: PassResult) -> PassResult:
     tables: dict = {}  # id(graph) -> (its initializers, their 4-bit tables read together), once asked
     pending: list = []  # (NBitsCase, its MatMulNBits, its Lookups): the page's weights read back together
     later: list = []  # the MatMulNBits whose initializers are written together (nbits.write_later)
-    known: dict = {}  # the entries' op labels and node fields (passes/common.py entry_of)
+    known: dict = {}  # the entries' op labels and node fields (convert/entries.py entry_of)
     for sites in by_owner.values():
         owner = sites[0].owner
         if not isinstance(owner, onnx.GraphProto):

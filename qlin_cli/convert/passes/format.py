@@ -15,13 +15,13 @@ from onnx import helper, numpy_helper
 from ... import schema
 from ...model.walk import graph_paths
 from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED, N_BITS_MATMUL, form_of
+from ..entries import entry_of, refused
 from ..formats import dynamic, gather_block, nbits
 from ..formats.fuse import plan_qoperator as _plan_qoperator
 from ..formats.measure import FormatCase, observed_shapes
 from ..formats.to_qdq import Lookups, NoForm, Plain, plain, to_qdq
 from ..sites import constants, readers_anywhere
 from ..state import Context, PassResult, Rewrite
-from .common import entry_of, refused
 
 
 class PlanFormat:

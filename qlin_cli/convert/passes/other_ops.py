@@ -10,9 +10,9 @@ import onnx
 from ... import schema
 from ...schema import dtypes, ir
 from .. import opsteps
+from ..entries import op_label, refused, where
 from ..sites import Site, constants
 from ..state import Context, Entry, PassResult, Rewrite
-from .common import op_label, refused, where
 
 
 @dataclass

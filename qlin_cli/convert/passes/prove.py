@@ -4,10 +4,10 @@ evaluator (convert/verify.py), other ops with onnx.reference (convert/ops/prove.
 from __future__ import annotations
 
 from .. import verify
+from ..entries import refused
 from ..formats.measure import CannotMeasure, FormatCase, measure_all
 from ..formats.nbits import NBitsCase, prove_all
 from ..state import Context, PassResult
-from .common import refused
 from .other_ops import OpCase, prove_case
 
 

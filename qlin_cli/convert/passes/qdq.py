@@ -12,10 +12,10 @@ from ...model.facts import read_facts, shared_with
 from ...model.tensors import read_value
 from ...schema import dtypes, ir
 from .. import domains, lower, qnode, verify
+from ..entries import located, op_label, refused, where
 from ..refusal import Refusal
 from ..sites import Site
 from ..state import Context, Entry, PassResult, Rewrite
-from .common import located, op_label, refused, where
 
 
 def after_opsets(opsets: dict[str, int], to_opset: int) -> dict[str, int]:

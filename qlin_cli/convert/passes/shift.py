@@ -20,10 +20,10 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 from ... import schema
+from ..entries import by_graph, op_label, readers_within, where
 from ..formats.to_qoperator import is_op
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
-from .common import by_graph, op_label, readers_within, where
 
 
 class PlanShift:

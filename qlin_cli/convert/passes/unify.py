@@ -4,8 +4,8 @@ refused. The readings are all proven; the model gets one copy."""
 
 from __future__ import annotations
 
+from ..entries import refused
 from ..state import Context, PassResult
-from .common import refused
 
 
 def _key(r) -> tuple:

@@ -22,10 +22,10 @@ from onnx import numpy_helper
 
 from ... import schema
 from ...model.walk import graph_paths
+from ..entries import op_label, where
 from ..formats.measure import REFERENCE_SINCE
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
-from .common import op_label, where
 
 FAMILY = {"fold": schema.LINEAR_QUANTIZE, "unfold": schema.LINEAR_DEQUANTIZE,
           "unfold-bias": schema.LINEAR_DEQUANTIZE, "strip": schema.LINEAR_DEQUANTIZE}

@@ -1,13 +1,15 @@
-"""How conversion reports name nodes and ops."""
+"""How conversion entries and refusals name nodes and ops, and the sites the passes read a
+graph at a time (every pass and formats/ use them: a module of convert/, not of passes/,
+so that formats/ reads it without importing the passes)."""
 
 from __future__ import annotations
 
-from ... import schema
-from ...finding import Finding
-from ...model.graphs import label_of, node_named
-from ..codes import get as code_of
-from ..sites import Site
-from ..state import Entry
+from .. import schema
+from ..finding import Finding
+from ..model.graphs import label_of, node_named
+from .codes import get as code_of
+from .sites import Site
+from .state import Entry
 
 
 def where(site: Site) -> str:
