@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from qlin_cli.convert.formats import nbits
+from qlin_cli.convert.formats import nbits, nbits_proof
 from qlin_cli.convert.sites import sites
 
 
@@ -54,7 +54,7 @@ def nbits_case(seed: int, k: int = 64, n: int = 6, block: int = 32, bits: int = 
     dq = helper.make_node("DequantizeLinear", [f"q{name}", f"s{name}", f"z{name}"], [f"w{name}"], axis=0,
                           block_size=block)
     given = {f"q{name}": numpy_helper.to_array(inits[0])} if read else None
-    return nbits.NBitsCase(w, dq, inits, given)
+    return nbits_proof.NBitsCase(w, dq, inits, given)
 
 
 def walked_readers(model) -> dict[str, int]:

@@ -269,7 +269,7 @@ def test_matmul_nbits_becomes_blocked_dequantize_linear_and_matmul(name, nbits_m
 
 def test_the_unpacking_is_checked_by_the_evaluator():
     """A planted error in the unpacked codes is caught by the proof (QC401)."""
-    from qlin_cli.convert.formats import nbits
+    from qlin_cli.convert.formats import nbits_proof
 
     codes = np.arange(64, dtype=np.uint8).reshape(2, 32) % 16
     w = {"K": 32, "N": 2, "bits": 4, "block_size": 32, "codes": codes,
@@ -280,10 +280,10 @@ def test_the_unpacking_is_checked_by_the_evaluator():
              numpy_helper.from_array(np.ascontiguousarray(w["scales"].T), "s"),
              helper.make_tensor("z", TensorProto.UINT4, [1, 2], [8, 8])]
     dq = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["w"], axis=0, block_size=32)
-    assert nbits.NBitsCase(w, dq, inits).prove() is None
+    assert nbits_proof.NBitsCase(w, dq, inits).prove() is None
     w["codes"] = w["codes"].copy()
     w["codes"][1, 5] ^= 1
-    assert "where the page gives" in nbits.NBitsCase(w, dq, inits).prove()
+    assert "where the page gives" in nbits_proof.NBitsCase(w, dq, inits).prove()
 
 
 def test_the_batched_proof_gives_each_case_its_own_verdict():
@@ -292,7 +292,7 @@ def test_the_batched_proof_gives_each_case_its_own_verdict():
     alike."""
     from onnx import TensorProto, helper, numpy_helper
 
-    from qlin_cli.convert.formats import nbits
+    from qlin_cli.convert.formats import nbits_proof
 
     def case(i: int, name: str):
         codes = (np.arange(64, dtype=np.uint8).reshape(2, 32) + i) % 16
@@ -303,13 +303,13 @@ def test_the_batched_proof_gives_each_case_its_own_verdict():
                  helper.make_tensor(f"z{name}", TensorProto.UINT4, [1, 2], [8, 8])]
         dq = helper.make_node("DequantizeLinear", [f"q{name}", f"s{name}", f"z{name}"], [f"w{i}"], axis=0,
                               block_size=32)
-        return nbits.NBitsCase(w, dq, inits)
+        return nbits_proof.NBitsCase(w, dq, inits)
 
     for names in (["a", "b", "c"], ["a", "a", "c"]):  # the second: 'a' names two tables
         cases = [case(i, n) for i, n in enumerate(names)]
         cases[1].w["codes"] = cases[1].w["codes"].copy()
         cases[1].w["codes"][1, 5] ^= 1
-        got = nbits.prove_all(cases)
+        got = nbits_proof.prove_all(cases)
         assert got[0] is None and got[2] is None, got
         assert got[1] == cases[1].prove() and "where the page gives" in got[1]
 

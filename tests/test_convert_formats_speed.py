@@ -1,5 +1,5 @@
 """The shortcuts that make a format conversion of thousands of nodes cost a few runs: each is
-held to the slow way it stands for (convert/formats/nbits.py, measure.py, stacked.py)."""
+held to the slow way it stands for (convert/formats/nbits.py, nbits_proof.py, measure.py, stacked.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from format_models import nbits_case, qlinear_chain
 from onnx import TensorProto, helper, numpy_helper
 
-from qlin_cli.convert.formats import nbits
+from qlin_cli.convert.formats import nbits, nbits_proof
 
 
 def written_by_onnx(name: str, elem: int, codes: np.ndarray):
@@ -50,8 +50,8 @@ def test_the_stacked_proof_gives_each_case_its_own_verdict(monkeypatch):
     for i, at in ((0, (0, 0)), (3, (5, 63)), (6, (2, 31)), (8, (0, 0)), (12, (1, 1))):
         cases[i].w["codes"] = cases[i].w["codes"].copy()
         cases[i].w["codes"][at] ^= 1
-    monkeypatch.setattr(nbits.NBitsCase, "prove", lambda case: pytest.fail("a case was proven alone"))
-    got = nbits.prove_all(cases)
+    monkeypatch.setattr(nbits_proof.NBitsCase, "prove", lambda case: pytest.fail("a case was proven alone"))
+    got = nbits_proof.prove_all(cases)
     monkeypatch.undo()
     want = [c.prove() for c in cases]
     assert got == want
@@ -75,9 +75,9 @@ def test_the_proofs_engine_is_onnx_reference_bit_for_bit(case):
     opset = nbits.opset_for(case.w["bits"])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=11)
     want = ReferenceEvaluator(model).run(None, {})[0]
-    got = nbits._dequantized(case.dq, opset, tables)
+    got = nbits_proof._dequantized(case.dq, opset, tables)
     assert got.dtype == want.dtype and got.tobytes() == want.tobytes() and names
-    stacked = nbits._run_stacked(nbits._tables(case)[0], [tables, tables], opset)
+    stacked = nbits_proof._run_stacked(nbits_proof._tables(case)[0], [tables, tables], opset)
     assert stacked.tobytes() == np.concatenate([want, want], axis=1).tobytes()
 
 
@@ -86,9 +86,9 @@ def test_the_stacked_proof_splits_by_bytes(monkeypatch):
     cases = [nbits_case(i, name=str(i)) for i in range(5)]
     cases[2].w["codes"] = cases[2].w["codes"].copy()
     cases[2].w["codes"][4, 40] ^= 2
-    whole = nbits.prove_all(cases)
-    monkeypatch.setattr(nbits, "STACK_BYTES", 1)
-    assert nbits.prove_all(cases) == whole == [c.prove() for c in cases]
+    whole = nbits_proof.prove_all(cases)
+    monkeypatch.setattr(nbits_proof, "STACK_BYTES", 1)
+    assert nbits_proof.prove_all(cases) == whole == [c.prove() for c in cases]
     assert whole[2] is not None and whole.count(None) == 4
 
 
@@ -205,10 +205,10 @@ def test_the_proofs_run_in_qlins_evaluator(monkeypatch):
     import qlin_cli.evaluator
 
     cases = [nbits_case(i, name=str(i)) for i in range(3)] + [nbits_case(9, bits=8, name="b")]
-    assert nbits.prove_all(cases) == [None] * len(cases)
+    assert nbits_proof.prove_all(cases) == [None] * len(cases)
 
     def broken(*args):
         raise RuntimeError("no evaluator")
     monkeypatch.setattr(qlin_cli.evaluator, "run_node", broken)
-    got = nbits.prove_all(cases)
+    got = nbits_proof.prove_all(cases)
     assert all(v == "qlin's evaluator cannot run the DequantizeLinear: no evaluator" for v in got), got

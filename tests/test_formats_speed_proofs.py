@@ -1,4 +1,4 @@
-"""The shortcuts of the weights' stacked proofs (convert/formats/nbits.py): each is held to the
+"""The shortcuts of the weights' stacked proofs (convert/formats/nbits_proof.py): each is held to the
 slow way it stands for, reading each tensor with numpy_helper.to_array and each case's
 structure on its own."""
 
@@ -10,7 +10,7 @@ import pytest
 from format_models import nbits_case
 from onnx import TensorProto, helper, numpy_helper
 
-from qlin_cli.convert.formats import nbits
+from qlin_cli.convert.formats import nbits, nbits_proof
 
 
 def _odd_cases() -> list:
@@ -66,12 +66,12 @@ def test_a_case_held_to_a_structure_is_what_its_own_reading_gives():
     of that structure read another way (inputs out of order, codes in int32_data or given as
     an array), which ``_sources`` then reads."""
     cases = _odd_cases()
-    key = nbits._sources(cases[0])[0]
-    like = nbits._like_of(cases[0], nbits._sources(cases[0]))
+    key = nbits_proof._sources(cases[0])[0]
+    like = nbits_proof._like_of(cases[0], nbits_proof._sources(cases[0]))
     matched = []
     for i, case in enumerate(cases):
-        own = nbits._sources(case)
-        got = nbits._like(case, like)
+        own = nbits_proof._sources(case)
+        got = nbits_proof._like(case, like)
         if got is not None:
             matched.append(i)
             assert own is not None and own[0] == key and len(got) == len(own[1])
@@ -86,16 +86,16 @@ def test_cases_grouped_are_each_case_read_on_its_own():
     leaves out the cases ``_sources`` leaves out; the tables ``_joined`` reads of a group are
     each case's tables, as to_array reads them, side by side."""
     cases = _odd_cases() + [nbits_case(30 + i, name=f"m{i}") for i in range(3)]
-    groups, rest = nbits._grouped(cases, list(range(len(cases))))
-    own = [nbits._sources(c) for c in cases]
+    groups, rest = nbits_proof._grouped(cases, list(range(len(cases))))
+    own = [nbits_proof._sources(c) for c in cases]
     assert rest == [i for i, got in enumerate(own) if got is None] and rest
     seen = []
     for key, members in groups.items():
         for i, sources in members:
             seen.append(i)
             assert own[i][0] == key and all(_same(a, b) for a, b in zip(sources, own[i][1], strict=True))
-        joined = nbits._joined(key, [s for _, s in members])
-        along = nbits._along(key)
+        joined = nbits_proof._joined(key, [s for _, s in members])
+        along = nbits_proof._along(key)
         for j, table in enumerate(joined):
             want = np.concatenate([_slow_tables(cases[i])[j] for i, _ in members], axis=along)
             assert table.dtype == want.dtype and table.shape == want.shape
@@ -116,9 +116,9 @@ def test_tables_read_from_their_bytes_together_are_what_to_array_reads(elem, dim
         elem, helper.tensor_dtype_to_np_dtype(elem))
     low = -8 if elem in (TensorProto.INT4, TensorProto.INT8) else 0
     tensors = [numpy_helper.from_array(rng.integers(low, 8, dims).astype(as_type), f"t{i}") for i in range(4)]
-    raws = [nbits._raw_source(t) for t in tensors]
+    raws = [nbits.raw_source(t) for t in tensors]
     assert all(r is not None for r in raws)
-    got = nbits._from_bytes([r[0] for r in raws], raws[0][1], raws[0][2])
+    got = nbits.from_bytes([r[0] for r in raws], raws[0][1], raws[0][2])
     for t, table in zip(tensors, got, strict=True):
         want = numpy_helper.to_array(t)
         assert table.dtype == want.dtype and table.shape == want.shape and table.tobytes() == want.tobytes()
@@ -130,7 +130,7 @@ def test_tensors_not_read_from_their_bytes():
     import ml_dtypes
 
     good = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "f")
-    assert nbits._raw_source(good) is not None
+    assert nbits.raw_source(good) is not None
     short, segment, external = onnx.TensorProto(), onnx.TensorProto(), onnx.TensorProto()
     for t in (short, segment, external):
         t.CopyFrom(good)
@@ -140,7 +140,7 @@ def test_tensors_not_read_from_their_bytes():
     others = [helper.make_tensor("i", TensorProto.FLOAT, [2], [1.0, 2.0]), short, segment, external,
               numpy_helper.from_array(np.arange(3).astype(ml_dtypes.uint2), "u2"),
               numpy_helper.from_array(np.arange(3, dtype=np.float64), "d")]
-    assert [nbits._raw_source(t) for t in others] == [None] * len(others)
+    assert [nbits.raw_source(t) for t in others] == [None] * len(others)
 
 
 @pytest.mark.parametrize("scale_type", [np.float32, np.float16, np.float64])

@@ -5,7 +5,8 @@ and its QDQ form (DequantizeLinear -> the float op -> QuantizeLinear).
   output are, and the float op it stands for (facts, as data).
 * ``to_qdq.py``: one QOperator node -> its QDQ nodes, or why it has none at the target;
   ``nbits.py``: MatMulNBits -> blocked DequantizeLinear + MatMul; ``gather_block.py``:
-  GatherBlockQuantized -> blocked DequantizeLinear + Gather (both proven, and both back);
+  GatherBlockQuantized -> blocked DequantizeLinear + Gather (both proven, by ``nbits_proof.py``,
+  and both back);
   ``dynamic.py``: quantize_dynamic's DynamicQuantizeLinear -> MatMulInteger / ConvInteger ->
   Cast -> Mul -> DequantizeLinear at the run-time scale -> MatMul / Conv (measured).
 * ``to_qoperator.py``: a QDQ group (DequantizeLinear inputs -> float op -> one

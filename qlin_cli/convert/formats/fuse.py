@@ -15,7 +15,7 @@ from ...schema.qdq_forms import QOPERATOR_OF
 from ..entries import entry_of
 from ..sites import constants, readers_anywhere
 from ..state import Context, PassResult, Rewrite
-from . import gather_block, nbits
+from . import gather_block, nbits, nbits_proof
 from .measure import CannotMeasure, FormatCase, measure_all
 from .to_qoperator import Graph, Unfused, group, is_op
 
@@ -133,7 +133,7 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
     zero = None
     if len(names) > 2 and names[2] and found[2] is not None:
         zero = read_value(found[2], ctx.base_dir)
-    read: dict = {}  # the weights as the proof reads them, read once (nbits.NBitsCase.read)
+    read: dict = {}  # the weights as the proof reads them, read once (nbits_proof.NBitsCase.read)
     if form is nbits and weight is not None:
         if id(site.owner) not in tables:  # (the tensors kept with their tables: ids stay theirs)
             tensors = list(site.owner.initializer)
@@ -153,7 +153,7 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
         return True
     source = [t for t in found if t is not None]  # (the weight, and the tensors of inputs named)
     case = (gather_block.GatherCase(w, dq, source) if form is gather_block
-            else nbits.NBitsCase(w, dq, source, read))
+            else nbits_proof.NBitsCase(w, dq, source, read))
     pending[0].extend((case, *item) for item in back)
     entry = entry_of(site, "reformatted",
                      [f"{node.op_type} of {what} -> {fused.op_type} '{fused.name}' (QOperator form)"], known)

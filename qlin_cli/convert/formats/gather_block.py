@@ -32,7 +32,8 @@ from onnx import TensorProto, helper, numpy_helper
 from ... import schema
 from ...schema import dtypes
 from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED
-from .nbits import BLOCKED_SINCE, TWO_BITS_SINCE, TYPES, NBitsCase, default_zero_point, opset_for, unpack
+from .nbits import BLOCKED_SINCE, TWO_BITS_SINCE, TYPES, default_zero_point, opset_for, unpack
+from .nbits_proof import NBitsCase
 from .to_qdq import Built, Lookups, NoForm, attribute_values
 
 # the registered schema's defaults

@@ -16,7 +16,7 @@ from ... import schema
 from ...model.walk import graph_paths
 from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED, N_BITS_MATMUL, form_of
 from ..entries import entry_of, refused
-from ..formats import dynamic, gather_block, nbits
+from ..formats import dynamic, gather_block, nbits, nbits_proof
 from ..formats.fuse import plan_qoperator as _plan_qoperator
 from ..formats.measure import FormatCase, observed_shapes
 from ..formats.to_qdq import Lookups, NoForm, Plain, plain, to_qdq
@@ -117,7 +117,7 @@ def _held(scope, names: set) -> set:
 
 def _nbits(node, opset: int, look: Lookups, read: tuple | None = None):
     built, w = nbits.to_qdq(node, opset, look, read)
-    return built, nbits.NBitsCase(w, built.nodes[0], built.inits)
+    return built, nbits_proof.NBitsCase(w, built.nodes[0], built.inits)
 
 
 def _gather_block(node, opset: int, look: Lookups, read: tuple | None = None):

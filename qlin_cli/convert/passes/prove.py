@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import verify
 from ..entries import refused
 from ..formats.measure import CannotMeasure, FormatCase, measure_all
-from ..formats.nbits import NBitsCase, prove_all
+from ..formats.nbits_proof import NBitsCase, prove_all
 from ..state import Context, PassResult
 from .other_ops import OpCase, prove_case
 
