@@ -1,10 +1,10 @@
 """`qlin convert --to-format qdq / qoperator`: a source initializer that only the rewritten
 nodes read, and that no node of the result reads, is dropped from the result
-(convert/passes/format.py ``_drop_unread``; apply.py removes it). One that nothing read in
+(convert/passes/unread.py ``drop_unread``; apply.py removes it). One that nothing read in
 the source stays, and so does one that another node (in any graph), a graph output or a graph
 input still names.
 
-Each conversion is made twice, with the drop and without it (``_drop_unread`` made a no-op:
+Each conversion is made twice, with the drop and without it (format.py's ``drop_unread`` made a no-op:
 the result as it was before the drop existed), and held to: no initializer of the result
 without a reader but those the source had, nothing dropped that a node of the result without
 the drop reads, onnx.checker's full check, and onnxruntime's outputs of both results the same
@@ -75,7 +75,7 @@ def _initializers(model: onnx.ModelProto) -> set:
 def _both(source: onnx.ModelProto, base: str, opts: Options, monkeypatch) -> tuple:
     """(the result without the drop, the result) of converting ``source``."""
     with monkeypatch.context() as m:
-        m.setattr(format_pass, "_drop_unread", lambda ctx: None)
+        m.setattr(format_pass, "drop_unread", lambda ctx, rewrites: None)
         kept = convert_model(source, base, opts)
     r = convert_model(source, base, opts)
     assert kept.model is not None and r.model is not None, [x.detail for x in r.refused]

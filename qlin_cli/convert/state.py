@@ -87,7 +87,6 @@ class Context:
     reformatted: set = field(default_factory=set)  # (id(owner), index) of nodes the format pass rewrites
     dropped: set = field(default_factory=set)  # (id(graph), name) of initializers nothing reads any more
     retyped: dict = field(default_factory=dict)  # (id(graph), value name) -> its new element type
-    shifted: set = field(default_factory=set)  # (id(graph), index) of the nodes --to-int8 rewrote
     ensured: set[str] = field(default_factory=set)  # what the passes run so far ensure
     changed: bool = False  # a finishing pass changed the working copy
     analysis: object | None = None  # the caller's analysis of the source (model/analysis.py), if any

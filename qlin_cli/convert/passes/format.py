@@ -2,18 +2,15 @@
 in convert/formats/forms.py becomes DequantizeLinear -> float op -> QuantizeLinear at the
 target opset. The prove pass measures each (convert/formats/measure.py). Either way
 (`--to-format qoperator` too), a source initializer that only rewritten nodes read, and that
-no node of the result reads, is dropped (``_drop_unread``)."""
+no node of the result reads, is dropped (unread.py)."""
 
 from __future__ import annotations
-
-from itertools import repeat
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
 from ... import schema
-from ...model.walk import graph_paths
 from ...schema.qdq_forms import GATHER_BLOCK_QUANTIZED, N_BITS_MATMUL, form_of
 from ..entries import entry_of, refused
 from ..formats import dynamic, gather_block, nbits, nbits_proof
@@ -22,6 +19,7 @@ from ..formats.measure import FormatCase, observed_shapes
 from ..formats.to_qdq import Lookups, NoForm, Plain, plain, to_qdq
 from ..sites import constants, readers_anywhere
 from ..state import Context, PassResult, Rewrite
+from .unread import drop_unread
 
 
 class PlanFormat:
@@ -36,7 +34,7 @@ class PlanFormat:
         elif ctx.opts.to_format == "qdq":
             _plan_qdq(ctx, result)
         if ctx.rewrites and not result.refusals:
-            _drop_unread(ctx)
+            drop_unread(ctx, ctx.rewrites)
         return result
 
 
@@ -67,52 +65,6 @@ def _plan_qdq(ctx: Context, result: PassResult) -> None:
         ctx.reformatted.add((id(site.owner), site.index))
         planned.append((site, case))
     _fill_shapes(ctx, planned)
-
-
-def _drop_unread(ctx: Context) -> None:
-    """The format rewrites' one rule for the initializers they leave: one of a graph that a
-    rewritten node read in the source, and that no node of the result reads (in any graph or
-    function), no graph lists as an output and no graph declares as an input, is dropped
-    (apply.py removes ``ctx.dropped``). One that nothing read in the source stays: the rewrites
-    did not leave it unread. Names are counted across the model, as readers_anywhere counts
-    them: a node of a subgraph may read a value of the graph around it."""
-    read: dict[int, tuple] = {}  # id(scope) -> (the scope, the inputs of its rewritten nodes)
-    made: list = []  # the rewrites' own nodes (as to_qdq.Plain where kept: inputs a tuple)
-    for r in ctx.rewrites:
-        site = r.site
-        twins = r.twins
-        made += twins if twins is not None and len(twins) == len(r.nodes) else r.nodes
-        at = read.get(id(site.scope))
-        if at is None:
-            at = read[id(site.scope)] = (site.scope, [])
-        at[1].append(site.node.input)
-    gone = {id(r.site.node) for r in ctx.rewrites}
-    read = {key: (scope, set().union(*inputs)) for key, (scope, inputs) in read.items()}
-    left = set().union(*[names for _, names in read.values()]).difference(*[n.input for n in made])
-    for site in ctx.sites if left else ():  # (one pass over the nodes, while a name is left)
-        if id(site.node) not in gone:
-            left.difference_update(site.node.input)
-            if not left:
-                break
-    for _, graph in graph_paths(ctx.model) if left else ():
-        left.difference_update([v.name for v in graph.output])
-        left.difference_update([v.name for v in graph.input])
-    for scope, names in read.values() if left else ():
-        ctx.dropped |= _held(scope, names & left)
-
-
-def _held(scope, names: set) -> set:
-    """(id(graph), name) of each of ``names`` that is an initializer of a graph, seen from
-    ``scope`` (not a Constant's output, nor a function's value)."""
-    found = set()
-    s = scope
-    while names and s is not None:
-        here = names & s.values.keys()  # (an initializer or a Constant of this scope)
-        if here and isinstance(s.owner, onnx.GraphProto):
-            found.update(zip(repeat(id(s.owner)), here.intersection(s.initializer_names())))
-        names = names - here
-        s = s.parent
-    return found
 
 
 def _nbits(node, opset: int, look: Lookups, read: tuple | None = None):

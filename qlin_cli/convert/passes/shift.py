@@ -24,6 +24,7 @@ from ..entries import by_graph, op_label, readers_within, where
 from ..formats.to_qoperator import is_op
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
+from .unread import drop_unread
 
 
 class PlanShift:
@@ -36,8 +37,11 @@ class PlanShift:
         if not ctx.opts.to_int8:
             return result
         anywhere = readers_anywhere(ctx.bodies)
+        mine = len(ctx.rewrites)  # this pass's rewrites start here
         for sites in by_graph(ctx.sites):
             _plan_graph(ctx, sites, anywhere)
+        # the uint8 values and zero points that only shifted nodes read, and not as shifted
+        drop_unread(ctx, ctx.rewrites[mine:])
         return result
 
 
@@ -67,17 +71,6 @@ def _plan_graph(ctx: Context, sites: list, anywhere: dict) -> None:
             group = readers.get(s.node.input[0], [])
             if group and all(_linear(r, "DequantizeLinear") for r in group):
                 _shift(ctx, None, group, s.node.input[0], constants(s, ctx.base_dir)(s.node.input[0]))
-    # the uint8 values and zero points that only rewritten nodes read, and not as rewritten
-    still = {x for r in ctx.rewrites if (id(r.site.owner), r.site.index) in ctx.shifted
-             for n in r.nodes for x in n.input}
-    for name in inits:
-        got = readers.get(name, [])
-        if got and name not in still and all(_shifted(ctx, r) for r in got):
-            ctx.dropped.add((id(owner), name))
-
-
-def _shifted(ctx: Context, site) -> bool:
-    return (id(site.owner), site.index) in ctx.shifted
 
 
 def _shift(ctx: Context, q, dqs: list, name: str, value) -> None:
@@ -120,7 +113,6 @@ def _shift(ctx: Context, q, dqs: list, name: str, value) -> None:
                       [f"uint8 -> int8, zero point moved down by 128 ('{name}')"], verified=True)
         ctx.rewrites.append(Rewrite(s, [n], [zinit] + (inits if k == 0 else []), entry))
         ctx.reformatted.add((id(s.owner), s.index))
-        ctx.shifted.add((id(s.owner), s.index))
     if q is not None:
         ctx.retyped[(id(first.owner), name)] = TensorProto.INT8
 

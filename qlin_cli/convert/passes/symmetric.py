@@ -55,6 +55,7 @@ from .symmetric_measure import (
     weights_moved,
     zero_shape,
 )
+from .unread import drop_unread
 
 # ops whose output codes are some of their input's codes, moved or picked (MaxPool the largest:
 # the new codes keep the order of the old): int8 codes in give the new codes of the same values
@@ -74,8 +75,11 @@ class PlanSymmetric:
         if not ctx.opts.to_symmetric:
             return result
         anywhere = readers_anywhere(ctx.bodies)
+        mine = len(ctx.rewrites)  # this pass's rewrites start here
         for sites in by_graph(ctx.sites):
             _plan_graph(ctx, sites, anywhere, result)
+        # the old scales, zero points and weights that only moved nodes read, and not as moved
+        drop_unread(ctx, ctx.rewrites[mine:])
         return result
 
 
@@ -84,7 +88,6 @@ def _plan_graph(ctx: Context, sites: list, anywhere: dict, result: PassResult) -
     readers = readers_within(sites, anywhere)
     outside = {o.name for o in owner.output} | {i.name for i in owner.input}
     inits = {t.name for t in owner.initializer}
-    done: list = []
     seen: set = set()  # the constants looked at
     for s in sites:
         if (id(owner), s.index) in ctx.reformatted:
@@ -108,8 +111,6 @@ def _plan_graph(ctx: Context, sites: list, anywhere: dict, result: PassResult) -
                 for o in r.node.output:
                     if o:
                         ctx.retyped[(id(owner), o)] = TensorProto.INT8
-        done += moved
-    _drop_unread(ctx, owner, inits, readers, done)
 
 
 def _family(name: str, readers: dict, outside: set, follow: bool) -> tuple[list, list] | None:
@@ -335,18 +336,6 @@ def scale_name_of(ctx: Context, name: str, scale, new_scale, site) -> str:
     if new_scale.dtype == scale.dtype and np.array_equal(new_scale, scale):
         return site.node.input[1]
     return ctx.namer(f"{name}_scale_symmetric")
-
-
-def _drop_unread(ctx: Context, owner, inits: set, readers: dict, done: list) -> None:
-    """The initializers only the moved nodes read, and not as moved (old scales, zero
-    points and weights), are dropped."""
-    moved = {(id(s.owner), s.index) for s in done}
-    still = {x for r in ctx.rewrites if (id(r.site.owner), r.site.index) in moved
-             for n in r.nodes for x in n.input}
-    for name in inits:
-        got = readers.get(name, [])
-        if got and name not in still and all((id(r.owner), r.index) in moved for r in got):
-            ctx.dropped.add((id(owner), name))
 
 
 def _opset(site) -> int:

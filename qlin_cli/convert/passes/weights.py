@@ -10,8 +10,9 @@ weight scale: a runtime that quantizes no int32, TensorRT, adds a float bias). E
 the graph reads, at the same name, the values the node computed (the pages define them
 exactly: "y = saturate((x / y_scale) + y_zero_point)", "y = (x -
 x_zero_point) * x_scale"), computed by qlin's evaluator and checked bit for bit against
-onnx.reference where it runs the node. The constant the node read goes where nothing else
-reads it. Only in graphs (a function holds no initializers), never a graph output.
+onnx.reference where it runs the node. Only in graphs (a function holds no initializers). The
+initializers the rewritten nodes read go where nothing reads them any more, as unread.py's
+rule says for every rewrite (never one a graph lists as an output or declares as an input).
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ import onnx
 from onnx import numpy_helper
 
 from ... import schema
-from ...model.walk import graph_paths
 from ..entries import op_label, where
 from ..formats.measure import REFERENCE_SINCE
 from ..sites import constants, readers_anywhere
 from ..state import Context, Entry, PassResult, Rewrite
+from .unread import drop_unread
 
 FAMILY = {"fold": schema.LINEAR_QUANTIZE, "unfold": schema.LINEAR_DEQUANTIZE,
           "unfold-bias": schema.LINEAR_DEQUANTIZE, "strip": schema.LINEAR_DEQUANTIZE}
@@ -42,7 +43,7 @@ class PlanWeights:
         if mode is None:
             return result
         readers = readers_anywhere(ctx.bodies)
-        unread: dict[str, set] = {}  # name -> ids of the graphs whose removed nodes read it
+        mine = len(ctx.rewrites)  # this pass's rewrites start here
         writers: dict[int, dict] = {}  # per graph: output name -> the site writing it
         for site in ctx.sites:
             writers.setdefault(id(site.owner), {}).update({o: site for o in site.node.output if o})
@@ -70,18 +71,12 @@ class PlanWeights:
                 ctx.reformatted.add((id(site.owner), site.index))
                 for x in filter(None, site.node.input):
                     readers[x] -= 1
-                    unread.setdefault(x, set()).add(id(site.owner))
-        # (an initializer a graph lists as an output, or declares as an input the caller may
-        # feed, stays: dropping it would leave the output unwritten or the input required)
-        named = ({v.name for _, g in graph_paths(ctx.model) for v in (*g.output, *g.input)}
-                 if unread else set())
-        ctx.dropped |= {(g, x) for x, graphs in unread.items() if readers[x] == 0 and x not in named
-                        for g in graphs}
-        _drop_unread(ctx, stripped, readers)
+        _drop_quantizers(ctx, stripped, readers)
+        drop_unread(ctx, ctx.rewrites[mine:])  # (unread.py: the format rewrites' rule too)
         return result
 
 
-def _drop_unread(ctx: Context, quantizers: list, readers: dict) -> None:
+def _drop_quantizers(ctx: Context, quantizers: list, readers: dict) -> None:
     """The QuantizeLinear nodes nothing reads any more after strip go too."""
     for q in {id(q): q for q in quantizers}.values():
         out = q.node.output[0]

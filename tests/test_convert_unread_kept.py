@@ -1,0 +1,60 @@
+"""A rewrite leaves the constant the rewritten node read where a graph still lists it as an
+output (dropping it left the output unwritten, a model onnx.checker refuses); one no graph
+names goes, as before (convert/passes/unread.py: one rule for `--weights`, `--to-int8`,
+`--to-symmetric` and the format rewrites). (A constant a graph declares as an input is no
+constant weight: the caller may feed it, and nothing unfolds it.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from qlin_cli.convert.run import Options, convert_model
+
+
+def _model(as_output: bool, as_input: bool) -> onnx.ModelProto:
+    inits = [numpy_helper.from_array(np.arange(16, dtype=np.int8).reshape(4, 4), "W"),
+             numpy_helper.from_array(np.float32(0.1), "s"), numpy_helper.from_array(np.int8(0), "z")]
+    nodes = [helper.make_node("DequantizeLinear", ["W", "s", "z"], ["wf"]),
+             helper.make_node("MatMul", ["x", "wf"], ["y"])]
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])]
+    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])]
+    w = helper.make_tensor_value_info("W", TensorProto.INT8, [4, 4])
+    ins, outs = ins + ([w] if as_input else []), outs + ([w] if as_output else [])
+    g = helper.make_graph(nodes, "g", ins, outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+@pytest.mark.parametrize("as_output", [True, False])
+def test_a_weight_a_graph_lists_as_an_output_is_kept(as_output):
+    r = convert_model(_model(as_output, False), "", Options(13, weights="unfold"))
+    names = {t.name for t in r.model.graph.initializer}
+    assert ("W" in names) == as_output and "wf" in names
+    onnx.checker.check_model(r.model, full_check=True)
+
+
+def _pair(as_output: bool) -> onnx.ModelProto:
+    """QuantizeLinear -> DequantizeLinear at uint8 zero point 128, the zero point an initializer
+    the graph may also list as an output."""
+    inits = [numpy_helper.from_array(np.float32(0.1), "s"), numpy_helper.from_array(np.uint8(128), "zp")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"])]
+    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])]
+    outs += [helper.make_tensor_value_info("zp", TensorProto.UINT8, [])] if as_output else []
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])]
+    g = helper.make_graph(nodes, "g", ins, outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+@pytest.mark.parametrize("as_output", [True, False])
+@pytest.mark.parametrize("how", [{"to_int8": True}, {"to_symmetric": True}])
+def test_a_zero_point_a_graph_lists_as_an_output_is_kept(as_output, how):
+    """--to-int8 and --to-symmetric give both nodes a new zero point; the old one goes unless
+    the graph lists it as an output (both dropped it before unread.py's rule was theirs)."""
+    r = convert_model(_pair(as_output), "", Options(13, **how))
+    assert r.model is not None and all(n.input[2] != "zp" for n in r.model.graph.node)
+    names = {t.name for t in r.model.graph.initializer}
+    assert ("zp" in names) == as_output
+    onnx.checker.check_model(r.model, full_check=True)
