@@ -1,7 +1,7 @@
 """2-bit MatMulNBits (com.microsoft, bits=2) <-> blocked DequantizeLinear of uint2 + MatMul:
 uint2 is a DequantizeLinear type from opset 25 (onnx.defs), so the QDQ form exists there and is
 refused below it, naming the type and the opset. The dequantized weights are proven bit for bit
-against onnx.reference (convert/formats/nbits.py); onnxruntime runs both forms."""
+against qlin's evaluator (convert/formats/nbits_proof.py); onnxruntime runs both forms."""
 
 from __future__ import annotations
 
