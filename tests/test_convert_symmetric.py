@@ -187,3 +187,23 @@ def test_a_pad_moves_with_its_tensor_only_when_it_pads_with_the_zero_point(tmp_p
         want = ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
         got = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
         assert np.array_equal(want[:, [0, 4]], got[:, [0, 4]])  # the padding: 0 either way
+
+
+def test_a_zero_scale_is_reported_without_numpy_warnings(tmp_path):
+    """A scale of 0 (QL501, an error no conversion resolves): the tensor is not moved (there is
+    no range to keep), so the refusal names QL501 and nothing else reaches the user's terminal
+    (the move's arithmetic on it once printed numpy's "invalid value encountered" warnings)."""
+    import warnings
+
+    from qlin_cli.convert_pipeline import Request, Stop, run
+
+    path = _uint8_model(str(tmp_path / "m.onnx"), 77)
+    model = onnx.load(path)
+    model.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.float32(0.0), "xs"))
+    onnx.save(model, path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(Stop) as stop:
+            run(Request(path, to_symmetric=True, tolerance=2))
+    assert {f.code for f in stop.value.findings} == {"QL501"}
+    assert [str(w.message) for w in caught] == []

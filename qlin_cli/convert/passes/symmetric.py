@@ -218,8 +218,10 @@ def _move(ctx: Context, q, dqs: list, name: str, value, result: PassResult, thro
 
 def _checked(nodes: list, value, through: list, const) -> tuple | None:
     """(scale, zero point, axis) the nodes share, None when the tensor cannot move: not 8-bit,
-    symmetric int8 already, per-axis activations (no one guard keeps their saturation), or a
-    Pad whose pad value is not the zero point (the value 0, which moves with it)."""
+    symmetric int8 already, per-axis activations (no one guard keeps their saturation), a
+    scale with an element not finite or zero (no range to keep: QL501's error, which
+    `qlin check` reports and which stops the conversion), or a Pad whose pad value is not the
+    zero point (the value 0, which moves with it)."""
     if value is not None and range_of(np.asarray(value).dtype) is None:
         return None  # (an int32 bias, say)
     absent = np.dtype(np.uint8) if value is None else np.asarray(value).dtype  # a missing zero point's type
@@ -228,6 +230,8 @@ def _checked(nodes: list, value, through: list, const) -> tuple | None:
         return None
     scale, zp, _ = params[0]
     if (zp.dtype == np.int8 and not zp.any()) or (value is None and scale.size != 1):
+        return None
+    if not (np.all(np.isfinite(scale)) and np.all(np.asarray(scale) != 0)):
         return None
     for r in through:
         v = const(r.node.input[2]) if _pad_value(r.node) else zp
