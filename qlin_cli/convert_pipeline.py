@@ -259,7 +259,7 @@ def _through_forms(req: Request, proto, base_dir: str, a, errors: list, progress
     if plan is None:
         named = [p for p in _target_findings(analysis, req.target) if p.severity == "error"]
         raise Stop(req.path, f"no conversion makes {req.target} run it, nor {' then '.join(steps) or 'it'} "
-                             f"(what blocks {'that form' if steps else 'it'})", named)
+                             f"(what blocks {'that form' if steps else 'it'}){_defaults_note(model)}", named)
     result = done
     if plan.needed:
         c = plan.choice
@@ -273,6 +273,22 @@ def _through_forms(req: Request, proto, base_dir: str, a, errors: list, progress
     result.note = f"through {' then '.join(steps)}: {req.target} runs no conversion of the model as it is"
     result.warnings = _held_as_new(analyze(result.model, base_dir), req.target, req.path)
     return _write(result, proto, base_dir, req)
+
+
+def _defaults_note(model) -> str:
+    """What the refusal adds when graphs list initializers as inputs: defaults a caller may
+    feed, which the rewrites that compute new values leave as they are (docs/convert.md,
+    "Decisions")."""
+    from .model.walk import graph_paths
+
+    fed = sum(1 for _, g in graph_paths(model) for name in {i.name for i in g.input}
+              .intersection(t.name for t in g.initializer))
+    if not fed:
+        return ""
+    many = fed > 1
+    return (f"; {fed} initializer{'s are' if many else ' is'} also a graph input (a default the caller "
+            f"may feed, from which qlin computes no new value: take {'them' if many else 'it'} out of "
+            f"the inputs if not meant to be fed)")
 
 
 def _stage(req: Request, base_dir: str, model, progress, options: dict, refused: str) -> Result:

@@ -2,7 +2,8 @@
 output (dropping it left the output unwritten, a model onnx.checker refuses); one no graph
 names goes, as before (convert/passes/unread.py: one rule for `--weights`, `--to-int8`,
 `--to-symmetric` and the format rewrites). (A constant a graph declares as an input is no
-constant weight: the caller may feed it, and nothing unfolds it.)"""
+constant weight: the caller may feed it, and nothing unfolds it.) Likewise a scale or zero
+point a graph lists as an input: no rewrite computes new values from it, and a refusal says so."""
 
 from __future__ import annotations
 
@@ -58,3 +59,39 @@ def test_a_zero_point_a_graph_lists_as_an_output_is_kept(as_output, how):
     names = {t.name for t in r.model.graph.initializer}
     assert ("zp" in names) == as_output
     onnx.checker.check_model(r.model, full_check=True)
+
+
+@pytest.mark.parametrize("how", [{"to_int8": True}, {"to_symmetric": True}, {"weights": "fold"}])
+def test_a_scale_or_zero_point_the_caller_may_feed_is_not_computed_with(how):
+    """IR.md: "When an initializer has the same name as a graph input, it specifies a default
+    value for that input", which a runtime may let the caller override. A rewrite that computes
+    new constants from a scale or zero point (a zero point moved, a weight folded at its scale)
+    would fix the default in place of what the caller feeds: such a tensor stays as it is."""
+    model = _pair(False)
+    if "weights" in how:  # the QuantizeLinear reads a constant float weight
+        model.graph.initializer.append(numpy_helper.from_array(np.arange(4, dtype=np.float32), "x"))
+        del model.graph.input[:]
+    for name in ("s", "zp"):
+        plain = convert_model(model, "", Options(13, **how))
+        assert plain.model is not None and plain.rewritten, name  # moved while both are constants
+        fed = onnx.ModelProto()
+        fed.CopyFrom(model)
+        t = next(t for t in fed.graph.initializer if t.name == name)
+        fed.graph.input.append(helper.make_tensor_value_info(name, t.data_type, list(t.dims)))
+        r = convert_model(fed, "", Options(13, **how))
+        assert r.model is None or not r.rewritten, (name, [e.changes for e in r.entries])
+
+
+def test_a_target_refusal_names_the_defaults_the_caller_may_feed(tmp_path):
+    """`--target tensorrt-10` of a uint8 pair whose zero point is also a graph input: int8
+    leaves it, TensorRT still refuses uint8, and the refusal says why no form moved it."""
+    from qlin_cli.convert_pipeline import Request, Stop, run
+
+    model = _pair(False)
+    model.graph.input.append(helper.make_tensor_value_info("zp", TensorProto.UINT8, []))
+    path = str(tmp_path / "m.onnx")
+    onnx.save(model, path)
+    with pytest.raises(Stop) as stop:
+        run(Request(path, target="tensorrt-10", tolerance=2))
+    assert "1 initializer is also a graph input" in stop.value.reason
+    assert "QT202" in {f.code for f in stop.value.findings}

@@ -25,18 +25,35 @@ class Site:
         return isinstance(self.owner, onnx.FunctionProto)
 
 
-def constants(site: Site, base_dir: str):
+def constants(site: Site, base_dir: str, fixed: bool = False):
     """``const(name)``: the value of a constant ``name`` seen from ``site``'s scope (None
-    when it is not one), each read once."""
+    when it is not one), each read once. With ``fixed`` (for a rewrite that computes new
+    values from it), an initializer its graph also declares as an input is not one: IR.md,
+    "When an initializer has the same name as a graph input, it specifies a default value for
+    that input", which "a runtime MAY allow a caller to" override (``overridable``)."""
     cache: dict[str, object] = {}
 
     def const(name: str):
         if name not in cache:
             t = site.scope.find_value(name) if name else None
+            if t is not None and fixed and overridable(site.scope, name):
+                t = None
             cache[name] = None if t is None else read_value(t, base_dir)
         return cache[name]
 
     return const
+
+
+def overridable(scope: Scope, name: str) -> bool:
+    """Whether ``name``, seen from ``scope``, is an initializer that its graph also lists as an
+    input: a default the caller may replace, not a constant."""
+    s = scope
+    while s is not None:
+        if name in s.values:
+            owner = s.owner
+            return isinstance(owner, onnx.GraphProto) and any(v.name == name for v in owner.input)
+        s = s.parent
+    return False
 
 
 def sites(model: onnx.ModelProto, extra: dict | None = None) -> Iterator[Site]:

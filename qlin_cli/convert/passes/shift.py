@@ -70,13 +70,13 @@ def _plan_graph(ctx: Context, sites: list, anywhere: dict) -> None:
                 and (id(owner), s.index) not in ctx.reformatted:
             group = readers.get(s.node.input[0], [])
             if group and all(_linear(r, "DequantizeLinear") for r in group):
-                _shift(ctx, None, group, s.node.input[0], constants(s, ctx.base_dir)(s.node.input[0]))
+                _shift(ctx, None, group, s.node.input[0], constants(s, ctx.base_dir, True)(s.node.input[0]))
 
 
 def _shift(ctx: Context, q, dqs: list, name: str, value) -> None:
     """Plan the move of tensor ``name`` (written by ``q``, or the constant ``value``)."""
     first = q or dqs[0]
-    const = constants(first, ctx.base_dir)
+    const = constants(first, ctx.base_dir, True)  # (a default the caller may feed is not moved)
     nodes = ([q] if q else []) + dqs
     zps = []
     for s in nodes:

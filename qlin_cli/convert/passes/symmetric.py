@@ -98,7 +98,9 @@ def _plan_graph(ctx: Context, sites: list, anywhere: dict, result: PassResult) -
                 is_op(s.node, "DequantizeLinear") or s.node.op_type in PASS_ON):
             name = s.node.input[0]  # a constant: weights, or a table a Gather reads
             seen.add(name)
-            value = constants(s, ctx.base_dir)(name)
+            value = constants(s, ctx.base_dir, True)(name)
+            if value is None:
+                continue  # a default the caller may feed
         else:
             continue
         found = _family(name, readers, outside, True)
@@ -189,7 +191,7 @@ def _move(ctx: Context, q, dqs: list, name: str, value, result: PassResult, thro
     """Plan the move of tensor ``name`` (written by ``q``, or the constant ``value``; its codes
     passed on by ``through`` to some of ``dqs``); the sites planned."""
     nodes = ([q] if q else []) + dqs
-    const = constants(nodes[0], ctx.base_dir)
+    const = constants(nodes[0], ctx.base_dir, True)  # (a default the caller may feed is not moved)
     params = _checked(nodes, value, through, const)
     if params is None:
         return []

@@ -113,7 +113,7 @@ def _plan(ctx: Context, site, opset: int, mode: str) -> Rewrite | None:
     inputs = {i.name for i in owner.input}
     if not node.input or node.output[0] in outputs or node.input[0] in inputs:
         return None  # a graph output, or a weight the caller may feed: not a constant
-    const = constants(site, ctx.base_dir)
+    const = constants(site, ctx.base_dir, True)  # (a scale the caller may feed is not computed with)
     values = [const(x) if x else None for x in node.input]
     if any(v is None for x, v in zip(node.input, values, strict=True) if x):
         return None
