@@ -371,6 +371,32 @@ def test_quantizer_qdq_output_fuses_where_within_the_tolerance(name, tmp_path):
     assert _final_steps(source, want, got) <= 1
 
 
+def test_onnxruntime_runs_matmul_nbits_qdq_form_with_int8_activations_by_default(nbits_models, tmp_path):
+    """What docs/convert.md says of onnxruntime's default optimization level: it fuses a blocked
+    DequantizeLinear + MatMul back into MatMulNBits with accuracy_level 4 (activations quantized
+    to int8 inside the node: session option session.qdq_matmulnbits_accuracy_level, default 4),
+    so the QDQ form of an accuracy_level 0 source differs from it there; with the option at 0
+    the outputs are the source's bit for bit, as with optimizations off."""
+    import onnxruntime as ort
+
+    name = "transformer_nbits4_asym_b32_op21"
+    path = nbits_models[name]
+    out = _written(_converted(path, 21, to_format="qdq").model, os.path.dirname(path), tmp_path / "qdq.onnx")
+    feeds = corpus.sample_feeds(corpus.BY_NAME[name].model, corpus.SAMPLE_SEED)
+
+    def run(p, level=None):
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 4
+        if level is not None:
+            opts.add_session_config_entry("session.qdq_matmulnbits_accuracy_level", level)
+        return ort.InferenceSession(p, opts, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+    want = run(path)
+    same = [all(a.tobytes() == b.tobytes() for a, b in zip(want, run(out, level), strict=True))
+            for level in (None, "0")]
+    assert same == [False, True]
+
+
 @pytest.mark.parametrize("name", [n for n in NBITS if "nbits2" not in n])
 def test_matmul_nbits_to_qdq_and_back_gives_the_source_again(name, nbits_models, tmp_path):
     """MatMulNBits -> blocked DequantizeLinear + MatMul -> MatMulNBits, each step proven (the
