@@ -310,6 +310,7 @@ def _joined(first: Result | None, then: Result) -> Result:
         return then
     then.entries = first.entries + then.entries
     then.opsets_from, then.ir_from = first.opsets_from, first.ir_from
+    then.added = first.added | then.added
     return then
 
 
@@ -420,10 +421,20 @@ def _write(result: Result, proto, base_dir: str, req: Request) -> Result:
         return result  # the file already holds it
     if req.whole:  # the model returned is the one written (its external tensors in its data file)
         result.whole()
+    # the tensors the conversion wrote go to a data file where the source keeps its weights in one
+    data = _data_files(proto, base_dir) if result.added else set()
     write.write_model(result.model, base_dir, req.output, source=req.path, in_place=req.in_place,
-                      graph_from=result.graph_from)
+                      graph_from=result.graph_from, new=result.added if data else None, source_data=data)
     result.written = req.output
     return result
+
+
+def _data_files(proto, base_dir: str) -> set[str]:
+    """The data files the source's external tensors are in (checked when it was read)."""
+    from .model.safety import all_tensors
+    from .model.tensors import check_external, is_external
+
+    return {check_external(t, base_dir)[0] for t in all_tensors(proto) if is_external(t)}
 
 
 def _plan(a, path: str, target: str):

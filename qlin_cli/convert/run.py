@@ -80,7 +80,7 @@ def _convert(model: onnx.ModelProto, base_dir: str, opts: Options,
     opsets_to = {schema.normalize_domain(o.domain): o.version for o in work.opset_import}
     return Result(work, entries, [], opsets_from, opsets_to, model.ir_version, work.ir_version,
                   changed=ctx.changed, rewritten=len(ctx.rewrites) + len(ctx.retyped) + len(ctx.dropped),
-                  made=_made_in_main(ctx, work))
+                  made=_made_in_main(ctx, work), added=ctx.added)
 
 
 def _header_only(ctx: Context, found: list, model: onnx.ModelProto) -> bool:

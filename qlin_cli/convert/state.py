@@ -97,6 +97,7 @@ class Context:
     # id(a body's owner in the working copy) -> {index there of a node the apply pass wrote: the
     # node as its to_qdq.Plain twin, or None}
     made: dict = field(default_factory=dict)
+    added: set = field(default_factory=set)  # names of the initializers the apply pass added
 
 
 @dataclass
@@ -127,6 +128,9 @@ class Result:
     # with ``run.convert_model(share_graph=True)`` (the pipeline of `qlin convert`, which writes
     # it from there); ``whole`` copies the graph in
     graph_from: onnx.ModelProto | None = None
+    # names of the initializers the conversion wrote (write.py stores the large ones in the
+    # output's data file where the source keeps its weights there)
+    added: set = field(default_factory=set)
 
     def whole(self) -> onnx.ModelProto | None:
         """The converted model whole (None when something was refused): the graph ``graph_from``

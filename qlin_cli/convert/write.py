@@ -10,6 +10,11 @@
   into a NEW data file beside the output (``<output name>.data``). Weights never
   sit in memory whole; holes and all-zero chunks are skipped with a seek, so
   sparse inputs stay sparse and cost no reads.
+* Where the model keeps weights in external data, the tensors the conversion wrote
+  (``new``: initializers of at least ``NEW_EXTERNAL`` bytes, onnx.save's default threshold)
+  go into that data file too, after the copied ones: a MatMulNBits model of external weights
+  converted to its QDQ form keeps its new codes out of the model file, which protobuf limits
+  to 2 GiB. On an error they are put back in the model.
 * An output path that is a symbolic link is refused, and so is an output that
   is the input itself unless ``in_place`` is set; an output (or its data file)
   that is one of the input's data files is refused, except in place. An output
@@ -46,6 +51,7 @@ from ..model.tensors import UnsafeData, check_external, is_external
 
 CHUNK = 8 * 2**20
 ALIGN = 4096
+NEW_EXTERNAL = 1024  # a new tensor of this many bytes or more goes to the data file (onnx.save's threshold)
 SEEK_DATA = getattr(os, "SEEK_DATA", None)
 LOCK_WAIT = 120.0  # seconds to wait for another writer of the same folder
 
@@ -291,7 +297,8 @@ def _serialize(model: onnx.ModelProto, out_path: str, graph_from: onnx.ModelProt
 
 
 def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: str | None = None,
-                in_place: bool = False, graph_from: onnx.ModelProto | None = None) -> str | None:
+                in_place: bool = False, graph_from: onnx.ModelProto | None = None,
+                new: set | None = None, source_data: set | None = None) -> str | None:
     """Write ``model``; returns the data file's path when there is external data.
 
     ``source`` is the input model file: neither it nor any of its data files may
@@ -299,37 +306,31 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
     ``graph_from``: ``model`` is a header whose graph is this model's (convert/state.py
     ``Result.graph_from``); its external tensors are written pointing at the written data
     file, as those of a copy would be, and get their own places back after, even on an error.
+    ``new``: the names of the initializers the conversion wrote (``Result.added``), where the
+    source keeps weights in the data files ``source_data`` (which the output's data file may
+    not replace either).
     """
     out_dir = os.path.dirname(os.path.abspath(out_path))
     data_name = os.path.basename(out_path) + ".data"
     data_path = os.path.join(out_dir, data_name)
     external = [t for t in all_tensors(model if graph_from is None else graph_from) if is_external(t)]
-    ranges = []
-    for t in external:
-        try:
-            ranges.append(check_external(t, src_dir))
-        except UnsafeData as e:
-            raise QlinError(source or src_dir, f"tensor {t.name!r}: {e}") from None
-    _refuse_overwrites(ranges, out_path, data_path, source, bool(external), in_place)
+    ranges = _ranges(external, src_dir, source)
+    fresh = _large_new(model, new) if new and graph_from is None else []
+    files = ranges + [(path, 0, 0) for path in source_data or ()]
+    _refuse_overwrites(files, out_path, data_path, source, bool(external or fresh), in_place)
     outputs: list[_Output] = []
     # (a graph shared with the source: _copy_external's new places are the written file's only)
     places = [[(e.key, e.value) for e in t.external_data] for t in external] if graph_from is not None else []
+    moved: list = []  # the new tensors put in the data file: (tensor, offset, length)
+    done = False
     try:
-        data = _Output(out_dir, ".data.tmp", outputs) if external else None
+        data = _Output(out_dir, ".data.tmp", outputs) if external or fresh else None
         if data is not None:
             _copy_external(external, ranges, data.file, data_name)
-        blob = _serialize(model, out_path, graph_from)
-        proto = _Output(out_dir, ".onnx.tmp", outputs)
-        proto.file.write(blob)
-        del blob
-        model_st = _regular_stat(out_path)
-        proto.keep_mode_of(model_st)
-        if data is not None:
-            data.keep_mode_of(_regular_stat(data_path) or model_st)
-            data.finish()
-        proto.finish()
-        _publish(out_dir, [(data, data_path)] if data is not None else [], (proto, out_path))
-        return data_path if external else None
+            _store_new(fresh, data.file, data_name, moved)
+        _finish(model, graph_from, out_path, data, data_path, outputs)
+        done = True
+        return data_path if data is not None else None
     except SourceError as e:
         shown = os.path.relpath(e.path, src_dir) if os.path.isabs(e.path) else e.path
         raise QlinError(source or e.path, f"cannot read external data file {shown!r}: {e.reason}") from None
@@ -340,9 +341,39 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
             del t.external_data[:]
             for k, v in kept:
                 t.external_data.add(key=k, value=v)
+        if moved and not done:  # (read back from the data file before it is discarded)
+            _put_back(moved, outputs[0].file)
         with signals.critical():
             for o in outputs:
                 o.discard()
+
+
+def _ranges(external: list, src_dir: str, source: str | None) -> list:
+    """(file, offset, length) of each external tensor, each checked (model/tensors.py)."""
+    ranges = []
+    for t in external:
+        try:
+            ranges.append(check_external(t, src_dir))
+        except UnsafeData as e:
+            raise QlinError(source or src_dir, f"tensor {t.name!r}: {e}") from None
+    return ranges
+
+
+def _finish(model: onnx.ModelProto, graph_from, out_path: str, data, data_path: str, outputs: list) -> None:
+    """Write the model file beside the data file ``data`` (None: none), both made durable, and
+    publish them."""
+    out_dir = os.path.dirname(os.path.abspath(out_path))
+    blob = _serialize(model, out_path, graph_from)
+    proto = _Output(out_dir, ".onnx.tmp", outputs)
+    proto.file.write(blob)
+    del blob
+    model_st = _regular_stat(out_path)
+    proto.keep_mode_of(model_st)
+    if data is not None:
+        data.keep_mode_of(_regular_stat(data_path) or model_st)
+        data.finish()
+    proto.finish()
+    _publish(out_dir, [(data, data_path)] if data is not None else [], (proto, out_path))
 
 
 def _refuse_overwrites(ranges, out_path: str, data_path: str, source: str | None, external: bool,
@@ -391,6 +422,43 @@ def _copy_external(external, ranges, dst, data_name: str) -> None:
         for k, v in info.items():
             t.external_data.add(key=k, value=v)
     dst.truncate(pos)
+
+
+def _large_new(model: onnx.ModelProto, new: set) -> list:
+    """The initializers named in ``new`` (a graph's, inline) of at least ``NEW_EXTERNAL`` bytes
+    of raw data."""
+    from ..model.walk import graph_paths
+
+    return [t for _, graph in graph_paths(model) for t in graph.initializer
+            if t.name in new and t.data_location != onnx.TensorProto.EXTERNAL
+            and t.HasField("raw_data") and len(t.raw_data) >= NEW_EXTERNAL]
+
+
+def _store_new(tensors: list, dst, data_name: str, moved: list) -> None:
+    """Put each of ``tensors``' raw data into ``dst`` (after what is there, aligned) and point
+    the tensor there; each goes into ``moved`` as soon as it is there (``_put_back`` undoes it)."""
+    pos = dst.seek(0, os.SEEK_END)
+    for t in tensors:
+        raw = t.raw_data
+        pos = -(-pos // ALIGN) * ALIGN
+        dst.seek(pos)
+        dst.write(raw)
+        t.ClearField("raw_data")
+        t.data_location = onnx.TensorProto.EXTERNAL
+        for k, v in (("location", data_name), ("offset", str(pos)), ("length", str(len(raw)))):
+            t.external_data.add(key=k, value=v)
+        moved.append((t, pos, len(raw)))
+        pos += len(raw)
+
+
+def _put_back(moved: list, src) -> None:
+    """The tensors ``_store_new`` moved, inline again with their bytes read back from ``src``."""
+    for t, offset, length in moved:
+        src.seek(offset)
+        raw = src.read(length)
+        del t.external_data[:]
+        t.ClearField("data_location")  # (as the tensor was made: the field unset)
+        t.raw_data = raw
 
 
 def _publish(out_dir: str, data: list, proto: tuple) -> None:

@@ -133,26 +133,19 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
     zero = None
     if len(names) > 2 and names[2] and found[2] is not None:
         zero = read_value(found[2], ctx.base_dir)
-    read: dict = {}  # the weights as the proof reads them, read once (nbits_proof.NBitsCase.read)
-    if form is nbits and weight is not None:
-        if id(site.owner) not in tables:  # (the tensors kept with their tables: ids stay theirs)
-            tensors = list(site.owner.initializer)
-            tables[id(site.owner)] = (tensors, nbits.read_codes(tensors))
-        codes = tables[id(site.owner)][1]
-        if id(weight) in codes:
-            read[weight.name] = codes[id(weight)]
+    read = _read(site, form, names, found, (None, scale, zero), tables, ctx.base_dir)
     try:
         if weight is None or scale is None or (len(names) > 2 and names[2] and zero is None):
             raise nbits.NoForm("its weights, scale or zero point are computed at run time")
         back: list = []
         fused, inits, w = form.from_qdq(dq, node, weight, np.asarray(scale), zero, ctx.namer,
                                         **({"read": read, "back": back, "later": pending[1], "memo": memo}
-                                           if form is nbits else {}))
+                                           if form is nbits else {"codes": read.get(names[0])}))
     except nbits.NoForm as e:
         result.entries.append(entry_of(site, "unfused", [f"stays QDQ: {e}"], known))
         return True
     source = [t for t in found if t is not None]  # (the weight, and the tensors of inputs named)
-    case = (gather_block.GatherCase(w, dq, source) if form is gather_block
+    case = (gather_block.GatherCase(w, dq, source, read) if form is gather_block
             else nbits_proof.NBitsCase(w, dq, source, read))
     pending[0].extend((case, *item) for item in back)
     entry = entry_of(site, "reformatted",
@@ -165,6 +158,28 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
         ctx.rewrites.append(Rewrite(other, [], [], folded))
         ctx.reformatted.add((id(other.owner), writer))
     return True
+
+
+def _read(site, form, names: list, found: list, values: tuple, tables: dict, base_dir: str) -> dict:
+    """The DequantizeLinear's constants as the rewrite and its proof take them read, by name
+    (nbits_proof.NBitsCase.read): an n-bits weight among the graph's 4-bit tables read
+    together, and each constant stored outside the model file, read from its data file beside
+    the model (model/tensors.py read_value, which checks where it points; ``values``: those
+    read already, None where not). numpy_helper.to_array, which reads the others, would look
+    for that file in the working directory."""
+    read: dict = {}
+    weight = found[0]
+    if form is nbits and weight is not None:
+        if id(site.owner) not in tables:  # (the tensors kept with their tables: ids stay theirs)
+            tensors = list(site.owner.initializer)
+            tables[id(site.owner)] = (tensors, nbits.read_codes(tensors))
+        codes = tables[id(site.owner)][1]
+        if id(weight) in codes:
+            read[weight.name] = codes[id(weight)]
+    for name, t, value in zip(names, found, values, strict=False):
+        if t is not None and name not in read and t.data_location == onnx.TensorProto.EXTERNAL:
+            read[name] = np.asarray(value if value is not None else read_value(t, base_dir))
+    return read
 
 
 def _lookups(site, ctx: Context, read: dict):

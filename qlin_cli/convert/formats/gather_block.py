@@ -303,15 +303,17 @@ def _float_back(dq: onnx.NodeProto, elem: int, codes: np.ndarray, zero: np.ndarr
 
 
 def from_qdq(dq: onnx.NodeProto, gather: onnx.NodeProto, weight: onnx.TensorProto, scale: np.ndarray,
-             zero: np.ndarray | None, namer) -> tuple[onnx.NodeProto, list, dict]:
+             zero: np.ndarray | None, namer, codes: np.ndarray | None = None,
+             ) -> tuple[onnx.NodeProto, list, dict]:
     """The GatherBlockQuantized of ``gather`` reading ``dq``'s blocked table (``weight``,
     its ``scale`` and ``zero`` point arrays): (node, new initializers, the page's reading of
     the node as ``table`` gives it, for the proof). An int4 / uint4 table stays where it is
     (bits 4; the page's default zero point 0 is DequantizeLinear's); a uint8 or int8 table
     becomes uint8 with bits 8 (int8 codes and zero points shifted by 128, the same
     differences), its zero point written wherever the page's default, 128, is not it.
-    NoForm when the layout has none."""
-    codes = numpy_helper.to_array(weight)
+    NoForm when the layout has none. ``codes``: the table as read already (one stored outside
+    the model file, read from beside it)."""
+    codes = numpy_helper.to_array(weight) if codes is None else codes
     rank = codes.ndim
     elem = weight.data_type
     bs, qa, ga = _layout(dq, gather, codes, scale, whole=elem in FLOAT_TABLES)

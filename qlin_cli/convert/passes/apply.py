@@ -42,6 +42,7 @@ class ApplyRewrites:
                 added = [t for r in by_owner[key] for t in r.inits]
                 if added:  # (one extend: the same order, the per-call overhead once)
                     owner.initializer.extend(added)
+                    ctx.added.update([t.name for t in added])
                 for vi in list(owner.value_info) + list(owner.output):  # --to-int8: the declared type moves
                     elem = ctx.retyped.get((key, vi.name))
                     if elem is not None and vi.type.HasField("tensor_type"):
