@@ -276,19 +276,25 @@ def _through_forms(req: Request, proto, base_dir: str, a, errors: list, progress
 
 
 def _defaults_note(model) -> str:
-    """What the refusal adds when graphs list initializers as inputs: defaults a caller may
-    feed, which the rewrites that compute new values leave as they are (docs/convert.md,
-    "Decisions")."""
+    """What the refusal adds when a Q/DQ node reads an initializer its graph also lists as an
+    input: a default the caller may feed, which the rewrites that compute new values leave as
+    it is (docs/convert.md, "Decisions")."""
     from .model.walk import graph_paths
 
-    fed = sum(1 for _, g in graph_paths(model) for name in {i.name for i in g.input}
-              .intersection(t.name for t in g.initializer))
+    fed = set()
+    for _, g in graph_paths(model):
+        defaults = {i.name for i in g.input}.intersection(t.name for t in g.initializer)
+        if defaults:
+            fed.update(x for n in g.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")
+                       for x in n.input if x in defaults)
     if not fed:
         return ""
-    many = fed > 1
-    return (f"; {fed} initializer{'s are' if many else ' is'} also a graph input (a default the caller "
-            f"may feed, from which qlin computes no new value: take {'them' if many else 'it'} out of "
-            f"the inputs if not meant to be fed)")
+    shown = ", ".join(f"'{x}'" for x in sorted(fed)[:3]) + (", ..." if len(fed) > 3 else "")
+    if len(fed) == 1:
+        return (f"; the Q/DQ input {shown} is also a graph input (a default the caller may feed, from "
+                f"which qlin computes no new value: take it out of the inputs if not meant to be fed)")
+    return (f"; {len(fed)} Q/DQ inputs ({shown}) are also graph inputs (defaults the caller may feed, "
+            f"from which qlin computes no new value: take them out of the inputs if not meant to be fed)")
 
 
 def _stage(req: Request, base_dir: str, model, progress, options: dict, refused: str) -> Result:

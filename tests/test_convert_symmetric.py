@@ -207,3 +207,36 @@ def test_a_zero_scale_is_reported_without_numpy_warnings(tmp_path):
             run(Request(path, to_symmetric=True, tolerance=2))
     assert {f.code for f in stop.value.findings} == {"QL501"}
     assert [str(w.message) for w in caught] == []
+
+
+def _weight_pair(scale, opset: int) -> onnx.ModelProto:
+    """DequantizeLinear(uint8 weights at zero point 100, ``scale``) -> MatMul, at ``opset``."""
+    scale = np.asarray(scale)
+    floats = TensorProto.FLOAT16 if scale.dtype == np.float16 else TensorProto.FLOAT
+    inits = [numpy_helper.from_array(np.array([[1, 200], [3, 4]], np.uint8), "W"),
+             numpy_helper.from_array(scale, "s"), numpy_helper.from_array(np.uint8(100), "zp")]
+    nodes = [helper.make_node("DequantizeLinear", ["W", "s", "zp"], ["w"]),
+             helper.make_node("MatMul", ["x", "w"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", floats, [1, 2])],
+                          [helper.make_tensor_value_info("y", floats, [1, 2])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)
+
+
+def test_weights_with_a_float16_scale_move_at_opset_19():
+    """A float16 scale is DequantizeLinear's from opset 19 on: the move's measurement runs the
+    node there (it ran it at opset 10, which refused the scale: an internal error)."""
+    from qlin_cli.convert.run import Options, convert_model
+
+    r = convert_model(_weight_pair(np.float16(0.5), 19), "", Options(19, to_symmetric=True, tolerance=2))
+    changes = [c for e in r.entries for c in e.changes]
+    assert r.model is not None and any("int8 codes with zero point 0" in c for c in changes)
+    onnx.checker.check_model(r.model, full_check=True)
+
+
+def test_a_scale_too_large_to_widen_is_left():
+    """A scale of 3e38 cannot widen in float32 (the new scale would be inf): the tensor stays,
+    with nothing to refuse (it ended in a ValueError of NaN)."""
+    from qlin_cli.convert.run import Options, convert_model
+
+    r = convert_model(_weight_pair(np.float32(3e38), 19), "", Options(19, to_symmetric=True, tolerance=2))
+    assert r.model is not None and r.rewritten == 0 and r.refused == []

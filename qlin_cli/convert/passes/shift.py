@@ -76,12 +76,13 @@ def _plan_graph(ctx: Context, sites: list, anywhere: dict) -> None:
 def _shift(ctx: Context, q, dqs: list, name: str, value) -> None:
     """Plan the move of tensor ``name`` (written by ``q``, or the constant ``value``)."""
     first = q or dqs[0]
-    const = constants(first, ctx.base_dir, True)  # (a default the caller may feed is not moved)
+    const = constants(first, ctx.base_dir)  # (the scales: probe values of the proof alone)
+    fixed = constants(first, ctx.base_dir, True)  # (a zero point the caller may feed is not moved)
     nodes = ([q] if q else []) + dqs
     zps = []
     for s in nodes:
         zp = s.node.input[2] if len(s.node.input) > 2 else ""
-        v = const(zp) if zp else np.zeros((), np.uint8)
+        v = fixed(zp) if zp else np.zeros((), np.uint8)
         if v is None or np.asarray(v).dtype != np.uint8:
             return  # not uint8, or a zero point computed at run time
         zps.append(np.asarray(v))

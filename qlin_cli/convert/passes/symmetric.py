@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
@@ -222,8 +223,8 @@ def _checked(nodes: list, value, through: list, const) -> tuple | None:
     """(scale, zero point, axis) the nodes share, None when the tensor cannot move: not 8-bit,
     symmetric int8 already, per-axis activations (no one guard keeps their saturation), a
     scale with an element not finite or zero (no range to keep: QL501's error, which
-    `qlin check` reports and which stops the conversion), or a Pad whose pad value is not the
-    zero point (the value 0, which moves with it)."""
+    `qlin check` reports and which stops the conversion) or too large to widen in its type, or
+    a Pad whose pad value is not the zero point (the value 0, which moves with it)."""
     if value is not None and range_of(np.asarray(value).dtype) is None:
         return None  # (an int32 bias, say)
     absent = np.dtype(np.uint8) if value is None else np.asarray(value).dtype  # a missing zero point's type
@@ -235,6 +236,8 @@ def _checked(nodes: list, value, through: list, const) -> tuple | None:
         return None
     if not (np.all(np.isfinite(scale)) and np.all(np.asarray(scale) != 0)):
         return None
+    if not np.all(np.abs(scale.astype(np.float64)) * 256 < float(ml_dtypes.finfo(scale.dtype).max)):
+        return None  # (a scale that cannot widen in its type: the new one, at most ~2x, would overflow)
     for r in through:
         v = const(r.node.input[2]) if _pad_value(r.node) else zp
         if v is None or np.asarray(v).dtype != zp.dtype or not np.array_equal(np.asarray(v).reshape(-1),

@@ -186,7 +186,8 @@ def weights_moved(w: np.ndarray, scale: np.ndarray, zp: np.ndarray, axis: int
         ratio = (scale.astype(np.float64) / new_scale.astype(np.float64)).reshape(shape if per_axis else ())
         codes = np.clip(np.rint(d * ratio), -HIGH, HIGH).astype(np.int8)  # (symmetric weight codes)
     dq = helper.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], **({"axis": axis} if per_axis else {}))
-    opset = 13 if per_axis else 10
+    # (a float16 or bfloat16 scale is DequantizeLinear's from opset 19 on; each computes as 10 / 13 do)
+    opset = 19 if scale.dtype != np.float32 else 13 if per_axis else 10
     from ...evaluator import run_node
 
     before = run_node(dq, opset, [w, scale, zp]).astype(np.float64)
