@@ -27,16 +27,18 @@ class Site:
 
 def constants(site: Site, base_dir: str, fixed: bool = False):
     """``const(name)``: the value of a constant ``name`` seen from ``site``'s scope (None
-    when it is not one), each read once. With ``fixed`` (for a rewrite that computes new
-    values from it), an initializer its graph also declares as an input is not one: IR.md,
-    "When an initializer has the same name as a graph input, it specifies a default value for
-    that input", which "a runtime MAY allow a caller to" override (``overridable``)."""
+    when it is not one), each read once. A subgraph's formal input hides a value of that name
+    around it (IR.md: a subgraph "MAY refer to names introduced in outer graphs"; its input
+    is the value it is given). With ``fixed`` (for a rewrite that computes new values from
+    it), an initializer its graph also declares as an input is not one either: IR.md, "When
+    an initializer has the same name as a graph input, it specifies a default value for that
+    input", which "a runtime MAY allow a caller to" override (``overridable``)."""
     cache: dict[str, object] = {}
 
     def const(name: str):
         if name not in cache:
-            t = site.scope.find_value(name) if name else None
-            if t is not None and fixed and overridable(site.scope, name):
+            kind, t = _lookup(site.scope, name) if name else (None, None)
+            if kind == "input" or (kind == "overridable" and fixed):
                 t = None
             cache[name] = None if t is None else read_value(t, base_dir)
         return cache[name]
@@ -44,16 +46,44 @@ def constants(site: Site, base_dir: str, fixed: bool = False):
     return const
 
 
+def constant_tensor(scope: Scope, name: str, fixed: bool = False) -> onnx.TensorProto | None:
+    """The tensor of constant ``name`` seen from ``scope``, as ``constants`` reads it (None
+    where a subgraph's input hides it, or with ``fixed`` where it is a default)."""
+    kind, t = _lookup(scope, name) if name else (None, None)
+    return None if kind == "input" or (kind == "overridable" and fixed) else t
+
+
 def overridable(scope: Scope, name: str) -> bool:
     """Whether ``name``, seen from ``scope``, is an initializer that its graph also lists as an
     input: a default the caller may replace, not a constant."""
+    return _lookup(scope, name)[0] == "overridable"
+
+
+_INPUTS = ("graph inputs",)  # a scope's read_cache key of its graph's input names
+
+
+def _lookup(scope: Scope, name: str) -> tuple[str | None, onnx.TensorProto | None]:
+    """(what ``name`` is seen from ``scope``, its tensor): ("constant", tensor) for an
+    initializer or a Constant's output, ("overridable", tensor) for an initializer its graph also
+    lists as an input, ("input", None) where a graph's input of that name is found first (a
+    subgraph's formal input hides an outer value), (None, None) where nothing holds it. Each
+    graph's input names are read once, kept in its scope's read_cache."""
     s = scope
     while s is not None:
-        if name in s.values:
-            owner = s.owner
-            return isinstance(owner, onnx.GraphProto) and any(v.name == name for v in owner.input)
+        t = s.values.get(name)
+        owner = s.owner
+        listed = False
+        if isinstance(owner, onnx.GraphProto):
+            names = s.read_cache.get(_INPUTS)
+            if names is None:
+                names = s.read_cache[_INPUTS] = frozenset(v.name for v in owner.input)
+            listed = name in names
+        if t is not None:
+            return ("overridable" if listed else "constant"), t
+        if listed:
+            return "input", None
         s = s.parent
-    return False
+    return None, None
 
 
 def sites(model: onnx.ModelProto, extra: dict | None = None) -> Iterator[Site]:

@@ -13,7 +13,7 @@ from ... import schema
 from ...model.tensors import read_value
 from ...schema.qdq_forms import QOPERATOR_OF
 from ..entries import entry_of
-from ..sites import constants, readers_anywhere
+from ..sites import constant_tensor, constants, readers_anywhere
 from ..state import Context, PassResult, Rewrite
 from . import gather_block, nbits, nbits_proof
 from .measure import CannotMeasure, FormatCase, measure_all
@@ -127,7 +127,7 @@ def _plan_nbits(ctx: Context, result: PassResult, g: Graph, site, at: dict, tabl
     names = dq.input[:]
     # each input's tensor found once (a ``constants`` lookup of the scale and zero point, and
     # the proof's tensors)
-    found = [site.scope.find_value(names[0]), *(site.scope.find_value(x) if x else None for x in names[1:])]
+    found = [constant_tensor(site.scope, x) if x else None for x in names]
     weight = found[0]
     scale = None if found[1] is None else read_value(found[1], ctx.base_dir)
     zero = None

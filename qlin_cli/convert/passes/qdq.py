@@ -14,7 +14,7 @@ from ...schema import dtypes, ir
 from .. import domains, lower, qnode, verify
 from ..entries import located, op_label, refused, where
 from ..refusal import Refusal
-from ..sites import Site
+from ..sites import Site, constant_tensor
 from ..state import Context, Entry, PassResult, Rewrite
 
 
@@ -34,7 +34,7 @@ def constant_values(site: Site, indices, base_dir: str) -> dict[str, np.ndarray]
     node = site.node
     for i in indices:
         if i is not None and i < len(node.input) and node.input[i]:
-            t = site.scope.find_value(node.input[i])
+            t = constant_tensor(site.scope, node.input[i])  # (not one a subgraph's input hides)
             if t is not None:
                 v = read_value(t, base_dir)
                 if v is not None:
