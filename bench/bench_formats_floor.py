@@ -10,10 +10,11 @@ result anyone is given: the cut processes' outputs are thrown away):
   returns nothing);
 * ``no proof``: without the format rewrites' measurements (``formats/measure.py``:
   onnxruntime and onnx.reference on random and edge inputs) and the weights' proofs
-  (``formats/nbits.py``): every case taken as exact;
+  (``formats/nbits_proof.py``): every case taken as exact;
 * ``neither``: without both;
-* ``start``: the process that imports everything a conversion imports and reads nothing
-  (``import qlin_cli.convert_pipeline, qlin_cli.convert.passes, onnxruntime``).
+* ``start``: the process that imports what a conversion imports and reads nothing (``START``:
+  the pipeline, the passes, the check engine and rules, the writer, the targets' predictions,
+  onnxruntime).
 
 Every variant runs as a whole process, interleaved with `qlin check --no-cache` in each round
 (CPU time of the process, user + system: these machines are shared). The models are
@@ -35,6 +36,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_formats  # noqa: E402  (this folder's: the models and their flags)
 
 VARIANTS = ("convert", "no view", "no proof", "neither", "start")
+START = ("onnxruntime", "numpy.random", "qlin_cli.convert_pipeline", "qlin_cli.convert.passes",
+         "qlin_cli.convert.run", "qlin_cli.convert.write", "qlin_cli.convert.result_types",
+         "qlin_cli.check.engine", "qlin_cli.rules", "qlin_cli.targets.predict", "qlin_cli.model.analysis")
 
 
 def _cut(variant: str) -> None:
@@ -62,10 +66,10 @@ def _child(variant: str, args: list[str]) -> None:
     entry.one_blas_thread()
     gc_pause.pause_for_start()
     if variant == "start":
-        import onnxruntime  # noqa: F401
+        import importlib
 
-        import qlin_cli.convert.passes  # noqa: F401
-        import qlin_cli.convert_pipeline  # noqa: F401
+        for name in START:
+            importlib.import_module(name)
         return
     if variant != "convert":
         _cut(variant)
