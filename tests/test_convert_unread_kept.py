@@ -97,3 +97,21 @@ def test_a_target_refusal_names_the_defaults_the_caller_may_feed(tmp_path):
         run(Request(path, target="tensorrt-10", tolerance=2))
     assert "the Q/DQ input 'zp' is also a graph input" in stop.value.reason
     assert "QT202" in {f.code for f in stop.value.findings}
+
+
+@pytest.mark.parametrize("how", [{"to_int8": True}, {"weights": "strip"}])
+def test_an_initializer_a_training_binding_names_is_kept(how):
+    """onnx.proto of TrainingInfoProto.update_binding: "The keys must appear in names of
+    ModelProto.graph.initializer or TrainingInfoProto.algorithm.initializer": a zero point the
+    training step updates stays, though no node of the result reads it."""
+    model = _pair(False)
+    algorithm = helper.make_graph([helper.make_node("Identity", ["s"], ["s_new"])], "algorithm", [],
+                                  [helper.make_tensor_value_info("s_new", TensorProto.FLOAT, [])])
+    info = onnx.TrainingInfoProto()
+    info.algorithm.CopyFrom(algorithm)
+    binding = info.update_binding.add()
+    binding.key, binding.value = "zp", "s_new"
+    model.training_info.append(info)
+    r = convert_model(model, "", Options(13, **how))
+    assert r.model is not None and r.rewritten
+    assert "zp" in {t.name for t in r.model.graph.initializer}

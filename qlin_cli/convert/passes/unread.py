@@ -4,7 +4,9 @@ node read in the source, and that no node of the result reads (in any graph or f
 graph lists as an output and no graph declares as an input, is dropped (apply.py removes
 ``ctx.dropped``). One that nothing read in the source stays: the rewrites did not leave it
 unread. An initializer a graph lists as an output, or declares as an input its caller may
-feed, stays: dropping it would leave the output unwritten or the input required. Names are
+feed, stays: dropping it would leave the output unwritten or the input required; so does one
+a training_info binding names (onnx.proto: its keys "must appear in names of
+ModelProto.graph.initializer or TrainingInfoProto.algorithm.initializer"). Names are
 counted across the model: a node of a subgraph may read a value of the graph around it, and
 the initializer dropped is the one the rewritten node saw (its own graph's, or a graph's
 around it)."""
@@ -48,6 +50,9 @@ def drop_unread(ctx: Context, rewrites: list) -> None:
     for _, graph in graph_paths(ctx.model) if left else ():
         left.difference_update([v.name for v in graph.output])
         left.difference_update([v.name for v in graph.input])
+    for info in ctx.model.training_info if left else ():  # (keys that "must appear in names of
+        left.difference_update([b.key for b in info.update_binding])  # ModelProto.graph.initializer")
+        left.difference_update([b.key for b in info.initialization_binding])
     for scope, names in read.values() if left else ():
         ctx.dropped |= _held(scope, names & left)
 
