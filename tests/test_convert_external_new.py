@@ -75,7 +75,12 @@ def test_new_tensors_go_to_the_data_file_and_the_way_back_reads_them(tmp_path, m
     assert _outputs(str(out_dir / "ext_back.onnx")) == _outputs(str(src_dir / "ext.onnx"))
 
 
-def test_a_failed_write_puts_the_new_tensors_back(tmp_path, monkeypatch):
+@pytest.mark.parametrize("where", ["_serialize", "_publish"])
+def test_a_failed_write_puts_the_new_tensors_back(where, tmp_path, monkeypatch):
+    """The model file cannot be made (``_serialize``), or the data file is published and the
+    model's cannot be (``_publish``: a full disk, say): QlinError, and the result in
+    memory holds its new tensors inline again (their bytes were kept, not read back from a
+    file that failed)."""
     onnx.save(_chain(), str(tmp_path / "ext.onnx"), save_as_external_data=True, location="ext.onnx.data",
               size_threshold=1024)
     result = run(Request(str(tmp_path / "ext.onnx"), to_format="qdq"))
@@ -83,9 +88,13 @@ def test_a_failed_write_puts_the_new_tensors_back(tmp_path, monkeypatch):
     data = {os.path.realpath(str(tmp_path / "ext.onnx.data"))}
 
     def broken(*a, **k):
+        if where == "_publish":  # the data file published (closed), then the model's rename fails
+            for output, _ in a[1]:
+                output.file.close()
+            raise OSError(28, "No space left on device")
         raise QlinError("out.onnx", "cannot write")
 
-    monkeypatch.setattr(write, "_serialize", broken)
+    monkeypatch.setattr(write, where, broken)
     with pytest.raises(QlinError):
         write.write_model(result.model, str(tmp_path), str(tmp_path / "out.onnx"),
                           source=str(tmp_path / "ext.onnx"), new=result.added, source_data=data)

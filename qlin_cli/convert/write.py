@@ -321,7 +321,7 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
     outputs: list[_Output] = []
     # (a graph shared with the source: _copy_external's new places are the written file's only)
     places = [[(e.key, e.value) for e in t.external_data] for t in external] if graph_from is not None else []
-    moved: list = []  # the new tensors put in the data file: (tensor, offset, length)
+    moved: list = []  # the new tensors put in the data file: (tensor, its bytes) until published
     done = False
     try:
         data = _Output(out_dir, ".data.tmp", outputs) if external or fresh else None
@@ -330,6 +330,7 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
             _store_new(fresh, data.file, data_name, moved)
         _finish(model, graph_from, out_path, data, data_path, outputs)
         done = True
+        moved.clear()  # (the tensors now read from the written data file, as the copied ones)
         return data_path if data is not None else None
     except SourceError as e:
         shown = os.path.relpath(e.path, src_dir) if os.path.isabs(e.path) else e.path
@@ -341,8 +342,8 @@ def write_model(model: onnx.ModelProto, src_dir: str, out_path: str, *, source: 
             del t.external_data[:]
             for k, v in kept:
                 t.external_data.add(key=k, value=v)
-        if moved and not done:  # (read back from the data file before it is discarded)
-            _put_back(moved, outputs[0].file)
+        if not done:
+            _put_back(moved)
         with signals.critical():
             for o in outputs:
                 o.discard()
@@ -436,29 +437,30 @@ def _large_new(model: onnx.ModelProto, new: set) -> list:
 
 def _store_new(tensors: list, dst, data_name: str, moved: list) -> None:
     """Put each of ``tensors``' raw data into ``dst`` (after what is there, aligned) and point
-    the tensor there; each goes into ``moved`` as soon as it is there (``_put_back`` undoes it)."""
+    the tensor there; each goes into ``moved`` with its bytes as soon as it points there
+    (``_put_back`` undoes it from them: the bytes are held here instead of in the tensor, so
+    memory holds them once, and nothing is read back from a file that may have failed)."""
     pos = dst.seek(0, os.SEEK_END)
     for t in tensors:
         raw = t.raw_data
         pos = -(-pos // ALIGN) * ALIGN
         dst.seek(pos)
         dst.write(raw)
+        moved.append((t, raw))
         t.ClearField("raw_data")
         t.data_location = onnx.TensorProto.EXTERNAL
         for k, v in (("location", data_name), ("offset", str(pos)), ("length", str(len(raw)))):
             t.external_data.add(key=k, value=v)
-        moved.append((t, pos, len(raw)))
         pos += len(raw)
 
 
-def _put_back(moved: list, src) -> None:
-    """The tensors ``_store_new`` moved, inline again with their bytes read back from ``src``."""
-    for t, offset, length in moved:
-        src.seek(offset)
-        raw = src.read(length)
+def _put_back(moved: list) -> None:
+    """The tensors ``_store_new`` moved, inline again with their bytes."""
+    for t, raw in moved:
         del t.external_data[:]
         t.ClearField("data_location")  # (as the tensor was made: the field unset)
         t.raw_data = raw
+    moved.clear()
 
 
 def _publish(out_dir: str, data: list, proto: tuple) -> None:
