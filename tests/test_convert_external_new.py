@@ -100,3 +100,25 @@ def test_a_failed_write_puts_the_new_tensors_back(where, tmp_path, monkeypatch):
                           source=str(tmp_path / "ext.onnx"), new=result.added, source_data=data)
     assert {t.name: t.SerializeToString() for t in result.model.graph.initializer} == before
     assert not os.path.exists(tmp_path / "out.onnx.data")
+
+
+def test_shapes_observed_in_onnxruntime_read_the_external_weights(tmp_path, monkeypatch):
+    """measure.observed_shapes runs the model's bytes in onnxruntime (for a vendor op's output
+    shapes inference leaves unknown): the session finds the data file in the model's folder,
+    not the working directory (a QOperator transformer of external weights was refused
+    'the shape of input ... is not known')."""
+    from qlin_cli.convert.formats.measure import observed_shapes
+
+    w = numpy_helper.from_array(np.arange(K * K, dtype=np.float32).reshape(K, K), "W")
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"]), helper.make_node("Relu", ["h"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, K])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, K])], [w])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    onnx.save(model, str(tmp_path / "m.onnx"), save_as_external_data=True, location="m.onnx.data",
+              size_threshold=1024)
+    model = onnx.load(str(tmp_path / "m.onnx"), load_external_data=False)
+    monkeypatch.chdir(tmp_path.parent)
+    pytest.importorskip("onnxruntime")
+    found = observed_shapes(model, {"h": TensorProto.FLOAT}, str(tmp_path))
+    assert found == {"h": ((1, K), TensorProto.FLOAT)}
+    assert observed_shapes(model, {"h": TensorProto.FLOAT}) == {}  # (without the folder: not found)

@@ -598,11 +598,15 @@ def _run_reference(model: onnx.ModelProto, feeds: list[dict]) -> list[np.ndarray
         raise CannotMeasure(f"onnx.reference cannot run it: {str(e).strip()[:200]}") from None
 
 
-def observed_shapes(model: onnx.ModelProto, wanted: dict[str, int]) -> dict[str, tuple[tuple, int]]:
+def observed_shapes(model: onnx.ModelProto, wanted: dict[str, int],
+                    base_dir: str = "") -> dict[str, tuple[tuple, int]]:
     """The shapes of main-graph values ``wanted`` ({name: element type}) as onnxruntime
     computes them running ``model`` once (inputs of the declared shapes, 1 for a dimension
     without a value): where inference leaves a vendor op's output without a shape. Empty
-    when onnxruntime is not installed or cannot run the model."""
+    when onnxruntime is not installed or cannot run the model. ``base_dir``: the model's
+    folder, where onnxruntime finds its external data (the session reads the model's bytes,
+    which name their data files relative to it; releases without that session option fail
+    to load such a model, and the shapes stay unknown)."""
     ort = _onnxruntime()
     if ort is None or not wanted:
         return {}
@@ -626,6 +630,8 @@ def observed_shapes(model: onnx.ModelProto, wanted: dict[str, int]) -> dict[str,
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         opts.log_severity_level = 4
+        if base_dir:
+            opts.add_session_config_entry("session.model_external_initializers_file_folder_path", base_dir)
         s = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
         values = s.run(None, feeds)
     except Exception:

@@ -170,7 +170,7 @@ def _fill_shapes(ctx: Context, planned: list) -> None:
                if shape is None or not all(isinstance(d, int) and d > 0 for d in shape)}
     if not unknown:
         return
-    found = observed_shapes(ctx.model, unknown)
+    found = observed_shapes(ctx.model, unknown, ctx.base_dir)
     for _, case in planned:
         for name in case.inputs:
             if name in found:
