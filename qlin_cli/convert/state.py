@@ -98,6 +98,16 @@ class Context:
     # node as its to_qdq.Plain twin, or None}
     made: dict = field(default_factory=dict)
     added: set = field(default_factory=set)  # names of the initializers the apply pass added
+    # (id(owner), node index or value name, what) -> a new name made once: a node a conversion
+    # reads twice (a function's subgraph, once per call signature) gets the same new names
+    named_once: dict = field(default_factory=dict)
+
+    def name_once(self, key: tuple, base: str) -> str:
+        """``namer(base)`` the first time ``key`` asks, the same name after."""
+        name = self.named_once.get(key)
+        if name is None:
+            name = self.named_once[key] = self.namer(base)
+        return name
 
 
 @dataclass

@@ -91,12 +91,13 @@ def _shift(ctx: Context, q, dqs: list, name: str, value) -> None:
     inits: list = []
     new_value = None
     if value is not None:
-        new_value = ctx.namer(f"{name}_int8")
+        new_value = ctx.name_once((id(first.owner), name, "int8"), f"{name}_int8")
         inits.append(numpy_helper.from_array((np.asarray(value).astype(np.int16) - 128).astype(np.int8),
                                              new_value))
     planned = []
     for s, zp in zip(nodes, zps, strict=True):
-        zname = ctx.namer(f"{s.node.name or s.node.op_type}_int8_zero_point")
+        zname = ctx.name_once((id(s.owner), s.index, "int8 zero point"),
+                              f"{s.node.name or s.node.op_type}_int8_zero_point")
         zinit = numpy_helper.from_array((zp.astype(np.int16) - 128).astype(np.int8), zname)
         n = onnx.NodeProto()
         n.CopyFrom(s.node)

@@ -48,7 +48,13 @@ class PlanWeights:
         for site in ctx.sites:
             writers.setdefault(id(site.owner), {}).update({o: site for o in site.node.output if o})
         stripped: list = []  # the QuantizeLinear sites whose DequantizeLinear readers went
+        # (id(owner), index) -> the names a node this pass rewrote no longer reads: a subgraph of a
+        # function called with two signatures is read twice, and each reading counted as a reader
+        unread: dict[tuple, tuple] = {}
         for site in ctx.sites:
+            gone = unread.get((id(site.owner), site.index))
+            for x in gone or ():
+                readers[x] -= 1
             if not isinstance(site.owner, onnx.GraphProto) or (id(site.owner), site.index) in ctx.reformatted:
                 continue
             node = site.node
@@ -62,6 +68,7 @@ class PlanWeights:
                 planned = _strip(site, q)
                 if planned is not None:
                     readers[site.node.input[0]] -= 1
+                    unread[(id(site.owner), site.index)] = (site.node.input[0],)
                     stripped.append(q)
                     ctx.rewrites.append(planned)
                     ctx.reformatted.add((id(site.owner), site.index))
@@ -69,7 +76,8 @@ class PlanWeights:
             if planned is not None:
                 ctx.rewrites.append(planned)
                 ctx.reformatted.add((id(site.owner), site.index))
-                for x in filter(None, site.node.input):
+                unread[(id(site.owner), site.index)] = tuple(filter(None, site.node.input))
+                for x in unread[(id(site.owner), site.index)]:
                     readers[x] -= 1
         _drop_quantizers(ctx, stripped, readers)
         drop_unread(ctx, ctx.rewrites[mine:])  # (unread.py: the format rewrites' rule too)
