@@ -13,12 +13,13 @@ evaluator, on every weight; exact (0 steps) when every w - z fits int8.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from ... import schema
 from ...schema import dtypes
 from ..formats.measure import REFERENCE_SINCE, Measured
 
@@ -164,6 +165,19 @@ def _referenced(x, scale, zp, opset: int, per_axis: bool, clip=None) -> np.ndarr
     return ReferenceEvaluator(model).run(None, {"x": x})[0]
 
 
+@cache
+def _dequantize_opset(scale_type: str | None, per_axis: bool) -> int:
+    """The opset whose DequantizeLinear measures the weights: 10 (13 per axis) for a float scale,
+    else the first whose schema takes the scale's type (float16 and bfloat16 from 19, as
+    schema/ reads onnx.defs); each computes the weights as 10 and 13 do."""
+    base = 13 if per_axis else 10
+    if scale_type in (None, "float"):
+        return base
+    since = schema.first_version(schema.AI_ONNX, "DequantizeLinear",
+                                 lambda s: any(scale_type in t for t in s.types.values()))
+    return max(base, since or base)
+
+
 def weights_moved(w: np.ndarray, scale: np.ndarray, zp: np.ndarray, axis: int
                   ) -> tuple[np.ndarray, np.ndarray, Measured]:
     """(new scale, int8 codes, measured) of constant weights moved to zero point 0: codes
@@ -186,8 +200,7 @@ def weights_moved(w: np.ndarray, scale: np.ndarray, zp: np.ndarray, axis: int
         ratio = (scale.astype(np.float64) / new_scale.astype(np.float64)).reshape(shape if per_axis else ())
         codes = np.clip(np.rint(d * ratio), -HIGH, HIGH).astype(np.int8)  # (symmetric weight codes)
     dq = helper.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], **({"axis": axis} if per_axis else {}))
-    # (a float16 or bfloat16 scale is DequantizeLinear's from opset 19 on; each computes as 10 / 13 do)
-    opset = 19 if scale.dtype != np.float32 else 13 if per_axis else 10
+    opset = _dequantize_opset(dtypes.name_of_array(scale), per_axis)
     from ...evaluator import run_node
 
     before = run_node(dq, opset, [w, scale, zp]).astype(np.float64)
