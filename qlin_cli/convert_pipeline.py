@@ -279,13 +279,14 @@ def _defaults_note(model) -> str:
     """What the refusal adds when a Q/DQ node reads an initializer its graph also lists as an
     input: a default the caller may feed, which the rewrites that compute new values leave as
     it is (docs/convert.md, "Decisions")."""
+    from .convert.formats.to_qoperator import is_op
     from .model.walk import graph_paths
 
     fed = set()
     for _, g in graph_paths(model):
         defaults = {i.name for i in g.input}.intersection(t.name for t in g.initializer)
         if defaults:
-            fed.update(x for n in g.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")
+            fed.update(x for n in g.node if is_op(n, "QuantizeLinear") or is_op(n, "DequantizeLinear")
                        for x in n.input if x in defaults)
     if not fed:
         return ""
@@ -437,10 +438,10 @@ def _write(result: Result, proto, base_dir: str, req: Request) -> Result:
 
 def _data_files(proto, base_dir: str) -> set[str]:
     """The data files the source's external tensors are in (checked when it was read)."""
-    from .model.safety import all_tensors
-    from .model.tensors import check_external, is_external
+    from .model.safety import external_tensors
+    from .model.tensors import check_external
 
-    return {check_external(t, base_dir)[0] for t in all_tensors(proto) if is_external(t)}
+    return {check_external(t, base_dir)[0] for t in external_tensors(proto)}
 
 
 def _plan(a, path: str, target: str):

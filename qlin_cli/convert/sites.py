@@ -32,7 +32,7 @@ def constants(site: Site, base_dir: str, fixed: bool = False):
     is the value it is given). With ``fixed`` (for a rewrite that computes new values from
     it), an initializer its graph also declares as an input is not one either: IR.md, "When
     an initializer has the same name as a graph input, it specifies a default value for that
-    input", which "a runtime MAY allow a caller to" override (``overridable``)."""
+    input", which "a runtime MAY allow a caller to" override (``_lookup``: "overridable")."""
     cache: dict[str, object] = {}
 
     def const(name: str):
@@ -51,12 +51,6 @@ def constant_tensor(scope: Scope, name: str, fixed: bool = False) -> onnx.Tensor
     where a subgraph's input hides it, or with ``fixed`` where it is a default)."""
     kind, t = _lookup(scope, name) if name else (None, None)
     return None if kind == "input" or (kind == "overridable" and fixed) else t
-
-
-def overridable(scope: Scope, name: str) -> bool:
-    """Whether ``name``, seen from ``scope``, is an initializer that its graph also lists as an
-    input: a default the caller may replace, not a constant."""
-    return _lookup(scope, name)[0] == "overridable"
 
 
 _INPUTS = ("graph inputs",)  # a scope's read_cache key of its graph's input names

@@ -363,7 +363,7 @@ def _ranges(external: list, src_dir: str, source: str | None) -> list:
 def _finish(model: onnx.ModelProto, graph_from, out_path: str, data, data_path: str, outputs: list) -> None:
     """Write the model file beside the data file ``data`` (None: none), both made durable, and
     publish them."""
-    out_dir = os.path.dirname(os.path.abspath(out_path))
+    out_dir = os.path.dirname(data_path)
     blob = _serialize(model, out_path, graph_from)
     proto = _Output(out_dir, ".onnx.tmp", outputs)
     proto.file.write(blob)
@@ -417,12 +417,18 @@ def _copy_external(external, ranges, dst, data_name: str) -> None:
                 _copy_range(src, dst, offset, length)
             placed[key] = pos
             pos += length
-        info = {e.key: e.value for e in t.external_data}
-        info.update(location=data_name, offset=str(placed[key]), length=str(length))
-        del t.external_data[:]
-        for k, v in info.items():
-            t.external_data.add(key=k, value=v)
+        _point(t, data_name, placed[key], length)
     dst.truncate(pos)
+
+
+def _point(t: onnx.TensorProto, data_name: str, offset: int, length: int) -> None:
+    """Point ``t`` at ``length`` bytes at ``offset`` of ``data_name`` (its other external_data
+    entries kept)."""
+    info = {e.key: e.value for e in t.external_data}
+    info.update(location=data_name, offset=str(offset), length=str(length))
+    del t.external_data[:]
+    for k, v in info.items():
+        t.external_data.add(key=k, value=v)
 
 
 def _large_new(model: onnx.ModelProto, new: set) -> list:
@@ -449,8 +455,7 @@ def _store_new(tensors: list, dst, data_name: str, moved: list) -> None:
         moved.append((t, raw))
         t.ClearField("raw_data")
         t.data_location = onnx.TensorProto.EXTERNAL
-        for k, v in (("location", data_name), ("offset", str(pos)), ("length", str(len(raw)))):
-            t.external_data.add(key=k, value=v)
+        _point(t, data_name, pos, len(raw))
         pos += len(raw)
 
 

@@ -67,8 +67,8 @@ class PlanWeights:
                 q = writers[id(site.owner)].get(site.node.input[0])
                 planned = _strip(site, q)
                 if planned is not None:
-                    readers[site.node.input[0]] -= 1
                     unread[(id(site.owner), site.index)] = (site.node.input[0],)
+                    readers[site.node.input[0]] -= 1
                     stripped.append(q)
                     ctx.rewrites.append(planned)
                     ctx.reformatted.add((id(site.owner), site.index))
@@ -76,8 +76,8 @@ class PlanWeights:
             if planned is not None:
                 ctx.rewrites.append(planned)
                 ctx.reformatted.add((id(site.owner), site.index))
-                unread[(id(site.owner), site.index)] = tuple(filter(None, site.node.input))
-                for x in unread[(id(site.owner), site.index)]:
+                unread[(id(site.owner), site.index)] = names = tuple(filter(None, site.node.input))
+                for x in names:
                     readers[x] -= 1
         _drop_quantizers(ctx, stripped, readers)
         drop_unread(ctx, ctx.rewrites[mine:])  # (unread.py: the format rewrites' rule too)
